@@ -1,0 +1,300 @@
+#!/usr/bin/env bash
+# Benchmark `imgsmith analyze` against plain tar/gzip baselines.
+#
+# Generates four synthetic image archives with examples/make_image.py (few
+# large files / many small files, each as an uncompressed docker-legacy
+# archive and as an oci-archive with gzip layers), then times imgsmith and
+# the baseline side by side on each and prints a table with PASS/FAIL
+# against the performance targets.
+#
+# The exit status is 0 when every command ran, whether or not the targets
+# were met: the output is a report.  Any failing command makes it non-zero.
+
+set -euo pipefail
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo_root=$(cd "$script_dir/.." && pwd)
+make_image="$repo_root/examples/make_image.py"
+
+usage() {
+    cat <<EOF
+Usage: bench/run.sh [options]
+
+  --imgsmith PATH     imgsmith binary (default: build/imgsmith in the repository)
+  --workdir DIR       where images are generated and cached (default: /tmp/imgsmith-bench)
+  --big-gb N          total size of the large files in GiB, may be fractional (default: 3)
+  --small-count N     number of files in the many-small-files image, >= 2000 (default: 100000)
+  --keep              keep the generated images for the next run (the default)
+  --clean             delete the generated images and the workdir at the end
+  -h, --help          show this help
+
+Images are only regenerated when their spec or examples/make_image.py changed.
+EOF
+}
+
+log() { printf '%s\n' "$*" >&2; }
+die() { log "bench/run.sh: error: $*"; exit 1; }
+usage_error() { log "bench/run.sh: error: $*"; usage >&2; exit 2; }
+
+imgsmith="$repo_root/build/imgsmith"
+workdir=/tmp/imgsmith-bench
+big_gb=3
+small_count=100000
+clean=0
+
+while (($#)); do
+    case "$1" in
+        --imgsmith|--workdir|--big-gb|--small-count)
+            (($# >= 2)) || usage_error "$1 needs a value"
+            opt=$1 val=$2
+            shift 2
+            ;;
+        --imgsmith=*|--workdir=*|--big-gb=*|--small-count=*)
+            opt=${1%%=*} val=${1#*=}
+            shift
+            ;;
+        --keep) clean=0; shift; continue ;;
+        --clean) clean=1; shift; continue ;;
+        -h|--help) usage; exit 0 ;;
+        *) usage_error "unknown argument: $1" ;;
+    esac
+    case "$opt" in
+        --imgsmith) imgsmith=$val ;;
+        --workdir) workdir=$val ;;
+        --big-gb) big_gb=$val ;;
+        --small-count) small_count=$val ;;
+    esac
+done
+
+if ! [[ "$big_gb" =~ ^[0-9]+([.][0-9]+)?$ ]] || ! awk -v g="$big_gb" 'BEGIN { exit !(g > 0) }'; then
+    usage_error "--big-gb must be a positive number, got '$big_gb'"
+fi
+# The small image whiteouts subdirectory d0000 (files 1-1000) and overwrites
+# files from index 1001 on, so it needs at least two subdirectories.
+if ! [[ "$small_count" =~ ^[0-9]+$ ]] || ((small_count < 2000)); then
+    usage_error "--small-count must be an integer >= 2000, got '$small_count'"
+fi
+[[ -n "$workdir" ]] || usage_error "--workdir must not be empty"
+
+# Make paths absolute: the script works inside the workdir.
+[[ "$imgsmith" == /* ]] || imgsmith="$PWD/$imgsmith"
+[[ "$workdir" == /* ]] || workdir="$PWD/$workdir"
+
+# --- preflight -------------------------------------------------------------
+
+[[ -f "$imgsmith" && -x "$imgsmith" ]] \
+    || die "imgsmith binary not found or not executable: $imgsmith (build it first, or pass --imgsmith PATH)"
+[[ -f "$make_image" ]] || die "image generator not found: $make_image"
+for tool in tar gzip python3 awk sha256sum; do
+    command -v "$tool" >/dev/null || die "required tool not found: $tool"
+done
+[[ -x /usr/bin/time ]] || die "/usr/bin/time not found (Debian: apt-get install time)"
+[[ "$(tar --version 2>/dev/null)" == *"GNU tar"* ]] || die "tar is not GNU tar"
+
+mkdir -p "$workdir"
+cd "$workdir"
+run_dir=$(mktemp -d "$workdir/run.XXXXXX")
+
+# Files this script may create in the workdir; --clean deletes only these
+# (never `rm -rf` on a user-supplied directory).
+generated=()
+
+cleanup() {
+    rm -rf -- "$run_dir"
+    if ((clean)); then
+        local f
+        for f in "${generated[@]}"; do
+            rm -f -- "$f" "$f.stamp" "$f.tmp"
+        done
+        rm -f -- large.spec.json small.spec.json
+        rmdir -- "$workdir" 2>/dev/null || log "note: $workdir not removed (not empty)"
+    fi
+}
+trap cleanup EXIT
+
+# --- image generation ------------------------------------------------------
+
+# Spec of the "few large files" image: three files totalling --big-gb GiB in
+# layer 1, one of them deleted again by a whiteout in layer 2.
+python3 - "$big_gb" >large.spec.json <<'EOF'
+import json, sys
+total = int(float(sys.argv[1]) * (1 << 30))
+a, b = total // 2, total // 3
+json.dump({"tag": "bench/large:latest", "layers": [
+    {"created_by": "ADD rootfs.tar /", "entries": [
+        {"path": "etc/os-release", "content": "ID=bench\nVERSION_ID=1\n"},
+        {"path": "etc/passwd", "content": "root:x:0:0:root:/root:/bin/sh\n"},
+        {"path": "usr/bin/app", "size": 2 << 20, "seed": 1, "mode": "0755"},
+        {"path": "usr/lib/libapp.so.1", "size": 512 << 10, "seed": 2},
+        {"path": "usr/lib/libapp.so", "type": "symlink", "target": "libapp.so.1"},
+    ]},
+    {"created_by": "COPY data/ /opt/data/", "entries": [
+        {"path": "opt/data/part-a.bin", "size": a, "seed": 101},
+        {"path": "opt/data/part-b.bin", "size": b, "seed": 102},
+        {"path": "opt/data/part-c.bin", "size": total - a - b, "seed": 103},
+    ]},
+    {"created_by": "RUN rm /opt/data/part-b.bin && echo ok > /etc/ready", "entries": [
+        {"path": "opt/data/.wh.part-b.bin", "type": "whiteout"},
+        {"path": "etc/ready", "content": "ok\n"},
+    ]},
+]}, sys.stdout, indent=1)
+EOF
+
+# Spec of the "many small files" image: layer 1 overwrites every 100th file
+# from index 1001 on (~1%) and whiteouts subdirectory d0000.
+python3 - "$small_count" >small.spec.json <<'EOF'
+import json, sys
+n = int(sys.argv[1])
+many = {"generate": "many", "dir": "usr/share/bench", "count": n,
+        "size_min": 100, "size_max": 4000}
+json.dump({"tag": "bench/small:latest", "layers": [
+    {"created_by": "ADD files.tar /usr/share/bench/", "entries": [
+        {"path": "etc/os-release", "content": "ID=bench\nVERSION_ID=1\n"},
+        dict(many, seed=1),
+    ]},
+    {"created_by": "RUN update-files", "entries": [
+        dict(many, seed=2, start=1001, step=100),
+        {"path": "usr/share/bench/.wh.d0000", "type": "whiteout"},
+    ]},
+    {"created_by": "RUN install-tool", "entries": [
+        {"path": "usr/local/bin/tool", "size": 64 << 10, "seed": 3, "mode": "0755"},
+        {"path": "etc/bench-done", "content": "done\n"},
+    ]},
+]}, sys.stdout, indent=1)
+EOF
+
+# generate SPEC OUT MAKE_IMAGE_ARGS...: build OUT unless OUT.stamp records
+# the same spec, generator and arguments.
+generate() {
+    local spec=$1 out=$2
+    shift 2
+    generated+=("$out")
+    local want
+    want=$({ cat -- "$spec" "$make_image"; printf '%s\n' "$@"; } | sha256sum | cut -d' ' -f1)
+    if [[ -f "$out" && -f "$out.stamp" && "$(cat -- "$out.stamp")" == "$want" ]]; then
+        log "using cached $workdir/$out"
+        return
+    fi
+    log "generating $workdir/$out ..."
+    rm -f -- "$out.stamp"
+    python3 "$make_image" "$spec" "$out" "$@"
+    printf '%s\n' "$want" >"$out.stamp"
+}
+
+generate large.spec.json large-docker.tar --format docker-legacy
+generate large.spec.json large-oci-gzip.tar --format oci-archive --layer-compression gzip --gzip-level 1
+generate small.spec.json small-docker.tar --format docker-legacy
+generate small.spec.json small-oci-gzip.tar --format oci-archive --layer-compression gzip --gzip-level 1
+
+# --- measurement -----------------------------------------------------------
+
+# layer_members ARCHIVE FORMAT: the archive member of every layer, in
+# manifest order, one per line.
+layer_members() {
+    python3 - "$1" "$2" <<'EOF'
+import json, sys, tarfile
+path, fmt = sys.argv[1:]
+with tarfile.open(path, "r:") as tf:
+    def load(name):
+        return json.load(tf.extractfile(name))
+    if fmt == "docker-legacy":
+        layers = load("manifest.json")[0]["Layers"]
+    else:
+        digest = load("index.json")["manifests"][0]["digest"]
+        manifest = load("blobs/sha256/" + digest.split(":", 1)[1])
+        layers = ["blobs/sha256/" + l["digest"].split(":", 1)[1] for l in manifest["layers"]]
+for name in layers:
+    print(name)
+EOF
+}
+
+# measure CMD...: run CMD under /usr/bin/time; sets m_secs (wall seconds)
+# and m_rss (peak RSS in KiB).  For a `bash -c` pipeline the kernel reports
+# the largest RSS of any process in it, not the sum.
+measure() {
+    local rc=0
+    /usr/bin/time -f '%e %M' -o "$run_dir/time" "$@" >/dev/null 2>"$run_dir/stderr" || rc=$?
+    if ((rc != 0)); then
+        log "bench/run.sh: error: command failed with exit status $rc:"
+        log "  $(printf '%q ' "$@")"
+        tail -n 20 -- "$run_dir/stderr" >&2
+        exit 1
+    fi
+    # On failure GNU time writes an extra line first; the figures are last.
+    read -r m_secs m_rss < <(tail -n 1 -- "$run_dir/time")
+}
+
+rows=()
+
+# bench IMAGE FORMAT ARCHIVE TARGET
+bench() {
+    local image=$1 format=$2 archive=$3 target=$4
+    local members_out baseline_name
+    local -a members imgsmith_cmd baseline_cmd
+    members_out=$(layer_members "$archive" "$format")
+    mapfile -t members <<<"$members_out"
+
+    imgsmith_cmd=("$imgsmith" analyze "$archive" --format json -o /dev/null --quiet)
+    # The baselines are the cheapest way to read every layer with standard
+    # tools: list each layer tar, or decompress each gzip blob.  The loop
+    # gets the archive and member names as arguments, so nothing is
+    # re-parsed by the inner shell.
+    # shellcheck disable=SC2016
+    if [[ "$format" == docker-legacy ]]; then
+        baseline_name="tar -t"
+        baseline_cmd=(bash -c 'set -eo pipefail; a=$1; shift
+            for m; do tar -xOf "$a" "$m" | tar -t >/dev/null; done' baseline "$archive" "${members[@]}")
+    else
+        baseline_name="gzip -dc"
+        baseline_cmd=(bash -c 'set -eo pipefail; a=$1; shift
+            for m; do tar -xOf "$a" "$m" | gzip -dc >/dev/null; done' baseline "$archive" "${members[@]}")
+    fi
+
+    log "timing $archive (${#members[@]} layers): warm-up, then best of 3"
+    # Warm-up: the baseline reads the whole archive, so afterwards the page
+    # cache is warm for both contenders.
+    measure "${baseline_cmd[@]}"
+    measure "${imgsmith_cmd[@]}"
+
+    local best_i="" best_b="" rss_i=0 rss_b=0 _
+    for _ in 1 2 3; do
+        # Interleaved so that drift in machine load hits both alike.
+        measure "${imgsmith_cmd[@]}"
+        best_i=$(awk -v a="$m_secs" -v b="${best_i:-$m_secs}" 'BEGIN { print (a < b ? a : b) }')
+        if ((m_rss > rss_i)); then rss_i=$m_rss; fi
+        measure "${baseline_cmd[@]}"
+        best_b=$(awk -v a="$m_secs" -v b="${best_b:-$m_secs}" 'BEGIN { print (a < b ? a : b) }')
+        if ((m_rss > rss_b)); then rss_b=$m_rss; fi
+    done
+
+    rows+=("$(awk -v image="$image" -v format="$format" -v ti="$best_i" -v bn="$baseline_name" \
+        -v tb="$best_b" -v ri="$rss_i" -v rb="$rss_b" -v target="$target" 'BEGIN {
+            if (tb > 0) { ratio = sprintf("%.3f", ti / tb); result = (ti / tb <= target) ? "PASS" : "FAIL" }
+            else { ratio = "n/a"; result = "n/a" }   # baseline below the 10 ms resolution
+            printf "%-6s %-20s %9.2f  %-9s %9.2f  %7s  %9.1f  %9.1f  %7s  %s\n",
+                image, format, ti, bn, tb, ratio, ri / 1024, rb / 1024, "<= " target, result
+        }')")
+}
+
+bench large docker-legacy large-docker.tar 0.05
+bench small docker-legacy small-docker.tar 0.5
+bench large oci-archive+gzip large-oci-gzip.tar 1.0
+bench small oci-archive+gzip small-oci-gzip.tar 1.0
+
+# --- report ----------------------------------------------------------------
+
+cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+reproduce=("$script_dir/run.sh" --imgsmith "$imgsmith" --workdir "$workdir"
+    --big-gb "$big_gb" --small-count "$small_count")
+if ((clean)); then reproduce+=(--clean); fi
+
+echo "machine:   $(nproc) CPUs, ${cpu_model:-unknown CPU model}"
+echo "images:    few large files = $big_gb GiB, many small files = $small_count files (in $workdir)"
+echo "timing:    best of 3 after one warm-up; wall seconds and peak RSS from /usr/bin/time"
+echo "reproduce: $(printf '%q ' "${reproduce[@]}")"
+echo
+printf '%-6s %-20s %9s  %-9s %9s  %7s  %9s  %9s  %7s  %s\n' \
+    image format imgsmith_s baseline baseline_s ratio imgsm_MiB base_MiB target result
+for row in "${rows[@]}"; do
+    echo "$row"
+done

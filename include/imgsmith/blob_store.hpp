@@ -1,0 +1,51 @@
+// Where an image's files live: a tar on disk, a compressed tar read as a
+// stream, or a directory. Every source answers the same few questions, so the
+// image resolver and the analyzer never know which one they read.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "imgsmith/layer_scan.hpp"
+
+namespace imgsmith {
+
+using ProgressFn = std::function<void(const std::string&)>;
+
+class BlobStore {
+ public:
+  virtual ~BlobStore() = default;
+
+  // How the source is described in reports and messages, e.g. "img.tar".
+  virtual const std::string& name() const = 0;
+  // "tar", "compressed tar" or "directory".
+  virtual std::string kind() const = 0;
+
+  // Names are relative paths inside the image ("manifest.json",
+  // "blobs/sha256/<hex>", "<id>/layer.tar"); symbolic links are followed.
+  virtual bool contains(const std::string& path) const = 0;
+  virtual std::optional<std::uint64_t> size_of(const std::string& path) const = 0;
+  // Reads a small file (JSON documents). Throws InputError if it is missing
+  // or larger than `limit`.
+  virtual std::string read_text(const std::string& path, std::uint64_t limit) const = 0;
+  // Scans a layer blob. Safe to call from several threads at once.
+  virtual std::shared_ptr<const LayerScan> scan_layer(const std::string& path) const = 0;
+  // Whether scan_layer calls may run in parallel to good effect.
+  virtual bool parallel_scans() const = 0;
+  // Bytes read from disk so far, for the I/O report.
+  virtual std::uint64_t bytes_read() const = 0;
+  // Problems seen while opening that do not stop the analysis.
+  virtual std::vector<std::string> warnings() const { return {}; }
+};
+
+// Opens PATH: a directory (OCI layout or an unpacked docker save), a tar file
+// (docker save in any format, OCI archive), a gzip/zstd-compressed such tar,
+// or "-" for a tar on standard input. Detected from content, never from the
+// file name. Throws InputError naming PATH.
+std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const ProgressFn& progress);
+
+}  // namespace imgsmith

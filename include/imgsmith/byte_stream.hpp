@@ -1,0 +1,99 @@
+// Byte streams that feed the tar readers. A stream over a byte range of a
+// regular file can skip by seeking, which is what lets an uncompressed layer
+// be read header by header without touching file data.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace imgsmith {
+
+class ByteStream {
+ public:
+  virtual ~ByteStream() = default;
+  // Reads up to `size` bytes; returns 0 only at the end of the stream.
+  // Throws InputError on an I/O error.
+  virtual std::size_t read(void* buf, std::size_t size) = 0;
+  // Skips up to `size` bytes without reading them; returns how many were
+  // skipped. 0 means "cannot skip here": the caller reads instead.
+  virtual std::uint64_t skip(std::uint64_t /*size*/) { return 0; }
+};
+
+// An open regular file shared by the streams that read ranges of it.
+// pread() keeps concurrent readers of one descriptor independent.
+class SharedFile {
+ public:
+  // Throws InputError naming `path` when it cannot be opened.
+  explicit SharedFile(const std::string& path);
+  ~SharedFile();
+  SharedFile(const SharedFile&) = delete;
+  SharedFile& operator=(const SharedFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::uint64_t size() const { return size_; }
+  // Reads at an absolute offset; short only at the end of the file.
+  std::size_t pread(void* buf, std::size_t size, std::uint64_t offset) const;
+  // Bytes this process actually read from the file (for the I/O report).
+  std::uint64_t bytes_read() const { return bytes_read_.load(); }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+  mutable std::atomic<std::uint64_t> bytes_read_{0};
+};
+
+// [offset, offset + length) of a shared file.
+class FileRangeStream : public ByteStream {
+ public:
+  FileRangeStream(std::shared_ptr<const SharedFile> file, std::uint64_t offset,
+                  std::uint64_t length);
+  std::size_t read(void* buf, std::size_t size) override;
+  std::uint64_t skip(std::uint64_t size) override;
+
+ private:
+  std::shared_ptr<const SharedFile> file_;
+  std::uint64_t begin_;
+  std::uint64_t end_;
+  std::uint64_t pos_;
+};
+
+// A stream that first replays bytes already read (to sniff a format), then
+// continues with the underlying stream.
+class PrefixedStream : public ByteStream {
+ public:
+  PrefixedStream(std::string prefix, ByteStream& rest) : prefix_(std::move(prefix)), rest_(rest) {}
+  std::size_t read(void* buf, std::size_t size) override;
+
+ private:
+  std::string prefix_;
+  std::size_t used_ = 0;
+  ByteStream& rest_;
+};
+
+// The first bytes of a blob tell its encoding (REFERENCE §1: never trust the
+// media type alone).
+enum class Compression : std::uint8_t { None, Gzip, Zstd, Other };
+Compression sniff_compression(const void* data, std::size_t size);
+bool looks_like_tar(const void* data, std::size_t size);
+const char* compression_name(Compression c);
+
+}  // namespace imgsmith
+
+namespace imgsmith {
+
+// A plain file descriptor read to its end (standard input).
+class FdStream : public ByteStream {
+ public:
+  FdStream(int fd, std::string label) : fd_(fd), label_(std::move(label)) {}
+  std::size_t read(void* buf, std::size_t size) override;
+
+ private:
+  int fd_;
+  std::string label_;
+};
+
+}  // namespace imgsmith

@@ -1,0 +1,21 @@
+// Errors that cross a boundary as values the CLI can print in one line.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace imgsmith {
+
+// Exit statuses shared by every subcommand; README.md documents them.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitGateFailed = 1;
+inline constexpr int kExitBadInput = 2;
+
+// A problem with what the user gave us (a file, a flag, an image). The message
+// names the input and says what to do; the CLI prints it and exits 2.
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace imgsmith

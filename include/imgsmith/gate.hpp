@@ -1,0 +1,49 @@
+// Size gates for CI: imgsmith's own rules and dive's .dive-ci rules.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "imgsmith/analysis.hpp"
+
+namespace imgsmith {
+
+struct GateConfig {
+  std::optional<std::uint64_t> max_size;        // on final_bytes
+  std::optional<std::uint64_t> max_wasted;      // on wasted_bytes
+  std::optional<double> max_wasted_percent;     // wasted_bytes as % of layers_bytes
+  std::optional<double> min_efficiency;         // dive efficiency, 0..1
+  std::optional<double> max_user_wasted_percent;  // dive ratio, 0..1
+  // From a .dive-ci file; named after dive's keys in the report.
+  std::optional<double> dive_lowest_efficiency;
+  std::optional<std::uint64_t> dive_highest_wasted_bytes;
+  std::optional<double> dive_highest_user_wasted_percent;
+};
+
+struct GateCheck {
+  std::string rule;
+  std::variant<std::uint64_t, double> limit;
+  std::variant<std::uint64_t, double> actual;
+  bool passed = true;
+  std::string message;  // why it failed, with both values
+};
+
+struct GateResult {
+  bool passed = true;
+  std::vector<GateCheck> checks;  // every rule evaluated, passed or not
+};
+
+GateResult evaluate_gate(const Analysis& analysis, const GateConfig& config);
+
+// Reads dive's CI rules file (YAML, `rules:` mapping) into `config`.
+// Unknown keys are ignored as dive ignores them; "disabled", "off", "false"
+// or an empty value turns a rule off. Throws InputError naming the file for
+// an unreadable file, a malformed value or a ratio outside 0..1.
+void load_dive_ci(const std::string& path, GateConfig& config);
+// The same, from text (tests).
+void parse_dive_ci(const std::string& text, const std::string& label, GateConfig& config);
+
+}  // namespace imgsmith

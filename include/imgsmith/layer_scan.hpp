@@ -1,0 +1,40 @@
+// One layer, read as a list of tar entries. File data is never kept: a scan
+// records what each entry is and how many bytes it carries.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "imgsmith/byte_stream.hpp"
+
+namespace imgsmith {
+
+enum class EntryType : std::uint8_t { File, Dir, Symlink, Hardlink, Other };
+
+struct TarEntry {
+  std::string path;  // normalised: no leading "/" or "./", no trailing "/"
+  EntryType type = EntryType::Other;
+  std::uint64_t size = 0;  // content bytes; only regular files carry any
+  std::string link;        // hard-link target (normalised) or symlink target (as stored)
+};
+
+struct LayerScan {
+  std::vector<TarEntry> entries;
+  std::uint64_t content_bytes = 0;  // sum of regular-file sizes
+  std::uint64_t blob_bytes = 0;     // bytes of the blob as stored
+  Compression compression = Compression::None;
+  std::vector<std::string> warnings;
+};
+
+// Reads a layer tar, plain or gzip/zstd-compressed (judged by its first
+// bytes), entry by entry, skipping file data (by seeking where the stream can).
+// `label` names the blob in messages. Throws InputError on a corrupt or
+// truncated layer; a layer that merely lacks its end-of-archive blocks after
+// its last complete entry gets a warning instead (umoci writes such layers).
+LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string& label);
+
+// "./usr//lib/" -> "usr/lib"; "." and "/" -> "". ".." never climbs above the root.
+std::string normalise_path(std::string_view raw);
+
+}  // namespace imgsmith

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs everything imgsmith needs to build and test, from Debian's
+# packages. Safe to run again: it installs only what is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libarchive-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
+  libcli11-dev catch2 libkainjow-mustache-dev
+  zlib1g-dev libzstd-dev
+  # used by the tests, the example and the benchmark
+  zstd gzip tar python3 time
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test: once in a normal build, then the unit
+# tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+
+echo "== build (warnings are errors)"
+scripts/build.sh build
+echo "== tests"
+ctest --test-dir build --output-on-failure -j"$(nproc)"
+
+echo "== build with ASan+UBSan"
+scripts/build.sh build-asan -DIMGSMITH_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+echo "== tests under ASan+UBSan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$(nproc)"

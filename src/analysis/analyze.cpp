@@ -1,0 +1,198 @@
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <queue>
+#include <thread>
+
+#include "imgsmith/analysis.hpp"
+#include "imgsmith/error.hpp"
+
+namespace imgsmith {
+namespace {
+
+std::string config_string(const nlohmann::json& config, const char* key) {
+  const auto it = config.find(key);
+  return it != config.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// created_by for each layer: history entries without empty_layer map one to
+// one onto the layers, in order (REFERENCE §1).
+std::vector<std::string> created_by_per_layer(const nlohmann::json& config, std::size_t layers,
+                                              std::vector<std::string>& warnings) {
+  std::vector<std::string> out;
+  const auto history = config.find("history");
+  if (history == config.end() || !history->is_array()) return out;
+  for (const auto& h : *history) {
+    if (!h.is_object()) continue;
+    const auto empty = h.find("empty_layer");
+    if (empty != h.end() && empty->is_boolean() && empty->get<bool>()) continue;
+    std::string text = config_string(h, "created_by");
+    if (text.empty()) text = config_string(h, "comment");
+    out.push_back(std::move(text));
+  }
+  if (out.size() != layers)
+    warnings.push_back("the config history describes " + std::to_string(out.size()) +
+                       " layers but the image has " + std::to_string(layers) +
+                       "; created_by may not line up");
+  return out;
+}
+
+// Scans each distinct blob once (a save may list one digest twice), several
+// at a time when the store can seek.
+std::vector<std::shared_ptr<const LayerScan>> scan_all(const BlobStore& store,
+                                                       const ResolvedImage& image,
+                                                       const AnalyzeOptions& options) {
+  std::vector<std::string> unique;
+  std::map<std::string, std::size_t> slot;
+  for (const auto& l : image.layers)
+    if (slot.emplace(l.blob, unique.size()).second) unique.push_back(l.blob);
+
+  std::vector<std::shared_ptr<const LayerScan>> results(unique.size());
+  std::vector<std::exception_ptr> errors(unique.size());
+  std::atomic<std::size_t> next{0}, done{0};
+  std::mutex progress_lock;
+  auto worker = [&] {
+    for (std::size_t i = next++; i < unique.size(); i = next++) {
+      try {
+        results[i] = store.scan_layer(unique[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+      const std::size_t finished = ++done;
+      if (options.progress) {
+        std::lock_guard<std::mutex> lock(progress_lock);
+        options.progress("read layer " + std::to_string(finished) + "/" +
+                         std::to_string(unique.size()));
+      }
+    }
+  };
+  unsigned threads = options.threads != 0 ? options.threads : std::thread::hardware_concurrency();
+  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(unique.size())));
+  if (!store.parallel_scans()) threads = 1;
+  if (threads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+
+  std::vector<std::shared_ptr<const LayerScan>> per_layer;
+  for (const auto& l : image.layers) per_layer.push_back(results[slot.at(l.blob)]);
+  return per_layer;
+}
+
+// Lists each content once, under the name its regular-file entry gave it
+// when that name is still visible (the busybox binary, not one of its links).
+void collect_largest(const FileNode& node, const std::vector<MergedTree::Inode>& inodes,
+                     EntryType pass, std::vector<bool>& seen, std::vector<FileReport>& heap,
+                     std::size_t top) {
+  const auto smaller = [](const FileReport& a, const FileReport& b) { return a.bytes > b.bytes; };
+  for (const auto& [name, child] : node.children) {
+    const auto id = static_cast<std::size_t>(child->inode);
+    if (child->inode >= 0 && child->type == pass && !seen[id]) {
+      seen[id] = true;
+      const auto& inode = inodes[id];
+      if (heap.size() < top || inode.size > heap.front().bytes) {
+        heap.push_back(FileReport{child->path(), inode.size, inode.layer, inode.names - 1});
+        std::push_heap(heap.begin(), heap.end(), smaller);
+        if (heap.size() > top) {
+          std::pop_heap(heap.begin(), heap.end(), smaller);
+          heap.pop_back();
+        }
+      }
+    }
+    collect_largest(*child, inodes, pass, seen, heap, top);
+  }
+}
+
+}  // namespace
+
+Analysis analyze_layers(const ResolvedImage& image,
+                        const std::vector<std::shared_ptr<const LayerScan>>& scans,
+                        std::size_t top) {
+  Analysis a;
+  a.format = image.format;
+  a.tags = image.tags;
+  a.config_digest = image.config_digest;
+  a.os = config_string(image.config, "os");
+  a.architecture = config_string(image.config, "architecture");
+  a.variant = config_string(image.config, "variant");
+  a.warnings = image.warnings;
+  const auto created_by = created_by_per_layer(image.config, scans.size(), a.warnings);
+
+  MergedTree tree;
+  DiveEfficiency dive;
+  bool all_compressed = !scans.empty();
+  std::uint64_t compressed_total = 0;
+  for (std::size_t i = 0; i < scans.size(); ++i) {
+    const LayerScan& scan = *scans[i];
+    const auto index = static_cast<std::uint32_t>(i);
+    dive.add_layer(scan, tree);
+    tree.apply(scan, index);
+
+    LayerReport layer;
+    layer.index = index;
+    if (i < image.layers.size()) {
+      layer.digest = image.layers[i].digest;
+      layer.diff_id = image.layers[i].diff_id;
+    }
+    layer.size_bytes = scan.content_bytes;
+    layer.blob_bytes = scan.blob_bytes;
+    layer.compression = compression_name(scan.compression);
+    if (scan.compression != Compression::None) {
+      layer.compressed_bytes = scan.blob_bytes;
+      compressed_total += scan.blob_bytes;
+    } else {
+      all_compressed = false;
+    }
+    layer.entries = scan.entries.size();
+    if (i < created_by.size()) layer.created_by = created_by[i];
+    a.layers_bytes += scan.content_bytes;
+    a.layer_entries += scan.entries.size();
+    for (const auto& w : scan.warnings) a.warnings.push_back(w);
+    a.layers.push_back(std::move(layer));
+  }
+  if (all_compressed) a.compressed_bytes = compressed_total;
+  for (const auto& w : tree.warnings()) a.warnings.push_back(w);
+
+  a.final_bytes = tree.visible_bytes();
+  a.wasted_bytes = a.layers_bytes - a.final_bytes;
+  a.final_entries = tree.node_count();
+  a.dive = dive.finish();
+
+  std::vector<bool> seen(tree.inodes().size(), false);
+  for (const EntryType pass : {EntryType::File, EntryType::Hardlink})
+    collect_largest(tree.root(), tree.inodes(), pass, seen, a.largest_files, top);
+  std::sort(a.largest_files.begin(), a.largest_files.end(), [](const auto& x, const auto& y) {
+    return x.bytes != y.bytes ? x.bytes > y.bytes : x.path < y.path;
+  });
+
+  a.top_waste = tree.waste();
+  std::sort(a.top_waste.begin(), a.top_waste.end(), [](const auto& x, const auto& y) {
+    return x.bytes != y.bytes ? x.bytes > y.bytes : x.path < y.path;
+  });
+  if (a.top_waste.size() > top) a.top_waste.resize(top);
+  return a;
+}
+
+Analysis analyze_image(const std::string& path, const AnalyzeOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto store = open_blob_store(path, options.progress);
+  const ResolvedImage image = resolve_image(*store, options.selector);
+  const auto scans = scan_all(*store, image, options);
+  Analysis a = analyze_layers(image, scans, options.top);
+  a.source = path;
+  auto store_warnings = store->warnings();
+  a.warnings.insert(a.warnings.begin(), store_warnings.begin(), store_warnings.end());
+  a.bytes_read = store->bytes_read();
+  a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return a;
+}
+
+}  // namespace imgsmith

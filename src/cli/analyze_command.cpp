@@ -1,0 +1,172 @@
+#include "analyze_command.hpp"
+
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "imgsmith/analysis.hpp"
+#include "imgsmith/error.hpp"
+#include "imgsmith/gate.hpp"
+#include "imgsmith/render.hpp"
+#include "imgsmith/size.hpp"
+#include "output_file.hpp"
+
+namespace imgsmith {
+namespace {
+
+struct AnalyzeArgs {
+  std::string image;
+  std::string platform;
+  std::string image_name;
+  std::string format = "text";
+  std::string output = "-";
+  std::size_t top = 10;
+  unsigned threads = 0;
+  bool quiet = false;
+  std::string max_size, max_wasted, dive_ci;
+  std::optional<double> min_efficiency, max_user_wasted_percent;
+};
+
+std::uint64_t size_flag(const std::string& flag, const std::string& value) {
+  const auto bytes = parse_size(value);
+  if (!bytes)
+    throw InputError(flag + " '" + value +
+                     "': not a size; use bytes or a unit, e.g. 2GB, 500MiB, 1.5GiB");
+  return *bytes;
+}
+
+double ratio_flag(const std::string& flag, double value) {
+  if (!(value >= 0.0 && value <= 1.0))
+    throw InputError(flag + " " + std::to_string(value) +
+                     ": a ratio between 0 and 1 is expected (0.9 means 90%)");
+  return value;
+}
+
+GateConfig gate_from(const AnalyzeArgs& args) {
+  GateConfig g;
+  if (!args.dive_ci.empty()) load_dive_ci(args.dive_ci, g);
+  if (!args.max_size.empty()) g.max_size = size_flag("--max-size", args.max_size);
+  if (!args.max_wasted.empty()) {
+    if (const auto pct = parse_percent(args.max_wasted)) {
+      g.max_wasted_percent = *pct;
+    } else if (args.max_wasted.find('%') != std::string::npos) {
+      throw InputError("--max-wasted '" + args.max_wasted + "': a percentage is 0% to 100%");
+    } else {
+      g.max_wasted = size_flag("--max-wasted", args.max_wasted);
+    }
+  }
+  if (args.min_efficiency) g.min_efficiency = ratio_flag("--min-efficiency", *args.min_efficiency);
+  if (args.max_user_wasted_percent)
+    g.max_user_wasted_percent =
+        ratio_flag("--max-user-wasted-percent", *args.max_user_wasted_percent);
+  return g;
+}
+
+// Progress on a terminal only: CI logs get the report, not a ticker.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO) != 0) {}
+  ~ProgressLine() { clear(); }
+  void show(const std::string& text) {
+    if (!enabled_) return;
+    std::cerr << "\r\033[Kimgsmith: " << text << std::flush;
+    shown_ = true;
+  }
+  void clear() {
+    if (shown_) std::cerr << "\r\033[K" << std::flush;
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+};
+
+int run_analyze(const AnalyzeArgs& args) {
+  const GateConfig gate_config = gate_from(args);
+  AnalyzeOptions options;
+  if (!args.platform.empty()) options.selector.platform = Platform::parse(args.platform);
+  options.selector.image = args.image_name;
+  options.top = args.top;
+  options.threads = args.threads;
+  ProgressLine progress(!args.quiet);
+  options.progress = [&progress](const std::string& s) { progress.show(s); };
+
+  const Analysis analysis = analyze_image(args.image, options);
+  progress.clear();
+  const GateResult gate = evaluate_gate(analysis, gate_config);
+
+  if (!args.quiet)
+    for (const auto& w : analysis.warnings) std::cerr << "imgsmith: warning: " << w << "\n";
+
+  std::string report;
+  if (args.format == "json") {
+    report = analysis_to_json(analysis, gate).dump(2) + "\n";
+  } else {
+    std::ostringstream text;
+    render_text(analysis, gate, text);
+    report = text.str();
+  }
+  write_output(args.output, report);
+  if (!gate.passed) {
+    for (const auto& c : gate.checks)
+      if (!c.passed) std::cerr << "imgsmith: gate failed: " << c.rule << ": " << c.message << "\n";
+    return kExitGateFailed;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_analyze_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<AnalyzeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "analyze",
+      "Measure a saved image: layer sizes, the merged filesystem, wasted bytes,\n"
+      "dive-compatible efficiency, the largest files; gate it for CI.");
+  cmd->footer(
+      "IMAGE is detected from its content:\n"
+      "  docker save output (legacy, Docker >= 25, containerd store), an OCI archive,\n"
+      "  an OCI layout directory, any of those tars compressed with gzip or zstd,\n"
+      "  or - for a tar on standard input.\n"
+      "\n"
+      "Sizes: 1234, 20MB, 20Mb, 1.5GiB. K/KB/M/MB/G/GB/T/TB are powers of 1000,\n"
+      "Ki/KiB/Mi/MiB/Gi/GiB/Ti/TiB powers of 1024; a trailing b or B is bytes.\n"
+      "\n"
+      "Exit status: 0 every gate passed; 1 a gate failed (each violation is printed\n"
+      "with its limit and actual value); 2 bad usage or bad input.");
+  cmd->add_option("IMAGE", args->image, "Image file, directory, or - for stdin")->required();
+  cmd->add_option("--platform", args->platform,
+                  "Platform to pick from a multi-platform index: os/arch[/variant]\n"
+                  "(default linux/amd64)");
+  cmd->add_option("--image", args->image_name,
+                  "Image to pick when the archive holds several (a tag or ref name)");
+  cmd->add_option("--format", args->format, "Report format")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("-o,--output", args->output, "Write the report to FILE (default stdout)");
+  cmd->add_option("--top", args->top, "How many largest files and waste entries to list")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--threads", args->threads, "Layers read in parallel (default: one per core)")
+      ->check(CLI::Range(1, 256));
+  cmd->add_flag("-q,--quiet", args->quiet, "No progress line and no warnings on stderr");
+  auto* gate = "Gate";
+  cmd->add_option("--max-size", args->max_size, "Fail when the final size exceeds SIZE")
+      ->group(gate);
+  cmd->add_option("--max-wasted", args->max_wasted,
+                  "Fail when wasted bytes exceed SIZE, or PCT% of the layers' bytes")
+      ->group(gate);
+  cmd->add_option("--min-efficiency", args->min_efficiency,
+                  "Fail when dive's efficiency is below F (0..1)")
+      ->group(gate);
+  cmd->add_option("--max-user-wasted-percent", args->max_user_wasted_percent,
+                  "Fail when dive's user-wasted ratio is above F (0..1)")
+      ->group(gate);
+  cmd->add_option("--dive-ci", args->dive_ci,
+                  "Apply the rules of a dive .dive-ci file (dive's defaults for missing rules)")
+      ->group(gate);
+  cmd->callback([args, &exit_code] { exit_code = run_analyze(*args); });
+}
+
+}  // namespace imgsmith

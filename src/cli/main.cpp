@@ -1,0 +1,32 @@
+// imgsmith: the command line. Each subcommand lives in its own file.
+#include <CLI/CLI.hpp>
+
+#include <exception>
+#include <iostream>
+
+#include "analyze_command.hpp"
+#include "imgsmith/error.hpp"
+#include "imgsmith/version.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"imgsmith: small, correct and honest GPU container images."};
+  app.set_version_flag("--version", std::string("imgsmith ") + imgsmith::kVersion);
+  app.require_subcommand(1);
+  int exit_code = imgsmith::kExitOk;
+  imgsmith::register_analyze_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return imgsmith::kExitBadInput;
+  } catch (const imgsmith::InputError& e) {
+    std::cerr << "imgsmith: error: " << e.what() << "\n";
+    return imgsmith::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "imgsmith: error: " << e.what() << "\n";
+    return imgsmith::kExitBadInput;
+  }
+  return exit_code;
+}

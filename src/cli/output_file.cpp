@@ -1,0 +1,71 @@
+#include "output_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include "imgsmith/error.hpp"
+
+namespace imgsmith {
+namespace {
+
+void write_all(int fd, const std::string& content, const std::string& label) {
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw InputError(label + ": cannot write: " + std::strerror(errno));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+void write_output(const std::string& path, const std::string& content) {
+  if (path == "-") {
+    std::cout << content << std::flush;
+    return;
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw InputError(path + ": cannot open for writing: " + std::strerror(errno));
+    try {
+      write_all(fd, content, path);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+    return;
+  }
+  std::string tmp = path + ".tmp-XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0)
+    throw InputError(path + ": cannot create the output file: " + std::strerror(errno) +
+                     "; check that its directory exists and is writable");
+  try {
+    write_all(fd, content, path);
+    if (::fsync(fd) != 0) throw InputError(path + ": cannot write: " + std::strerror(errno));
+    ::fchmod(fd, 0644);
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw InputError(path + ": cannot write: " + why);
+  }
+}
+
+}  // namespace imgsmith

@@ -1,0 +1,68 @@
+#include "imgsmith/gate.hpp"
+
+#include <cstdio>
+
+#include "imgsmith/size.hpp"
+
+namespace imgsmith {
+namespace {
+
+std::string ratio_text(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+void check_at_most(GateResult& r, const std::string& rule, std::uint64_t actual,
+                   std::uint64_t limit, const std::string& what) {
+  GateCheck c{rule, limit, actual, actual <= limit, ""};
+  if (!c.passed)
+    c.message = what + " " + format_count(actual) + " B (" + format_size(actual) +
+                ") is above the limit " + format_count(limit) + " B (" + format_size(limit) + ")";
+  r.checks.push_back(std::move(c));
+}
+
+void check_ratio(GateResult& r, const std::string& rule, double actual, double limit,
+                 bool at_least, const std::string& what) {
+  const bool ok = at_least ? !(actual < limit) : !(actual > limit);
+  GateCheck c{rule, limit, actual, ok, ""};
+  if (!ok)
+    c.message = what + " " + ratio_text(actual) + (at_least ? " is below " : " is above ") +
+                "the limit " + ratio_text(limit);
+  r.checks.push_back(std::move(c));
+}
+
+}  // namespace
+
+GateResult evaluate_gate(const Analysis& a, const GateConfig& g) {
+  GateResult r;
+  if (g.max_size) check_at_most(r, "max-size", a.final_bytes, *g.max_size, "final size");
+  if (g.max_wasted) check_at_most(r, "max-wasted", a.wasted_bytes, *g.max_wasted, "wasted bytes");
+  if (g.max_wasted_percent) {
+    const double pct = a.layers_bytes == 0 ? 0.0
+                                           : 100.0 * static_cast<double>(a.wasted_bytes) /
+                                                 static_cast<double>(a.layers_bytes);
+    check_ratio(r, "max-wasted-percent", pct, *g.max_wasted_percent, false,
+                "wasted share of layer bytes (%)");
+  }
+  if (g.min_efficiency)
+    check_ratio(r, "min-efficiency", a.dive.efficiency, *g.min_efficiency, true, "efficiency");
+  if (g.max_user_wasted_percent)
+    check_ratio(r, "max-user-wasted-percent", a.dive.user_wasted_percent,
+                *g.max_user_wasted_percent, false, "user wasted ratio");
+  // dive's evaluator: efficiency below the limit fails, wasted bytes above
+  // it fail, the user-wasted ratio above it fails (equal passes in all three).
+  if (g.dive_lowest_efficiency)
+    check_ratio(r, "dive:lowestEfficiency", a.dive.efficiency, *g.dive_lowest_efficiency, true,
+                "dive efficiency");
+  if (g.dive_highest_wasted_bytes)
+    check_at_most(r, "dive:highestWastedBytes", a.dive.wasted_bytes,
+                  *g.dive_highest_wasted_bytes, "dive wasted bytes");
+  if (g.dive_highest_user_wasted_percent)
+    check_ratio(r, "dive:highestUserWastedPercent", a.dive.user_wasted_percent,
+                *g.dive_highest_user_wasted_percent, false, "dive user wasted ratio");
+  for (const auto& c : r.checks) r.passed = r.passed && c.passed;
+  return r;
+}
+
+}  // namespace imgsmith

@@ -1,0 +1,119 @@
+#include <cstdio>
+#include <string>
+
+#include "imgsmith/render.hpp"
+#include "imgsmith/size.hpp"
+
+namespace imgsmith {
+namespace {
+
+constexpr std::size_t kCreatedByWidth = 58;
+
+// "/bin/sh -c #(nop)  CMD [...]" reads as "CMD [...]", "/bin/sh -c apt..."
+// as "RUN apt...": what the user wrote in the Dockerfile.
+std::string readable_created_by(std::string s) {
+  const std::string nop = "/bin/sh -c #(nop)";
+  const std::string sh = "/bin/sh -c ";
+  if (s.rfind(nop, 0) == 0) {
+    s = s.substr(nop.size());
+  } else if (s.rfind(sh, 0) == 0) {
+    s = "RUN " + s.substr(sh.size());
+  }
+  const auto b = s.find_first_not_of(" \t");
+  s = b == std::string::npos ? "" : s.substr(b);
+  for (char& c : s)
+    if (c == '\n' || c == '\t') c = ' ';
+  if (s.size() > kCreatedByWidth) s = s.substr(0, kCreatedByWidth - 3) + "...";
+  return s;
+}
+
+std::string pct(std::uint64_t part, std::uint64_t whole) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%",
+                whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+  return buf;
+}
+
+std::string fmt(const char* format, auto... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, format, args...);
+  return buf;
+}
+
+std::string limit_text(const GateCheck& c) {
+  if (std::holds_alternative<std::uint64_t>(c.limit))
+    return format_count(std::get<std::uint64_t>(c.limit)) + " B";
+  return fmt("%g", std::get<double>(c.limit));
+}
+
+}  // namespace
+
+void render_text(const Analysis& a, const GateResult& gate, std::ostream& out) {
+  std::string tags;
+  for (const auto& t : a.tags) tags += (tags.empty() ? "" : ", ") + t;
+  out << "IMAGE   " << (tags.empty() ? "(untagged)" : tags) << "\n";
+  out << "SOURCE  " << a.source << "  (" << a.format << ", " << a.os << "/" << a.architecture
+      << (a.variant.empty() ? "" : "/" + a.variant) << ", " << a.layers.size() << " layers)\n";
+  out << "CONFIG  " << a.config_digest << "\n\n";
+
+  out << fmt("%5s  %10s  %6s  %7s  %10s  %s\n", "LAYER", "SIZE", "%", "ENTRIES", "COMPRESSED",
+             "CREATED BY");
+  for (const auto& l : a.layers)
+    out << fmt("%5u  %10s  %6s  %7s  %10s  %s\n", l.index, format_size(l.size_bytes).c_str(),
+               pct(l.size_bytes, a.layers_bytes).c_str(), format_count(l.entries).c_str(),
+               l.compressed_bytes ? format_size(*l.compressed_bytes).c_str() : "-",
+               readable_created_by(l.created_by).c_str());
+  out << fmt("%5s  %10s  %6s  %7s  %10s\n\n", "TOTAL", format_size(a.layers_bytes).c_str(),
+             "100.0%", format_count(a.layer_entries).c_str(),
+             a.compressed_bytes ? format_size(*a.compressed_bytes).c_str() : "-");
+
+  out << "SIZE\n";
+  out << fmt("  %-11s %16s B  %10s  sum of the layers' file bytes\n", "layers",
+             format_count(a.layers_bytes).c_str(), format_size(a.layers_bytes).c_str());
+  out << fmt("  %-11s %16s B  %10s  visible in the merged filesystem (%s paths)\n", "final",
+             format_count(a.final_bytes).c_str(), format_size(a.final_bytes).c_str(),
+             format_count(a.final_entries).c_str());
+  out << fmt("  %-11s %16s B  %10s  %s of layer bytes, added and then hidden by a later layer\n",
+             "wasted", format_count(a.wasted_bytes).c_str(), format_size(a.wasted_bytes).c_str(),
+             pct(a.wasted_bytes, a.layers_bytes).c_str());
+  if (a.compressed_bytes)
+    out << fmt("  %-11s %16s B  %10s  as stored\n", "compressed",
+               format_count(*a.compressed_bytes).c_str(), format_size(*a.compressed_bytes).c_str());
+  else
+    out << fmt("  %-11s %16s    %10s  (some layers are stored uncompressed)\n", "compressed", "-",
+               "");
+
+  out << "\nDIVE-COMPATIBLE\n";
+  out << fmt("  %-20s %.4f%%\n", "efficiency", 100.0 * a.dive.efficiency);
+  out << fmt("  %-20s %s B  (every copy of a path seen in 2+ layers)\n", "wasted bytes",
+             format_count(a.dive.wasted_bytes).c_str());
+  out << fmt("  %-20s %.2f%%  of the %s B added after the first layer\n", "user wasted",
+             100.0 * a.dive.user_wasted_percent, format_count(a.dive.user_size_bytes).c_str());
+
+  if (!a.largest_files.empty()) {
+    out << "\nLARGEST FILES\n";
+    for (const auto& f : a.largest_files)
+      out << fmt("  %10s  layer %-3u  %s%s\n", format_size(f.bytes).c_str(), f.layer,
+                 f.path.c_str(),
+                 f.hard_links > 0 ? fmt(" (+%u hard links)", f.hard_links).c_str() : "");
+  }
+  if (!a.top_waste.empty()) {
+    out << "\nTOP WASTE (bytes added by one layer and hidden by another)\n";
+    for (const auto& w : a.top_waste)
+      out << fmt("  %10s  %-11s layer %u -> %-3u %s%s\n", format_size(w.bytes).c_str(),
+                 hidden_by_name(w.how), w.added_layer, w.hidden_layer, w.path.c_str(),
+                 w.files > 1 ? fmt(" (%s files)", format_count(w.files).c_str()).c_str() : "");
+  }
+
+  if (!gate.checks.empty()) {
+    std::size_t failed = 0;
+    for (const auto& c : gate.checks) failed += c.passed ? 0 : 1;
+    out << "\nGATE  " << (gate.passed ? "passed" : "FAILED") << " (" << gate.checks.size()
+        << " rules, " << failed << " failed)\n";
+    for (const auto& c : gate.checks)
+      out << "  " << (c.passed ? "pass  " : "FAIL  ") << c.rule << " (limit " << limit_text(c)
+          << ")" << (c.passed ? "" : ": " + c.message) << "\n";
+  }
+}
+
+}  // namespace imgsmith

@@ -1,0 +1,352 @@
+// The three BlobStore implementations and the content-based choice between them.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "archive_reader.hpp"
+#include "imgsmith/blob_store.hpp"
+#include "imgsmith/error.hpp"
+
+namespace imgsmith {
+namespace {
+
+constexpr int kMaxLinkHops = 16;
+
+std::string parent_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+// Resolves a symbolic link stored at `at` whose target is `target`.
+std::string resolve_link(const std::string& at, const std::string& target) {
+  if (!target.empty() && target.front() == '/') return normalise_path(target);
+  const std::string dir = parent_of(at);
+  return normalise_path(dir.empty() ? target : dir + "/" + target);
+}
+
+// ---------------------------------------------------------------------------
+// A tar file on disk, uncompressed: indexed once, header by header, seeking
+// past data. Layers are then read in place, in parallel, as byte ranges.
+class TarFileStore final : public BlobStore {
+ public:
+  TarFileStore(std::shared_ptr<const SharedFile> file, const ProgressFn& progress)
+      : file_(std::move(file)) {
+    FileRangeStream whole(file_, 0, file_->size());
+    detail::ArchiveReader reader(whole, file_->path(), /*allow_filters=*/false);
+    while (archive_entry* e = reader.next(/*tolerate_truncation=*/true)) {
+      const char* raw = archive_entry_pathname(e);
+      Record rec;
+      rec.offset = reader.raw_position();
+      rec.size = static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(e)));
+      const std::string path = normalise_path(raw != nullptr ? raw : "");
+      if (archive_entry_hardlink(e) != nullptr) {
+        rec.kind = Record::Link;
+        rec.link = normalise_path(archive_entry_hardlink(e));
+      } else if (archive_entry_filetype(e) == AE_IFLNK) {
+        rec.kind = Record::Link;
+        rec.link = resolve_link(path, archive_entry_symlink(e) ? archive_entry_symlink(e) : "");
+      } else if (archive_entry_filetype(e) == AE_IFREG) {
+        rec.kind = Record::File;
+      } else {
+        rec.kind = Record::Other;
+      }
+      const bool more = rec.size == 0 || reader.skip_data(path, rec.size);
+      index_[path] = std::move(rec);
+      if (!more) break;
+    }
+    if (reader.truncated())
+      warnings_.push_back(file_->path() +
+                          ": the tar ends without its end-of-archive blocks; every entry in it "
+                          "is complete, so reading on");
+    if (progress) progress("indexed " + std::to_string(index_.size()) + " entries");
+  }
+
+  const std::string& name() const override { return file_->path(); }
+  std::string kind() const override { return "tar"; }
+  bool contains(const std::string& path) const override { return find(path) != nullptr; }
+  std::optional<std::uint64_t> size_of(const std::string& path) const override {
+    const Record* r = find(path);
+    if (r == nullptr) return std::nullopt;
+    return r->size;
+  }
+  std::string read_text(const std::string& path, std::uint64_t limit) const override {
+    const Record* r = require(path);
+    if (r->size > limit)
+      throw InputError(name() + ": '" + path + "' is " + std::to_string(r->size) +
+                       " bytes, larger than a JSON document in an image can be");
+    std::string out(static_cast<std::size_t>(r->size), '\0');
+    if (file_->pread(out.data(), out.size(), r->offset) != out.size())
+      throw InputError(name() + ": truncated inside '" + path + "'");
+    return out;
+  }
+  std::shared_ptr<const LayerScan> scan_layer(const std::string& path) const override {
+    const Record* r = require(path);
+    FileRangeStream range(file_, r->offset, r->size);
+    return std::make_shared<LayerScan>(
+        imgsmith::scan_layer(range, r->size, name() + ": layer " + path));
+  }
+  bool parallel_scans() const override { return true; }
+  std::uint64_t bytes_read() const override { return file_->bytes_read(); }
+  std::vector<std::string> warnings() const override { return warnings_; }
+
+ private:
+  struct Record {
+    enum Kind { File, Link, Other } kind = Other;
+    std::uint64_t offset = 0;
+    std::uint64_t size = 0;
+    std::string link;
+  };
+
+  const Record* find(std::string path) const {
+    path = normalise_path(path);
+    for (int hop = 0; hop < kMaxLinkHops; ++hop) {
+      const auto it = index_.find(path);
+      if (it == index_.end()) return nullptr;
+      if (it->second.kind != Record::Link) return &it->second;
+      path = it->second.link;
+    }
+    return nullptr;
+  }
+  const Record* require(const std::string& path) const {
+    const Record* r = find(path);
+    if (r == nullptr)
+      throw InputError(name() + ": the image refers to '" + path +
+                       "', which is missing from the archive; the save is incomplete, save the "
+                       "image again");
+    return r;
+  }
+
+  std::shared_ptr<const SharedFile> file_;
+  std::unordered_map<std::string, Record> index_;
+  std::vector<std::string> warnings_;
+};
+
+// ---------------------------------------------------------------------------
+// A tar that can only be read once, front to back (a compressed save, or
+// standard input). manifest.json may come last, so every blob that looks like
+// a layer is scanned as it passes; the resolver later picks the ones it needs.
+class StreamedTarStore final : public BlobStore {
+ public:
+  StreamedTarStore(ByteStream& in, std::string label, const ProgressFn& progress)
+      : label_(std::move(label)) {
+    detail::ArchiveReader reader(in, label_, /*allow_filters=*/true);
+    while (archive_entry* e = reader.next(/*tolerate_truncation=*/true)) {
+      const char* raw = archive_entry_pathname(e);
+      const std::string path = normalise_path(raw != nullptr ? raw : "");
+      Record rec;
+      rec.size = static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(e)));
+      if (archive_entry_hardlink(e) != nullptr) {
+        rec.link = normalise_path(archive_entry_hardlink(e));
+      } else if (archive_entry_filetype(e) == AE_IFLNK) {
+        rec.link = resolve_link(path, archive_entry_symlink(e) ? archive_entry_symlink(e) : "");
+      } else if (archive_entry_filetype(e) == AE_IFREG && rec.size > 0) {
+        read_blob(reader, path, rec, progress);
+      }
+      records_[path] = std::move(rec);
+    }
+    if (reader.truncated())
+      warnings_.push_back(label_ + ": the tar ends without its end-of-archive blocks; reading on");
+  }
+
+  const std::string& name() const override { return label_; }
+  std::string kind() const override { return "compressed tar"; }
+  bool contains(const std::string& path) const override { return find(path) != nullptr; }
+  std::optional<std::uint64_t> size_of(const std::string& path) const override {
+    const Record* r = find(path);
+    if (r == nullptr) return std::nullopt;
+    return r->size;
+  }
+  std::string read_text(const std::string& path, std::uint64_t limit) const override {
+    const Record* r = require(path);
+    if (!r->text || r->size > limit)
+      throw InputError(name() + ": '" + path + "' is not a JSON document");
+    return *r->text;
+  }
+  std::shared_ptr<const LayerScan> scan_layer(const std::string& path) const override {
+    const Record* r = require(path);
+    if (r->scan) return r->scan;
+    if (!r->scan_error.empty()) throw InputError(r->scan_error);
+    throw InputError(name() + ": layer '" + path + "' is not a tar archive (plain, gzip or zstd)");
+  }
+  bool parallel_scans() const override { return false; }
+  std::uint64_t bytes_read() const override { return bytes_read_; }
+  std::vector<std::string> warnings() const override { return warnings_; }
+
+ private:
+  struct Record {
+    std::uint64_t size = 0;
+    std::string link;
+    std::optional<std::string> text;
+    std::shared_ptr<const LayerScan> scan;
+    std::string scan_error;
+  };
+
+  // Reads the current entry's data as it goes past: the outer tar's data is
+  // the layer's input.
+  class EntryData final : public ByteStream {
+   public:
+    EntryData(detail::ArchiveReader& reader, const std::string& entry)
+        : reader_(reader), entry_(entry) {}
+    std::size_t read(void* buf, std::size_t size) override {
+      try {
+        return reader_.read_some(buf, size, entry_);
+      } catch (const InputError&) {
+        outer_failed = true;
+        throw;
+      }
+    }
+    bool outer_failed = false;
+
+   private:
+    detail::ArchiveReader& reader_;
+    const std::string& entry_;
+  };
+
+  static constexpr std::uint64_t kTextLimit = 64ull << 20;
+
+  void read_blob(detail::ArchiveReader& reader, const std::string& path, Record& rec,
+                 const ProgressFn& progress) {
+    EntryData data(reader, path);
+    std::string head(4096, '\0');
+    std::size_t have = 0;
+    while (have < head.size()) {
+      const std::size_t n = data.read(head.data() + have, head.size() - have);
+      if (n == 0) break;
+      have += n;
+    }
+    head.resize(have);
+    bytes_read_ += rec.size;
+    const auto first = head.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && (head[first] == '{' || head[first] == '[') &&
+        rec.size <= kTextLimit) {
+      std::string rest = reader.read_data(path, kTextLimit);
+      rec.text = head + rest;
+      return;
+    }
+    if (sniff_compression(head.data(), head.size()) == Compression::None &&
+        !looks_like_tar(head.data(), head.size()))
+      return;  // neither JSON nor a layer: the reader skips the rest
+    PrefixedStream layer(std::move(head), data);
+    try {
+      rec.scan = std::make_shared<LayerScan>(
+          imgsmith::scan_layer(layer, rec.size, name() + ": layer " + path));
+      if (progress) progress("scanned " + path);
+    } catch (const InputError& e) {
+      // A broken outer stream is fatal; a blob that only looked like a layer
+      // matters only if the manifest names it.
+      if (data.outer_failed) throw;
+      rec.scan_error = e.what();
+    }
+  }
+
+  const Record* find(std::string path) const {
+    path = normalise_path(path);
+    for (int hop = 0; hop < kMaxLinkHops; ++hop) {
+      const auto it = records_.find(path);
+      if (it == records_.end()) return nullptr;
+      if (it->second.link.empty()) return &it->second;
+      path = it->second.link;
+    }
+    return nullptr;
+  }
+  const Record* require(const std::string& path) const {
+    const Record* r = find(path);
+    if (r == nullptr)
+      throw InputError(name() + ": the image refers to '" + path +
+                       "', which is missing from the archive; the save is incomplete, save the "
+                       "image again");
+    return r;
+  }
+
+  std::string label_;
+  std::unordered_map<std::string, Record> records_;
+  std::vector<std::string> warnings_;
+  std::uint64_t bytes_read_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// A directory: an OCI image layout, or an unpacked docker save.
+class DirectoryStore final : public BlobStore {
+ public:
+  explicit DirectoryStore(std::string root) : root_(std::move(root)) {}
+
+  const std::string& name() const override { return root_; }
+  std::string kind() const override { return "directory"; }
+  bool contains(const std::string& path) const override { return size_of(path).has_value(); }
+  std::optional<std::uint64_t> size_of(const std::string& path) const override {
+    struct stat st {};
+    if (::stat(full(path).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+    return static_cast<std::uint64_t>(st.st_size);
+  }
+  std::string read_text(const std::string& path, std::uint64_t limit) const override {
+    const auto size = size_of(path);
+    if (!size)
+      throw InputError(full(path) + ": missing; the layout is incomplete, copy or save it again");
+    if (*size > limit) throw InputError(full(path) + ": too large for a JSON document");
+    std::ifstream in(full(path), std::ios::binary);
+    if (!in) throw InputError(full(path) + ": cannot read: " + std::strerror(errno));
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  std::shared_ptr<const LayerScan> scan_layer(const std::string& path) const override {
+    if (!contains(path))
+      throw InputError(full(path) + ": missing; the layout is incomplete, copy or save it again");
+    auto file = std::make_shared<SharedFile>(full(path));
+    FileRangeStream range(file, 0, file->size());
+    auto scan = std::make_shared<LayerScan>(
+        imgsmith::scan_layer(range, file->size(), full(path)));
+    bytes_read_ += file->bytes_read();
+    return scan;
+  }
+  bool parallel_scans() const override { return true; }
+  std::uint64_t bytes_read() const override { return bytes_read_.load(); }
+
+ private:
+  std::string full(const std::string& path) const { return root_ + "/" + normalise_path(path); }
+
+  std::string root_;
+  mutable std::atomic<std::uint64_t> bytes_read_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const ProgressFn& progress) {
+  if (path == "-") {
+    FdStream in(STDIN_FILENO, "<stdin>");
+    return std::make_unique<StreamedTarStore>(in, "<stdin>", progress);
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw InputError(path + ": " + std::strerror(errno) +
+                     "; give a docker save tar, an OCI archive or an OCI layout directory");
+  if (S_ISDIR(st.st_mode)) {
+    if (::access(path.c_str(), R_OK | X_OK) != 0)
+      throw InputError(path + ": directory not readable: " + std::strerror(errno));
+    return std::make_unique<DirectoryStore>(path);
+  }
+  auto file = std::make_shared<SharedFile>(path);
+  if (file->size() == 0)
+    throw InputError(path + ": empty file; give a docker save tar, an OCI archive or an OCI "
+                            "layout directory");
+  char head[512];
+  const std::size_t n = file->pread(head, sizeof head, 0);
+  if (sniff_compression(head, n) != Compression::None) {
+    FileRangeStream whole(file, 0, file->size());
+    return std::make_unique<StreamedTarStore>(whole, path, progress);
+  }
+  if (!looks_like_tar(head, n))
+    throw InputError(path +
+                     ": not a container image: neither a tar archive (docker save, OCI archive), "
+                     "a gzip/zstd-compressed one, nor an OCI layout directory");
+  return std::make_unique<TarFileStore>(std::move(file), progress);
+}
+
+}  // namespace imgsmith

@@ -1,0 +1,121 @@
+#include "imgsmith/byte_stream.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "imgsmith/error.hpp"
+
+namespace imgsmith {
+
+SharedFile::SharedFile(const std::string& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0)
+    throw InputError(path + ": cannot open: " + std::strerror(errno) +
+                     "; check the path and its permissions");
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    throw InputError(path + ": not a regular file");
+  }
+  size_ = static_cast<std::uint64_t>(st.st_size);
+}
+
+SharedFile::~SharedFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::size_t SharedFile::pread(void* buf, std::size_t size, std::uint64_t offset) const {
+  std::size_t done = 0;
+  auto* out = static_cast<char*>(buf);
+  while (done < size) {
+    const ssize_t n = ::pread(fd_, out + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw InputError(path_ + ": read error: " + std::strerror(errno));
+    }
+    if (n == 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  bytes_read_ += done;
+  return done;
+}
+
+FileRangeStream::FileRangeStream(std::shared_ptr<const SharedFile> file, std::uint64_t offset,
+                                 std::uint64_t length)
+    : file_(std::move(file)), begin_(offset), end_(offset + length), pos_(offset) {
+  // A range that runs past the end of the file is read as far as it goes;
+  // the tar reader then reports the truncation.
+  end_ = std::min(end_, file_->size());
+  pos_ = std::min(pos_, end_);
+}
+
+std::size_t FileRangeStream::read(void* buf, std::size_t size) {
+  const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(size, end_ - pos_));
+  if (want == 0) return 0;
+  const std::size_t got = file_->pread(buf, want, pos_);
+  pos_ += got;
+  return got;
+}
+
+std::uint64_t FileRangeStream::skip(std::uint64_t size) {
+  const std::uint64_t n = std::min(size, end_ - pos_);
+  pos_ += n;
+  return n;
+}
+
+std::size_t PrefixedStream::read(void* buf, std::size_t size) {
+  if (used_ < prefix_.size()) {
+    const std::size_t n = std::min(size, prefix_.size() - used_);
+    std::memcpy(buf, prefix_.data() + used_, n);
+    used_ += n;
+    return n;
+  }
+  return rest_.read(buf, size);
+}
+
+Compression sniff_compression(const void* data, std::size_t size) {
+  const auto* b = static_cast<const unsigned char*>(data);
+  if (size >= 2 && b[0] == 0x1f && b[1] == 0x8b) return Compression::Gzip;
+  if (size >= 4 && b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd)
+    return Compression::Zstd;
+  if (size >= 3 && b[0] == 'B' && b[1] == 'Z' && b[2] == 'h') return Compression::Other;
+  if (size >= 6 && b[0] == 0xfd && std::memcmp(b + 1, "7zXZ", 4) == 0) return Compression::Other;
+  return Compression::None;
+}
+
+bool looks_like_tar(const void* data, std::size_t size) {
+  const auto* b = static_cast<const char*>(data);
+  if (size >= 262 && std::memcmp(b + 257, "ustar", 5) == 0) return true;
+  // An empty layer is nothing but end-of-archive blocks.
+  if (size >= 512) return std::all_of(b, b + 512, [](char c) { return c == 0; });
+  return false;
+}
+
+const char* compression_name(Compression c) {
+  switch (c) {
+    case Compression::None: return "none";
+    case Compression::Gzip: return "gzip";
+    case Compression::Zstd: return "zstd";
+    case Compression::Other: return "other";
+  }
+  return "other";
+}
+
+}  // namespace imgsmith
+
+namespace imgsmith {
+
+std::size_t FdStream::read(void* buf, std::size_t size) {
+  for (;;) {
+    const ssize_t n = ::read(fd_, buf, size);
+    if (n >= 0) return static_cast<std::size_t>(n);
+    if (errno != EINTR) throw InputError(label_ + ": read error: " + std::strerror(errno));
+  }
+}
+
+}  // namespace imgsmith

@@ -1,0 +1,301 @@
+#include <algorithm>
+#include <sstream>
+
+#include "imgsmith/error.hpp"
+#include "imgsmith/image.hpp"
+#include "imgsmith/sha256.hpp"
+
+namespace imgsmith {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::uint64_t kJsonLimit = 64ull << 20;
+
+const char* const kIndexTypes[] = {
+    "application/vnd.oci.image.index.v1+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+};
+
+json parse_json(const BlobStore& store, const std::string& path) {
+  const std::string text = store.read_text(path, kJsonLimit);
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    throw InputError(store.name() + ": '" + path + "' is not valid JSON (" + e.what() +
+                     "); the image is damaged, save it again");
+  }
+}
+
+std::string string_at(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string blob_path(const BlobStore& store, const std::string& digest) {
+  const auto colon = digest.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == digest.size() ||
+      digest.find('/') != std::string::npos)
+    throw InputError(store.name() + ": malformed digest '" + digest + "'");
+  return "blobs/" + digest.substr(0, colon) + "/" + digest.substr(colon + 1);
+}
+
+void read_config(const BlobStore& store, const std::string& path, ResolvedImage& image) {
+  const std::string text = store.read_text(path, kJsonLimit);
+  image.config_digest = sha256_digest(text);
+  try {
+    image.config = json::parse(text);
+  } catch (const json::exception& e) {
+    throw InputError(store.name() + ": image config '" + path + "' is not valid JSON (" +
+                     e.what() + ")");
+  }
+  if (!image.config.is_object())
+    throw InputError(store.name() + ": image config '" + path + "' is not a JSON object");
+}
+
+void attach_diff_ids(const BlobStore& store, ResolvedImage& image) {
+  const auto rootfs = image.config.find("rootfs");
+  if (rootfs == image.config.end() || !rootfs->is_object()) return;
+  const auto ids = rootfs->find("diff_ids");
+  if (ids == rootfs->end() || !ids->is_array()) return;
+  if (ids->size() != image.layers.size())
+    image.warnings.push_back(store.name() + ": the config lists " + std::to_string(ids->size()) +
+                             " diff_ids but the manifest " + std::to_string(image.layers.size()) +
+                             " layers");
+  for (std::size_t i = 0; i < image.layers.size() && i < ids->size(); ++i)
+    if ((*ids)[i].is_string()) image.layers[i].diff_id = (*ids)[i].get<std::string>();
+  for (auto& layer : image.layers)
+    if (layer.digest.empty()) layer.digest = layer.diff_id;
+}
+
+// ----- docker save: manifest.json ------------------------------------------
+
+ResolvedImage from_docker_manifest(const BlobStore& store, const ImageSelector& selector) {
+  const json manifest = parse_json(store, "manifest.json");
+  if (!manifest.is_array() || manifest.empty())
+    throw InputError(store.name() + ": manifest.json holds no image");
+  const json* chosen = nullptr;
+  std::vector<std::string> all_tags;
+  for (const auto& item : manifest) {
+    if (!item.is_object()) continue;
+    std::vector<std::string> tags;
+    if (auto t = item.find("RepoTags"); t != item.end() && t->is_array())
+      for (const auto& tag : *t)
+        if (tag.is_string()) tags.push_back(tag.get<std::string>());
+    all_tags.insert(all_tags.end(), tags.begin(), tags.end());
+    const bool wanted = selector.image.empty() ||
+                        std::find(tags.begin(), tags.end(), selector.image) != tags.end();
+    if (wanted && chosen == nullptr) chosen = &item;
+  }
+  if (chosen == nullptr) {
+    std::string list;
+    for (const auto& t : all_tags) list += (list.empty() ? "" : ", ") + t;
+    throw InputError(store.name() + ": no image tagged '" + selector.image +
+                     "' in this save; it holds: " + (list.empty() ? "untagged images" : list));
+  }
+
+  ResolvedImage image;
+  image.format = store.contains("oci-layout") ? "docker-save+oci" : "docker-save";
+  if (auto t = chosen->find("RepoTags"); t != chosen->end() && t->is_array())
+    for (const auto& tag : *t)
+      if (tag.is_string()) image.tags.push_back(tag.get<std::string>());
+  if (manifest.size() > 1 && selector.image.empty())
+    image.warnings.push_back(store.name() + ": the save holds " +
+                             std::to_string(manifest.size()) +
+                             " images; analysing the first (choose another with --image)");
+  const std::string config = string_at(*chosen, "Config");
+  if (config.empty()) throw InputError(store.name() + ": manifest.json names no Config");
+  read_config(store, config, image);
+  const auto layers = chosen->find("Layers");
+  if (layers == chosen->end() || !layers->is_array())
+    throw InputError(store.name() + ": manifest.json names no Layers");
+  for (const auto& l : *layers) {
+    if (!l.is_string()) throw InputError(store.name() + ": manifest.json has a malformed layer");
+    LayerRef ref;
+    ref.blob = l.get<std::string>();
+    // Docker >= 25 names layers by blob path, whose name is the digest.
+    if (ref.blob.rfind("blobs/", 0) == 0) {
+      const std::string rest = ref.blob.substr(6);
+      const auto slash = rest.find('/');
+      if (slash != std::string::npos)
+        ref.digest = rest.substr(0, slash) + ":" + rest.substr(slash + 1);
+    }
+    image.layers.push_back(std::move(ref));
+  }
+  attach_diff_ids(store, image);
+  if (selector.platform) {
+    const std::string os = string_at(image.config, "os");
+    const std::string arch = string_at(image.config, "architecture");
+    if (os != selector.platform->os || arch != selector.platform->architecture)
+      throw InputError(store.name() + ": the image is " + os + "/" + arch + ", not " +
+                       selector.platform->str() + " (--platform)");
+  }
+  return image;
+}
+
+// ----- OCI layout: index.json ----------------------------------------------
+
+bool is_index(const json& doc, const std::string& media_type) {
+  for (const char* t : kIndexTypes)
+    if (media_type == t) return true;
+  return doc.contains("manifests") && !doc.contains("layers");
+}
+
+bool is_attestation(const json& desc) {
+  const auto ann = desc.find("annotations");
+  if (ann != desc.end() && ann->is_object() &&
+      string_at(*ann, "vnd.docker.reference.type") == "attestation-manifest")
+    return true;
+  const auto p = desc.find("platform");
+  return p != desc.end() && p->is_object() && string_at(*p, "os") == "unknown";
+}
+
+// Every name the index gives an image: containerd's full reference and the
+// OCI ref.name (often just the tag).
+std::vector<std::string> ref_names(const json& desc) {
+  std::vector<std::string> names;
+  const auto ann = desc.find("annotations");
+  if (ann == desc.end() || !ann->is_object()) return names;
+  for (const char* key : {"io.containerd.image.name", "org.opencontainers.image.ref.name"}) {
+    const std::string v = string_at(*ann, key);
+    if (!v.empty()) names.push_back(v);
+  }
+  return names;
+}
+
+// The name to show: the full reference when there is one.
+std::vector<std::string> display_tags(const std::vector<std::string>& names) {
+  if (names.empty()) return {};
+  return {names.front()};
+}
+
+std::string platform_of(const json& desc) {
+  const auto p = desc.find("platform");
+  if (p == desc.end() || !p->is_object()) return "";
+  std::string s = string_at(*p, "os") + "/" + string_at(*p, "architecture");
+  const std::string v = string_at(*p, "variant");
+  return v.empty() ? s : s + "/" + v;
+}
+
+bool platform_matches(const json& desc, const Platform& want) {
+  const auto p = desc.find("platform");
+  if (p == desc.end() || !p->is_object()) return true;  // unlabelled: judged by its config
+  if (string_at(*p, "os") != want.os || string_at(*p, "architecture") != want.architecture)
+    return false;
+  return want.variant.empty() || string_at(*p, "variant") == want.variant;
+}
+
+ResolvedImage from_manifest(const BlobStore& store, const json& manifest,
+                            std::vector<std::string> tags, const std::string& format) {
+  ResolvedImage image;
+  image.format = format;
+  image.tags = std::move(tags);
+  const auto config = manifest.find("config");
+  if (config == manifest.end() || !config->is_object())
+    throw InputError(store.name() + ": image manifest has no config");
+  read_config(store, blob_path(store, string_at(*config, "digest")), image);
+  const auto layers = manifest.find("layers");
+  if (layers == manifest.end() || !layers->is_array())
+    throw InputError(store.name() + ": image manifest has no layers");
+  for (const auto& l : *layers) {
+    LayerRef ref;
+    ref.digest = string_at(l, "digest");
+    ref.blob = blob_path(store, ref.digest);
+    ref.media_type = string_at(l, "mediaType");
+    image.layers.push_back(std::move(ref));
+  }
+  attach_diff_ids(store, image);
+  return image;
+}
+
+ResolvedImage from_index(const BlobStore& store, const json& index, const ImageSelector& selector,
+                         const std::string& format, std::vector<std::string> tags, int depth) {
+  if (depth > 4) throw InputError(store.name() + ": image indexes nest too deeply");
+  const auto manifests = index.find("manifests");
+  if (manifests == index.end() || !manifests->is_array() || manifests->empty())
+    throw InputError(store.name() + ": the image index lists no manifests");
+  const Platform want = selector.platform.value_or(Platform{});
+  std::vector<const json*> candidates;
+  std::vector<std::string> seen_platforms, seen_names;
+  for (const auto& desc : *manifests) {
+    if (!desc.is_object() || is_attestation(desc)) continue;
+    const auto names = ref_names(desc);
+    seen_names.insert(seen_names.end(), names.begin(), names.end());
+    if (depth == 0 && !selector.image.empty() &&
+        std::none_of(names.begin(), names.end(), [&](const std::string& n) {
+          return n == selector.image || n.ends_with(":" + selector.image) ||
+                 n.ends_with("/" + selector.image);
+        }))
+      continue;
+    candidates.push_back(&desc);
+  }
+  // linux/amd64 is only a default for choosing: a single-platform image is
+  // analysed whatever its platform, unless --platform insists.
+  const bool insist = selector.platform.has_value() || candidates.size() > 1;
+  for (const json* candidate : candidates) {
+    const json& desc = *candidate;
+    const auto names = ref_names(desc);
+    const std::string platform = platform_of(desc);
+    if (!platform.empty()) seen_platforms.push_back(platform);
+    if (insist && !platform_matches(desc, want)) continue;
+    const std::string path = blob_path(store, string_at(desc, "digest"));
+    const json doc = parse_json(store, path);
+    std::vector<std::string> names_here = tags.empty() ? display_tags(names) : tags;
+    if (is_index(doc, string_at(desc, "mediaType")))
+      return from_index(store, doc, selector, format, names_here, depth + 1);
+    ResolvedImage image = from_manifest(store, doc, names_here, format);
+    if (platform.empty() && insist) {
+      const std::string os = string_at(image.config, "os");
+      const std::string arch = string_at(image.config, "architecture");
+      if (os != want.os || arch != want.architecture) continue;
+    }
+    return image;
+  }
+  if (!selector.image.empty() && depth == 0 && seen_platforms.empty()) {
+    std::string list;
+    for (const auto& n : seen_names) list += (list.empty() ? "" : ", ") + n;
+    throw InputError(store.name() + ": no image named '" + selector.image + "'; it holds: " +
+                     (list.empty() ? "unnamed images" : list));
+  }
+  std::string list;
+  for (const auto& p : seen_platforms) list += (list.empty() ? "" : ", ") + p;
+  throw InputError(store.name() + ": no image for platform " + want.str() +
+                   (list.empty() ? std::string() : "; available: " + list) +
+                   " (choose one with --platform)");
+}
+
+}  // namespace
+
+Platform Platform::parse(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, '/');) parts.push_back(part);
+  if (parts.size() < 2 || parts.size() > 3 ||
+      std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); }))
+    throw InputError("--platform '" + text + "': expected os/arch[/variant], e.g. linux/arm64");
+  Platform p;
+  p.os = parts[0];
+  p.architecture = parts[1];
+  if (parts.size() == 3) p.variant = parts[2];
+  return p;
+}
+
+std::string Platform::str() const {
+  return os + "/" + architecture + (variant.empty() ? "" : "/" + variant);
+}
+
+ResolvedImage resolve_image(const BlobStore& store, const ImageSelector& selector) {
+  // docker save writes both documents since Docker 25; manifest.json is the
+  // one that 25.0.0's misordered OCI manifests do not affect (REFERENCE §1).
+  if (store.contains("manifest.json")) return from_docker_manifest(store, selector);
+  if (store.contains("index.json")) {
+    const json index = parse_json(store, "index.json");
+    const std::string format = store.kind() == "directory" ? "oci-layout" : "oci-archive";
+    return from_index(store, index, selector, format, {}, 0);
+  }
+  throw InputError(store.name() +
+                   ": not a container image: it has neither manifest.json (docker save) nor "
+                   "index.json (OCI layout); give the output of docker save or an OCI archive");
+}
+
+}  // namespace imgsmith

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Runs the imgsmith binary as a user would and checks exit statuses, output
+# files and messages. Usage: cli_test.sh IMGSMITH FIXTURES_DIR
+set -u
+bin=$1
+fixtures=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+
+expect() {  # expect NAME STATUS CMD...
+  local name=$1 want=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" = "$want" ]; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL: $name: exit $got, expected $want"
+    sed 's/^/  stderr: /' "$tmp/err" | head -5
+  fi
+}
+check() {  # check NAME CONDITION...
+  local name=$1
+  shift
+  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; fi
+}
+
+dive="$fixtures/test-docker-image.tar"
+
+expect "help" 0 "$bin" analyze --help
+check "help explains exit statuses" grep -q "Exit status" "$tmp/out"
+expect "no subcommand is a usage error" 2 "$bin"
+expect "unknown flag is a usage error" 2 "$bin" analyze "$dive" --no-such-flag
+expect "text report" 0 "$bin" analyze "$dive"
+check "text report shows the final size" grep -q "1,188,573" "$tmp/out"
+
+expect "json report to a file" 0 "$bin" analyze "$dive" --format json -o "$tmp/report.json"
+check "json report has the schema" grep -q '"schema": "imgsmith.analysis/v1"' "$tmp/report.json"
+check "json report has the dive efficiency" grep -q '"efficiency": 0.9844212134184309' "$tmp/report.json"
+
+expect "gate passes" 0 "$bin" analyze "$dive" --max-size 2MB --min-efficiency 0.9 -q
+expect "gate fails with status 1" 1 "$bin" analyze "$dive" --max-size 1MB --format json -o "$tmp/gated.json"
+check "a failed gate still writes its report" grep -q '"rule": "max-size"' "$tmp/gated.json"
+check "a failed gate names the rule on stderr" grep -q "max-size" "$tmp/err"
+expect "wasted percentage gate" 1 "$bin" analyze "$dive" --max-wasted 1%
+expect "wasted bytes gate" 0 "$bin" analyze "$dive" --max-wasted 32025
+expect "dive-ci file" 0 "$bin" analyze "$dive" --dive-ci "$fixtures/.dive-ci"
+printf 'rules:\n  highestWastedBytes: 1B\n' >"$tmp/strict.dive-ci"
+expect "dive-ci strict file fails" 1 "$bin" analyze "$dive" --dive-ci "$tmp/strict.dive-ci"
+
+expect "bad size is a usage error" 2 "$bin" analyze "$dive" --max-size 12parsecs
+expect "ratio out of range" 2 "$bin" analyze "$dive" --min-efficiency 95
+expect "not an image" 2 "$bin" analyze "$fixtures/not-an-image-rootfs.tar"
+check "not an image names the file" grep -q "not-an-image-rootfs.tar" "$tmp/err"
+check "the error is one line" test "$(wc -l <"$tmp/err")" -eq 1
+expect "missing file" 2 "$bin" analyze "$tmp/missing.tar" -o "$tmp/never.json"
+check "no report is written on error" test ! -e "$tmp/never.json"
+check "no temporary file is left behind" test -z "$(ls "$tmp" | grep tmp-)"
+expect "unknown platform on a multi-platform-free image is checked" 2 \
+  "$bin" analyze "$fixtures/test-oci-gzip-image.tar" --platform linux/amd64
+expect "platform that matches" 0 "$bin" analyze "$fixtures/test-oci-gzip-image.tar" --platform linux/arm64
+expect "report into a missing directory" 2 "$bin" analyze "$dive" -o "$tmp/no/such/dir/r.json"
+expect "stdin" 0 sh -c "\"$bin\" analyze - --format json < \"$dive\""
+check "stdin gives the same final size" grep -q '"final_bytes": 1188573' "$tmp/out"
+gzip -c "$dive" >"$tmp/dive.tar.gz"
+expect "gzip-compressed save" 0 "$bin" analyze "$tmp/dive.tar.gz" --format json
+check "compressed save gives the same final size" grep -q '"final_bytes": 1188573' "$tmp/out"
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "image_builder.hpp"
+#include "imgsmith/analysis.hpp"
+#include "imgsmith/layer_scan.hpp"
+
+namespace imgsmith::testing {
+
+class StringStream : public ByteStream {
+ public:
+  explicit StringStream(std::string s) : s_(std::move(s)) {}
+  std::size_t read(void* buf, std::size_t size) override {
+    const std::size_t n = std::min(size, s_.size() - pos_);
+    std::memcpy(buf, s_.data() + pos_, n);
+    pos_ += n;
+    return n;
+  }
+
+ private:
+  std::string s_;
+  std::size_t pos_ = 0;
+};
+
+inline LayerScan scanned(const Layer& layer) {
+  StringStream in(layer_tar(layer));
+  return scan_layer(in, 0, "test-layer");
+}
+
+// Merges layers as the analyzer does, without an archive around them.
+inline Analysis analyze_stack(const std::vector<Layer>& layers) {
+  ResolvedImage image;
+  image.format = "test";
+  std::vector<std::shared_ptr<const LayerScan>> scans;
+  for (const auto& l : layers) {
+    scans.push_back(std::make_shared<LayerScan>(scanned(l)));
+    image.layers.push_back(LayerRef{});
+  }
+  return analyze_layers(image, scans, 50);
+}
+
+}  // namespace imgsmith::testing

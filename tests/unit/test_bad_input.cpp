@@ -1,0 +1,106 @@
+// Bad input gets one InputError naming the input and the problem.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "fixtures.hpp"
+#include "image_builder.hpp"
+#include "imgsmith/analysis.hpp"
+#include "imgsmith/error.hpp"
+
+using namespace imgsmith;
+using namespace imgsmith::testing;
+using Catch::Contains;
+
+namespace {
+
+Image two_layers(Encoding encoding) {
+  Image image;
+  image.layers = {Layer{{file("a", 70000, 'a')}, encoding}, Layer{{file("b", 90000, 'b')}, encoding}};
+  return image;
+}
+
+void analyze(const std::string& path) { (void)analyze_image(path, AnalyzeOptions{}); }
+
+}  // namespace
+
+TEST_CASE("bad input: a plain file tar is not an image") {
+  const std::string path = fixture("not-an-image-rootfs.tar");
+  CHECK_THROWS_AS(analyze(path), InputError);
+  CHECK_THROWS_WITH(analyze(path), Contains(path) && Contains("not a container image"));
+}
+
+TEST_CASE("bad input: a file that does not exist") {
+  CHECK_THROWS_WITH(analyze("/nonexistent/image.tar"),
+                    Contains("/nonexistent/image.tar") && Contains("No such file"));
+}
+
+TEST_CASE("bad input: an empty file and a file of random bytes") {
+  TempDir tmp;
+  write_file(tmp / "empty.tar", "");
+  CHECK_THROWS_WITH(analyze(tmp / "empty.tar"), Contains("empty.tar") && Contains("empty"));
+  write_file(tmp / "noise.bin", std::string(5000, '\x7f'));
+  CHECK_THROWS_WITH(analyze(tmp / "noise.bin"), Contains("noise.bin") && Contains("not a container image"));
+}
+
+TEST_CASE("bad input: a directory that is not an OCI layout") {
+  TempDir tmp;
+  write_file(tmp / "somewhere/readme.txt", "hello");
+  CHECK_THROWS_WITH(analyze(tmp / "somewhere"),
+                    Contains("somewhere") && Contains("index.json") && Contains("manifest.json"));
+}
+
+TEST_CASE("bad input: a truncated outer tar names the file and says so") {
+  TempDir tmp;
+  std::string save = docker_legacy_save(two_layers(Encoding::None));
+  save.resize(save.size() / 2);
+  write_file(tmp / "cut.tar", save);
+  CHECK_THROWS_WITH(analyze(tmp / "cut.tar"), Contains("cut.tar") && Contains("runcated"));
+}
+
+TEST_CASE("bad input: a truncated compressed save") {
+  TempDir tmp;
+  std::string save = encode(docker_legacy_save(two_layers(Encoding::None)), Encoding::Gzip);
+  save.resize(save.size() * 2 / 3);
+  write_file(tmp / "cut.tar.gz", save);
+  CHECK_THROWS_WITH(analyze(tmp / "cut.tar.gz"), Contains("cut.tar.gz"));
+}
+
+TEST_CASE("bad input: a layer blob missing from an OCI archive") {
+  const Image image = two_layers(Encoding::Gzip);
+  std::vector<Member> members = oci_layout(image);
+  const std::string gone = "blobs/sha256/" + hex_of(sha256(layer_tar(image.layers[1])));
+  std::erase_if(members, [&](const Member& m) { return m.path == gone; });
+  TempDir tmp;
+  write_file(tmp / "oci.tar", tar_of(members));
+  CHECK_THROWS_WITH(analyze(tmp / "oci.tar"), Contains("oci.tar") && Contains(gone) && Contains("missing"));
+  write_tree(tmp / "layout", members);
+  CHECK_THROWS_WITH(analyze(tmp / "layout"), Contains(gone) && Contains("missing"));
+}
+
+TEST_CASE("bad input: a corrupt gzip layer names the layer") {
+  const Image image = two_layers(Encoding::Gzip);
+  std::vector<Member> members = oci_layout(image);
+  const std::string victim = "blobs/sha256/" + hex_of(sha256(layer_tar(image.layers[0])));
+  for (auto& m : members)
+    if (m.path == victim)
+      for (std::size_t i = 30; i + 8 < m.data.size(); i += 5) m.data[i] = static_cast<char>(~m.data[i]);
+  TempDir tmp;
+  write_file(tmp / "oci.tar", tar_of(members));
+  CHECK_THROWS_WITH(analyze(tmp / "oci.tar"), Contains("oci.tar") && Contains(victim));
+}
+
+TEST_CASE("bad input: a manifest that is not JSON") {
+  std::vector<Member> members = oci_layout(two_layers(Encoding::None));
+  for (auto& m : members)
+    if (m.path == "index.json") m.data = "{\"manifests\": [";
+  TempDir tmp;
+  write_file(tmp / "oci.tar", tar_of(members));
+  CHECK_THROWS_WITH(analyze(tmp / "oci.tar"), Contains("index.json") && Contains("not valid JSON"));
+}
+
+TEST_CASE("bad input: a malformed --platform") {
+  CHECK_THROWS_AS(Platform::parse("linux"), InputError);
+  CHECK_THROWS_AS(Platform::parse("linux//v7"), InputError);
+  CHECK(Platform::parse("linux/arm/v7").variant == "v7");
+}

@@ -1,0 +1,213 @@
+// Every container layout imgsmith reads, built by the tests, must give the
+// same figures for the same image.
+#include <catch2/catch.hpp>
+
+#include "image_builder.hpp"
+#include "imgsmith/analysis.hpp"
+#include "imgsmith/error.hpp"
+
+using namespace imgsmith;
+using namespace imgsmith::testing;
+
+namespace {
+
+// 3 layers: a base with a hard link and a cache, a layer deleting the cache
+// and adding the app, a layer overwriting the library.
+Image sample_image(Encoding encoding = Encoding::None) {
+  Image image;
+  image.layers = {
+      Layer{{dir("usr"), file("usr/lib.so", 3000), file("usr/tool", 500),
+             hardlink("usr/tool2", "usr/tool"), dir("tmp"), file("tmp/cache", 800)},
+            encoding, true, "ADD rootfs.tar /"},
+      Layer{{dir("tmp"), whiteout("tmp/cache"), dir("app"), file("app/main.py", 120)},
+            encoding, true, "COPY . /app"},
+      Layer{{dir("usr"), file("usr/lib.so", 3100)}, encoding, true, "RUN upgrade"},
+  };
+  image.empty_history = {{1, "ENV A=1"}, {3, "CMD [\"python\"]"}};
+  return image;
+}
+
+void check_sample(const Analysis& a) {
+  CHECK(a.layers.size() == 3);
+  CHECK(a.layers_bytes == 7520);
+  CHECK(a.final_bytes == 3720);
+  CHECK(a.wasted_bytes == 3800);
+  CHECK(a.layers[0].size_bytes == 4300);
+  CHECK(a.layers[0].entries == 6);
+  CHECK(a.layers[1].created_by == "COPY . /app");
+  CHECK(a.layers[2].created_by == "RUN upgrade");
+  CHECK(a.tags.size() == 1);
+  CHECK(a.os == "linux");
+  CHECK(a.architecture == "amd64");
+  CHECK(a.config_digest.rfind("sha256:", 0) == 0);
+  for (const auto& l : a.layers) CHECK(l.diff_id.rfind("sha256:", 0) == 0);
+  REQUIRE(a.largest_files.size() == 3);
+  CHECK(a.largest_files[0].path == "/usr/lib.so");
+  CHECK(a.largest_files[0].layer == 2);
+  CHECK(a.largest_files[1].path == "/usr/tool");
+  CHECK(a.largest_files[1].hard_links == 1);
+}
+
+Analysis analyze_file(const std::string& path, AnalyzeOptions options = {}) {
+  return analyze_image(path, options);
+}
+
+Image repeated_layer_image(Encoding encoding) {
+  Image image;
+  const Layer a{{file("x", 10)}, encoding, true, "RUN a"};
+  const Layer b{{file("y", 5)}, encoding, true, "RUN b"};
+  image.layers = {a, b, a};
+  return image;
+}
+
+}  // namespace
+
+TEST_CASE("docker save legacy: manifest.json after the layers") {
+  TempDir tmp;
+  write_file(tmp / "save.tar", docker_legacy_save(sample_image()));
+  const Analysis a = analyze_file(tmp / "save.tar");
+  CHECK(a.format == "docker-save");
+  CHECK(a.tags == std::vector<std::string>{"test/image:1"});
+  CHECK_FALSE(a.compressed_bytes.has_value());
+  check_sample(a);
+  // The digest of a legacy layer is its diff_id.
+  CHECK(a.layers[0].digest == a.layers[0].diff_id);
+}
+
+TEST_CASE("docker save legacy: a repeated layer stored as a symlink is read through it") {
+  TempDir tmp;
+  write_file(tmp / "save.tar", docker_legacy_save(repeated_layer_image(Encoding::None)));
+  const Analysis a = analyze_file(tmp / "save.tar");
+  REQUIRE(a.layers.size() == 3);
+  CHECK(a.layers[2].size_bytes == 10);
+  CHECK(a.layers_bytes == 25);
+  CHECK(a.final_bytes == 15);
+  CHECK(a.wasted_bytes == 10);
+}
+
+TEST_CASE("docker save from Docker 25: OCI layout plus manifest.json, stray blobs ignored") {
+  TempDir tmp;
+  write_file(tmp / "save.tar", docker25_save(sample_image()));
+  const Analysis a = analyze_file(tmp / "save.tar");
+  CHECK(a.format == "docker-save+oci");
+  check_sample(a);
+  CHECK(a.layers[0].digest == a.layers[0].diff_id);  // plain tars: digest is the diff_id
+}
+
+TEST_CASE("docker save from the containerd store: gzip blobs, sorted names, a digest twice") {
+  TempDir tmp;
+  write_file(tmp / "save.tar", containerd_save(repeated_layer_image(Encoding::Gzip)));
+  const Analysis a = analyze_file(tmp / "save.tar");
+  REQUIRE(a.layers.size() == 3);
+  CHECK(a.layers[0].digest == a.layers[2].digest);
+  CHECK(a.layers[0].digest != a.layers[0].diff_id);
+  CHECK(a.layers_bytes == 25);
+  CHECK(a.final_bytes == 15);
+  REQUIRE(a.compressed_bytes.has_value());
+  CHECK(*a.compressed_bytes == *a.layers[0].compressed_bytes * 2 + *a.layers[1].compressed_bytes);
+
+  write_file(tmp / "sample.tar", containerd_save(sample_image(Encoding::Gzip)));
+  check_sample(analyze_file(tmp / "sample.tar"));
+}
+
+TEST_CASE("OCI layout directory") {
+  TempDir tmp;
+  write_tree(tmp / "layout", oci_layout(sample_image(Encoding::Gzip)));
+  const Analysis a = analyze_file(tmp / "layout");
+  CHECK(a.format == "oci-layout");
+  check_sample(a);
+  REQUIRE(a.compressed_bytes.has_value());
+}
+
+TEST_CASE("OCI archive with zstd layers") {
+  TempDir tmp;
+  write_file(tmp / "oci.tar", tar_of(oci_layout(sample_image(Encoding::Zstd))));
+  const Analysis a = analyze_file(tmp / "oci.tar");
+  CHECK(a.format == "oci-archive");
+  check_sample(a);
+  for (const auto& l : a.layers) CHECK(l.compression == "zstd");
+}
+
+TEST_CASE("a whole save compressed with gzip or zstd is read as a stream") {
+  TempDir tmp;
+  write_file(tmp / "save.tar.gz", encode(docker_legacy_save(sample_image()), Encoding::Gzip));
+  check_sample(analyze_file(tmp / "save.tar.gz"));
+  // A name that says nothing: detection is by content.
+  write_file(tmp / "image.bin", encode(containerd_save(sample_image(Encoding::Gzip)),
+                                       Encoding::Zstd));
+  const Analysis z = analyze_file(tmp / "image.bin");
+  check_sample(z);
+  CHECK(z.format == "docker-save+oci");
+}
+
+TEST_CASE("multi-platform index: linux/amd64 by default, --platform picks, attestations skipped") {
+  Image amd = sample_image();
+  Image arm;
+  arm.architecture = "arm64";
+  arm.layers = {Layer{{file("arm-only", 77)}}};
+  TempDir tmp;
+  write_file(tmp / "multi.tar", tar_of(oci_multi_platform({arm, amd})));
+
+  const Analysis a = analyze_file(tmp / "multi.tar");
+  CHECK(a.architecture == "amd64");
+  check_sample(a);
+
+  AnalyzeOptions options;
+  options.selector.platform = Platform::parse("linux/arm64");
+  const Analysis b = analyze_file(tmp / "multi.tar", options);
+  CHECK(b.architecture == "arm64");
+  CHECK(b.final_bytes == 77);
+
+  options.selector.platform = Platform::parse("linux/s390x");
+  CHECK_THROWS_WITH(analyze_file(tmp / "multi.tar", options),
+                    Catch::Contains("linux/s390x") && Catch::Contains("linux/arm64") &&
+                        Catch::Contains("linux/amd64") && !Catch::Contains("unknown"));
+}
+
+TEST_CASE("a single-platform image is analysed whatever its platform unless --platform insists") {
+  Image arm;
+  arm.architecture = "arm64";
+  arm.layers = {Layer{{file("f", 3)}}};
+  TempDir tmp;
+  write_file(tmp / "save.tar", docker_legacy_save(arm));
+  CHECK(analyze_file(tmp / "save.tar").architecture == "arm64");
+  AnalyzeOptions options;
+  options.selector.platform = Platform::parse("linux/amd64");
+  CHECK_THROWS_WITH(analyze_file(tmp / "save.tar", options), Catch::Contains("linux/arm64"));
+}
+
+TEST_CASE("a layer without tar end blocks (umoci) gives a warning and full figures") {
+  Image image = sample_image();
+  image.layers[1].end_blocks = false;
+  TempDir tmp;
+  write_file(tmp / "oci.tar", tar_of(oci_layout(image)));
+  const Analysis a = analyze_file(tmp / "oci.tar");
+  check_sample(a);
+  bool warned = false;
+  for (const auto& w : a.warnings) warned = warned || w.find("end-of-archive") != std::string::npos;
+  CHECK(warned);
+}
+
+TEST_CASE("parallel and sequential layer reads give identical analyses") {
+  TempDir tmp;
+  write_file(tmp / "oci.tar", tar_of(oci_layout(sample_image(Encoding::Gzip))));
+  AnalyzeOptions one, many;
+  one.threads = 1;
+  many.threads = 8;
+  const Analysis a = analyze_file(tmp / "oci.tar", one);
+  const Analysis b = analyze_file(tmp / "oci.tar", many);
+  CHECK(a.final_bytes == b.final_bytes);
+  CHECK(a.layers_bytes == b.layers_bytes);
+  CHECK(a.dive.efficiency == b.dive.efficiency);
+  for (std::size_t i = 0; i < a.layers.size(); ++i) CHECK(a.layers[i].digest == b.layers[i].digest);
+}
+
+TEST_CASE("image selection picks an image by tag and names the tags when none matches") {
+  TempDir tmp;
+  write_file(tmp / "a.tar", docker_legacy_save(sample_image()));
+  AnalyzeOptions options;
+  options.selector.image = "nope:1";
+  CHECK_THROWS_WITH(analyze_file(tmp / "a.tar", options), Catch::Contains("test/image:1"));
+  options.selector.image = "test/image:1";
+  check_sample(analyze_file(tmp / "a.tar", options));
+}

@@ -1,0 +1,97 @@
+#include <catch2/catch.hpp>
+
+#include "imgsmith/error.hpp"
+#include "imgsmith/gate.hpp"
+
+using namespace imgsmith;
+
+namespace {
+
+Analysis sample() {
+  Analysis a;
+  a.layers_bytes = 1000;
+  a.final_bytes = 800;
+  a.wasted_bytes = 200;
+  a.dive.efficiency = 0.8;
+  a.dive.wasted_bytes = 300;
+  a.dive.user_wasted_percent = 0.3;
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("gate: no rules passes with no checks") {
+  const GateResult r = evaluate_gate(sample(), GateConfig{});
+  CHECK(r.passed);
+  CHECK(r.checks.empty());
+}
+
+TEST_CASE("gate: a limit equal to the actual value passes, one byte less fails") {
+  GateConfig g;
+  g.max_size = 800;
+  CHECK(evaluate_gate(sample(), g).passed);
+  g.max_size = 799;
+  const GateResult r = evaluate_gate(sample(), g);
+  CHECK_FALSE(r.passed);
+  REQUIRE(r.checks.size() == 1);
+  CHECK(r.checks[0].rule == "max-size");
+  CHECK(std::get<std::uint64_t>(r.checks[0].actual) == 800);
+  CHECK(std::get<std::uint64_t>(r.checks[0].limit) == 799);
+  CHECK_THAT(r.checks[0].message, Catch::Contains("800") && Catch::Contains("799"));
+}
+
+TEST_CASE("gate: wasted as a percentage of layer bytes") {
+  GateConfig g;
+  g.max_wasted_percent = 20.0;
+  CHECK(evaluate_gate(sample(), g).passed);
+  g.max_wasted_percent = 19.9;
+  CHECK_FALSE(evaluate_gate(sample(), g).passed);
+}
+
+TEST_CASE("gate: efficiency is a lower bound, user wasted an upper bound") {
+  GateConfig g;
+  g.min_efficiency = 0.8;
+  g.max_user_wasted_percent = 0.3;
+  CHECK(evaluate_gate(sample(), g).passed);
+  g.min_efficiency = 0.81;
+  g.max_user_wasted_percent = 0.29;
+  const GateResult r = evaluate_gate(sample(), g);
+  CHECK_FALSE(r.passed);
+  CHECK(r.checks.size() == 2);
+  for (const auto& c : r.checks) CHECK_FALSE(c.passed);
+}
+
+TEST_CASE("dive-ci: missing rules take dive's defaults, disabled values turn rules off") {
+  GateConfig g;
+  parse_dive_ci("rules:\n  highestWastedBytes: 20MB\n", "f", g);
+  CHECK(g.dive_lowest_efficiency == 0.9);
+  CHECK(g.dive_highest_user_wasted_percent == 0.1);
+  CHECK(g.dive_highest_wasted_bytes == 20000000u);
+  for (const char* off : {"disabled", "off", "false", "", "\"disabled\""}) {
+    GateConfig h;
+    parse_dive_ci(std::string("rules:\n  lowestEfficiency: ") + off +
+                      "\n  highestUserWastedPercent: off # comment\n",
+                  "f", h);
+    CHECK_FALSE(h.dive_lowest_efficiency.has_value());
+    CHECK_FALSE(h.dive_highest_user_wasted_percent.has_value());
+    CHECK_FALSE(h.dive_highest_wasted_bytes.has_value());
+  }
+}
+
+TEST_CASE("dive-ci: a ratio outside 0..1 or a bad size is a config error naming the file") {
+  GateConfig g;
+  CHECK_THROWS_WITH(parse_dive_ci("rules:\n  lowestEfficiency: 95\n", ".dive-ci", g),
+                    Catch::Contains(".dive-ci") && Catch::Contains("lowestEfficiency"));
+  CHECK_THROWS_AS(parse_dive_ci("rules:\n  highestUserWastedPercent: -0.1\n", "f", g), InputError);
+  CHECK_THROWS_WITH(parse_dive_ci("rules:\n  highestWastedBytes: lots\n", "f", g),
+                    Catch::Contains("highestWastedBytes"));
+  CHECK_THROWS_AS(load_dive_ci("/nonexistent/.dive-ci", g), InputError);
+}
+
+TEST_CASE("dive-ci: keys outside rules and other rule names are ignored") {
+  GateConfig g;
+  parse_dive_ci("plugins:\n  - p\nlowestEfficiency: 0.1\nrules:\n  other/rule: error\n"
+                "  lowestEfficiency: '0.7'\n",
+                "f", g);
+  CHECK(g.dive_lowest_efficiency == 0.7);
+}

@@ -1,0 +1,96 @@
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "image_builder.hpp"
+#include "scan_helpers.hpp"
+#include "imgsmith/error.hpp"
+#include "imgsmith/layer_scan.hpp"
+
+using namespace imgsmith;
+using namespace imgsmith::testing;
+
+namespace {
+
+LayerScan scan(const std::string& blob) {
+  StringStream in(blob);
+  return scan_layer(in, blob.size(), "test-layer");
+}
+
+}  // namespace
+
+TEST_CASE("layer scan: records every entry with its type, size and link") {
+  Layer layer{{dir("usr"), file("usr/a.bin", 1000), hardlink("usr/b.bin", "usr/a.bin"),
+               soft_link("usr/c", "a.bin"), whiteout("usr/gone")}};
+  const LayerScan s = scan(layer_tar(layer));
+  REQUIRE(s.entries.size() == 5);
+  CHECK(s.entries[0].path == "usr");
+  CHECK(s.entries[0].type == EntryType::Dir);
+  CHECK(s.entries[1].type == EntryType::File);
+  CHECK(s.entries[1].size == 1000);
+  CHECK(s.entries[2].type == EntryType::Hardlink);
+  CHECK(s.entries[2].link == "usr/a.bin");
+  CHECK(s.entries[2].size == 0);
+  CHECK(s.entries[3].type == EntryType::Symlink);
+  CHECK(s.entries[3].link == "a.bin");
+  CHECK(s.entries[4].path == "usr/.wh.gone");
+  CHECK(s.content_bytes == 1000);
+  CHECK(s.compression == Compression::None);
+  CHECK(s.warnings.empty());
+}
+
+TEST_CASE("layer scan: compression is judged by magic bytes") {
+  Layer layer{{file("x", 5000)}};
+  for (auto [enc, expected] : {std::pair{Encoding::Gzip, Compression::Gzip},
+                               std::pair{Encoding::Zstd, Compression::Zstd},
+                               std::pair{Encoding::None, Compression::None}}) {
+    layer.encoding = enc;
+    const std::string blob = layer_tar(layer);
+    const LayerScan s = scan(blob);
+    CHECK(s.compression == expected);
+    CHECK(s.content_bytes == 5000);
+    CHECK(s.blob_bytes == blob.size());
+  }
+}
+
+TEST_CASE("layer scan: paths are normalised") {
+  CHECK(normalise_path("./usr//lib/") == "usr/lib");
+  CHECK(normalise_path("/etc/passwd") == "etc/passwd");
+  CHECK(normalise_path("./") == "");
+  CHECK(normalise_path("a/./b/../c") == "a/c");
+  CHECK(normalise_path("../../etc") == "etc");
+}
+
+TEST_CASE("layer scan: a layer without end-of-archive blocks is a warning, not a failure") {
+  Layer layer{{file("a", 700), file("b", 10)}};
+  layer.end_blocks = false;
+  const LayerScan s = scan(layer_tar(layer));
+  CHECK(s.entries.size() == 2);
+  CHECK(s.content_bytes == 710);
+  REQUIRE(s.warnings.size() == 1);
+  CHECK_THAT(s.warnings[0], Catch::Contains("end-of-archive"));
+}
+
+TEST_CASE("layer scan: a layer cut inside an entry is an error naming the layer") {
+  std::string blob = layer_tar(Layer{{file("a", 700), file("big", 4000)}});
+  blob.resize(1024 + 512 + 1000);  // inside big's data
+  CHECK_THROWS_WITH(scan(blob), Catch::Contains("test-layer") && Catch::Contains("big"));
+}
+
+TEST_CASE("layer scan: a corrupt gzip stream is an error") {
+  std::string blob = layer_tar(Layer{{file("a", 70000, 'q')}, Encoding::Gzip});
+  for (std::size_t i = 20; i < blob.size() - 8; i += 7) blob[i] = static_cast<char>(blob[i] ^ 0x5a);
+  CHECK_THROWS_AS(scan(blob), InputError);
+}
+
+TEST_CASE("layer scan: file data is skipped by seeking, not read") {
+  TempDir tmp;
+  const std::string path = tmp / "layer.tar";
+  write_file(path, layer_tar(Layer{{file("big1", 48u << 20), file("small", 10),
+                                    file("big2", 48u << 20)}}));
+  auto shared = std::make_shared<SharedFile>(path);
+  FileRangeStream range(shared, 0, shared->size());
+  const LayerScan s = scan_layer(range, shared->size(), path);
+  CHECK(s.content_bytes == (96u << 20) + 10);
+  CHECK(shared->bytes_read() < (1u << 20));
+}

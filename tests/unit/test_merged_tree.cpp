@@ -1,0 +1,157 @@
+#include <catch2/catch.hpp>
+
+#include "imgsmith/merged_tree.hpp"
+#include "scan_helpers.hpp"
+
+using namespace imgsmith;
+using namespace imgsmith::testing;
+
+namespace {
+
+MergedTree merge(const std::vector<Layer>& layers) {
+  MergedTree tree;
+  for (std::size_t i = 0; i < layers.size(); ++i)
+    tree.apply(scanned(layers[i]), static_cast<std::uint32_t>(i));
+  return tree;
+}
+
+const WasteGroup* waste_at(const std::vector<WasteGroup>& waste, const std::string& path) {
+  for (const auto& w : waste)
+    if (w.path == path) return &w;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("merge: a whiteout deletes the lower file and its bytes become waste") {
+  const MergedTree t = merge({Layer{{dir("etc"), file("etc/a", 100), file("etc/b", 7)}},
+                              Layer{{whiteout("etc/a")}}});
+  CHECK(t.find("etc/a") == nullptr);
+  CHECK(t.find("etc/b") != nullptr);
+  CHECK(t.visible_bytes() == 7);
+  const WasteGroup* w = waste_at(t.waste(), "/etc/a");
+  REQUIRE(w != nullptr);
+  CHECK(w->how == HiddenBy::Deleted);
+  CHECK(w->bytes == 100);
+  CHECK(w->added_layer == 0);
+  CHECK(w->hidden_layer == 1);
+}
+
+TEST_CASE("merge: a whiteout of a directory removes everything under it") {
+  const MergedTree t = merge({Layer{{dir("var"), dir("var/cache"), file("var/cache/1", 10),
+                                     dir("var/cache/sub"), file("var/cache/sub/2", 20)}},
+                              Layer{{whiteout("var/cache")}}});
+  CHECK(t.find("var/cache") == nullptr);
+  CHECK(t.find("var") != nullptr);
+  CHECK(t.visible_bytes() == 0);
+  const WasteGroup* w = waste_at(t.waste(), "/var/cache");
+  REQUIRE(w != nullptr);
+  CHECK(w->bytes == 30);
+  CHECK(w->files == 2);
+}
+
+TEST_CASE("merge: a whiteout hides lower layers only, not its own layer's file") {
+  // The new file comes before the whiteout in the tar: order must not matter.
+  const MergedTree t = merge({Layer{{file("x", 50)}}, Layer{{file("x", 9), whiteout("x")}}});
+  const FileNode* x = t.find("x");
+  REQUIRE(x != nullptr);
+  CHECK(x->size == 9);
+  CHECK(x->layer == 1);
+  CHECK(t.visible_bytes() == 9);
+}
+
+TEST_CASE("merge: opaque whiteout hides lower children only") {
+  const MergedTree t =
+      merge({Layer{{dir("opt"), file("opt/old1", 11), file("opt/old2", 22), dir("opt/d"),
+                    file("opt/d/old3", 33)}},
+             // The marker sits after the new child: it still applies first.
+             Layer{{dir("opt"), file("opt/new", 5), opaque("opt")}}});
+  CHECK(t.find("opt/old1") == nullptr);
+  CHECK(t.find("opt/old2") == nullptr);
+  CHECK(t.find("opt/d") == nullptr);
+  REQUIRE(t.find("opt/new") != nullptr);
+  CHECK(t.find("opt/.wh..wh..opq") == nullptr);
+  CHECK(t.visible_bytes() == 5);
+  const WasteGroup* w = waste_at(t.waste(), "/opt");
+  REQUIRE(w != nullptr);
+  CHECK(w->how == HiddenBy::Opaque);
+  CHECK(w->bytes == 66);
+  CHECK(w->files == 3);
+}
+
+TEST_CASE("merge: a non-directory replacing a directory removes the whole subtree") {
+  const MergedTree t = merge({Layer{{dir("app"), dir("app/lib"), file("app/lib/x.so", 400)}},
+                              Layer{{file("app/lib", 3)}}});
+  const FileNode* lib = t.find("app/lib");
+  REQUIRE(lib != nullptr);
+  CHECK(lib->type == EntryType::File);
+  CHECK(lib->children.empty());
+  CHECK(t.visible_bytes() == 3);
+  const WasteGroup* w = waste_at(t.waste(), "/app/lib");
+  REQUIRE(w != nullptr);
+  CHECK(w->how == HiddenBy::Replaced);
+  CHECK(w->bytes == 400);
+}
+
+TEST_CASE("merge: a file under a path that was a file replaces it with a directory") {
+  const MergedTree t = merge({Layer{{file("conf", 12)}}, Layer{{file("conf/a", 1)}}});
+  REQUIRE(t.find("conf") != nullptr);
+  CHECK(t.find("conf")->type == EntryType::Dir);
+  CHECK(t.visible_bytes() == 1);
+}
+
+TEST_CASE("merge: directory over directory merges children") {
+  const MergedTree t = merge({Layer{{dir("d"), file("d/a", 1)}}, Layer{{dir("d"), file("d/b", 2)}}});
+  CHECK(t.find("d/a") != nullptr);
+  CHECK(t.find("d/b") != nullptr);
+  CHECK(t.visible_bytes() == 3);
+  CHECK(t.waste().empty());
+}
+
+TEST_CASE("merge: hard links are counted once") {
+  const MergedTree t = merge({Layer{{dir("bin"), file("bin/busybox", 1000),
+                                     hardlink("bin/sh", "bin/busybox"),
+                                     hardlink("bin/ls", "bin/busybox")}}});
+  CHECK(t.visible_bytes() == 1000);
+  CHECK(t.node_count() == 4);
+}
+
+TEST_CASE("merge: content stays while any hard link to it is visible") {
+  const MergedTree t = merge({Layer{{file("a", 500), hardlink("b", "a")}},
+                              Layer{{whiteout("a")}}});
+  CHECK(t.visible_bytes() == 500);
+  CHECK(t.waste().empty());
+  const MergedTree gone = merge({Layer{{file("a", 500), hardlink("b", "a")}},
+                                 Layer{{whiteout("a"), whiteout("b")}}});
+  CHECK(gone.visible_bytes() == 0);
+  REQUIRE(gone.waste().size() == 1);
+  CHECK(gone.waste()[0].bytes == 500);
+}
+
+TEST_CASE("merge: an overwritten file is waste attributed to both layers") {
+  const Analysis a = analyze_stack({Layer{{file("model.bin", 1000)}},
+                                    Layer{{file("model.bin", 1200)}}});
+  CHECK(a.layers_bytes == 2200);
+  CHECK(a.final_bytes == 1200);
+  CHECK(a.wasted_bytes == 1000);
+  REQUIRE(a.top_waste.size() == 1);
+  CHECK(a.top_waste[0].how == HiddenBy::Overwritten);
+  CHECK(a.top_waste[0].added_layer == 0);
+  CHECK(a.top_waste[0].hidden_layer == 1);
+  REQUIRE(a.largest_files.size() == 1);
+  CHECK(a.largest_files[0].layer == 1);
+}
+
+TEST_CASE("merge: wasted bytes equal layer bytes minus final bytes, whatever hid them") {
+  const Analysis a = analyze_stack(
+      {Layer{{dir("a"), file("a/1", 10), file("a/2", 20), dir("b"), file("b/3", 30), file("c", 40),
+              hardlink("d", "c")}},
+       Layer{{whiteout("a/1"), opaque("b"), file("b/4", 4), file("c", 41)}},
+       Layer{{file("a", 1), whiteout("d")}}});
+  std::uint64_t waste = 0;
+  for (const auto& w : a.top_waste) waste += w.bytes;
+  CHECK(a.layers_bytes == 100 + 45 + 1);
+  CHECK(a.final_bytes == 4 + 41 + 1);
+  CHECK(a.wasted_bytes == a.layers_bytes - a.final_bytes);
+  CHECK(waste == a.wasted_bytes);
+}
