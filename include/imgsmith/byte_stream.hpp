@@ -67,6 +67,7 @@ class PrefixedStream : public ByteStream {
  public:
   PrefixedStream(std::string prefix, ByteStream& rest) : prefix_(std::move(prefix)), rest_(rest) {}
   std::size_t read(void* buf, std::size_t size) override;
+  std::uint64_t skip(std::uint64_t size) override;
 
  private:
   std::string prefix_;

@@ -48,7 +48,7 @@ class DiveEfficiency {
     std::uint64_t minimum = 0;
     std::uint32_t copies = 0;
   };
-  std::unordered_map<std::string, PathStat> paths_;
+  std::unordered_map<std::string, PathStat> paths_;  // keyed without the leading "/"
   std::vector<std::uint64_t> layer_bytes_;
 };
 

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <memory_resource>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,7 +44,12 @@ struct FileNode {
   std::int64_t inode = -1;   // content shared by hard links; -1 for no content
   std::uint32_t layer = 0;   // the layer that last wrote this node
   FileNode* parent = nullptr;
-  std::map<std::string, std::unique_ptr<FileNode>, std::less<>> children;
+  // Keys view the children's own names. Allocated from the tree's arena:
+  // images hold hundreds of thousands of paths, and freeing them one by one
+  // cost as much as building them.
+  std::pmr::map<std::string_view, FileNode*> children;
+
+  explicit FileNode(std::pmr::memory_resource* arena) : children(arena) {}
 
   std::string path() const;  // "/usr/bin/env"
 };
@@ -54,6 +61,9 @@ class MergedTree {
   // Applies one layer on top of what is there: opaque markers first, then
   // whiteouts (both hide lower layers only), then the layer's own entries.
   void apply(const LayerScan& layer, std::uint32_t index);
+
+  MergedTree(const MergedTree&) = delete;
+  MergedTree& operator=(const MergedTree&) = delete;
 
   const FileNode& root() const { return *root_; }
   // The node at "usr/lib" (normalised, no leading slash), or nullptr.
@@ -76,13 +86,17 @@ class MergedTree {
  private:
   FileNode* lookup(std::string_view path);
   FileNode* ensure_dir(std::string_view path, std::uint32_t layer);
-  void remove_child(FileNode& parent, const std::string& name, std::uint32_t layer,
+  void remove_child(FileNode& parent, std::string_view name, std::uint32_t layer,
                     HiddenBy how, const std::string& at);
   void release(FileNode& node, std::uint32_t layer, HiddenBy how, const std::string& at);
   void add_entry(const TarEntry& entry, std::uint32_t layer);
   void record_waste(const std::string& at, HiddenBy how, const Inode& inode, std::uint32_t layer);
 
-  std::unique_ptr<FileNode> root_;
+  FileNode* new_node(std::string_view name, EntryType type, std::uint32_t layer, FileNode* parent);
+
+  std::pmr::monotonic_buffer_resource arena_;
+  std::deque<FileNode> storage_;  // stable addresses; hidden nodes stay until the tree goes
+  FileNode* root_;
   std::vector<Inode> inodes_;
   std::vector<WasteGroup> waste_;
   std::map<std::tuple<std::string, int, std::uint32_t, std::uint32_t>, std::size_t> waste_index_;

@@ -36,23 +36,22 @@ void DiveEfficiency::add_layer(const LayerScan& layer, const MergedTree& below) 
     if (found == last.end() || found->second != i) continue;
     if (parents.count(e.path) != 0) continue;  // not a leaf of this layer's tree
     const auto [dir, name] = split_path(e.path);
-    std::string key;
     std::uint64_t size = 0;
+    PathStat* stat = nullptr;
     if (name.starts_with(kWhiteoutPrefix)) {
       std::string target(dir);
       if (!target.empty()) target.push_back('/');
       target += name.substr(kWhiteoutPrefix.size());
       const FileNode* gone = below.find(target);
       if (gone != nullptr && gone->type == EntryType::Dir) size = subtree_bytes(*gone);
-      key = "/" + target;
+      stat = &paths_[std::move(target)];
     } else {
       size = e.type == EntryType::File ? e.size : 0;
-      key = "/" + e.path;
+      stat = &paths_[e.path];
     }
-    PathStat& stat = paths_[key];
-    stat.minimum = stat.copies == 0 ? size : std::min(stat.minimum, size);
-    stat.cumulative += size;
-    stat.copies += 1;
+    stat->minimum = stat->copies == 0 ? size : std::min(stat->minimum, size);
+    stat->cumulative += size;
+    stat->copies += 1;
   }
 }
 
@@ -64,7 +63,7 @@ DiveFigures DiveEfficiency::finish() const {
     cumulative_sum += stat.cumulative;
     if (stat.copies >= 2) {
       out.wasted_bytes += stat.cumulative;
-      out.inefficient.push_back(InefficientPath{path, stat.cumulative, stat.copies});
+      out.inefficient.push_back(InefficientPath{"/" + path, stat.cumulative, stat.copies});
     }
   }
   out.efficiency = cumulative_sum == 0 ? 1.0

@@ -32,20 +32,32 @@ std::string FileNode::path() const {
   return out;
 }
 
-MergedTree::MergedTree() : root_(std::make_unique<FileNode>()) {}
+MergedTree::MergedTree() : root_(&storage_.emplace_back(&arena_)) {}
+
+FileNode* MergedTree::new_node(std::string_view name, EntryType type, std::uint32_t layer,
+                               FileNode* parent) {
+  FileNode& node = storage_.emplace_back(&arena_);
+  node.name = name;
+  node.type = type;
+  node.layer = layer;
+  node.parent = parent;
+  ++nodes_;
+  parent->children.emplace(node.name, &node);
+  return &node;
+}
 
 const FileNode* MergedTree::find(std::string_view path) const {
   return const_cast<MergedTree*>(this)->lookup(path);
 }
 
 FileNode* MergedTree::lookup(std::string_view path) {
-  FileNode* node = root_.get();
+  FileNode* node = root_;
   while (!path.empty() && node != nullptr) {
     const auto slash = path.find('/');
     const std::string_view part = path.substr(0, slash);
     path = slash == std::string_view::npos ? std::string_view() : path.substr(slash + 1);
     const auto it = node->children.find(part);
-    node = it == node->children.end() ? nullptr : it->second.get();
+    node = it == node->children.end() ? nullptr : it->second;
   }
   return node;
 }
@@ -71,7 +83,7 @@ void MergedTree::release(FileNode& node, std::uint32_t layer, HiddenBy how,
   if (--inode.names == 0 && inode.size > 0) record_waste(at, how, inode, layer);
 }
 
-void MergedTree::remove_child(FileNode& parent, const std::string& name, std::uint32_t layer,
+void MergedTree::remove_child(FileNode& parent, std::string_view name, std::uint32_t layer,
                               HiddenBy how, const std::string& at) {
   const auto it = parent.children.find(name);
   if (it == parent.children.end()) return;
@@ -82,28 +94,21 @@ void MergedTree::remove_child(FileNode& parent, const std::string& name, std::ui
 // Walks to `path`, creating missing directories; a non-directory in the way
 // is replaced, as the runtime's overlay would when the layer is extracted.
 FileNode* MergedTree::ensure_dir(std::string_view path, std::uint32_t layer) {
-  FileNode* node = root_.get();
-  std::string walked;
-  while (!path.empty()) {
-    const auto slash = path.find('/');
-    const std::string part(path.substr(0, slash));
-    path = slash == std::string_view::npos ? std::string_view() : path.substr(slash + 1);
-    walked += (walked.empty() ? "" : "/") + part;
+  FileNode* node = root_;
+  const std::string_view full = path;
+  std::size_t start = 0;
+  while (start < full.size()) {
+    const std::size_t slash = full.find('/', start);
+    const std::size_t end = slash == std::string_view::npos ? full.size() : slash;
+    const std::string_view part = full.substr(start, end - start);
     auto it = node->children.find(part);
     if (it != node->children.end() && it->second->type != EntryType::Dir) {
-      remove_child(*node, part, layer, HiddenBy::Replaced, "/" + walked);
+      remove_child(*node, part, layer, HiddenBy::Replaced,
+                   "/" + std::string(full.substr(0, end)));
       it = node->children.end();
     }
-    if (it == node->children.end()) {
-      auto child = std::make_unique<FileNode>();
-      child->name = part;
-      child->type = EntryType::Dir;
-      child->layer = layer;
-      child->parent = node;
-      ++nodes_;
-      it = node->children.emplace(part, std::move(child)).first;
-    }
-    node = it->second.get();
+    node = it != node->children.end() ? it->second : new_node(part, EntryType::Dir, layer, node);
+    start = end + 1;
   }
   return node;
 }
@@ -111,29 +116,20 @@ FileNode* MergedTree::ensure_dir(std::string_view path, std::uint32_t layer) {
 void MergedTree::add_entry(const TarEntry& entry, std::uint32_t layer) {
   const auto [dir, name] = split_path(entry.path);
   FileNode* parent = ensure_dir(dir, layer);
-  const std::string key(name);
-  if (auto it = parent->children.find(key); it != parent->children.end()) {
+  if (auto it = parent->children.find(name); it != parent->children.end()) {
     FileNode& existing = *it->second;
     if (existing.type == EntryType::Dir && entry.type == EntryType::Dir) {
       existing.layer = layer;  // directory over directory merges
       return;
     }
     const bool same_kind = (existing.type == EntryType::Dir) == (entry.type == EntryType::Dir);
-    remove_child(*parent, key, layer, same_kind ? HiddenBy::Overwritten : HiddenBy::Replaced,
-                 "/" + entry.path);
+    remove_child(*parent, name, layer,
+                 same_kind ? HiddenBy::Overwritten : HiddenBy::Replaced, "/" + entry.path);
   }
-  auto node = std::make_unique<FileNode>();
-  node->name = key;
-  node->type = entry.type;
-  node->layer = layer;
-  node->parent = parent;
-  if (entry.type == EntryType::File) {
-    node->size = entry.size;
-    node->inode = static_cast<std::int64_t>(inodes_.size());
-    inodes_.push_back(Inode{entry.size, layer, 1});
-  } else if (entry.type == EntryType::Hardlink) {
+  if (entry.type == EntryType::Hardlink) {
     // A hard link's bytes belong to its target: count them once.
     const FileNode* target = lookup(entry.link);
+    FileNode* node = new_node(name, entry.type, layer, parent);
     if (target != nullptr && target->inode >= 0) {
       node->inode = target->inode;
       ++inodes_[static_cast<std::size_t>(target->inode)].names;
@@ -141,9 +137,14 @@ void MergedTree::add_entry(const TarEntry& entry, std::uint32_t layer) {
       warnings_.push_back("layer " + std::to_string(layer) + ": hard link /" + entry.path +
                           " points at /" + entry.link + ", which is not a file here");
     }
+    return;
   }
-  ++nodes_;
-  parent->children.emplace(key, std::move(node));
+  FileNode* node = new_node(name, entry.type, layer, parent);
+  if (entry.type == EntryType::File) {
+    node->size = entry.size;
+    node->inode = static_cast<std::int64_t>(inodes_.size());
+    inodes_.push_back(Inode{entry.size, layer, 1});
+  }
 }
 
 void MergedTree::apply(const LayerScan& layer, std::uint32_t index) {
@@ -156,8 +157,7 @@ void MergedTree::apply(const LayerScan& layer, std::uint32_t index) {
     if (d == nullptr || d->type != EntryType::Dir) continue;
     const std::string at = "/" + std::string(dir);
     while (!d->children.empty()) {
-      const std::string child = d->children.begin()->first;
-      remove_child(*d, child, index, HiddenBy::Opaque, at);
+      remove_child(*d, d->children.begin()->first, index, HiddenBy::Opaque, at);
     }
   }
   // Whiteouts, too, hide lower layers only; a file the same layer adds under

@@ -29,6 +29,22 @@ ArchiveReader::ArchiveReader(ByteStream& in, std::string label, bool allow_filte
   archive_read_support_format_gnutar(a_);
   // A zero-byte layer is a valid empty layer.
   archive_read_support_format_empty(a_);
+  open();
+}
+
+ArchiveReader::ArchiveReader(ByteStream& in, std::string label, RawTag)
+    : in_(in), label_(std::move(label)), buffer_(kReadBlock) {
+  a_ = archive_read_new();
+  if (a_ == nullptr) throw InputError(label_ + ": out of memory");
+  archive_read_support_filter_gzip(a_);
+  archive_read_support_filter_zstd(a_);
+  archive_read_support_filter_xz(a_);
+  archive_read_support_filter_bzip2(a_);
+  archive_read_support_format_raw(a_);
+  open();
+}
+
+void ArchiveReader::open() {
   archive_read_set_read_callback(a_, &ArchiveReader::on_read);
   archive_read_set_skip_callback(a_, &ArchiveReader::on_skip);
   archive_read_set_callback_data(a_, this);
@@ -140,3 +156,27 @@ Compression ArchiveReader::compression() const {
 }
 
 }  // namespace imgsmith::detail
+
+namespace imgsmith {
+
+struct DecompressingStream::Impl {
+  Impl(ByteStream& in, const std::string& label)
+      : reader(in, label, detail::ArchiveReader::RawTag{}), name(label) {
+    if (reader.next(/*tolerate_truncation=*/false) == nullptr)
+      throw InputError(label + ": empty compressed stream");
+  }
+  detail::ArchiveReader reader;
+  std::string name;
+};
+
+DecompressingStream::DecompressingStream(ByteStream& in, const std::string& label)
+    : impl_(std::make_unique<Impl>(in, label)) {}
+DecompressingStream::~DecompressingStream() = default;
+
+std::size_t DecompressingStream::read(void* buf, std::size_t size) {
+  return impl_->reader.read_some(buf, size, "compressed data");
+}
+
+Compression DecompressingStream::compression() const { return impl_->reader.compression(); }
+
+}  // namespace imgsmith

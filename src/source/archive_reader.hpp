@@ -9,6 +9,24 @@
 
 #include "imgsmith/byte_stream.hpp"
 
+namespace imgsmith {
+
+// The decoded bytes of a gzip/zstd/xz/bzip2 stream (estargz too: it is a
+// series of gzip members).
+class DecompressingStream final : public ByteStream {
+ public:
+  DecompressingStream(ByteStream& in, const std::string& label);
+  ~DecompressingStream() override;
+  std::size_t read(void* buf, std::size_t size) override;
+  Compression compression() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace imgsmith
+
 namespace imgsmith::detail {
 
 class ArchiveReader {
@@ -16,6 +34,10 @@ class ArchiveReader {
   // Opens `in` as a tar archive, optionally behind gzip/zstd/xz/bzip2.
   // Throws InputError ("<label>: ...") when libarchive cannot start.
   ArchiveReader(ByteStream& in, std::string label, bool allow_filters);
+  // Opens `in` as one compressed stream (gzip/zstd/xz/bzip2) whose decoded
+  // bytes are read with read_some() after next().
+  struct RawTag {};
+  ArchiveReader(ByteStream& in, std::string label, RawTag);
   ~ArchiveReader();
   ArchiveReader(const ArchiveReader&) = delete;
   ArchiveReader& operator=(const ArchiveReader&) = delete;
@@ -45,6 +67,8 @@ class ArchiveReader {
   static la_ssize_t on_read(archive*, void* self, const void** buf);
   static la_int64_t on_skip(archive*, void* self, la_int64_t request);
   [[noreturn]] void fail(const std::string& what) const;
+
+  void open();
 
   archive* a_ = nullptr;
   ByteStream& in_;

@@ -78,6 +78,13 @@ std::size_t PrefixedStream::read(void* buf, std::size_t size) {
   return rest_.read(buf, size);
 }
 
+std::uint64_t PrefixedStream::skip(std::uint64_t size) {
+  const std::uint64_t from_prefix = std::min<std::uint64_t>(size, prefix_.size() - used_);
+  used_ += static_cast<std::size_t>(from_prefix);
+  if (from_prefix == size) return size;
+  return from_prefix + rest_.skip(size - from_prefix);
+}
+
 Compression sniff_compression(const void* data, std::size_t size) {
   const auto* b = static_cast<const unsigned char*>(data);
   if (size >= 2 && b[0] == 0x1f && b[1] == 0x8b) return Compression::Gzip;

@@ -4,11 +4,31 @@
 #include <vector>
 
 #include "archive_reader.hpp"
+#include "tar_reader.hpp"
 #include "imgsmith/error.hpp"
 
 namespace imgsmith {
 
+namespace {
+
+// Most tar names are already clean ("usr/lib/x.so"); only "./", "//", "/",
+// "." and ".." need the general path.
+bool already_normal(std::string_view p) {
+  if (p.empty() || p.front() == '/' || p.back() == '/') return p.empty();
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t slash = p.find('/', start);
+    const std::string_view part = p.substr(start, slash - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    if (slash == std::string_view::npos) return true;
+    start = slash + 1;
+  }
+}
+
+}  // namespace
+
 std::string normalise_path(std::string_view raw) {
+  if (already_normal(raw)) return std::string(raw);
   std::vector<std::string_view> parts;
   while (!raw.empty()) {
     const std::size_t slash = raw.find('/');
@@ -31,19 +51,37 @@ std::string normalise_path(std::string_view raw) {
 
 namespace {
 
-EntryType entry_type(archive_entry* e) {
-  if (archive_entry_hardlink(e) != nullptr) return EntryType::Hardlink;
-  switch (archive_entry_filetype(e)) {
-    case AE_IFREG: return EntryType::File;
-    case AE_IFDIR: return EntryType::Dir;
-    case AE_IFLNK: return EntryType::Symlink;
+EntryType entry_type(char tar_type) {
+  switch (tar_type) {
+    case '0': case '7': case 'S': return EntryType::File;
+    case '1': return EntryType::Hardlink;
+    case '2': return EntryType::Symlink;
+    case '5': return EntryType::Dir;
     default: return EntryType::Other;
   }
 }
 
-const char* entry_name(archive_entry* e) {
-  const char* name = archive_entry_pathname_utf8(e);
-  return name != nullptr ? name : archive_entry_pathname(e);
+void scan_entries(ByteStream& tar, const std::string& label, LayerScan& scan) {
+  detail::TarReader reader(tar, label);
+  detail::TarHeader header;
+  while (reader.next(header)) {
+    TarEntry entry;
+    entry.path = normalise_path(header.path);
+    if (entry.path.empty()) continue;  // the root directory itself
+    entry.type = entry_type(header.type);
+    // Old tars mark directories only by a trailing slash on a regular entry.
+    if (entry.type == EntryType::File && !header.path.empty() && header.path.back() == '/')
+      entry.type = EntryType::Dir;
+    if (entry.type == EntryType::File) entry.size = header.size;
+    if (entry.type == EntryType::Hardlink) entry.link = normalise_path(header.link);
+    if (entry.type == EntryType::Symlink) entry.link = header.link;
+    scan.content_bytes += entry.size;
+    scan.entries.push_back(std::move(entry));
+  }
+  if (reader.ended_early())
+    scan.warnings.push_back(label + ": layer ends without tar end-of-archive blocks after its " +
+                            std::to_string(scan.entries.size()) +
+                            " entries; reading it as complete");
 }
 
 }  // namespace
@@ -51,36 +89,24 @@ const char* entry_name(archive_entry* e) {
 LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string& label) {
   LayerScan scan;
   scan.blob_bytes = blob_bytes;
-  detail::ArchiveReader reader(in, label, /*allow_filters=*/true);
-  while (archive_entry* e = reader.next(/*tolerate_truncation=*/true)) {
-    const char* name = entry_name(e);
-    TarEntry entry;
-    entry.path = normalise_path(name != nullptr ? name : "");
-    entry.type = entry_type(e);
-    if (entry.type == EntryType::File) entry.size = static_cast<std::uint64_t>(archive_entry_size(e));
-    if (entry.type == EntryType::Hardlink) {
-      const char* target = archive_entry_hardlink_utf8(e);
-      entry.link = normalise_path(target != nullptr ? target : archive_entry_hardlink(e));
-    } else if (entry.type == EntryType::Symlink) {
-      const char* target = archive_entry_symlink_utf8(e);
-      if (target == nullptr) target = archive_entry_symlink(e);
-      entry.link = target != nullptr ? target : "";
-    }
-    // Skipping here, not inside the next header call, is what tells a layer
-    // cut inside an entry (an error) from one cut between entries (a warning).
-    const auto stored = static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(e)));
-    const bool more = stored == 0 || reader.skip_data(entry.path, stored);
-    if (!entry.path.empty()) {  // an empty path is the root directory itself
-      scan.content_bytes += entry.size;
-      scan.entries.push_back(std::move(entry));
-    }
-    if (!more) break;
+  // The first bytes tell the encoding; they are replayed to the reader.
+  std::string head(8, '\0');
+  std::size_t have = 0;
+  while (have < head.size()) {
+    const std::size_t n = in.read(head.data() + have, head.size() - have);
+    if (n == 0) break;
+    have += n;
   }
-  scan.compression = reader.compression();
-  if (reader.truncated())
-    scan.warnings.push_back(label + ": layer ends without tar end-of-archive blocks after its " +
-                            std::to_string(scan.entries.size()) +
-                            " entries; reading it as complete");
+  head.resize(have);
+  scan.compression = sniff_compression(head.data(), head.size());
+  PrefixedStream replay(std::move(head), in);
+  if (scan.compression == Compression::None) {
+    scan_entries(replay, label, scan);
+  } else {
+    DecompressingStream decoded(replay, label);
+    scan.compression = decoded.compression();
+    scan_entries(decoded, label, scan);
+  }
   return scan;
 }
 

@@ -8,10 +8,10 @@ using namespace imgsmith::testing;
 
 namespace {
 
-MergedTree merge(const std::vector<Layer>& layers) {
-  MergedTree tree;
+std::unique_ptr<MergedTree> merge(const std::vector<Layer>& layers) {
+  auto tree = std::make_unique<MergedTree>();
   for (std::size_t i = 0; i < layers.size(); ++i)
-    tree.apply(scanned(layers[i]), static_cast<std::uint32_t>(i));
+    tree->apply(scanned(layers[i]), static_cast<std::uint32_t>(i));
   return tree;
 }
 
@@ -24,8 +24,9 @@ const WasteGroup* waste_at(const std::vector<WasteGroup>& waste, const std::stri
 }  // namespace
 
 TEST_CASE("merge: a whiteout deletes the lower file and its bytes become waste") {
-  const MergedTree t = merge({Layer{{dir("etc"), file("etc/a", 100), file("etc/b", 7)}},
+  const auto t_tree = merge({Layer{{dir("etc"), file("etc/a", 100), file("etc/b", 7)}},
                               Layer{{whiteout("etc/a")}}});
+  const MergedTree& t = *t_tree;
   CHECK(t.find("etc/a") == nullptr);
   CHECK(t.find("etc/b") != nullptr);
   CHECK(t.visible_bytes() == 7);
@@ -38,9 +39,10 @@ TEST_CASE("merge: a whiteout deletes the lower file and its bytes become waste")
 }
 
 TEST_CASE("merge: a whiteout of a directory removes everything under it") {
-  const MergedTree t = merge({Layer{{dir("var"), dir("var/cache"), file("var/cache/1", 10),
+  const auto t_tree = merge({Layer{{dir("var"), dir("var/cache"), file("var/cache/1", 10),
                                      dir("var/cache/sub"), file("var/cache/sub/2", 20)}},
                               Layer{{whiteout("var/cache")}}});
+  const MergedTree& t = *t_tree;
   CHECK(t.find("var/cache") == nullptr);
   CHECK(t.find("var") != nullptr);
   CHECK(t.visible_bytes() == 0);
@@ -52,7 +54,8 @@ TEST_CASE("merge: a whiteout of a directory removes everything under it") {
 
 TEST_CASE("merge: a whiteout hides lower layers only, not its own layer's file") {
   // The new file comes before the whiteout in the tar: order must not matter.
-  const MergedTree t = merge({Layer{{file("x", 50)}}, Layer{{file("x", 9), whiteout("x")}}});
+  const auto t_tree = merge({Layer{{file("x", 50)}}, Layer{{file("x", 9), whiteout("x")}}});
+  const MergedTree& t = *t_tree;
   const FileNode* x = t.find("x");
   REQUIRE(x != nullptr);
   CHECK(x->size == 9);
@@ -61,11 +64,12 @@ TEST_CASE("merge: a whiteout hides lower layers only, not its own layer's file")
 }
 
 TEST_CASE("merge: opaque whiteout hides lower children only") {
-  const MergedTree t =
+  const auto t_tree =
       merge({Layer{{dir("opt"), file("opt/old1", 11), file("opt/old2", 22), dir("opt/d"),
                     file("opt/d/old3", 33)}},
              // The marker sits after the new child: it still applies first.
              Layer{{dir("opt"), file("opt/new", 5), opaque("opt")}}});
+  const MergedTree& t = *t_tree;
   CHECK(t.find("opt/old1") == nullptr);
   CHECK(t.find("opt/old2") == nullptr);
   CHECK(t.find("opt/d") == nullptr);
@@ -80,8 +84,9 @@ TEST_CASE("merge: opaque whiteout hides lower children only") {
 }
 
 TEST_CASE("merge: a non-directory replacing a directory removes the whole subtree") {
-  const MergedTree t = merge({Layer{{dir("app"), dir("app/lib"), file("app/lib/x.so", 400)}},
+  const auto t_tree = merge({Layer{{dir("app"), dir("app/lib"), file("app/lib/x.so", 400)}},
                               Layer{{file("app/lib", 3)}}});
+  const MergedTree& t = *t_tree;
   const FileNode* lib = t.find("app/lib");
   REQUIRE(lib != nullptr);
   CHECK(lib->type == EntryType::File);
@@ -94,14 +99,16 @@ TEST_CASE("merge: a non-directory replacing a directory removes the whole subtre
 }
 
 TEST_CASE("merge: a file under a path that was a file replaces it with a directory") {
-  const MergedTree t = merge({Layer{{file("conf", 12)}}, Layer{{file("conf/a", 1)}}});
+  const auto t_tree = merge({Layer{{file("conf", 12)}}, Layer{{file("conf/a", 1)}}});
+  const MergedTree& t = *t_tree;
   REQUIRE(t.find("conf") != nullptr);
   CHECK(t.find("conf")->type == EntryType::Dir);
   CHECK(t.visible_bytes() == 1);
 }
 
 TEST_CASE("merge: directory over directory merges children") {
-  const MergedTree t = merge({Layer{{dir("d"), file("d/a", 1)}}, Layer{{dir("d"), file("d/b", 2)}}});
+  const auto t_tree = merge({Layer{{dir("d"), file("d/a", 1)}}, Layer{{dir("d"), file("d/b", 2)}}});
+  const MergedTree& t = *t_tree;
   CHECK(t.find("d/a") != nullptr);
   CHECK(t.find("d/b") != nullptr);
   CHECK(t.visible_bytes() == 3);
@@ -109,20 +116,23 @@ TEST_CASE("merge: directory over directory merges children") {
 }
 
 TEST_CASE("merge: hard links are counted once") {
-  const MergedTree t = merge({Layer{{dir("bin"), file("bin/busybox", 1000),
+  const auto t_tree = merge({Layer{{dir("bin"), file("bin/busybox", 1000),
                                      hardlink("bin/sh", "bin/busybox"),
                                      hardlink("bin/ls", "bin/busybox")}}});
+  const MergedTree& t = *t_tree;
   CHECK(t.visible_bytes() == 1000);
   CHECK(t.node_count() == 4);
 }
 
 TEST_CASE("merge: content stays while any hard link to it is visible") {
-  const MergedTree t = merge({Layer{{file("a", 500), hardlink("b", "a")}},
+  const auto t_tree = merge({Layer{{file("a", 500), hardlink("b", "a")}},
                               Layer{{whiteout("a")}}});
+  const MergedTree& t = *t_tree;
   CHECK(t.visible_bytes() == 500);
   CHECK(t.waste().empty());
-  const MergedTree gone = merge({Layer{{file("a", 500), hardlink("b", "a")}},
+  const auto gone_tree = merge({Layer{{file("a", 500), hardlink("b", "a")}},
                                  Layer{{whiteout("a"), whiteout("b")}}});
+  const MergedTree& gone = *gone_tree;
   CHECK(gone.visible_bytes() == 0);
   REQUIRE(gone.waste().size() == 1);
   CHECK(gone.waste()[0].bytes == 500);

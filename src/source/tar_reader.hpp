@@ -1,0 +1,54 @@
+// A tar header reader for layers (internal to src/source). Layers are where
+// an image's entries are, hundreds of thousands of them; reading headers
+// directly, and skipping data by seeking, is several times faster than a
+// general archive library that converts every name to wide characters.
+// Understands ustar, GNU (long names and links, base-256 sizes) and pax
+// (path, linkpath, size) headers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "imgsmith/byte_stream.hpp"
+
+namespace imgsmith::detail {
+
+struct TarHeader {
+  std::string path;  // as stored
+  std::string link;
+  char type = '0';
+  std::uint64_t size = 0;  // bytes of data that follow the header
+};
+
+class TarReader {
+ public:
+  TarReader(ByteStream& in, std::string label);
+
+  // Reads the next entry's header, skipping the previous entry's data first.
+  // Returns false at the end of the archive. Throws InputError on a corrupt
+  // header or data cut short. An archive that simply stops after a complete
+  // entry (no end blocks, or not even the last entry's padding) ends with
+  // ended_early() set.
+  bool next(TarHeader& header);
+  bool ended_early() const { return ended_early_; }
+
+ private:
+  // Makes `n` bytes available at pos_; returns how many are (fewer at EOF).
+  std::size_t fill(std::size_t n);
+  // Skips `n` bytes; returns how many could be skipped before EOF.
+  std::uint64_t skip(std::uint64_t n);
+  std::string read_data(std::uint64_t size, const char* what);
+
+  ByteStream& in_;
+  std::string label_;
+  std::vector<char> buf_;
+  std::size_t pos_ = 0, end_ = 0;
+  std::uint64_t offset_ = 0;  // archive offset of buf_[pos_]
+  std::uint64_t pending_data_ = 0, pending_padding_ = 0;
+  std::string pending_name_;
+  bool ended_early_ = false;
+  bool first_ = true;
+};
+
+}  // namespace imgsmith::detail
