@@ -75,6 +75,9 @@ class PrefixedStream : public ByteStream {
   ByteStream& rest_;
 };
 
+// Reads up to `size` bytes, fewer only at the end of the stream.
+std::string read_prefix(ByteStream& in, std::size_t size);
+
 // The first bytes of a blob tell its encoding (REFERENCE §1: never trust the
 // media type alone).
 enum class Compression : std::uint8_t { None, Gzip, Zstd, Other };

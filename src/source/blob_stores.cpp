@@ -31,6 +31,32 @@ std::string resolve_link(const std::string& at, const std::string& target) {
   return normalise_path(dir.empty() ? target : dir + "/" + target);
 }
 
+// Looks a member up in a tar's index, following symbolic and hard links
+// (a legacy save stores a repeated layer as a link to its first copy).
+// Records say they are links by a non-empty `link`.
+template <typename Record>
+const Record* find_member(const std::unordered_map<std::string, Record>& index, std::string path) {
+  path = normalise_path(path);
+  for (int hop = 0; hop < kMaxLinkHops; ++hop) {
+    const auto it = index.find(path);
+    if (it == index.end()) return nullptr;
+    if (it->second.link.empty()) return &it->second;
+    path = it->second.link;
+  }
+  return nullptr;
+}
+
+template <typename Record>
+const Record& require_member(const std::unordered_map<std::string, Record>& index,
+                             const std::string& archive, const std::string& path) {
+  const Record* r = find_member(index, path);
+  if (r == nullptr)
+    throw InputError(archive + ": the image refers to '" + path +
+                     "', which is missing from the archive; the save is incomplete, save the "
+                     "image again");
+  return *r;
+}
+
 // ---------------------------------------------------------------------------
 // A tar file on disk, uncompressed: indexed once, header by header, seeking
 // past data. Layers are then read in place, in parallel, as byte ranges.
@@ -47,15 +73,9 @@ class TarFileStore final : public BlobStore {
       rec.size = static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(e)));
       const std::string path = normalise_path(raw != nullptr ? raw : "");
       if (archive_entry_hardlink(e) != nullptr) {
-        rec.kind = Record::Link;
         rec.link = normalise_path(archive_entry_hardlink(e));
       } else if (archive_entry_filetype(e) == AE_IFLNK) {
-        rec.kind = Record::Link;
         rec.link = resolve_link(path, archive_entry_symlink(e) ? archive_entry_symlink(e) : "");
-      } else if (archive_entry_filetype(e) == AE_IFREG) {
-        rec.kind = Record::File;
-      } else {
-        rec.kind = Record::Other;
       }
       const bool more = rec.size == 0 || reader.skip_data(path, rec.size);
       index_[path] = std::move(rec);
@@ -98,29 +118,14 @@ class TarFileStore final : public BlobStore {
 
  private:
   struct Record {
-    enum Kind { File, Link, Other } kind = Other;
     std::uint64_t offset = 0;
     std::uint64_t size = 0;
-    std::string link;
+    std::string link;  // set for symbolic and hard links
   };
 
-  const Record* find(std::string path) const {
-    path = normalise_path(path);
-    for (int hop = 0; hop < kMaxLinkHops; ++hop) {
-      const auto it = index_.find(path);
-      if (it == index_.end()) return nullptr;
-      if (it->second.kind != Record::Link) return &it->second;
-      path = it->second.link;
-    }
-    return nullptr;
-  }
+  const Record* find(const std::string& path) const { return find_member(index_, path); }
   const Record* require(const std::string& path) const {
-    const Record* r = find(path);
-    if (r == nullptr)
-      throw InputError(name() + ": the image refers to '" + path +
-                       "', which is missing from the archive; the save is incomplete, save the "
-                       "image again");
-    return r;
+    return &require_member(index_, name(), path);
   }
 
   std::shared_ptr<const SharedFile> file_;
@@ -214,14 +219,7 @@ class StreamedTarStore final : public BlobStore {
   void read_blob(detail::ArchiveReader& reader, const std::string& path, Record& rec,
                  const ProgressFn& progress) {
     EntryData data(reader, path);
-    std::string head(4096, '\0');
-    std::size_t have = 0;
-    while (have < head.size()) {
-      const std::size_t n = data.read(head.data() + have, head.size() - have);
-      if (n == 0) break;
-      have += n;
-    }
-    head.resize(have);
+    std::string head = read_prefix(data, 4096);
     bytes_read_ += rec.size;
     const auto first = head.find_first_not_of(" \t\r\n");
     if (first != std::string::npos && (head[first] == '{' || head[first] == '[') &&
@@ -246,23 +244,9 @@ class StreamedTarStore final : public BlobStore {
     }
   }
 
-  const Record* find(std::string path) const {
-    path = normalise_path(path);
-    for (int hop = 0; hop < kMaxLinkHops; ++hop) {
-      const auto it = records_.find(path);
-      if (it == records_.end()) return nullptr;
-      if (it->second.link.empty()) return &it->second;
-      path = it->second.link;
-    }
-    return nullptr;
-  }
+  const Record* find(const std::string& path) const { return find_member(records_, path); }
   const Record* require(const std::string& path) const {
-    const Record* r = find(path);
-    if (r == nullptr)
-      throw InputError(name() + ": the image refers to '" + path +
-                       "', which is missing from the archive; the save is incomplete, save the "
-                       "image again");
-    return r;
+    return &require_member(records_, name(), path);
   }
 
   std::string label_;

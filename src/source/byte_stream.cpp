@@ -85,6 +85,18 @@ std::uint64_t PrefixedStream::skip(std::uint64_t size) {
   return from_prefix + rest_.skip(size - from_prefix);
 }
 
+std::string read_prefix(ByteStream& in, std::size_t size) {
+  std::string head(size, '\0');
+  std::size_t have = 0;
+  while (have < size) {
+    const std::size_t n = in.read(head.data() + have, size - have);
+    if (n == 0) break;
+    have += n;
+  }
+  head.resize(have);
+  return head;
+}
+
 Compression sniff_compression(const void* data, std::size_t size) {
   const auto* b = static_cast<const unsigned char*>(data);
   if (size >= 2 && b[0] == 0x1f && b[1] == 0x8b) return Compression::Gzip;

@@ -90,14 +90,7 @@ LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string
   LayerScan scan;
   scan.blob_bytes = blob_bytes;
   // The first bytes tell the encoding; they are replayed to the reader.
-  std::string head(8, '\0');
-  std::size_t have = 0;
-  while (have < head.size()) {
-    const std::size_t n = in.read(head.data() + have, head.size() - have);
-    if (n == 0) break;
-    have += n;
-  }
-  head.resize(have);
+  std::string head = read_prefix(in, 8);
   scan.compression = sniff_compression(head.data(), head.size());
   PrefixedStream replay(std::move(head), in);
   if (scan.compression == Compression::None) {
