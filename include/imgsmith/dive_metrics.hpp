@@ -12,7 +12,9 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -39,6 +41,7 @@ struct DiveFigures {
 class DiveEfficiency {
  public:
   // Call for each layer in order, before the layer is applied to `below`.
+  // Paths are kept as views into `layer`, which must outlive finish().
   void add_layer(const LayerScan& layer, const MergedTree& below);
   DiveFigures finish() const;
 
@@ -48,7 +51,8 @@ class DiveEfficiency {
     std::uint64_t minimum = 0;
     std::uint32_t copies = 0;
   };
-  std::unordered_map<std::string, PathStat> paths_;  // keyed without the leading "/"
+  std::unordered_map<std::string_view, PathStat> paths_;  // keyed without the leading "/"
+  std::deque<std::string> whiteout_targets_;                // owns keys no layer holds
   std::vector<std::uint64_t> layer_bytes_;
 };
 

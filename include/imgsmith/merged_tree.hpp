@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <unordered_map>
 #include <memory_resource>
 #include <memory>
 #include <string>
@@ -47,7 +48,7 @@ struct FileNode {
   // Keys view the children's own names. Allocated from the tree's arena:
   // images hold hundreds of thousands of paths, and freeing them one by one
   // cost as much as building them.
-  std::pmr::map<std::string_view, FileNode*> children;
+  std::pmr::unordered_map<std::string_view, FileNode*> children;
 
   explicit FileNode(std::pmr::memory_resource* arena) : children(arena) {}
 
@@ -86,6 +87,7 @@ class MergedTree {
  private:
   FileNode* lookup(std::string_view path);
   FileNode* ensure_dir(std::string_view path, std::uint32_t layer);
+  FileNode* walk_to_dir(std::string_view path, std::uint32_t layer);
   void remove_child(FileNode& parent, std::string_view name, std::uint32_t layer,
                     HiddenBy how, const std::string& at);
   void release(FileNode& node, std::uint32_t layer, HiddenBy how, const std::string& at);
@@ -95,6 +97,10 @@ class MergedTree {
   FileNode* new_node(std::string_view name, EntryType type, std::uint32_t layer, FileNode* parent);
 
   std::pmr::monotonic_buffer_resource arena_;
+  // Entries of one directory come together in a tar: the last directory
+  // walked to is kept, and forgotten whenever anything is removed.
+  std::string cached_dir_path_;
+  FileNode* cached_dir_ = nullptr;
   std::deque<FileNode> storage_;  // stable addresses; hidden nodes stay until the tree goes
   FileNode* root_;
   std::vector<Inode> inodes_;

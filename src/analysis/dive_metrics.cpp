@@ -21,13 +21,15 @@ void DiveEfficiency::add_layer(const LayerScan& layer, const MergedTree& below) 
   // the last one winning when a path repeats, and every parent implied.
   std::unordered_map<std::string_view, std::size_t> last;
   std::unordered_set<std::string_view> parents;
+  last.reserve(layer.entries.size());
   for (std::size_t i = 0; i < layer.entries.size(); ++i) {
     const std::string_view path = layer.entries[i].path;
     if (split_path(path).second.starts_with(kWhiteoutMetaPrefix)) continue;
     last[path] = i;
-    for (auto slash = path.find('/'); slash != std::string_view::npos;
-         slash = path.find('/', slash + 1))
-      parents.insert(path.substr(0, slash));
+    // Ancestors, deepest first; once one is known, so are all above it.
+    for (auto slash = path.rfind('/'); slash != std::string_view::npos && slash > 0;
+         slash = path.rfind('/', slash - 1))
+      if (!parents.insert(path.substr(0, slash)).second) break;
   }
 
   for (std::size_t i = 0; i < layer.entries.size(); ++i) {
@@ -44,7 +46,10 @@ void DiveEfficiency::add_layer(const LayerScan& layer, const MergedTree& below) 
       target += name.substr(kWhiteoutPrefix.size());
       const FileNode* gone = below.find(target);
       if (gone != nullptr && gone->type == EntryType::Dir) size = subtree_bytes(*gone);
-      stat = &paths_[std::move(target)];
+      auto it = paths_.find(target);
+      if (it == paths_.end())
+        it = paths_.emplace(whiteout_targets_.emplace_back(std::move(target)), PathStat{}).first;
+      stat = &it->second;
     } else {
       size = e.type == EntryType::File ? e.size : 0;
       stat = &paths_[e.path];
@@ -63,7 +68,8 @@ DiveFigures DiveEfficiency::finish() const {
     cumulative_sum += stat.cumulative;
     if (stat.copies >= 2) {
       out.wasted_bytes += stat.cumulative;
-      out.inefficient.push_back(InefficientPath{"/" + path, stat.cumulative, stat.copies});
+      out.inefficient.push_back(
+          InefficientPath{"/" + std::string(path), stat.cumulative, stat.copies});
     }
   }
   out.efficiency = cumulative_sum == 0 ? 1.0

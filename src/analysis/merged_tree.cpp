@@ -87,6 +87,7 @@ void MergedTree::remove_child(FileNode& parent, std::string_view name, std::uint
                               HiddenBy how, const std::string& at) {
   const auto it = parent.children.find(name);
   if (it == parent.children.end()) return;
+  cached_dir_ = nullptr;
   release(*it->second, layer, how, at);
   parent.children.erase(it);
 }
@@ -94,6 +95,14 @@ void MergedTree::remove_child(FileNode& parent, std::string_view name, std::uint
 // Walks to `path`, creating missing directories; a non-directory in the way
 // is replaced, as the runtime's overlay would when the layer is extracted.
 FileNode* MergedTree::ensure_dir(std::string_view path, std::uint32_t layer) {
+  if (cached_dir_ != nullptr && path == cached_dir_path_) return cached_dir_;
+  FileNode* node = walk_to_dir(path, layer);
+  cached_dir_path_.assign(path);
+  cached_dir_ = node;
+  return node;
+}
+
+FileNode* MergedTree::walk_to_dir(std::string_view path, std::uint32_t layer) {
   FileNode* node = root_;
   const std::string_view full = path;
   std::size_t start = 0;

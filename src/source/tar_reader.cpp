@@ -12,7 +12,7 @@ constexpr std::size_t kBlock = 512;
 constexpr std::size_t kBuffer = 64 * 1024;
 constexpr std::uint64_t kMetaLimit = 1 << 20;  // pax and GNU long-name data
 
-std::string field(const char* p, std::size_t n) { return std::string(p, strnlen(p, n)); }
+std::string_view field(const char* p, std::size_t n) { return std::string_view(p, strnlen(p, n)); }
 
 // Octal, space or NUL terminated; or GNU base-256 when the top bit is set.
 bool parse_number(const char* p, std::size_t n, std::uint64_t& out) {
@@ -196,10 +196,16 @@ bool TarReader::next(TarHeader& header) {
     std::uint64_t size = 0;
     if (!parse_number(h + 124, 12, size))
       throw InputError(label_ + ": corrupt size field at offset " + std::to_string(offset_));
-    std::string name = field(h, 100);
+    // Copied before the buffer moves on (reading pax data can refill it).
     const bool posix_ustar = std::memcmp(h + 257, "ustar\0", 6) == 0;
-    if (posix_ustar && h[345] != '\0') name = field(h + 345, 155) + "/" + name;
-    std::string link = field(h + 157, 100);
+    if (posix_ustar && h[345] != '\0') {
+      header.path.assign(field(h + 345, 155));
+      header.path.push_back('/');
+      header.path.append(field(h, 100));
+    } else {
+      header.path.assign(field(h, 100));
+    }
+    header.link.assign(field(h + 157, 100));
     pos_ += kBlock;
     offset_ += kBlock;
 
@@ -220,8 +226,10 @@ bool TarReader::next(TarHeader& header) {
         continue;
       default: break;
     }
-    header.path = !pax_path.empty() ? pax_path : !long_path.empty() ? long_path : name;
-    header.link = !pax_link.empty() ? pax_link : !long_link.empty() ? long_link : link;
+    if (!pax_path.empty()) header.path = pax_path;
+    else if (!long_path.empty()) header.path = long_path;
+    if (!pax_link.empty()) header.link = pax_link;
+    else if (!long_link.empty()) header.link = long_link;
     header.type = type;
     if (has_pax_size) size = pax_size;
     // Links, directories and devices carry no data, whatever the size field
@@ -230,7 +238,7 @@ bool TarReader::next(TarHeader& header) {
     header.size = has_data ? size : 0;
     pending_data_ = header.size;
     pending_padding_ = (kBlock - header.size % kBlock) % kBlock;
-    pending_name_ = header.path;
+    pending_name_.assign(header.path);
     return true;
   }
 }
