@@ -49,8 +49,15 @@ struct Analysis {
   DiveFigures dive;
   std::vector<LayerReport> layers;
   std::vector<FileReport> largest_files;
-  std::vector<WasteGroup> top_waste;  // largest first
+  std::vector<WasteGroup> waste;  // every hiding operation, largest first
+  std::size_t top = 10;           // how many files and waste rows reports list
   std::vector<std::string> warnings;
+  std::string working_dir;        // the config's WorkingDir
+
+  // The merged filesystem, and the captured package-database files that are
+  // visible in it (the top layer's copy of each path), for attribution.
+  std::shared_ptr<const MergedTree> tree;
+  std::vector<CapturedFile> metadata;
 
   std::uint64_t bytes_read = 0;  // from disk, to show what seeking saved
   double seconds = 0;
@@ -61,6 +68,7 @@ struct AnalyzeOptions {
   std::size_t top = 10;
   unsigned threads = 0;  // 0: one per core
   ProgressFn progress;
+  CaptureFn capture;     // package-database files to keep (attribution)
 };
 
 // Opens, resolves and analyses the image at `path`. Throws InputError.

@@ -46,6 +46,8 @@ class BlobStore {
 // (docker save in any format, OCI archive), a gzip/zstd-compressed such tar,
 // or "-" for a tar on standard input. Detected from content, never from the
 // file name. Throws InputError naming PATH.
-std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const ProgressFn& progress);
+// `capture` picks the small files whose content layer scans keep.
+std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const ProgressFn& progress,
+                                           const CaptureFn& capture = {});
 
 }  // namespace imgsmith

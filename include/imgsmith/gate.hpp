@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "imgsmith/analysis.hpp"
+#include "imgsmith/attribution.hpp"
+#include "imgsmith/findings.hpp"
 
 namespace imgsmith {
 
@@ -21,7 +23,15 @@ struct GateConfig {
   std::optional<double> dive_lowest_efficiency;
   std::optional<std::uint64_t> dive_highest_wasted_bytes;
   std::optional<double> dive_highest_user_wasted_percent;
+  // --budget CATEGORY[/CHILD]=SIZE and --deny FINDING_ID.
+  std::vector<std::pair<std::string, std::uint64_t>> budgets;
+  std::vector<std::string> deny;
 };
+
+// Parses "cuda=3GiB" or "cuda/cudnn=1GiB" against the known categories.
+// Throws InputError for a malformed budget or an unknown category.
+std::pair<std::string, std::uint64_t> parse_budget(const std::string& text,
+                                                   const std::vector<std::string>& categories);
 
 struct GateCheck {
   std::string rule;
@@ -36,7 +46,11 @@ struct GateResult {
   std::vector<GateCheck> checks;  // every rule evaluated, passed or not
 };
 
-GateResult evaluate_gate(const Analysis& analysis, const GateConfig& config);
+// Budgets need the attribution and denials the findings; without them,
+// those rules are not evaluated.
+GateResult evaluate_gate(const Analysis& analysis, const GateConfig& config,
+                         const Attribution* attribution = nullptr,
+                         const std::vector<Finding>* findings = nullptr);
 
 // Reads dive's CI rules file (YAML, `rules:` mapping) into `config`.
 // Unknown keys are ignored as dive ignores them; "disabled", "off", "false"

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -19,8 +21,19 @@ struct TarEntry {
   std::string link;        // hard-link target (normalised) or symlink target (as stored)
 };
 
+// A small file whose content the analysis needs (package databases: dpkg
+// file lists, Python RECORD files), read while the layer is scanned.
+struct CapturedFile {
+  std::string path;  // normalised
+  std::string content;
+};
+
+// Which entries to capture, by normalised path and size.
+using CaptureFn = std::function<bool(std::string_view path, std::uint64_t size)>;
+
 struct LayerScan {
   std::vector<TarEntry> entries;
+  std::vector<CapturedFile> captured;
   std::uint64_t content_bytes = 0;  // sum of regular-file sizes
   std::uint64_t blob_bytes = 0;     // bytes of the blob as stored
   Compression compression = Compression::None;
@@ -32,7 +45,8 @@ struct LayerScan {
 // `label` names the blob in messages. Throws InputError on a corrupt or
 // truncated layer; a layer that merely lacks its end-of-archive blocks after
 // its last complete entry gets a warning instead (umoci writes such layers).
-LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string& label);
+LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string& label,
+                     const CaptureFn& capture = {});
 
 // "./usr//lib/" -> "usr/lib"; "." and "/" -> "". ".." never climbs above the root.
 std::string normalise_path(std::string_view raw);

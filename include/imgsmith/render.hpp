@@ -10,7 +10,16 @@
 
 namespace imgsmith {
 
-nlohmann::json analysis_to_json(const Analysis& analysis, const GateResult& gate);
-void render_text(const Analysis& analysis, const GateResult& gate, std::ostream& out);
+// What a report shows: the analysis, and when attribution ran, the
+// categories and the findings.
+struct Report {
+  const Analysis& analysis;
+  const Attribution* attribution = nullptr;
+  const std::vector<Finding>* findings = nullptr;
+  const GateResult& gate;
+};
+
+nlohmann::json report_to_json(const Report& report);
+void render_text(const Report& report, std::ostream& out);
 
 }  // namespace imgsmith

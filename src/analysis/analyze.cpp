@@ -126,7 +126,8 @@ Analysis analyze_layers(const ResolvedImage& image,
   a.warnings = image.warnings;
   const auto created_by = created_by_per_layer(image.config, scans.size(), a.warnings);
 
-  MergedTree tree;
+  auto tree_owner = std::make_shared<MergedTree>();
+  MergedTree& tree = *tree_owner;
   DiveEfficiency dive;
   bool all_compressed = !scans.empty();
   std::uint64_t compressed_total = 0;
@@ -173,17 +174,28 @@ Analysis analyze_layers(const ResolvedImage& image,
     return x.bytes != y.bytes ? x.bytes > y.bytes : x.path < y.path;
   });
 
-  a.top_waste = tree.waste();
-  std::sort(a.top_waste.begin(), a.top_waste.end(), [](const auto& x, const auto& y) {
+  a.waste = tree.waste();
+  std::sort(a.waste.begin(), a.waste.end(), [](const auto& x, const auto& y) {
     return x.bytes != y.bytes ? x.bytes > y.bytes : x.path < y.path;
   });
-  if (a.top_waste.size() > top) a.top_waste.resize(top);
+  a.top = top;
+
+  // Package databases: the copy in the highest layer, if it is still visible.
+  std::map<std::string, const CapturedFile*> newest;
+  for (const auto& scan : scans)
+    for (const auto& f : scan->captured) newest[f.path] = &f;
+  for (const auto& [path, file] : newest)
+    if (const FileNode* node = tree.find(path); node != nullptr && node->type == EntryType::File)
+      a.metadata.push_back(*file);
+  if (const auto cfg = image.config.find("config"); cfg != image.config.end() && cfg->is_object())
+    a.working_dir = config_string(*cfg, "WorkingDir");
+  a.tree = std::move(tree_owner);
   return a;
 }
 
 Analysis analyze_image(const std::string& path, const AnalyzeOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  const auto store = open_blob_store(path, options.progress);
+  const auto store = open_blob_store(path, options.progress, options.capture);
   const ResolvedImage image = resolve_image(*store, options.selector);
   const auto scans = scan_all(*store, image, options);
   Analysis a = analyze_layers(image, scans, options.top);

@@ -2,11 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <sstream>
 
 #include "imgsmith/analysis.hpp"
+#include "imgsmith/attribution.hpp"
+#include "imgsmith/findings.hpp"
 #include "imgsmith/error.hpp"
 #include "imgsmith/gate.hpp"
 #include "imgsmith/render.hpp"
@@ -25,7 +28,8 @@ struct AnalyzeArgs {
   std::size_t top = 10;
   unsigned threads = 0;
   bool quiet = false;
-  std::string max_size, max_wasted, dive_ci;
+  std::string max_size, max_wasted, dive_ci, rules;
+  std::vector<std::string> budgets, deny, ignore;
   std::optional<double> min_efficiency, max_user_wasted_percent;
 };
 
@@ -44,8 +48,18 @@ double ratio_flag(const std::string& flag, double value) {
   return value;
 }
 
-GateConfig gate_from(const AnalyzeArgs& args) {
+GateConfig gate_from(const AnalyzeArgs& args, const RuleSet& rules) {
   GateConfig g;
+  for (const auto& b : args.budgets) g.budgets.push_back(parse_budget(b, rules.categories));
+  for (const auto& id : args.deny) {
+    const auto& ids = finding_ids();
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
+      std::string list;
+      for (const auto& known : ids) list += (list.empty() ? "" : ", ") + known;
+      throw InputError("--deny '" + id + "': unknown finding (one of: " + list + ")");
+    }
+    g.deny.push_back(id);
+  }
   if (!args.dive_ci.empty()) load_dive_ci(args.dive_ci, g);
   if (!args.max_size.empty()) g.max_size = size_flag("--max-size", args.max_size);
   if (!args.max_wasted.empty()) {
@@ -85,8 +99,13 @@ class ProgressLine {
 };
 
 int run_analyze(const AnalyzeArgs& args) {
-  const GateConfig gate_config = gate_from(args);
+  const RuleSet rules =
+      args.rules.empty() ? builtin_rules() : with_user_rules(builtin_rules(), args.rules);
+  const GateConfig gate_config = gate_from(args, rules);
+  std::vector<Glob> ignore;
+  for (const auto& g : args.ignore) ignore.emplace_back(g);
   AnalyzeOptions options;
+  options.capture = is_package_database;
   if (!args.platform.empty()) options.selector.platform = Platform::parse(args.platform);
   options.selector.image = args.image_name;
   options.top = args.top;
@@ -95,18 +114,22 @@ int run_analyze(const AnalyzeArgs& args) {
   options.progress = [&progress](const std::string& s) { progress.show(s); };
 
   const Analysis analysis = analyze_image(args.image, options);
+  progress.show("attributing bytes");
+  const Attribution attribution = attribute(analysis, rules);
+  const std::vector<Finding> findings = find_waste(analysis, attribution, ignore);
   progress.clear();
-  const GateResult gate = evaluate_gate(analysis, gate_config);
+  const GateResult gate = evaluate_gate(analysis, gate_config, &attribution, &findings);
+  const Report full{analysis, &attribution, &findings, gate};
 
   if (!args.quiet)
     for (const auto& w : analysis.warnings) std::cerr << "imgsmith: warning: " << w << "\n";
 
   std::string report;
   if (args.format == "json") {
-    report = analysis_to_json(analysis, gate).dump(2) + "\n";
+    report = report_to_json(full).dump(2) + "\n";
   } else {
     std::ostringstream text;
-    render_text(analysis, gate, text);
+    render_text(full, text);
     report = text.str();
   }
   write_output(args.output, report);
@@ -163,6 +186,17 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-user-wasted-percent", args->max_user_wasted_percent,
                   "Fail when dive's user-wasted ratio is above F (0..1)")
       ->group(gate);
+  cmd->add_option("--budget", args->budgets,
+                  "Fail when a category exceeds SIZE: CATEGORY=SIZE or CATEGORY/CHILD=SIZE,\n"
+                  "e.g. cuda=3GiB, cuda/cudnn=1GiB (repeatable)")
+      ->group(gate);
+  cmd->add_option("--deny", args->deny, "Fail when this finding is present, e.g. devel-in-final (repeatable)")
+      ->group(gate);
+  cmd->add_option("--ignore", args->ignore,
+                  "Keep paths matching GLOB out of findings and waste, e.g. '/opt/models/**' (repeatable)")
+      ->group(gate);
+  cmd->add_option("--rules", args->rules,
+                  "Attribution rules (JSON) tried before the built-in ones; see data/attribution-rules.json");
   cmd->add_option("--dive-ci", args->dive_ci,
                   "Apply the rules of a dive .dive-ci file (dive's defaults for missing rules)")
       ->group(gate);

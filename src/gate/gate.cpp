@@ -1,6 +1,9 @@
 #include "imgsmith/gate.hpp"
 
+#include <algorithm>
 #include <cstdio>
+
+#include "imgsmith/error.hpp"
 
 #include "imgsmith/size.hpp"
 
@@ -34,7 +37,25 @@ void check_ratio(GateResult& r, const std::string& rule, double actual, double l
 
 }  // namespace
 
-GateResult evaluate_gate(const Analysis& a, const GateConfig& g) {
+std::pair<std::string, std::uint64_t> parse_budget(const std::string& text,
+                                                   const std::vector<std::string>& categories) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError("--budget '" + text + "': expected CATEGORY=SIZE, e.g. cuda=3GiB or cuda/cudnn=1GiB");
+  const std::string name = text.substr(0, eq);
+  const std::string top = name.substr(0, name.find('/'));
+  if (std::find(categories.begin(), categories.end(), top) == categories.end()) {
+    std::string list;
+    for (const auto& c : categories) list += (list.empty() ? "" : ", ") + c;
+    throw InputError("--budget '" + text + "': unknown category '" + top + "' (one of: " + list + ")");
+  }
+  const auto bytes = parse_size(text.substr(eq + 1));
+  if (!bytes) throw InputError("--budget '" + text + "': '" + text.substr(eq + 1) + "' is not a size");
+  return {name, *bytes};
+}
+
+GateResult evaluate_gate(const Analysis& a, const GateConfig& g, const Attribution* attribution,
+                         const std::vector<Finding>* findings) {
   GateResult r;
   if (g.max_size) check_at_most(r, "max-size", a.final_bytes, *g.max_size, "final size");
   if (g.max_wasted) check_at_most(r, "max-wasted", a.wasted_bytes, *g.max_wasted, "wasted bytes");
@@ -61,6 +82,24 @@ GateResult evaluate_gate(const Analysis& a, const GateConfig& g) {
   if (g.dive_highest_user_wasted_percent)
     check_ratio(r, "dive:highestUserWastedPercent", a.dive.user_wasted_percent,
                 *g.dive_highest_user_wasted_percent, false, "dive user wasted ratio");
+  if (attribution != nullptr)
+    for (const auto& [name, limit] : g.budgets) {
+      const auto slash = name.find('/');
+      const CategoryNode* node = slash == std::string::npos
+                                     ? attribution->find(name)
+                                     : attribution->find(name.substr(0, slash), name.substr(slash + 1));
+      check_at_most(r, "budget:" + name, node != nullptr ? node->bytes : 0, limit, name + " bytes");
+    }
+  if (findings != nullptr)
+    for (const auto& id : g.deny) {
+      std::uint64_t bytes = 0;
+      for (const auto& f : *findings)
+        if (f.id == id) bytes = f.bytes;
+      GateCheck c{"deny:" + id, std::uint64_t{0}, bytes, bytes == 0, ""};
+      if (!c.passed)
+        c.message = "finding " + id + " is present (" + format_count(bytes) + " B would be saved)";
+      r.checks.push_back(std::move(c));
+    }
   for (const auto& c : r.checks) r.passed = r.passed && c.passed;
   return r;
 }

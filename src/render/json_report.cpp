@@ -13,9 +13,19 @@ json number(const std::variant<std::uint64_t, double>& v) {
 
 json optional_bytes(const std::optional<std::uint64_t>& v) { return v ? json(*v) : json(nullptr); }
 
+json category_json(const CategoryNode& c) {
+  json node = {{"name", c.name}, {"bytes", c.bytes}, {"files", c.files}};
+  if (!c.origins.empty()) node["origins"] = c.origins;
+  node["children"] = json::array();
+  for (const auto& child : c.children) node["children"].push_back(category_json(child));
+  return node;
+}
+
 }  // namespace
 
-json analysis_to_json(const Analysis& a, const GateResult& gate) {
+json report_to_json(const Report& report) {
+  const Analysis& a = report.analysis;
+  const GateResult& gate = report.gate;
   json out;
   out["schema"] = "imgsmith.analysis/v1";
   out["source"] = a.source;
@@ -55,13 +65,32 @@ json analysis_to_json(const Analysis& a, const GateResult& gate) {
   for (const auto& f : a.largest_files)
     out["largest_files"].push_back({{"path", f.path}, {"bytes", f.bytes}, {"layer", f.layer}, {"hard_links", f.hard_links}});
   out["waste"] = json::array();
-  for (const auto& w : a.top_waste)
+  for (std::size_t i = 0; i < a.waste.size() && i < a.top; ++i) {
+    const WasteGroup& w = a.waste[i];
     out["waste"].push_back({{"path", w.path},
                             {"bytes", w.bytes},
                             {"files", w.files},
                             {"how", hidden_by_name(w.how)},
                             {"added_by_layer", w.added_layer},
                             {"hidden_by_layer", w.hidden_layer}});
+  }
+  if (report.attribution != nullptr) {
+    out["categories"] = json::array();
+    for (const auto& c : report.attribution->categories) out["categories"].push_back(category_json(c));
+  }
+  if (report.findings != nullptr) {
+    out["findings"] = json::array();
+    for (const auto& f : *report.findings) {
+      json paths = json::array();
+      for (const auto& p : f.paths) paths.push_back({{"path", p.path}, {"bytes", p.bytes}});
+      out["findings"].push_back({{"id", f.id},
+                                 {"bytes", f.bytes},
+                                 {"message", f.message},
+                                 {"fix", f.fix},
+                                 {"paths", paths},
+                                 {"layers", f.layers}});
+    }
+  }
   json violations = json::array(), checks = json::array();
   for (const auto& c : gate.checks) {
     json item = {{"rule", c.rule},

@@ -46,9 +46,45 @@ std::string limit_text(const GateCheck& c) {
   return fmt("%g", std::get<double>(c.limit));
 }
 
+void render_categories(const Attribution& attr, std::ostream& out) {
+  out << "\nWHERE THE BYTES ARE (final filesystem)\n";
+  for (const auto& c : attr.categories) {
+    if (c.bytes == 0) continue;
+    out << fmt("  %-14s %10s  %6s\n", c.name.c_str(), format_size(c.bytes).c_str(),
+               pct(c.bytes, attr.total_bytes).c_str());
+    std::size_t shown = 0;
+    for (const auto& child : c.children) {
+      if (++shown > 6) {
+        out << fmt("    %-24s (%zu more)\n", "...", c.children.size() - 6);
+        break;
+      }
+      std::string origins;
+      for (const auto& [origin, bytes] : child.origins)
+        origins += (origins.empty() ? "  [" : ", ") + origin + " " + format_size(bytes);
+      if (!origins.empty()) origins += "]";
+      out << fmt("    %-24s %10s  %6s%s\n", child.name.c_str(), format_size(child.bytes).c_str(),
+                 pct(child.bytes, attr.total_bytes).c_str(), origins.c_str());
+    }
+  }
+}
+
+void render_findings(const std::vector<Finding>& findings, std::ostream& out) {
+  out << "\nFINDINGS (largest saving first)\n";
+  if (findings.empty()) out << "  none\n";
+  for (const auto& f : findings) {
+    out << fmt("  %10s  %s: %s\n", format_size(f.bytes).c_str(), f.id.c_str(), f.message.c_str());
+    out << "              fix: " << f.fix << "\n";
+    for (std::size_t i = 0; i < f.paths.size() && i < 3; ++i)
+      out << fmt("              %10s  %s\n", format_size(f.paths[i].bytes).c_str(),
+                 f.paths[i].path.c_str());
+  }
+}
+
 }  // namespace
 
-void render_text(const Analysis& a, const GateResult& gate, std::ostream& out) {
+void render_text(const Report& report, std::ostream& out) {
+  const Analysis& a = report.analysis;
+  const GateResult& gate = report.gate;
   std::string tags;
   for (const auto& t : a.tags) tags += (tags.empty() ? "" : ", ") + t;
   out << "IMAGE   " << (tags.empty() ? "(untagged)" : tags) << "\n";
@@ -97,13 +133,18 @@ void render_text(const Analysis& a, const GateResult& gate, std::ostream& out) {
                  f.path.c_str(),
                  f.hard_links > 0 ? fmt(" (+%u hard links)", f.hard_links).c_str() : "");
   }
-  if (!a.top_waste.empty()) {
+  if (!a.waste.empty()) {
     out << "\nTOP WASTE (bytes added by one layer and hidden by another)\n";
-    for (const auto& w : a.top_waste)
+    for (std::size_t i = 0; i < a.waste.size() && i < a.top; ++i) {
+      const WasteGroup& w = a.waste[i];
       out << fmt("  %10s  %-11s layer %u -> %-3u %s%s\n", format_size(w.bytes).c_str(),
                  hidden_by_name(w.how), w.added_layer, w.hidden_layer, w.path.c_str(),
                  w.files > 1 ? fmt(" (%s files)", format_count(w.files).c_str()).c_str() : "");
+    }
   }
+
+  if (report.attribution != nullptr) render_categories(*report.attribution, out);
+  if (report.findings != nullptr) render_findings(*report.findings, out);
 
   if (!gate.checks.empty()) {
     std::size_t failed = 0;

@@ -62,8 +62,9 @@ const Record& require_member(const std::unordered_map<std::string, Record>& inde
 // past data. Layers are then read in place, in parallel, as byte ranges.
 class TarFileStore final : public BlobStore {
  public:
-  TarFileStore(std::shared_ptr<const SharedFile> file, const ProgressFn& progress)
-      : file_(std::move(file)) {
+  TarFileStore(std::shared_ptr<const SharedFile> file, const ProgressFn& progress,
+               CaptureFn capture)
+      : file_(std::move(file)), capture_(std::move(capture)) {
     FileRangeStream whole(file_, 0, file_->size());
     detail::ArchiveReader reader(whole, file_->path(), /*allow_filters=*/false);
     while (archive_entry* e = reader.next(/*tolerate_truncation=*/true)) {
@@ -110,7 +111,7 @@ class TarFileStore final : public BlobStore {
     const Record* r = require(path);
     FileRangeStream range(file_, r->offset, r->size);
     return std::make_shared<LayerScan>(
-        imgsmith::scan_layer(range, r->size, name() + ": layer " + path));
+        imgsmith::scan_layer(range, r->size, name() + ": layer " + path, capture_));
   }
   bool parallel_scans() const override { return true; }
   std::uint64_t bytes_read() const override { return file_->bytes_read(); }
@@ -129,6 +130,7 @@ class TarFileStore final : public BlobStore {
   }
 
   std::shared_ptr<const SharedFile> file_;
+  CaptureFn capture_;
   std::unordered_map<std::string, Record> index_;
   std::vector<std::string> warnings_;
 };
@@ -139,7 +141,8 @@ class TarFileStore final : public BlobStore {
 // a layer is scanned as it passes; the resolver later picks the ones it needs.
 class StreamedTarStore final : public BlobStore {
  public:
-  StreamedTarStore(ByteStream& in, std::string label, const ProgressFn& progress)
+  StreamedTarStore(ByteStream& in, std::string label, const ProgressFn& progress,
+                   const CaptureFn& capture)
       : label_(std::move(label)) {
     detail::ArchiveReader reader(in, label_, /*allow_filters=*/true);
     while (archive_entry* e = reader.next(/*tolerate_truncation=*/true)) {
@@ -152,7 +155,7 @@ class StreamedTarStore final : public BlobStore {
       } else if (archive_entry_filetype(e) == AE_IFLNK) {
         rec.link = resolve_link(path, archive_entry_symlink(e) ? archive_entry_symlink(e) : "");
       } else if (archive_entry_filetype(e) == AE_IFREG && rec.size > 0) {
-        read_blob(reader, path, rec, progress);
+        read_blob(reader, path, rec, progress, capture);
       }
       records_[path] = std::move(rec);
     }
@@ -217,7 +220,7 @@ class StreamedTarStore final : public BlobStore {
   static constexpr std::uint64_t kTextLimit = 64ull << 20;
 
   void read_blob(detail::ArchiveReader& reader, const std::string& path, Record& rec,
-                 const ProgressFn& progress) {
+                 const ProgressFn& progress, const CaptureFn& capture) {
     EntryData data(reader, path);
     std::string head = read_prefix(data, 4096);
     bytes_read_ += rec.size;
@@ -234,7 +237,7 @@ class StreamedTarStore final : public BlobStore {
     PrefixedStream layer(std::move(head), data);
     try {
       rec.scan = std::make_shared<LayerScan>(
-          imgsmith::scan_layer(layer, rec.size, name() + ": layer " + path));
+          imgsmith::scan_layer(layer, rec.size, name() + ": layer " + path, capture));
       if (progress) progress("scanned " + path);
     } catch (const InputError& e) {
       // A broken outer stream is fatal; a blob that only looked like a layer
@@ -259,7 +262,8 @@ class StreamedTarStore final : public BlobStore {
 // A directory: an OCI image layout, or an unpacked docker save.
 class DirectoryStore final : public BlobStore {
  public:
-  explicit DirectoryStore(std::string root) : root_(std::move(root)) {}
+  DirectoryStore(std::string root, CaptureFn capture)
+      : root_(std::move(root)), capture_(std::move(capture)) {}
 
   const std::string& name() const override { return root_; }
   std::string kind() const override { return "directory"; }
@@ -286,7 +290,7 @@ class DirectoryStore final : public BlobStore {
     auto file = std::make_shared<SharedFile>(full(path));
     FileRangeStream range(file, 0, file->size());
     auto scan = std::make_shared<LayerScan>(
-        imgsmith::scan_layer(range, file->size(), full(path)));
+        imgsmith::scan_layer(range, file->size(), full(path), capture_));
     bytes_read_ += file->bytes_read();
     return scan;
   }
@@ -297,15 +301,17 @@ class DirectoryStore final : public BlobStore {
   std::string full(const std::string& path) const { return root_ + "/" + normalise_path(path); }
 
   std::string root_;
+  CaptureFn capture_;
   mutable std::atomic<std::uint64_t> bytes_read_{0};
 };
 
 }  // namespace
 
-std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const ProgressFn& progress) {
+std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const ProgressFn& progress,
+                                           const CaptureFn& capture) {
   if (path == "-") {
     FdStream in(STDIN_FILENO, "<stdin>");
-    return std::make_unique<StreamedTarStore>(in, "<stdin>", progress);
+    return std::make_unique<StreamedTarStore>(in, "<stdin>", progress, capture);
   }
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
@@ -314,7 +320,7 @@ std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const Progre
   if (S_ISDIR(st.st_mode)) {
     if (::access(path.c_str(), R_OK | X_OK) != 0)
       throw InputError(path + ": directory not readable: " + std::strerror(errno));
-    return std::make_unique<DirectoryStore>(path);
+    return std::make_unique<DirectoryStore>(path, capture);
   }
   auto file = std::make_shared<SharedFile>(path);
   if (file->size() == 0)
@@ -324,13 +330,13 @@ std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const Progre
   const std::size_t n = file->pread(head, sizeof head, 0);
   if (sniff_compression(head, n) != Compression::None) {
     FileRangeStream whole(file, 0, file->size());
-    return std::make_unique<StreamedTarStore>(whole, path, progress);
+    return std::make_unique<StreamedTarStore>(whole, path, progress, capture);
   }
   if (!looks_like_tar(head, n))
     throw InputError(path +
                      ": not a container image: neither a tar archive (docker save, OCI archive), "
                      "a gzip/zstd-compressed one, nor an OCI layout directory");
-  return std::make_unique<TarFileStore>(std::move(file), progress);
+  return std::make_unique<TarFileStore>(std::move(file), progress, capture);
 }
 
 }  // namespace imgsmith

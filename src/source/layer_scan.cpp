@@ -61,7 +61,8 @@ EntryType entry_type(char tar_type) {
   }
 }
 
-void scan_entries(ByteStream& tar, const std::string& label, LayerScan& scan) {
+void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& capture,
+                  LayerScan& scan) {
   detail::TarReader reader(tar, label);
   detail::TarHeader header;
   while (reader.next(header)) {
@@ -75,6 +76,8 @@ void scan_entries(ByteStream& tar, const std::string& label, LayerScan& scan) {
     if (entry.type == EntryType::File) entry.size = header.size;
     if (entry.type == EntryType::Hardlink) entry.link = normalise_path(header.link);
     if (entry.type == EntryType::Symlink) entry.link = header.link;
+    if (entry.type == EntryType::File && capture && capture(entry.path, entry.size))
+      scan.captured.push_back(CapturedFile{entry.path, reader.read_entry_data()});
     scan.content_bytes += entry.size;
     scan.entries.push_back(std::move(entry));
   }
@@ -86,7 +89,8 @@ void scan_entries(ByteStream& tar, const std::string& label, LayerScan& scan) {
 
 }  // namespace
 
-LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string& label) {
+LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string& label,
+                     const CaptureFn& capture) {
   LayerScan scan;
   scan.blob_bytes = blob_bytes;
   // The first bytes tell the encoding; they are replayed to the reader.
@@ -94,11 +98,11 @@ LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string
   scan.compression = sniff_compression(head.data(), head.size());
   PrefixedStream replay(std::move(head), in);
   if (scan.compression == Compression::None) {
-    scan_entries(replay, label, scan);
+    scan_entries(replay, label, capture, scan);
   } else {
     DecompressingStream decoded(replay, label);
     scan.compression = decoded.compression();
-    scan_entries(decoded, label, scan);
+    scan_entries(decoded, label, capture, scan);
   }
   return scan;
 }

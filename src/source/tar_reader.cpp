@@ -156,6 +156,22 @@ std::string TarReader::read_data(std::uint64_t size, const char* what) {
   return data;
 }
 
+std::string TarReader::read_entry_data() {
+  std::string data;
+  data.reserve(static_cast<std::size_t>(pending_data_));
+  while (pending_data_ > 0) {
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(pending_data_, kBuffer));
+    const std::size_t got = fill(want);
+    if (got == 0)
+      throw InputError(label_ + ": truncated: the data of '" + pending_name_ + "' is cut short");
+    data.append(buf_.data() + pos_, got);
+    pos_ += got;
+    offset_ += got;
+    pending_data_ -= got;
+  }
+  return data;
+}
+
 bool TarReader::next(TarHeader& header) {
   if (pending_data_ + pending_padding_ > 0) {
     const std::uint64_t skipped = skip(pending_data_ + pending_padding_);

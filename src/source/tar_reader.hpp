@@ -32,6 +32,9 @@ class TarReader {
   // ended_early() set.
   bool next(TarHeader& header);
   bool ended_early() const { return ended_early_; }
+  // Reads the data of the entry next() just returned, instead of skipping
+  // it. Throws InputError when the data is cut short.
+  std::string read_entry_data();
 
  private:
   // Makes `n` bytes available at pos_; returns how many are (fewer at EOF).

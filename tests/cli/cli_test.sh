@@ -69,5 +69,24 @@ gzip -c "$dive" >"$tmp/dive.tar.gz"
 expect "gzip-compressed save" 0 "$bin" analyze "$tmp/dive.tar.gz" --format json
 check "compressed save gives the same final size" grep -q '"final_bytes": 1188573' "$tmp/out"
 
+expect "budget passes" 0 "$bin" analyze "$dive" --budget os=2MB --budget os/unowned=2MB -q
+expect "budget fails" 1 "$bin" analyze "$dive" --budget app=1kB -q
+check "budget violation names the category" grep -q "budget:app" "$tmp/err"
+expect "unknown budget category" 2 "$bin" analyze "$dive" --budget gpu=1GB
+expect "deny a present finding" 1 "$bin" analyze "$dive" --deny deleted-in-later-layer -q
+expect "deny an absent finding" 0 "$bin" analyze "$dive" --deny devel-in-final -q
+expect "deny an unknown finding" 2 "$bin" analyze "$dive" --deny no-such-finding
+expect "ignore removes paths from findings" 0 "$bin" analyze "$dive" --ignore '/root/**' --ignore '/tmp/**' \
+  --deny deleted-in-later-layer --deny overwritten-in-later-layer -q
+printf '{"rules":[{"category":"app","child":"busybox","paths":["/bin/**"]}]}' >"$tmp/rules.json"
+expect "user rules" 0 "$bin" analyze "$dive" --rules "$tmp/rules.json" --format json -o "$tmp/rules-report.json"
+check "user rules move bytes" grep -q '"name": "busybox"' "$tmp/rules-report.json"
+printf '{"rules":[{"category":"gpu","paths":["**"]}]}' >"$tmp/bad-rules.json"
+expect "bad rules file" 2 "$bin" analyze "$dive" --rules "$tmp/bad-rules.json"
+check "bad rules file is named" grep -q "bad-rules.json" "$tmp/err"
+expect "json has categories and findings" 0 "$bin" analyze "$dive" --format json
+check "categories in json" grep -q '"categories"' "$tmp/out"
+check "findings in json" grep -q '"id": "deleted-in-later-layer"' "$tmp/out"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -71,7 +71,7 @@ TEST_CASE("dive fixture: final tree bytes match docker export, waste is the diff
   CHECK(a.final_bytes == 1188573);
   CHECK(a.wasted_bytes == 32025);
   std::uint64_t listed = 0;
-  for (const auto& w : a.top_waste) listed += w.bytes;
+  for (const auto& w : a.waste) listed += w.bytes;
   CHECK(listed == a.wasted_bytes);
 }
 

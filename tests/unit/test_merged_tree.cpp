@@ -144,10 +144,10 @@ TEST_CASE("merge: an overwritten file is waste attributed to both layers") {
   CHECK(a.layers_bytes == 2200);
   CHECK(a.final_bytes == 1200);
   CHECK(a.wasted_bytes == 1000);
-  REQUIRE(a.top_waste.size() == 1);
-  CHECK(a.top_waste[0].how == HiddenBy::Overwritten);
-  CHECK(a.top_waste[0].added_layer == 0);
-  CHECK(a.top_waste[0].hidden_layer == 1);
+  REQUIRE(a.waste.size() == 1);
+  CHECK(a.waste[0].how == HiddenBy::Overwritten);
+  CHECK(a.waste[0].added_layer == 0);
+  CHECK(a.waste[0].hidden_layer == 1);
   REQUIRE(a.largest_files.size() == 1);
   CHECK(a.largest_files[0].layer == 1);
 }
@@ -159,7 +159,7 @@ TEST_CASE("merge: wasted bytes equal layer bytes minus final bytes, whatever hid
        Layer{{whiteout("a/1"), opaque("b"), file("b/4", 4), file("c", 41)}},
        Layer{{file("a", 1), whiteout("d")}}});
   std::uint64_t waste = 0;
-  for (const auto& w : a.top_waste) waste += w.bytes;
+  for (const auto& w : a.waste) waste += w.bytes;
   CHECK(a.layers_bytes == 100 + 45 + 1);
   CHECK(a.final_bytes == 4 + 41 + 1);
   CHECK(a.wasted_bytes == a.layers_bytes - a.final_bytes);

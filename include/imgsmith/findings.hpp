@@ -1,0 +1,38 @@
+// Findings: the waste in an image, each with the bytes its fix would save,
+// the fix, the paths and the layers involved. Ids are stable: users deny
+// them in CI (--deny) and scripts read them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "imgsmith/analysis.hpp"
+#include "imgsmith/attribution.hpp"
+#include "imgsmith/glob.hpp"
+
+namespace imgsmith {
+
+struct FindingPath {
+  std::string path;
+  std::uint64_t bytes = 0;
+};
+
+struct Finding {
+  std::string id;
+  std::uint64_t bytes = 0;  // what the fix would save
+  std::string message;
+  std::string fix;
+  std::vector<FindingPath> paths;   // the largest, at most `top`
+  std::vector<std::uint32_t> layers;  // layers that added the bytes (and hid them)
+};
+
+// Every finding id imgsmith can report.
+const std::vector<std::string>& finding_ids();
+
+// Findings with bytes > 0, largest saving first. Paths matching `ignore`
+// are left out of every finding.
+std::vector<Finding> find_waste(const Analysis& analysis, const Attribution& attribution,
+                                const std::vector<Glob>& ignore);
+
+}  // namespace imgsmith

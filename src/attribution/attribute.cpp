@@ -1,0 +1,225 @@
+#include <algorithm>
+#include <unordered_map>
+
+#include "imgsmith/attribution.hpp"
+
+namespace imgsmith {
+namespace {
+
+std::string_view dirname_of(std::string_view p) {
+  const auto slash = p.rfind('/');
+  return slash == std::string_view::npos ? std::string_view() : p.substr(0, slash);
+}
+
+std::string_view basename_of(std::string_view p) {
+  const auto slash = p.rfind('/');
+  return slash == std::string_view::npos ? p : p.substr(slash + 1);
+}
+
+// The first field of a RECORD line (CSV: a path with a comma is quoted).
+std::string record_path(std::string_view line) {
+  if (!line.empty() && line.front() == '"') {
+    std::string out;
+    for (std::size_t i = 1; i < line.size(); ++i) {
+      if (line[i] == '"') {
+        if (i + 1 < line.size() && line[i + 1] == '"') {
+          out.push_back('"');
+          ++i;
+          continue;
+        }
+        break;
+      }
+      out.push_back(line[i]);
+    }
+    return out;
+  }
+  return std::string(line.substr(0, line.find(',')));
+}
+
+template <typename Fn>
+void for_each_line(const std::string& text, Fn fn) {
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.empty()) fn(line);
+    start = end + 1;
+  }
+}
+
+// Who installed each file: Python distributions (RECORD) and Debian
+// packages (dpkg file lists), keyed by normalised path.
+struct Owners {
+  std::unordered_map<std::string, std::string> python_dist;
+  std::unordered_map<std::string, std::string> deb_package;
+
+  explicit Owners(const std::vector<CapturedFile>& metadata) {
+    for (const auto& f : metadata) {
+      const std::string_view path = f.path;
+      if (path.ends_with(".dist-info/RECORD")) {
+        const std::string_view info = dirname_of(path);
+        const std::string site(dirname_of(info));
+        std::string_view dist = basename_of(info);
+        dist = dist.substr(0, dist.find('-'));
+        for_each_line(f.content, [&](std::string_view line) {
+          const std::string rel = record_path(line);
+          python_dist.emplace(normalise_path(site + "/" + rel), std::string(dist));
+        });
+      } else {
+        std::string_view pkg = basename_of(path);
+        pkg.remove_suffix(5);  // ".list"
+        pkg = pkg.substr(0, pkg.find(':'));
+        for_each_line(f.content, [&](std::string_view line) {
+          deb_package.emplace(normalise_path(line), std::string(pkg));
+        });
+      }
+    }
+  }
+
+  // dpkg lists may name /lib/x where a merged-/usr image keeps /usr/lib/x.
+  const std::string* package_of(const std::string& path) const {
+    if (const auto it = deb_package.find(path); it != deb_package.end()) return &it->second;
+    if (path.starts_with("usr/"))
+      if (const auto it = deb_package.find(path.substr(4)); it != deb_package.end())
+        return &it->second;
+    return nullptr;
+  }
+  const std::string* dist_of(const std::string& path) const {
+    const auto it = python_dist.find(path);
+    return it == python_dist.end() ? nullptr : &it->second;
+  }
+};
+
+bool any_match(const std::vector<Glob>& globs, std::string_view text) {
+  return std::any_of(globs.begin(), globs.end(), [&](const Glob& g) { return g.matches(text); });
+}
+
+// Python distribution names compare case-insensitively with - and . as _.
+std::string normalise_dist(std::string_view name) {
+  std::string out(name);
+  for (char& c : out) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (c == '-' || c == '.') c = '_';
+  }
+  return out;
+}
+
+std::string expand_child(const std::string& child, const std::string* dist, const std::string* pkg) {
+  if (child == "{dist}") return dist != nullptr ? *dist : "unknown";
+  if (child == "{package}") return pkg != nullptr ? *pkg : "unknown";
+  return child;
+}
+
+struct Walker {
+  const RuleSet& rules;
+  const Owners& owners;
+  const std::vector<MergedTree::Inode>& inodes;
+  std::vector<bool> seen;
+  std::vector<std::uint16_t> category_index;  // rule -> category
+  std::uint16_t other;
+  std::vector<AttributedFile>& out;
+
+  void walk(const FileNode& node) {
+    for (const auto& [name, child] : node.children) {
+      if (child->inode >= 0 && !seen[static_cast<std::size_t>(child->inode)]) {
+        seen[static_cast<std::size_t>(child->inode)] = true;
+        classify(*child);
+      }
+      if (!child->children.empty()) walk(*child);
+    }
+  }
+
+  void classify(const FileNode& node) {
+    const auto& inode = inodes[static_cast<std::size_t>(node.inode)];
+    AttributedFile f;
+    f.path = node.path();
+    f.bytes = inode.size;
+    f.layer = inode.layer;
+    const std::string key = f.path.substr(1);
+    const std::string* dist = owners.dist_of(key);
+    const std::string* pkg = owners.package_of(key);
+    const std::string dist_key = dist != nullptr ? normalise_dist(*dist) : std::string();
+    f.category = other;
+    f.child = "other";
+    for (std::size_t i = 0; i < rules.rules.size(); ++i) {
+      const AttributionRule& r = rules.rules[i];
+      if (r.min_bytes && f.bytes < *r.min_bytes) continue;
+      if (!r.python_dists.empty() && (dist == nullptr || !any_match(r.python_dists, dist_key)))
+        continue;
+      if (!r.deb_packages.empty() && (pkg == nullptr || !any_match(r.deb_packages, *pkg))) continue;
+      if (!r.paths.empty() && !any_match(r.paths, f.path)) continue;
+      f.category = category_index[i];
+      f.child = expand_child(r.child, dist, pkg);
+      break;
+    }
+    if (rules.categories[f.category] == "cuda") {
+      f.origin = "other";
+      for (const auto& o : rules.origins)
+        if (any_match(o.paths, f.path)) {
+          f.origin = o.origin;
+          break;
+        }
+    }
+    out.push_back(std::move(f));
+  }
+};
+
+}  // namespace
+
+const CategoryNode* Attribution::find(const std::string& category, const std::string& child) const {
+  for (const auto& c : categories) {
+    if (c.name != category) continue;
+    if (child.empty()) return &c;
+    for (const auto& k : c.children)
+      if (k.name == child) return &k;
+    return nullptr;
+  }
+  return nullptr;
+}
+
+Attribution attribute(const Analysis& analysis, const RuleSet& rules) {
+  Attribution result;
+  const Owners owners(analysis.metadata);
+  std::vector<std::uint16_t> category_index;
+  for (const auto& r : rules.rules)
+    category_index.push_back(static_cast<std::uint16_t>(
+        std::find(rules.categories.begin(), rules.categories.end(), r.category) -
+        rules.categories.begin()));
+  const auto other = static_cast<std::uint16_t>(
+      std::find(rules.categories.begin(), rules.categories.end(), "other") - rules.categories.begin());
+  if (analysis.tree) {
+    Walker walker{rules, owners, analysis.tree->inodes(),
+                  std::vector<bool>(analysis.tree->inodes().size(), false),
+                  category_index, other, result.files};
+    walker.walk(analysis.tree->root());
+  }
+
+  std::vector<std::map<std::string, CategoryNode>> children(rules.categories.size());
+  for (const auto& name : rules.categories) result.categories.push_back(CategoryNode{name, 0, 0, {}, {}});
+  for (const auto& f : result.files) {
+    CategoryNode& top = result.categories[f.category];
+    top.bytes += f.bytes;
+    top.files += 1;
+    CategoryNode& child = children[f.category][f.child];
+    child.name = f.child;
+    child.bytes += f.bytes;
+    child.files += 1;
+    if (!f.origin.empty()) {
+      child.origins[f.origin] += f.bytes;
+      top.origins[f.origin] += f.bytes;
+    }
+    result.total_bytes += f.bytes;
+  }
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    for (auto& [name, node] : children[i]) result.categories[i].children.push_back(std::move(node));
+    std::sort(result.categories[i].children.begin(), result.categories[i].children.end(),
+              [](const CategoryNode& a, const CategoryNode& b) {
+                return a.bytes != b.bytes ? a.bytes > b.bytes : a.name < b.name;
+              });
+  }
+  return result;
+}
+
+}  // namespace imgsmith

@@ -1,0 +1,186 @@
+#include "imgsmith/findings.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "imgsmith/size.hpp"
+
+namespace imgsmith {
+namespace {
+
+bool ignored(const std::vector<Glob>& ignore, std::string_view path) {
+  return std::any_of(ignore.begin(), ignore.end(), [&](const Glob& g) { return g.matches(path); });
+}
+
+// Collects files into one finding: bytes, the largest paths, the layers.
+struct Builder {
+  Finding f;
+  std::set<std::uint32_t> layers;
+  std::vector<FindingPath> paths;
+
+  void add(const std::string& path, std::uint64_t bytes, std::uint32_t layer) {
+    f.bytes += bytes;
+    paths.push_back(FindingPath{path, bytes});
+    layers.insert(layer);
+  }
+  Finding done(std::size_t top) {
+    std::sort(paths.begin(), paths.end(), [](const auto& a, const auto& b) {
+      return a.bytes != b.bytes ? a.bytes > b.bytes : a.path < b.path;
+    });
+    if (paths.size() > top) paths.resize(top);
+    f.paths = std::move(paths);
+    f.layers.assign(layers.begin(), layers.end());
+    return std::move(f);
+  }
+};
+
+std::string created_by(const Analysis& a, std::uint32_t layer) {
+  std::string text = layer < a.layers.size() ? a.layers[layer].created_by : std::string();
+  if (text.size() > 70) text = text.substr(0, 67) + "...";
+  return "layer " + std::to_string(layer) + (text.empty() ? "" : " (" + text + ")");
+}
+
+const char* kCacheFix =
+    "use a BuildKit cache mount (RUN --mount=type=cache,target=/root/.cache/pip pip install ...) "
+    "or pip install --no-cache-dir, so the cache never lands in a layer";
+
+}  // namespace
+
+const std::vector<std::string>& finding_ids() {
+  static const std::vector<std::string> ids = {
+      "cuda-duplicated", "devel-in-final", "pip-cache", "package-cache", "apt-lists",
+      "deleted-in-later-layer", "overwritten-in-later-layer", "model-weights-baked",
+      "static-libs", "docs"};
+  return ids;
+}
+
+std::vector<Finding> find_waste(const Analysis& a, const Attribution& attr,
+                                const std::vector<Glob>& ignore) {
+  std::map<std::string, Builder> b;
+  auto start = [&](const std::string& id, std::string message, std::string fix) -> Builder& {
+    Builder& x = b[id];
+    x.f.id = id;
+    x.f.message = std::move(message);
+    x.f.fix = std::move(fix);
+    return x;
+  };
+  Builder& devel = start("devel-in-final",
+                         "compilers, headers or static libraries are in the final image",
+                         "build in a builder stage (the devel image) and COPY only the artifacts "
+                         "into a runtime or base final stage (multi-stage build)");
+  Builder& pip = start("pip-cache", "Python package caches (pip, uv) are in the image", kCacheFix);
+  Builder& pkgcache = start(
+      "package-cache", "package caches (apt archives, conda pkgs, npm) are in the image",
+      "use RUN --mount=type=cache,target=/var/cache/apt,sharing=locked for apt (after removing "
+      "/etc/apt/apt.conf.d/docker-clean), conda clean -afy, npm cache clean --force");
+  Builder& lists = start("apt-lists", "apt package lists (/var/lib/apt/lists) are in the image",
+                         "rm -rf /var/lib/apt/lists/* in the same RUN as apt-get install, or a "
+                         "cache mount on /var/lib/apt");
+  Builder& weights = start("model-weights-baked", "model weights are baked into the image",
+                           "mount the weights at run time or download them at start; if they must "
+                           "ship, put them in a separate last layer so code changes do not "
+                           "re-push them");
+  Builder& statics = start("static-libs", "static libraries (*.a) are in the image",
+                           "static libraries are only needed at link time: keep them in the "
+                           "builder stage");
+  Builder& docs = start("docs", "documentation, man pages and locales are in the image",
+                        "apt-get install --no-install-recommends with a dpkg path-exclude for "
+                        "/usr/share/doc, /usr/share/man and /usr/share/locale, or delete them in "
+                        "the same RUN");
+
+  // The CUDA families that ship in more than one origin.
+  const CategoryNode* cuda = attr.find("cuda");
+  std::set<std::string> duplicated;
+  if (cuda != nullptr)
+    for (const auto& family : cuda->children)
+      if (family.name != "other" && family.origins.size() >= 2) duplicated.insert(family.name);
+  std::map<std::string, std::string> removable_origin;  // family -> origin whose copy can go
+  if (cuda != nullptr)
+    for (const auto& family : cuda->children) {
+      if (duplicated.count(family.name) == 0) continue;
+      // The toolkit copy is the one a base image leaves out; otherwise the smallest.
+      std::string pick;
+      if (family.origins.count("toolkit") != 0) {
+        pick = "toolkit";
+      } else {
+        std::uint64_t least = UINT64_MAX;
+        for (const auto& [origin, bytes] : family.origins)
+          if (bytes < least) least = bytes, pick = origin;
+      }
+      removable_origin[family.name] = pick;
+    }
+  std::set<std::string> origins_seen;
+  for (const auto& [family, origin] : removable_origin) origins_seen.insert(origin);
+  Builder& dup = start(
+      "cuda-duplicated", "the same CUDA libraries ship twice",
+      "pip-installed frameworks (torch, jax, ...) bring their own CUDA libraries as nvidia-* "
+      "wheels: build on the nvidia/cuda *-base image instead of runtime/cudnn "
+      "(imgsmith gen --flavor base), so the toolkit copy is not shipped");
+
+  for (const auto& file : attr.files) {
+    if (ignored(ignore, file.path)) continue;
+    const std::string& category = attr.categories[file.category].name;
+    if (category == "build-tools") devel.add(file.path, file.bytes, file.layer);
+    if (category == "cache" && (file.child == "pip" || file.child == "uv"))
+      pip.add(file.path, file.bytes, file.layer);
+    if (category == "cache" &&
+        (file.child == "apt-archives" || file.child == "conda-pkgs" || file.child == "npm"))
+      pkgcache.add(file.path, file.bytes, file.layer);
+    if (category == "cache" && file.child == "apt-lists") lists.add(file.path, file.bytes, file.layer);
+    if (category == "model-weights") weights.add(file.path, file.bytes, file.layer);
+    if (file.path.ends_with(".a")) statics.add(file.path, file.bytes, file.layer);
+    if (file.path.starts_with("/usr/share/doc/") || file.path.starts_with("/usr/share/man/") ||
+        file.path.starts_with("/usr/share/info/") || file.path.starts_with("/usr/share/locale/"))
+      docs.add(file.path, file.bytes, file.layer);
+    if (category == "cuda") {
+      const auto it = removable_origin.find(file.child);
+      if (it != removable_origin.end() && it->second == file.origin)
+        dup.add(file.path, file.bytes, file.layer);
+    }
+  }
+  if (!removable_origin.empty()) {
+    std::string families;
+    for (const auto& [family, origin] : removable_origin)
+      families += (families.empty() ? "" : ", ") + family;
+    std::string origins;
+    for (const auto& o : origins_seen) origins += (origins.empty() ? "" : ", ") + o;
+    dup.f.message = "CUDA libraries ship in more than one copy (" + families +
+                    "); the " + origins + " copy can go";
+  }
+
+  Builder& deleted = start("deleted-in-later-layer", "bytes added by one layer are deleted by a later one",
+                           "delete files in the same RUN that creates them (or use a cache mount "
+                           "or a multi-stage build): a later rm only hides them");
+  Builder& overwritten = start("overwritten-in-later-layer",
+                               "bytes added by one layer are replaced by a later one",
+                               "write the final version once: combine the RUN steps, and set "
+                               "modes and owners with COPY --chmod/--chown instead of a later "
+                               "chmod/chown");
+  std::uint64_t largest_deleted = 0, largest_overwritten = 0;
+  for (const auto& w : a.waste) {
+    if (ignored(ignore, w.path)) continue;
+    const bool deletion = w.how == HiddenBy::Deleted || w.how == HiddenBy::Opaque;
+    Builder& x = deletion ? deleted : overwritten;
+    std::uint64_t& largest = deletion ? largest_deleted : largest_overwritten;
+    x.add(w.path, w.bytes, w.added_layer);
+    x.layers.insert(w.hidden_layer);
+    if (w.bytes > largest) {
+      largest = w.bytes;
+      x.f.message = std::string(deletion ? "bytes added by one layer are deleted by a later one"
+                                         : "bytes added by one layer are replaced by a later one") +
+                    "; the largest: " + w.path + " (" + format_size(w.bytes) + "), added by " +
+                    created_by(a, w.added_layer) + ", hidden by " + created_by(a, w.hidden_layer);
+    }
+  }
+
+  std::vector<Finding> out;
+  for (auto& [id, builder] : b)
+    if (builder.f.bytes > 0) out.push_back(builder.done(a.top));
+  std::sort(out.begin(), out.end(), [](const Finding& x, const Finding& y) {
+    return x.bytes != y.bytes ? x.bytes > y.bytes : x.id < y.id;
+  });
+  return out;
+}
+
+}  // namespace imgsmith

@@ -1,0 +1,116 @@
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "imgsmith/attribution.hpp"
+#include "imgsmith/error.hpp"
+
+namespace imgsmith {
+
+extern const char* const kBuiltinRulesJson;  // generated from data/attribution-rules.json
+
+namespace {
+
+using nlohmann::json;
+
+std::vector<Glob> globs(const json& rule, const char* key, const std::string& where) {
+  std::vector<Glob> out;
+  const auto it = rule.find(key);
+  if (it == rule.end()) return out;
+  if (!it->is_array()) throw InputError(where + ": '" + key + "' must be a list of globs");
+  for (const auto& g : *it) {
+    if (!g.is_string()) throw InputError(where + ": '" + key + "' must be a list of globs");
+    out.emplace_back(g.get<std::string>());
+  }
+  return out;
+}
+
+void parse_into(const json& doc, const std::string& label, const std::vector<std::string>& categories,
+                std::vector<OriginRule>& origins, std::vector<AttributionRule>& rules) {
+  if (!doc.is_object()) throw InputError(label + ": a rules file is a JSON object with \"rules\"");
+  if (const auto o = doc.find("origins"); o != doc.end()) {
+    if (!o->is_array()) throw InputError(label + ": \"origins\" must be a list");
+    for (const auto& item : *o) {
+      const std::string where = label + ": origin " + std::to_string(origins.size() + 1);
+      if (!item.is_object() || !item.contains("origin") || !item["origin"].is_string())
+        throw InputError(where + ": needs \"origin\" and \"paths\"");
+      origins.push_back(OriginRule{item["origin"].get<std::string>(), globs(item, "paths", where)});
+    }
+  }
+  const auto r = doc.find("rules");
+  if (r == doc.end() || !r->is_array()) throw InputError(label + ": \"rules\" must be a list");
+  for (std::size_t i = 0; i < r->size(); ++i) {
+    const json& item = (*r)[i];
+    const std::string where = label + ": rule " + std::to_string(i + 1);
+    if (!item.is_object()) throw InputError(where + ": must be an object");
+    AttributionRule rule;
+    rule.source = label;
+    if (!item.contains("category") || !item["category"].is_string())
+      throw InputError(where + ": needs a \"category\"");
+    rule.category = item["category"].get<std::string>();
+    if (std::find(categories.begin(), categories.end(), rule.category) == categories.end()) {
+      std::string names;
+      for (const auto& c : categories) names += (names.empty() ? "" : ", ") + c;
+      throw InputError(where + ": unknown category '" + rule.category + "' (one of: " + names + ")");
+    }
+    rule.child = item.value("child", rule.category);
+    rule.paths = globs(item, "paths", where);
+    rule.python_dists = globs(item, "python_dists", where);
+    rule.deb_packages = globs(item, "deb_packages", where);
+    if (const auto m = item.find("min_bytes"); m != item.end()) {
+      if (!m->is_number_unsigned()) throw InputError(where + ": \"min_bytes\" must be a byte count");
+      rule.min_bytes = m->get<std::uint64_t>();
+    }
+    if (rule.paths.empty() && rule.python_dists.empty() && rule.deb_packages.empty())
+      throw InputError(where + ": needs \"paths\", \"python_dists\" or \"deb_packages\"");
+    rules.push_back(std::move(rule));
+  }
+}
+
+json parse_json(const std::string& text, const std::string& label) {
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    throw InputError(label + ": not valid JSON (" + e.what() + ")");
+  }
+}
+
+}  // namespace
+
+const RuleSet& builtin_rules() {
+  static const RuleSet rules = [] {
+    RuleSet set;
+    const json doc = parse_json(kBuiltinRulesJson, "built-in rules");
+    set.categories = doc.at("categories").get<std::vector<std::string>>();
+    parse_into(doc, "built-in rules", set.categories, set.origins, set.rules);
+    return set;
+  }();
+  return rules;
+}
+
+RuleSet with_user_rules_text(const RuleSet& base, const std::string& text, const std::string& label) {
+  RuleSet out;
+  out.categories = base.categories;
+  parse_into(parse_json(text, label), label, base.categories, out.origins, out.rules);
+  out.origins.insert(out.origins.end(), base.origins.begin(), base.origins.end());
+  out.rules.insert(out.rules.end(), base.rules.begin(), base.rules.end());
+  return out;
+}
+
+RuleSet with_user_rules(const RuleSet& base, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot read the rules file: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return with_user_rules_text(base, text.str(), path);
+}
+
+bool is_package_database(std::string_view path, std::uint64_t size) {
+  if (size > (16u << 20)) return false;
+  if (path.starts_with("var/lib/dpkg/info/") && path.ends_with(".list")) return true;
+  return path.ends_with(".dist-info/RECORD");
+}
+
+}  // namespace imgsmith

@@ -1,0 +1,229 @@
+// Attribution and findings on an image assembled like a real pip-torch
+// image on a CUDA runtime base: toolkit libraries, nvidia-* wheels, a torch
+// tree, a dpkg database, caches, weights, and layers that hide bytes.
+#include <catch2/catch.hpp>
+
+#include "image_builder.hpp"
+#include "imgsmith/attribution.hpp"
+#include "imgsmith/error.hpp"
+#include "imgsmith/findings.hpp"
+#include "imgsmith/gate.hpp"
+
+using namespace imgsmith;
+using namespace imgsmith::testing;
+
+namespace {
+
+const std::string kSite = "usr/local/lib/python3.11/site-packages";
+
+Image torch_on_runtime_image() {
+  Image image;
+  image.layers = {
+      Layer{{dir("usr"), dir("usr/bin"), file("usr/bin/bash", 800),
+             file("usr/lib/x86_64-linux-gnu/libc.so.6", 1200),
+             file("usr/share/doc/bash/copyright", 50),
+             file_with("var/lib/dpkg/info/bash.list", "/.\n/usr\n/usr/bin\n/usr/bin/bash\n"
+                                                      "/usr/share/doc/bash/copyright\n"),
+             // Debian's lists still say /lib; the image keeps it in /usr/lib.
+             file_with("var/lib/dpkg/info/libc6:amd64.list", "/lib/x86_64-linux-gnu/libc.so.6\n"),
+             file("etc/hostname", 10)},
+            Encoding::None, true, "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04"},
+      Layer{{file("usr/local/cuda-12.4/targets/x86_64-linux/lib/libcublas.so.12.4.5", 3000),
+             file("usr/local/cuda-12.4/targets/x86_64-linux/lib/libcublasLt.so.12", 5000),
+             file("usr/lib/x86_64-linux-gnu/libcudnn.so.9", 7000),
+             file("usr/local/cuda-12.4/include/cuda.h", 100),
+             file("usr/lib/gcc/x86_64-linux-gnu/12/cc1", 900)},
+            Encoding::Gzip, true, "RUN apt-get install cuda-libraries-12-4 libcudnn9 gcc"},
+      Layer{{file(kSite + "/nvidia/cublas/lib/libcublas.so.12", 2000),
+             file(kSite + "/nvidia/cublas/lib/libcublasLt.so.12", 4000),
+             file_with(kSite + "/nvidia_cublas_cu12-12.4.5.8.dist-info/RECORD",
+                       "nvidia/cublas/lib/libcublas.so.12,sha256=x,2000\n"
+                       "nvidia/cublas/lib/libcublasLt.so.12,sha256=y,4000\n"
+                       "nvidia_cublas_cu12-12.4.5.8.dist-info/RECORD,,\n"),
+             file(kSite + "/torch/lib/libtorch_cuda.so", 8000), file(kSite + "/torch/__init__.py", 10),
+             file(kSite + "/requests/api.py", 300),
+             file_with(kSite + "/requests-2.32.3.dist-info/RECORD",
+                       "requests/api.py,sha256=z,300\n\"requests-2.32.3.dist-info/RECORD\",,\n"),
+             file("root/.cache/pip/http/a/b/c", 600), file("var/lib/apt/lists/deb_bookworm", 400),
+             file("tmp/build.log", 20)},
+            Encoding::Gzip, true, "RUN pip install torch requests"},
+      Layer{{file("app/model.safetensors", 2000000), file("app/main.py", 30),
+             file("app/libfoo.a", 700)},
+            Encoding::None, true, "COPY . /app"},
+      Layer{{whiteout("tmp/build.log"), file("app/main.py", 31)}, Encoding::None, true,
+            "RUN rm /tmp/build.log && echo >> /app/main.py"},
+  };
+  return image;
+}
+
+struct Fixture {
+  TempDir tmp;
+  Analysis analysis;
+  Attribution attribution;
+  std::vector<Finding> findings;
+
+  explicit Fixture(const RuleSet& rules = builtin_rules()) {
+    write_file(tmp / "img.tar", docker_legacy_save(torch_on_runtime_image()));
+    AnalyzeOptions options;
+    options.capture = is_package_database;
+    analysis = analyze_image(tmp / "img.tar", options);
+    attribution = attribute(analysis, rules);
+    findings = find_waste(analysis, attribution, {});
+  }
+  std::uint64_t bytes(const std::string& category, const std::string& child = "") const {
+    const CategoryNode* n = attribution.find(category, child);
+    return n != nullptr ? n->bytes : 0;
+  }
+  const Finding* finding(const std::string& id) const {
+    for (const auto& f : findings)
+      if (f.id == id) return &f;
+    return nullptr;
+  }
+};
+
+std::uint64_t record_size(const std::string& name) {
+  for (const auto& l : torch_on_runtime_image().layers)
+    for (const auto& e : l.entries)
+      if (e.path.ends_with(name)) return e.content.size();
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("attribution: the categories sum to the final bytes, in the fixed order") {
+  const Fixture f;
+  std::uint64_t sum = 0;
+  std::vector<std::string> names;
+  for (const auto& c : f.attribution.categories) {
+    sum += c.bytes;
+    names.push_back(c.name);
+    std::uint64_t children = 0;
+    for (const auto& k : c.children) children += k.bytes;
+    CHECK(children == c.bytes);
+  }
+  CHECK(sum == f.analysis.final_bytes);
+  CHECK(names == std::vector<std::string>{"cuda", "framework", "python", "os", "app", "cache",
+                                          "build-tools", "model-weights", "other"});
+}
+
+TEST_CASE("attribution: CUDA libraries by family and origin") {
+  const Fixture f;
+  CHECK(f.bytes("cuda") == 3000 + 5000 + 7000 + 2000 + 4000);
+  const CategoryNode* cublas = f.attribution.find("cuda", "cublas");
+  REQUIRE(cublas != nullptr);
+  CHECK(cublas->bytes == 5000);
+  CHECK(cublas->origins.at("toolkit") == 3000);
+  CHECK(cublas->origins.at("pip") == 2000);
+  const CategoryNode* lt = f.attribution.find("cuda", "cublaslt");
+  REQUIRE(lt != nullptr);
+  CHECK(lt->origins.at("toolkit") == 5000);
+  CHECK(lt->origins.at("pip") == 4000);
+  CHECK(f.bytes("cuda", "cudnn") == 7000);
+}
+
+TEST_CASE("attribution: frameworks, Python distributions, OS packages, caches, build tools") {
+  const Fixture f;
+  CHECK(f.bytes("framework", "torch") == 8010);
+  CHECK(f.bytes("python", "requests") == 300 + record_size("requests-2.32.3.dist-info/RECORD"));
+  CHECK(f.bytes("python", "nvidia_cublas_cu12") ==
+        record_size("nvidia_cublas_cu12-12.4.5.8.dist-info/RECORD"));
+  CHECK(f.bytes("os", "bash") == 850);
+  CHECK(f.bytes("os", "libc6") == 1200);  // through the merged-/usr alias
+  CHECK(f.bytes("cache", "pip") == 600);
+  CHECK(f.bytes("cache", "apt-lists") == 400);
+  CHECK(f.bytes("cache", "tmp") == 0);  // deleted in the last layer
+  CHECK(f.bytes("build-tools") == 100 + 900 + 700);
+  CHECK(f.bytes("model-weights") == 2000000);
+  CHECK(f.bytes("app") == 31);
+}
+
+TEST_CASE("findings: each with the bytes its fix saves") {
+  const Fixture f;
+  const auto saves = [&](const std::string& id) {
+    const Finding* x = f.finding(id);
+    return x != nullptr ? x->bytes : 0;
+  };
+  // The toolkit copies of cublas and cublasLt go with a base image.
+  CHECK(saves("cuda-duplicated") == 3000 + 5000);
+  CHECK(saves("devel-in-final") == 1700);
+  CHECK(saves("pip-cache") == 600);
+  CHECK(saves("apt-lists") == 400);
+  CHECK(saves("deleted-in-later-layer") == 20);
+  CHECK(saves("overwritten-in-later-layer") == 30);
+  CHECK(saves("model-weights-baked") == 2000000);
+  CHECK(saves("static-libs") == 700);
+  CHECK(saves("docs") == 50);
+  CHECK(saves("package-cache") == 0);
+  REQUIRE(f.finding("cuda-duplicated") != nullptr);
+  CHECK_THAT(f.finding("cuda-duplicated")->fix, Catch::Contains("--flavor base"));
+  CHECK(f.finding("cuda-duplicated")->layers == std::vector<std::uint32_t>{1});
+  const Finding* deleted = f.finding("deleted-in-later-layer");
+  REQUIRE(deleted != nullptr);
+  CHECK_THAT(deleted->message, Catch::Contains("/tmp/build.log") && Catch::Contains("pip install") &&
+                                   Catch::Contains("rm /tmp/build.log"));
+  CHECK(deleted->layers == std::vector<std::uint32_t>{2, 4});
+  CHECK(f.findings.front().id == "model-weights-baked");  // largest saving first
+}
+
+TEST_CASE("findings: --ignore keeps paths out of findings") {
+  Fixture f;
+  const auto findings = find_waste(f.analysis, f.attribution, {Glob("/app/**")});
+  for (const auto& x : findings) {
+    CHECK(x.id != "model-weights-baked");
+    CHECK(x.id != "static-libs");
+    CHECK(x.id != "overwritten-in-later-layer");
+  }
+}
+
+TEST_CASE("rules: a user rule is tried before the built-in ones") {
+  const RuleSet rules = with_user_rules_text(
+      builtin_rules(),
+      R"({"rules":[{"category":"app","child":"vendored","paths":["/usr/local/lib/python3.11/site-packages/requests/**"]}]})",
+      "user.json");
+  const Fixture f(rules);
+  CHECK(f.bytes("app", "vendored") == 300);
+  CHECK(f.bytes("python", "requests") == record_size("requests-2.32.3.dist-info/RECORD"));
+}
+
+TEST_CASE("rules: a bad rules file is an error naming it and the rule") {
+  CHECK_THROWS_WITH(with_user_rules_text(builtin_rules(), R"({"rules":[{"category":"gpu","paths":["**"]}]})", "mine.json"),
+                    Catch::Contains("mine.json") && Catch::Contains("rule 1") && Catch::Contains("gpu"));
+  CHECK_THROWS_AS(with_user_rules_text(builtin_rules(), R"({"rules":[{"category":"app"}]})", "m"), InputError);
+  CHECK_THROWS_AS(with_user_rules_text(builtin_rules(), "{", "m"), InputError);
+  CHECK_THROWS_AS(with_user_rules(builtin_rules(), "/nonexistent/rules.json"), InputError);
+}
+
+TEST_CASE("gate: budgets on categories and children, and denied findings") {
+  const Fixture f;
+  GateConfig g;
+  g.budgets = {parse_budget("cuda=21kB", builtin_rules().categories),
+               parse_budget("cuda/cudnn=6999", builtin_rules().categories)};
+  g.deny = {"devel-in-final", "package-cache"};
+  const GateResult r = evaluate_gate(f.analysis, g, &f.attribution, &f.findings);
+  CHECK_FALSE(r.passed);
+  REQUIRE(r.checks.size() == 4);
+  CHECK(r.checks[0].rule == "budget:cuda");
+  CHECK(r.checks[0].passed);  // 21,000 bytes, limit 21 kB
+  CHECK(r.checks[1].rule == "budget:cuda/cudnn");
+  CHECK_FALSE(r.checks[1].passed);
+  CHECK(r.checks[2].rule == "deny:devel-in-final");
+  CHECK_FALSE(r.checks[2].passed);
+  CHECK(r.checks[3].rule == "deny:package-cache");
+  CHECK(r.checks[3].passed);
+  CHECK_THROWS_WITH(parse_budget("gpu=1GB", builtin_rules().categories), Catch::Contains("gpu"));
+  CHECK_THROWS_AS(parse_budget("cuda", builtin_rules().categories), InputError);
+  CHECK_THROWS_AS(parse_budget("cuda=lots", builtin_rules().categories), InputError);
+}
+
+TEST_CASE("glob: single stars stay in a segment, double stars cross them") {
+  CHECK(Glob("/usr/local/cuda*/**").matches("/usr/local/cuda-12.4/lib64/libcublas.so"));
+  CHECK_FALSE(Glob("/usr/local/cuda*/**").matches("/usr/local/lib/x"));
+  CHECK(Glob("**/libcublas*").matches("/a/b/libcublas.so.12"));
+  CHECK_FALSE(Glob("**/libcublas*").matches("/a/b/libtorch_cublas.so"));
+  CHECK(Glob("/app/**/__pycache__/**").matches("/app/__pycache__/x.pyc"));
+  CHECK(Glob("*.a").matches("libx.a"));
+  CHECK_FALSE(Glob("*.a").matches("dir/libx.a"));
+  CHECK(Glob("gcc*").matches("gcc-12"));
+  CHECK(Glob("?.txt").matches("a.txt"));
+  CHECK_FALSE(Glob("?.txt").matches("/.txt"));
+}
