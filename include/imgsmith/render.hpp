@@ -21,5 +21,8 @@ struct Report {
 
 nlohmann::json report_to_json(const Report& report);
 void render_text(const Report& report, std::ostream& out);
+void render_markdown(const Report& report, std::ostream& out);
+// One test case per gate rule; a report with no gate is one passing case.
+void render_junit(const Report& report, std::ostream& out);
 
 }  // namespace imgsmith

@@ -129,7 +129,9 @@ int run_analyze(const AnalyzeArgs& args) {
     report = report_to_json(full).dump(2) + "\n";
   } else {
     std::ostringstream text;
-    render_text(full, text);
+    if (args.format == "markdown") render_markdown(full, text);
+    else if (args.format == "junit") render_junit(full, text);
+    else render_text(full, text);
     report = text.str();
   }
   write_output(args.output, report);
@@ -167,7 +169,7 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--image", args->image_name,
                   "Image to pick when the archive holds several (a tag or ref name)");
   cmd->add_option("--format", args->format, "Report format")
-      ->check(CLI::IsMember({"text", "json"}));
+      ->check(CLI::IsMember({"text", "json", "markdown", "junit"}));
   cmd->add_option("-o,--output", args->output, "Write the report to FILE (default stdout)");
   cmd->add_option("--top", args->top, "How many largest files and waste entries to list")
       ->check(CLI::Range(1, 100000));
