@@ -1,7 +1,5 @@
 #include "analyze_command.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <iostream>
 #include <memory>
@@ -15,6 +13,7 @@
 #include "imgsmith/render.hpp"
 #include "imgsmith/size.hpp"
 #include "output_file.hpp"
+#include "pipeline.hpp"
 
 namespace imgsmith {
 namespace {
@@ -78,26 +77,6 @@ GateConfig gate_from(const AnalyzeArgs& args, const RuleSet& rules) {
   return g;
 }
 
-// Progress on a terminal only: CI logs get the report, not a ticker.
-class ProgressLine {
- public:
-  explicit ProgressLine(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO) != 0) {}
-  ~ProgressLine() { clear(); }
-  void show(const std::string& text) {
-    if (!enabled_) return;
-    std::cerr << "\r\033[Kimgsmith: " << text << std::flush;
-    shown_ = true;
-  }
-  void clear() {
-    if (shown_) std::cerr << "\r\033[K" << std::flush;
-    shown_ = false;
-  }
-
- private:
-  bool enabled_;
-  bool shown_ = false;
-};
-
 int run_analyze(const AnalyzeArgs& args) {
   const RuleSet rules =
       args.rules.empty() ? builtin_rules() : with_user_rules(builtin_rules(), args.rules);
@@ -105,7 +84,6 @@ int run_analyze(const AnalyzeArgs& args) {
   std::vector<Glob> ignore;
   for (const auto& g : args.ignore) ignore.emplace_back(g);
   AnalyzeOptions options;
-  options.capture = is_package_database;
   if (!args.platform.empty()) options.selector.platform = Platform::parse(args.platform);
   options.selector.image = args.image_name;
   options.top = args.top;
@@ -113,11 +91,11 @@ int run_analyze(const AnalyzeArgs& args) {
   ProgressLine progress(!args.quiet);
   options.progress = [&progress](const std::string& s) { progress.show(s); };
 
-  const Analysis analysis = analyze_image(args.image, options);
-  progress.show("attributing bytes");
-  const Attribution attribution = attribute(analysis, rules);
-  const std::vector<Finding> findings = find_waste(analysis, attribution, ignore);
+  const PipelineResult result = run_pipeline(args.image, options, rules, ignore);
   progress.clear();
+  const Analysis& analysis = result.analysis;
+  const Attribution& attribution = result.attribution;
+  const std::vector<Finding>& findings = result.findings;
   const GateResult gate = evaluate_gate(analysis, gate_config, &attribution, &findings);
   const Report full{analysis, &attribution, &findings, gate};
 

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "analyze_command.hpp"
+#include "diff_command.hpp"
 #include "imgsmith/error.hpp"
 #include "imgsmith/version.hpp"
 
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = imgsmith::kExitOk;
   imgsmith::register_analyze_command(app, exit_code);
+  imgsmith::register_diff_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

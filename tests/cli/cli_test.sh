@@ -88,5 +88,20 @@ expect "json has categories and findings" 0 "$bin" analyze "$dive" --format json
 check "categories in json" grep -q '"categories"' "$tmp/out"
 check "findings in json" grep -q '"id": "deleted-in-later-layer"' "$tmp/out"
 
+kaniko="$fixtures/test-kaniko-image.tar"
+expect "save a baseline" 0 "$bin" analyze "$dive" --format json -o "$tmp/base.json" -q
+expect "diff against a saved baseline" 0 "$bin" diff "$tmp/base.json" "$kaniko"
+check "diff shows the growth" grep -q "+91.59 kB" "$tmp/out"
+expect "diff gate passes" 0 "$bin" diff "$tmp/base.json" "$kaniko" --max-growth 100kB -q
+expect "diff gate fails" 1 "$bin" diff "$dive" "$kaniko" --max-growth 5% --format json -o "$tmp/diff.json" -q
+check "diff json written on gate failure" grep -q '"schema": "imgsmith.diff/v1"' "$tmp/diff.json"
+expect "diff markdown" 0 "$bin" diff "$dive" "$kaniko" --format markdown
+check "diff markdown has the category table" grep -q "| category | old | new | change |" "$tmp/out"
+expect "diff bad growth" 2 "$bin" diff "$dive" "$kaniko" --max-growth lots
+expect "diff of a non-report JSON" 2 "$bin" diff "$fixtures/../dive/.dive-ci" "$kaniko"
+echo '{"schema":"x"}' >"$tmp/x.json"
+expect "diff of a foreign JSON" 2 "$bin" diff "$tmp/x.json" "$kaniko"
+check "foreign JSON is named" grep -q "x.json" "$tmp/err"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,119 @@
+#include "diff_command.hpp"
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "imgsmith/diff.hpp"
+#include "imgsmith/error.hpp"
+#include "imgsmith/render.hpp"
+#include "imgsmith/size.hpp"
+#include "output_file.hpp"
+#include "pipeline.hpp"
+
+namespace imgsmith {
+namespace {
+
+struct DiffArgs {
+  std::string old_input, new_input;
+  std::string format = "text";
+  std::string output = "-";
+  std::string max_growth;
+  std::string platform;
+  std::string rules;
+  bool quiet = false;
+};
+
+// A saved report is a JSON document; anything else is an image to analyse.
+std::optional<nlohmann::json> saved_report(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  char c = 0;
+  while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
+  }
+  if (!in || c != '{') return std::nullopt;
+  std::ostringstream text;
+  text << c << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path + ": not valid JSON (" + e.what() + "); give an image or a report "
+                            "saved with imgsmith analyze --format json");
+  }
+}
+
+nlohmann::json side(const std::string& input, const DiffArgs& args, const RuleSet& rules,
+                    ProgressLine& progress) {
+  if (auto report = saved_report(input)) {
+    if (report->value("schema", "") != "imgsmith.analysis/v1")
+      throw InputError(input + ": a JSON file that is not an imgsmith.analysis/v1 report");
+    return *report;
+  }
+  AnalyzeOptions options;
+  if (!args.platform.empty()) options.selector.platform = Platform::parse(args.platform);
+  options.top = 50;  // enough large files to see which came and went
+  options.progress = [&progress, &input](const std::string& s) { progress.show(input + ": " + s); };
+  const PipelineResult r = run_pipeline(input, options, rules, {});
+  const GateResult no_gate;
+  return report_to_json(Report{r.analysis, &r.attribution, &r.findings, no_gate});
+}
+
+int run_diff(const DiffArgs& args) {
+  DiffGate gate;
+  if (!args.max_growth.empty()) {
+    if (const auto pct = parse_percent(args.max_growth)) {
+      gate.max_growth_percent = *pct;
+    } else if (const auto bytes = parse_size(args.max_growth)) {
+      gate.max_growth_bytes = *bytes;
+    } else {
+      throw InputError("--max-growth '" + args.max_growth + "': a size (50MB) or a percentage (5%)");
+    }
+  }
+  const RuleSet rules =
+      args.rules.empty() ? builtin_rules() : with_user_rules(builtin_rules(), args.rules);
+  ProgressLine progress(!args.quiet);
+  const nlohmann::json old_report = side(args.old_input, args, rules, progress);
+  const nlohmann::json new_report = side(args.new_input, args, rules, progress);
+  progress.clear();
+  const nlohmann::json d = diff_reports(old_report, new_report, gate);
+  std::ostringstream out;
+  if (args.format == "json") out << d.dump(2) << "\n";
+  else if (args.format == "markdown") render_diff_markdown(d, out);
+  else render_diff_text(d, out);
+  write_output(args.output, out.str());
+  if (!d["gate"]["passed"].get<bool>()) {
+    std::cerr << "imgsmith: gate failed: the image grew past --max-growth " << args.max_growth << "\n";
+    return kExitGateFailed;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_diff_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<DiffArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "diff",
+      "Compare two images: growth per category and layer, large files that came\n"
+      "or went, findings that appeared or went away.");
+  cmd->footer(
+      "OLD and NEW are anything analyze reads, or a report saved earlier with\n"
+      "`imgsmith analyze --format json -o base.json`, so CI can keep a baseline file.\n"
+      "\n"
+      "Exit status: 0 the gate passed (or none was set); 1 --max-growth was exceeded;\n"
+      "2 bad usage or bad input.");
+  cmd->add_option("OLD", args->old_input, "The baseline image or saved report")->required();
+  cmd->add_option("NEW", args->new_input, "The image or report to compare with it")->required();
+  cmd->add_option("--format", args->format, "Report format")
+      ->check(CLI::IsMember({"text", "json", "markdown"}));
+  cmd->add_option("-o,--output", args->output, "Write the report to FILE (default stdout)");
+  cmd->add_option("--max-growth", args->max_growth,
+                  "Fail when the final size grew by more than SIZE, or PCT% of the old size");
+  cmd->add_option("--platform", args->platform, "Platform to pick from multi-platform images");
+  cmd->add_option("--rules", args->rules, "Attribution rules tried before the built-in ones");
+  cmd->add_flag("-q,--quiet", args->quiet, "No progress line on stderr");
+  cmd->callback([args, &exit_code] { exit_code = run_diff(*args); });
+}
+
+}  // namespace imgsmith

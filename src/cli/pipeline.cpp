@@ -1,0 +1,34 @@
+#include "pipeline.hpp"
+
+#include <unistd.h>
+
+#include <iostream>
+
+namespace imgsmith {
+
+PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options, const RuleSet& rules,
+                            const std::vector<Glob>& ignore) {
+  options.capture = is_package_database;
+  PipelineResult r;
+  r.analysis = analyze_image(image, options);
+  if (options.progress) options.progress("attributing bytes");
+  r.attribution = attribute(r.analysis, rules);
+  r.findings = find_waste(r.analysis, r.attribution, ignore);
+  return r;
+}
+
+ProgressLine::ProgressLine(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO) != 0) {}
+ProgressLine::~ProgressLine() { clear(); }
+
+void ProgressLine::show(const std::string& text) {
+  if (!enabled_) return;
+  std::cerr << "\r\033[Kimgsmith: " << text << std::flush;
+  shown_ = true;
+}
+
+void ProgressLine::clear() {
+  if (shown_) std::cerr << "\r\033[K" << std::flush;
+  shown_ = false;
+}
+
+}  // namespace imgsmith

@@ -1,0 +1,36 @@
+// The analysis as the commands run it: read and merge, attribute, find.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "imgsmith/analysis.hpp"
+#include "imgsmith/attribution.hpp"
+#include "imgsmith/findings.hpp"
+#include "imgsmith/glob.hpp"
+
+namespace imgsmith {
+
+struct PipelineResult {
+  Analysis analysis;
+  Attribution attribution;
+  std::vector<Finding> findings;
+};
+
+PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options, const RuleSet& rules,
+                            const std::vector<Glob>& ignore);
+
+// Shows progress on a terminal only: CI logs get the report, not a ticker.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled);
+  ~ProgressLine();
+  void show(const std::string& text);
+  void clear();
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+};
+
+}  // namespace imgsmith
