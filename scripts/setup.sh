@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libarchive-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
-  libcli11-dev catch2 libkainjow-mustache-dev
+  libcli11-dev catch2 libkainjow-mustache-dev libtomlplusplus-dev
   zlib1g-dev libzstd-dev
   # used by the tests, the example and the benchmark
   zstd gzip tar python3 time

@@ -14,6 +14,7 @@
 #include "imgsmith/size.hpp"
 #include "output_file.hpp"
 #include "pipeline.hpp"
+#include "policy.hpp"
 
 namespace imgsmith {
 namespace {
@@ -29,6 +30,8 @@ struct AnalyzeArgs {
   bool quiet = false;
   std::string max_size, max_wasted, dive_ci, rules;
   std::vector<std::string> budgets, deny, ignore;
+  std::string policy;
+  bool no_policy = false;
   std::optional<double> min_efficiency, max_user_wasted_percent;
 };
 
@@ -49,7 +52,12 @@ double ratio_flag(const std::string& flag, double value) {
 
 GateConfig gate_from(const AnalyzeArgs& args, const RuleSet& rules) {
   GateConfig g;
-  for (const auto& b : args.budgets) g.budgets.push_back(parse_budget(b, rules.categories));
+  for (const auto& b : args.budgets) {
+    auto budget = parse_budget(b, rules.categories);
+    // A later budget for the same name (a flag after the policy) replaces it.
+    std::erase_if(g.budgets, [&](const auto& x) { return x.first == budget.first; });
+    g.budgets.push_back(std::move(budget));
+  }
   for (const auto& id : args.deny) {
     const auto& ids = finding_ids();
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
@@ -77,7 +85,32 @@ GateConfig gate_from(const AnalyzeArgs& args, const RuleSet& rules) {
   return g;
 }
 
-int run_analyze(const AnalyzeArgs& args) {
+// Settings from imgsmith.toml fill in what no flag gave; budgets merge, a
+// flag's budget replacing the policy's for the same category.
+AnalyzeArgs with_policy(AnalyzeArgs args) {
+  std::optional<std::string> path;
+  if (!args.policy.empty()) path = args.policy;
+  else if (!args.no_policy) path = find_policy(".");
+  if (!path) return args;
+  const Policy p = load_policy(*path);
+  if (args.max_size.empty() && p.max_size) args.max_size = *p.max_size;
+  if (args.max_wasted.empty() && p.max_wasted) args.max_wasted = *p.max_wasted;
+  if (args.dive_ci.empty() && p.dive_ci) args.dive_ci = *p.dive_ci;
+  if (args.rules.empty() && p.rules) args.rules = *p.rules;
+  if (!args.min_efficiency) args.min_efficiency = p.min_efficiency;
+  if (!args.max_user_wasted_percent) args.max_user_wasted_percent = p.max_user_wasted_percent;
+  if (args.deny.empty() && p.deny) args.deny = *p.deny;
+  if (args.ignore.empty() && p.ignore) args.ignore = *p.ignore;
+  std::vector<std::string> budgets;
+  for (const auto& [name, size] : p.budgets) budgets.push_back(name + "=" + size);
+  budgets.insert(budgets.end(), args.budgets.begin(), args.budgets.end());
+  args.budgets = std::move(budgets);
+  if (!args.quiet) std::cerr << "imgsmith: using the policy in " << *path << "\n";
+  return args;
+}
+
+int run_analyze(const AnalyzeArgs& given) {
+  const AnalyzeArgs args = with_policy(given);
   const RuleSet rules =
       args.rules.empty() ? builtin_rules() : with_user_rules(builtin_rules(), args.rules);
   const GateConfig gate_config = gate_from(args, rules);
@@ -177,6 +210,10 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
       ->group(gate);
   cmd->add_option("--rules", args->rules,
                   "Attribution rules (JSON) tried before the built-in ones; see data/attribution-rules.json");
+  cmd->add_option("--policy", args->policy,
+                  "Read gates from this imgsmith.toml (default: the nearest one from the working\n"
+                  "directory up; flags override it)");
+  cmd->add_flag("--no-policy", args->no_policy, "Ignore any imgsmith.toml");
   cmd->add_option("--dive-ci", args->dive_ci,
                   "Apply the rules of a dive .dive-ci file (dive's defaults for missing rules)")
       ->group(gate);

@@ -11,6 +11,7 @@
 #include "imgsmith/size.hpp"
 #include "output_file.hpp"
 #include "pipeline.hpp"
+#include "policy.hpp"
 
 namespace imgsmith {
 namespace {
@@ -22,6 +23,8 @@ struct DiffArgs {
   std::string max_growth;
   std::string platform;
   std::string rules;
+  std::string policy;
+  bool no_policy = false;
   bool quiet = false;
 };
 
@@ -59,7 +62,15 @@ nlohmann::json side(const std::string& input, const DiffArgs& args, const RuleSe
   return report_to_json(Report{r.analysis, &r.attribution, &r.findings, no_gate});
 }
 
-int run_diff(const DiffArgs& args) {
+int run_diff(DiffArgs args) {
+  std::optional<std::string> policy_path;
+  if (!args.policy.empty()) policy_path = args.policy;
+  else if (!args.no_policy) policy_path = find_policy(".");
+  if (policy_path) {
+    const Policy p = load_policy(*policy_path);
+    if (args.max_growth.empty() && p.max_growth) args.max_growth = *p.max_growth;
+    if (args.rules.empty() && p.rules) args.rules = *p.rules;
+  }
   DiffGate gate;
   if (!args.max_growth.empty()) {
     if (const auto pct = parse_percent(args.max_growth)) {
@@ -112,6 +123,8 @@ void register_diff_command(CLI::App& app, int& exit_code) {
                   "Fail when the final size grew by more than SIZE, or PCT% of the old size");
   cmd->add_option("--platform", args->platform, "Platform to pick from multi-platform images");
   cmd->add_option("--rules", args->rules, "Attribution rules tried before the built-in ones");
+  cmd->add_option("--policy", args->policy, "Read max-growth from this imgsmith.toml ([diff])");
+  cmd->add_flag("--no-policy", args->no_policy, "Ignore any imgsmith.toml");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress line on stderr");
   cmd->callback([args, &exit_code] { exit_code = run_diff(*args); });
 }

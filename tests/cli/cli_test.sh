@@ -103,5 +103,15 @@ echo '{"schema":"x"}' >"$tmp/x.json"
 expect "diff of a foreign JSON" 2 "$bin" diff "$tmp/x.json" "$kaniko"
 check "foreign JSON is named" grep -q "x.json" "$tmp/err"
 
+mkdir -p "$tmp/proj/sub"
+printf '[analyze]\nmax-size = "1MB"\n[diff]\nmax-growth = "1%%"\n' >"$tmp/proj/imgsmith.toml"
+expect "policy found from a subdirectory" 1 sh -c "cd \"$tmp/proj/sub\" && \"$bin\" analyze \"$dive\" -q"
+expect "a flag overrides the policy" 0 sh -c "cd \"$tmp/proj/sub\" && \"$bin\" analyze \"$dive\" -q --max-size 2MB"
+expect "--no-policy ignores it" 0 sh -c "cd \"$tmp/proj\" && \"$bin\" analyze \"$dive\" -q --no-policy"
+expect "diff reads max-growth from the policy" 1 sh -c "cd \"$tmp/proj\" && \"$bin\" diff \"$dive\" \"$kaniko\" -q"
+printf '[analyze]\nmax_size = 1\n' >"$tmp/bad.toml"
+expect "a bad policy is an error" 2 "$bin" analyze "$dive" --policy "$tmp/bad.toml"
+check "a bad policy names file and line" grep -q "bad.toml:2" "$tmp/err"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

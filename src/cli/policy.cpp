@@ -1,0 +1,113 @@
+#include "policy.hpp"
+
+#include <toml++/toml.h>
+
+#include <filesystem>
+#include <set>
+
+#include "imgsmith/error.hpp"
+
+namespace imgsmith {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string where(const std::string& path, const toml::node& node) {
+  return path + ":" + std::to_string(node.source().begin.line);
+}
+
+std::string text_of(const std::string& path, const std::string& key, const toml::node& node) {
+  if (const auto* s = node.as_string()) return s->get();
+  if (const auto* i = node.as_integer()) return std::to_string(i->get());
+  throw InputError(where(path, node) + ": " + key + " must be a string such as \"2GB\"");
+}
+
+double number_of(const std::string& path, const std::string& key, const toml::node& node) {
+  if (const auto* f = node.as_floating_point()) return f->get();
+  if (const auto* i = node.as_integer()) return static_cast<double>(i->get());
+  throw InputError(where(path, node) + ": " + key + " must be a number between 0 and 1");
+}
+
+std::vector<std::string> list_of(const std::string& path, const std::string& key,
+                                 const toml::node& node) {
+  const auto* arr = node.as_array();
+  if (arr == nullptr) throw InputError(where(path, node) + ": " + key + " must be a list of strings");
+  std::vector<std::string> out;
+  for (const auto& item : *arr) {
+    const auto* s = item.as_string();
+    if (s == nullptr) throw InputError(where(path, item) + ": " + key + " must be a list of strings");
+    out.push_back(s->get());
+  }
+  return out;
+}
+
+std::string relative_to(const std::string& file, const std::string& value) {
+  const fs::path p(value);
+  if (p.is_absolute()) return value;
+  return (fs::path(file).parent_path() / p).lexically_normal().string();
+}
+
+const toml::table& table_at(const std::string& path, const toml::node& node, const std::string& name) {
+  const auto* t = node.as_table();
+  if (t == nullptr) throw InputError(where(path, node) + ": [" + name + "] must be a table");
+  return *t;
+}
+
+}  // namespace
+
+Policy load_policy(const std::string& path) {
+  toml::table doc;
+  try {
+    doc = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw InputError(path + ":" + std::to_string(e.source().begin.line) + ": " +
+                     std::string(e.description()));
+  }
+  Policy p;
+  p.path = path;
+  for (const auto& [section_key, section] : doc) {
+    const std::string section_name(section_key.str());
+    if (section_name == "analyze") {
+      for (const auto& [k, v] : table_at(path, section, section_name)) {
+        const std::string key(k.str());
+        if (key == "max-size") p.max_size = text_of(path, key, v);
+        else if (key == "max-wasted") p.max_wasted = text_of(path, key, v);
+        else if (key == "dive-ci") p.dive_ci = relative_to(path, text_of(path, key, v));
+        else if (key == "rules") p.rules = relative_to(path, text_of(path, key, v));
+        else if (key == "min-efficiency") p.min_efficiency = number_of(path, key, v);
+        else if (key == "max-user-wasted-percent") p.max_user_wasted_percent = number_of(path, key, v);
+        else if (key == "deny") p.deny = list_of(path, key, v);
+        else if (key == "ignore") p.ignore = list_of(path, key, v);
+        else if (key == "budget")
+          for (const auto& [cat, size] : table_at(path, v, "analyze.budget"))
+            p.budgets.emplace_back(std::string(cat.str()), text_of(path, "budget", size));
+        else
+          throw InputError(where(path, v) + ": unknown key '" + key + "' in [analyze]");
+      }
+    } else if (section_name == "diff") {
+      for (const auto& [k, v] : table_at(path, section, section_name)) {
+        const std::string key(k.str());
+        if (key == "max-growth") p.max_growth = text_of(path, key, v);
+        else throw InputError(where(path, v) + ": unknown key '" + key + "' in [diff]");
+      }
+    } else {
+      throw InputError(where(path, section) + ": unknown section [" + section_name +
+                       "] (imgsmith.toml has [analyze] and [diff])");
+    }
+  }
+  return p;
+}
+
+std::optional<std::string> find_policy(const std::string& start) {
+  std::error_code ec;
+  fs::path dir = fs::absolute(start, ec);
+  if (ec) return std::nullopt;
+  for (;;) {
+    const fs::path candidate = dir / "imgsmith.toml";
+    if (fs::is_regular_file(candidate, ec)) return candidate.string();
+    if (!dir.has_parent_path() || dir.parent_path() == dir) return std::nullopt;
+    dir = dir.parent_path();
+  }
+}
+
+}  // namespace imgsmith
