@@ -32,6 +32,13 @@ struct FileReport {
   std::uint32_t hard_links = 0;  // other visible names of the same content
 };
 
+// Files with identical content (same size and SHA-256) at different paths.
+struct DuplicateGroup {
+  std::uint64_t size = 0;
+  std::string digest;
+  std::vector<FileReport> files;  // path, bytes, layer
+};
+
 struct Analysis {
   std::string source;
   std::string format;
@@ -58,6 +65,7 @@ struct Analysis {
   // visible in it (the top layer's copy of each path), for attribution.
   std::shared_ptr<const MergedTree> tree;
   std::vector<CapturedFile> metadata;
+  std::vector<DuplicateGroup> duplicates;  // with --hash only; most bytes first
 
   std::uint64_t bytes_read = 0;  // from disk, to show what seeking saved
   double seconds = 0;
@@ -69,6 +77,7 @@ struct AnalyzeOptions {
   unsigned threads = 0;  // 0: one per core
   ProgressFn progress;
   CaptureFn capture;     // package-database files to keep (attribution)
+  bool hash_duplicates = false;  // digest files whose sizes collide (--hash)
 };
 
 // Opens, resolves and analyses the image at `path`. Throws InputError.

@@ -32,9 +32,12 @@ class BlobStore {
   // Reads a small file (JSON documents). Throws InputError if it is missing
   // or larger than `limit`.
   virtual std::string read_text(const std::string& path, std::uint64_t limit) const = 0;
-  // Scans a layer blob. Safe to call from several threads at once.
-  virtual std::shared_ptr<const LayerScan> scan_layer(const std::string& path) const = 0;
-  // Whether scan_layer calls may run in parallel to good effect.
+  // Scans a layer blob, digesting the files `hash` picks. Safe to call from
+  // several threads at once.
+  virtual std::shared_ptr<const LayerScan> scan_layer(const std::string& path,
+                                                      const CaptureFn& hash = {}) const = 0;
+  // Whether scan_layer calls may run in parallel to good effect; such
+  // stores can also be scanned a second time.
   virtual bool parallel_scans() const = 0;
   // Bytes read from disk so far, for the I/O report.
   virtual std::uint64_t bytes_read() const = 0;
@@ -46,8 +49,11 @@ class BlobStore {
 // (docker save in any format, OCI archive), a gzip/zstd-compressed such tar,
 // or "-" for a tar on standard input. Detected from content, never from the
 // file name. Throws InputError naming PATH.
-// `capture` picks the small files whose content layer scans keep.
+// `capture` picks the small files whose content layer scans keep. A source
+// that can only be read once digests the files `stream_hash` picks on its
+// one pass; the others digest on request in scan_layer.
 std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const ProgressFn& progress,
-                                           const CaptureFn& capture = {});
+                                           const CaptureFn& capture = {},
+                                           const CaptureFn& stream_hash = {});
 
 }  // namespace imgsmith

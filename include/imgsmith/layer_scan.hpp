@@ -34,6 +34,7 @@ using CaptureFn = std::function<bool(std::string_view path, std::uint64_t size)>
 struct LayerScan {
   std::vector<TarEntry> entries;
   std::vector<CapturedFile> captured;
+  std::vector<std::pair<std::string, std::string>> digests;  // path, sha256 (when asked)
   std::uint64_t content_bytes = 0;  // sum of regular-file sizes
   std::uint64_t blob_bytes = 0;     // bytes of the blob as stored
   Compression compression = Compression::None;
@@ -45,8 +46,10 @@ struct LayerScan {
 // `label` names the blob in messages. Throws InputError on a corrupt or
 // truncated layer; a layer that merely lacks its end-of-archive blocks after
 // its last complete entry gets a warning instead (umoci writes such layers).
+// `capture` picks files whose content to keep; `hash` files whose content to
+// digest (SHA-256) as it streams past.
 LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string& label,
-                     const CaptureFn& capture = {});
+                     const CaptureFn& capture = {}, const CaptureFn& hash = {});
 
 // "./usr//lib/" -> "usr/lib"; "." and "/" -> "". ".." never climbs above the root.
 std::string normalise_path(std::string_view raw);

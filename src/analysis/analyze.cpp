@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <queue>
+#include <set>
 #include <thread>
 
 #include "imgsmith/analysis.hpp"
@@ -40,37 +41,32 @@ std::vector<std::string> created_by_per_layer(const nlohmann::json& config, std:
   return out;
 }
 
-// Scans each distinct blob once (a save may list one digest twice), several
-// at a time when the store can seek.
-std::vector<std::shared_ptr<const LayerScan>> scan_all(const BlobStore& store,
-                                                       const ResolvedImage& image,
-                                                       const AnalyzeOptions& options) {
-  std::vector<std::string> unique;
-  std::map<std::string, std::size_t> slot;
-  for (const auto& l : image.layers)
-    if (slot.emplace(l.blob, unique.size()).second) unique.push_back(l.blob);
-
-  std::vector<std::shared_ptr<const LayerScan>> results(unique.size());
-  std::vector<std::exception_ptr> errors(unique.size());
+// Scans distinct blobs, several at a time when the store can seek; the
+// first error (in blob order) is rethrown once all have stopped.
+std::vector<std::shared_ptr<const LayerScan>> scan_blobs(
+    const BlobStore& store, const std::vector<std::string>& blobs,
+    const std::vector<CaptureFn>& hash, const AnalyzeOptions& options, const char* what) {
+  std::vector<std::shared_ptr<const LayerScan>> results(blobs.size());
+  std::vector<std::exception_ptr> errors(blobs.size());
   std::atomic<std::size_t> next{0}, done{0};
   std::mutex progress_lock;
   auto worker = [&] {
-    for (std::size_t i = next++; i < unique.size(); i = next++) {
+    for (std::size_t i = next++; i < blobs.size(); i = next++) {
       try {
-        results[i] = store.scan_layer(unique[i]);
+        results[i] = store.scan_layer(blobs[i], hash.empty() ? CaptureFn{} : hash[i]);
       } catch (...) {
         errors[i] = std::current_exception();
       }
       const std::size_t finished = ++done;
       if (options.progress) {
         std::lock_guard<std::mutex> lock(progress_lock);
-        options.progress("read layer " + std::to_string(finished) + "/" +
-                         std::to_string(unique.size()));
+        options.progress(std::string(what) + " " + std::to_string(finished) + "/" +
+                         std::to_string(blobs.size()));
       }
     }
   };
   unsigned threads = options.threads != 0 ? options.threads : std::thread::hardware_concurrency();
-  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(unique.size())));
+  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(blobs.size())));
   if (!store.parallel_scans()) threads = 1;
   if (threads <= 1) {
     worker();
@@ -81,10 +77,93 @@ std::vector<std::shared_ptr<const LayerScan>> scan_all(const BlobStore& store,
   }
   for (const auto& e : errors)
     if (e) std::rethrow_exception(e);
+  return results;
+}
 
+// Scans each distinct blob once (a save may list one digest twice).
+std::vector<std::shared_ptr<const LayerScan>> scan_all(const BlobStore& store,
+                                                       const ResolvedImage& image,
+                                                       const AnalyzeOptions& options) {
+  std::vector<std::string> unique;
+  std::map<std::string, std::size_t> slot;
+  for (const auto& l : image.layers)
+    if (slot.emplace(l.blob, unique.size()).second) unique.push_back(l.blob);
+  const auto results = scan_blobs(store, unique, {}, options, "read layer");
   std::vector<std::shared_ptr<const LayerScan>> per_layer;
   for (const auto& l : image.layers) per_layer.push_back(results[slot.at(l.blob)]);
   return per_layer;
+}
+
+// Identical content at different paths. Only files whose size another
+// visible file shares are digested: a second, targeted pass over the layers
+// that hold them where the store can seek, else the digests of the one pass.
+std::vector<DuplicateGroup> find_duplicates(const BlobStore& store, const ResolvedImage& image,
+                                            const std::vector<std::shared_ptr<const LayerScan>>& scans,
+                                            const MergedTree& tree, const AnalyzeOptions& options) {
+  // Each visible content under the regular-file name that created it.
+  std::vector<std::string> path_of(tree.inodes().size());
+  std::vector<const FileNode*> stack{&tree.root()};
+  while (!stack.empty()) {
+    const FileNode* node = stack.back();
+    stack.pop_back();
+    for (const auto& [name, child] : node->children) {
+      if (child->type == EntryType::File && child->inode >= 0)
+        path_of[static_cast<std::size_t>(child->inode)] = child->path().substr(1);
+      stack.push_back(child);
+    }
+  }
+  std::map<std::uint64_t, std::vector<std::size_t>> by_size;
+  for (std::size_t i = 0; i < tree.inodes().size(); ++i)
+    if (tree.inodes()[i].names > 0 && tree.inodes()[i].size > 0 && !path_of[i].empty())
+      by_size[tree.inodes()[i].size].push_back(i);
+  std::erase_if(by_size, [](const auto& entry) { return entry.second.size() < 2; });
+  if (by_size.empty()) return {};
+
+  // Which paths to digest in which layer.
+  std::map<std::uint32_t, std::set<std::string>> wanted;
+  for (const auto& [size, ids] : by_size)
+    for (const std::size_t id : ids) wanted[tree.inodes()[id].layer].insert(path_of[id]);
+
+  std::map<std::pair<std::uint32_t, std::string>, std::string> digest_of;
+  const auto record = [&](std::uint32_t layer, const LayerScan& scan) {
+    for (const auto& [path, digest] : scan.digests) digest_of[{layer, path}] = digest;  // last wins
+  };
+  if (store.parallel_scans()) {
+    std::vector<std::string> blobs;
+    std::vector<std::uint32_t> layers;
+    std::vector<CaptureFn> hash;
+    for (const auto& [layer, paths] : wanted) {
+      blobs.push_back(image.layers[layer].blob);
+      layers.push_back(layer);
+      hash.push_back([&paths = wanted[layer]](std::string_view p, std::uint64_t) {
+        return paths.count(std::string(p)) != 0;
+      });
+    }
+    const auto rescans = scan_blobs(store, blobs, hash, options, "hash layer");
+    for (std::size_t i = 0; i < rescans.size(); ++i) record(layers[i], *rescans[i]);
+  } else {
+    for (const auto& [layer, paths] : wanted) record(layer, *scans[layer]);
+  }
+
+  std::map<std::pair<std::uint64_t, std::string>, DuplicateGroup> groups;
+  for (const auto& [size, ids] : by_size)
+    for (const std::size_t id : ids) {
+      const auto& inode = tree.inodes()[id];
+      const auto it = digest_of.find({inode.layer, path_of[id]});
+      if (it == digest_of.end()) continue;
+      DuplicateGroup& g = groups[{size, it->second}];
+      g.size = size;
+      g.digest = it->second;
+      g.files.push_back(FileReport{"/" + path_of[id], size, inode.layer, inode.names - 1});
+    }
+  std::vector<DuplicateGroup> out;
+  for (auto& [key, g] : groups)
+    if (g.files.size() >= 2) out.push_back(std::move(g));
+  std::sort(out.begin(), out.end(), [](const DuplicateGroup& a, const DuplicateGroup& b) {
+    const auto wa = a.size * (a.files.size() - 1), wb = b.size * (b.files.size() - 1);
+    return wa != wb ? wa > wb : a.digest < b.digest;
+  });
+  return out;
 }
 
 // Lists each content once, under the name its regular-file entry gave it
@@ -195,10 +274,15 @@ Analysis analyze_layers(const ResolvedImage& image,
 
 Analysis analyze_image(const std::string& path, const AnalyzeOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  const auto store = open_blob_store(path, options.progress, options.capture);
+  // A source read once digests every file on its pass; others digest only
+  // the files whose size collides, on a second pass.
+  const CaptureFn hash_all = [](std::string_view, std::uint64_t size) { return size > 0; };
+  const auto store = open_blob_store(path, options.progress, options.capture,
+                                     options.hash_duplicates ? hash_all : CaptureFn{});
   const ResolvedImage image = resolve_image(*store, options.selector);
   const auto scans = scan_all(*store, image, options);
   Analysis a = analyze_layers(image, scans, options.top);
+  if (options.hash_duplicates) a.duplicates = find_duplicates(*store, image, scans, *a.tree, options);
   a.source = path;
   auto store_warnings = store->warnings();
   a.warnings.insert(a.warnings.begin(), store_warnings.begin(), store_warnings.end());

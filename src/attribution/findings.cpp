@@ -51,7 +51,7 @@ const std::vector<std::string>& finding_ids() {
   static const std::vector<std::string> ids = {
       "cuda-duplicated", "devel-in-final", "pip-cache", "package-cache", "apt-lists",
       "deleted-in-later-layer", "overwritten-in-later-layer", "model-weights-baked",
-      "static-libs", "docs"};
+      "static-libs", "docs", "duplicate-content"};
   return ids;
 }
 
@@ -173,6 +173,23 @@ std::vector<Finding> find_waste(const Analysis& a, const Attribution& attr,
                     created_by(a, w.added_layer) + ", hidden by " + created_by(a, w.hidden_layer);
     }
   }
+
+  // Identical content (found with --hash): every copy but one could go.
+  Builder& dups = start("duplicate-content", "identical files are stored at different paths",
+                        "keep one copy: COPY it once and link the other paths to it (ln), or "
+                        "stop installing the same file twice");
+  std::size_t groups = 0;
+  for (const auto& g : a.duplicates) {
+    std::vector<const FileReport*> kept;
+    for (const auto& f : g.files)
+      if (!ignored(ignore, f.path)) kept.push_back(&f);
+    if (kept.size() < 2) continue;
+    ++groups;
+    for (std::size_t i = 1; i < kept.size(); ++i) dups.add(kept[i]->path, g.size, kept[i]->layer);
+    dups.layers.insert(kept[0]->layer);
+  }
+  if (groups > 0)
+    dups.f.message = std::to_string(groups) + " sets of identical files are stored at different paths";
 
   std::vector<Finding> out;
   for (auto& [id, builder] : b)

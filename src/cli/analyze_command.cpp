@@ -28,6 +28,7 @@ struct AnalyzeArgs {
   std::size_t top = 10;
   unsigned threads = 0;
   bool quiet = false;
+  bool hash = false;
   std::string max_size, max_wasted, dive_ci, rules;
   std::vector<std::string> budgets, deny, ignore;
   std::string policy;
@@ -121,6 +122,7 @@ int run_analyze(const AnalyzeArgs& given) {
   options.selector.image = args.image_name;
   options.top = args.top;
   options.threads = args.threads;
+  options.hash_duplicates = args.hash;
   ProgressLine progress(!args.quiet);
   options.progress = [&progress](const std::string& s) { progress.show(s); };
 
@@ -187,6 +189,9 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--threads", args->threads, "Layers read in parallel (default: one per core)")
       ->check(CLI::Range(1, 256));
   cmd->add_flag("-q,--quiet", args->quiet, "No progress line and no warnings on stderr");
+  cmd->add_flag("--hash", args->hash,
+                "Find identical files at different paths (duplicate-content): files whose sizes\n"
+                "collide are read and digested with SHA-256");
   auto* gate = "Gate";
   cmd->add_option("--max-size", args->max_size, "Fail when the final size exceeds SIZE")
       ->group(gate);

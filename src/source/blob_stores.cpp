@@ -107,11 +107,12 @@ class TarFileStore final : public BlobStore {
       throw InputError(name() + ": truncated inside '" + path + "'");
     return out;
   }
-  std::shared_ptr<const LayerScan> scan_layer(const std::string& path) const override {
+  std::shared_ptr<const LayerScan> scan_layer(const std::string& path,
+                                              const CaptureFn& hash) const override {
     const Record* r = require(path);
     FileRangeStream range(file_, r->offset, r->size);
     return std::make_shared<LayerScan>(
-        imgsmith::scan_layer(range, r->size, name() + ": layer " + path, capture_));
+        imgsmith::scan_layer(range, r->size, name() + ": layer " + path, capture_, hash));
   }
   bool parallel_scans() const override { return true; }
   std::uint64_t bytes_read() const override { return file_->bytes_read(); }
@@ -142,7 +143,7 @@ class TarFileStore final : public BlobStore {
 class StreamedTarStore final : public BlobStore {
  public:
   StreamedTarStore(ByteStream& in, std::string label, const ProgressFn& progress,
-                   const CaptureFn& capture)
+                   const CaptureFn& capture, const CaptureFn& hash)
       : label_(std::move(label)) {
     detail::ArchiveReader reader(in, label_, /*allow_filters=*/true);
     while (archive_entry* e = reader.next(/*tolerate_truncation=*/true)) {
@@ -155,7 +156,7 @@ class StreamedTarStore final : public BlobStore {
       } else if (archive_entry_filetype(e) == AE_IFLNK) {
         rec.link = resolve_link(path, archive_entry_symlink(e) ? archive_entry_symlink(e) : "");
       } else if (archive_entry_filetype(e) == AE_IFREG && rec.size > 0) {
-        read_blob(reader, path, rec, progress, capture);
+        read_blob(reader, path, rec, progress, capture, hash);
       }
       records_[path] = std::move(rec);
     }
@@ -177,7 +178,9 @@ class StreamedTarStore final : public BlobStore {
       throw InputError(name() + ": '" + path + "' is not a JSON document");
     return *r->text;
   }
-  std::shared_ptr<const LayerScan> scan_layer(const std::string& path) const override {
+  // Digests were taken, if at all, on the one pass.
+  std::shared_ptr<const LayerScan> scan_layer(const std::string& path,
+                                              const CaptureFn& /*hash*/) const override {
     const Record* r = require(path);
     if (r->scan) return r->scan;
     if (!r->scan_error.empty()) throw InputError(r->scan_error);
@@ -220,7 +223,7 @@ class StreamedTarStore final : public BlobStore {
   static constexpr std::uint64_t kTextLimit = 64ull << 20;
 
   void read_blob(detail::ArchiveReader& reader, const std::string& path, Record& rec,
-                 const ProgressFn& progress, const CaptureFn& capture) {
+                 const ProgressFn& progress, const CaptureFn& capture, const CaptureFn& hash) {
     EntryData data(reader, path);
     std::string head = read_prefix(data, 4096);
     bytes_read_ += rec.size;
@@ -237,7 +240,7 @@ class StreamedTarStore final : public BlobStore {
     PrefixedStream layer(std::move(head), data);
     try {
       rec.scan = std::make_shared<LayerScan>(
-          imgsmith::scan_layer(layer, rec.size, name() + ": layer " + path, capture));
+          imgsmith::scan_layer(layer, rec.size, name() + ": layer " + path, capture, hash));
       if (progress) progress("scanned " + path);
     } catch (const InputError& e) {
       // A broken outer stream is fatal; a blob that only looked like a layer
@@ -284,13 +287,14 @@ class DirectoryStore final : public BlobStore {
     text << in.rdbuf();
     return text.str();
   }
-  std::shared_ptr<const LayerScan> scan_layer(const std::string& path) const override {
+  std::shared_ptr<const LayerScan> scan_layer(const std::string& path,
+                                              const CaptureFn& hash) const override {
     if (!contains(path))
       throw InputError(full(path) + ": missing; the layout is incomplete, copy or save it again");
     auto file = std::make_shared<SharedFile>(full(path));
     FileRangeStream range(file, 0, file->size());
     auto scan = std::make_shared<LayerScan>(
-        imgsmith::scan_layer(range, file->size(), full(path), capture_));
+        imgsmith::scan_layer(range, file->size(), full(path), capture_, hash));
     bytes_read_ += file->bytes_read();
     return scan;
   }
@@ -308,10 +312,10 @@ class DirectoryStore final : public BlobStore {
 }  // namespace
 
 std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const ProgressFn& progress,
-                                           const CaptureFn& capture) {
+                                           const CaptureFn& capture, const CaptureFn& stream_hash) {
   if (path == "-") {
     FdStream in(STDIN_FILENO, "<stdin>");
-    return std::make_unique<StreamedTarStore>(in, "<stdin>", progress, capture);
+    return std::make_unique<StreamedTarStore>(in, "<stdin>", progress, capture, stream_hash);
   }
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
@@ -330,7 +334,7 @@ std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const Progre
   const std::size_t n = file->pread(head, sizeof head, 0);
   if (sniff_compression(head, n) != Compression::None) {
     FileRangeStream whole(file, 0, file->size());
-    return std::make_unique<StreamedTarStore>(whole, path, progress, capture);
+    return std::make_unique<StreamedTarStore>(whole, path, progress, capture, stream_hash);
   }
   if (!looks_like_tar(head, n))
     throw InputError(path +

@@ -6,6 +6,7 @@
 #include "archive_reader.hpp"
 #include "tar_reader.hpp"
 #include "imgsmith/error.hpp"
+#include "imgsmith/sha256.hpp"
 
 namespace imgsmith {
 
@@ -62,7 +63,7 @@ EntryType entry_type(char tar_type) {
 }
 
 void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& capture,
-                  LayerScan& scan) {
+                  const CaptureFn& hash, LayerScan& scan) {
   detail::TarReader reader(tar, label);
   detail::TarHeader header;
   while (reader.next(header)) {
@@ -76,8 +77,13 @@ void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& ca
     if (entry.type == EntryType::File) entry.size = header.size;
     if (entry.type == EntryType::Hardlink) entry.link = normalise_path(header.link);
     if (entry.type == EntryType::Symlink) entry.link = header.link;
-    if (entry.type == EntryType::File && capture && capture(entry.path, entry.size))
+    if (entry.type == EntryType::File && capture && capture(entry.path, entry.size)) {
       scan.captured.push_back(CapturedFile{entry.path, reader.read_entry_data()});
+    } else if (entry.type == EntryType::File && hash && hash(entry.path, entry.size)) {
+      Sha256 digest;
+      reader.stream_entry_data([&](const char* p, std::size_t n) { digest.update(p, n); });
+      scan.digests.emplace_back(entry.path, digest.digest());
+    }
     scan.content_bytes += entry.size;
     scan.entries.push_back(std::move(entry));
   }
@@ -90,7 +96,7 @@ void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& ca
 }  // namespace
 
 LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string& label,
-                     const CaptureFn& capture) {
+                     const CaptureFn& capture, const CaptureFn& hash) {
   LayerScan scan;
   scan.blob_bytes = blob_bytes;
   // The first bytes tell the encoding; they are replayed to the reader.
@@ -98,11 +104,11 @@ LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string
   scan.compression = sniff_compression(head.data(), head.size());
   PrefixedStream replay(std::move(head), in);
   if (scan.compression == Compression::None) {
-    scan_entries(replay, label, capture, scan);
+    scan_entries(replay, label, capture, hash, scan);
   } else {
     DecompressingStream decoded(replay, label);
     scan.compression = decoded.compression();
-    scan_entries(decoded, label, capture, scan);
+    scan_entries(decoded, label, capture, hash, scan);
   }
   return scan;
 }

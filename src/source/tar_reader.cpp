@@ -156,19 +156,17 @@ std::string TarReader::read_data(std::uint64_t size, const char* what) {
   return data;
 }
 
+std::size_t TarReader::next_data_chunk(std::size_t want) {
+  const std::size_t got = fill(want);
+  if (got == 0)
+    throw InputError(label_ + ": truncated: the data of '" + pending_name_ + "' is cut short");
+  return got;
+}
+
 std::string TarReader::read_entry_data() {
   std::string data;
   data.reserve(static_cast<std::size_t>(pending_data_));
-  while (pending_data_ > 0) {
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(pending_data_, kBuffer));
-    const std::size_t got = fill(want);
-    if (got == 0)
-      throw InputError(label_ + ": truncated: the data of '" + pending_name_ + "' is cut short");
-    data.append(buf_.data() + pos_, got);
-    pos_ += got;
-    offset_ += got;
-    pending_data_ -= got;
-  }
+  stream_entry_data([&](const char* p, std::size_t n) { data.append(p, n); });
   return data;
 }
 

@@ -6,6 +6,7 @@
 // (path, linkpath, size) headers.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ class TarReader {
   // Reads the data of the entry next() just returned, instead of skipping
   // it. Throws InputError when the data is cut short.
   std::string read_entry_data();
+  // Streams the data of the entry next() just returned to `sink`.
+  template <typename Sink>
+  void stream_entry_data(Sink&& sink);
 
  private:
   // Makes `n` bytes available at pos_; returns how many are (fewer at EOF).
@@ -42,6 +46,10 @@ class TarReader {
   // Skips `n` bytes; returns how many could be skipped before EOF.
   std::uint64_t skip(std::uint64_t n);
   std::string read_data(std::uint64_t size, const char* what);
+
+  // Makes up to `want` bytes of the current entry's data available and
+  // returns how many; throws when the archive ends first.
+  std::size_t next_data_chunk(std::size_t want);
 
   ByteStream& in_;
   std::string label_;
@@ -53,5 +61,17 @@ class TarReader {
   bool ended_early_ = false;
   bool first_ = true;
 };
+
+template <typename Sink>
+void TarReader::stream_entry_data(Sink&& sink) {
+  while (pending_data_ > 0) {
+    const std::size_t got = next_data_chunk(static_cast<std::size_t>(
+        std::min<std::uint64_t>(pending_data_, buf_.size())));
+    sink(buf_.data() + pos_, got);
+    pos_ += got;
+    offset_ += got;
+    pending_data_ -= got;
+  }
+}
 
 }  // namespace imgsmith::detail

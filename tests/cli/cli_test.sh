@@ -69,7 +69,7 @@ gzip -c "$dive" >"$tmp/dive.tar.gz"
 expect "gzip-compressed save" 0 "$bin" analyze "$tmp/dive.tar.gz" --format json
 check "compressed save gives the same final size" grep -q '"final_bytes": 1188573' "$tmp/out"
 
-expect "budget passes" 0 "$bin" analyze "$dive" --budget os=2MB --budget os/unowned=2MB -q
+expect "budget passes" 0 "$bin" analyze "$dive" --budget other=2MB --budget other/system-unowned=2MB -q
 expect "budget fails" 1 "$bin" analyze "$dive" --budget app=1kB -q
 check "budget violation names the category" grep -q "budget:app" "$tmp/err"
 expect "unknown budget category" 2 "$bin" analyze "$dive" --budget gpu=1GB
@@ -112,6 +112,9 @@ expect "diff reads max-growth from the policy" 1 sh -c "cd \"$tmp/proj\" && \"$b
 printf '[analyze]\nmax_size = 1\n' >"$tmp/bad.toml"
 expect "a bad policy is an error" 2 "$bin" analyze "$dive" --policy "$tmp/bad.toml"
 check "a bad policy names file and line" grep -q "bad.toml:2" "$tmp/err"
+
+expect "hash" 0 "$bin" analyze "$dive" --hash --format json
+check "hash finds the copies of somefile" grep -q '"id": "duplicate-content"' "$tmp/out"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

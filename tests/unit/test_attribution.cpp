@@ -227,3 +227,34 @@ TEST_CASE("glob: single stars stay in a segment, double stars cross them") {
   CHECK(Glob("?.txt").matches("a.txt"));
   CHECK_FALSE(Glob("?.txt").matches("/.txt"));
 }
+
+TEST_CASE("findings: --hash finds identical content at different paths, seekable or streamed") {
+  Image image;
+  image.layers = {Layer{{file("opt/a.bin", 4000, 'x'), file("opt/c.bin", 4000, 'y'),
+                         hardlink("opt/a-link", "opt/a.bin"), file("opt/small", 10, 'x')},
+                        Encoding::Gzip},
+                  Layer{{file("app/b.bin", 4000, 'x'), file("app/d.bin", 10, 'z')}}};
+  TempDir tmp;
+  write_file(tmp / "img.tar", docker_legacy_save(image));
+  write_file(tmp / "img.tar.zst", encode(docker_legacy_save(image), Encoding::Zstd));
+  for (const std::string name : {"img.tar", "img.tar.zst"}) {
+    INFO(name);
+    AnalyzeOptions options;
+    options.hash_duplicates = true;
+    const Analysis a = analyze_image(tmp / name, options);
+    REQUIRE(a.duplicates.size() == 1);
+    CHECK(a.duplicates[0].size == 4000);
+    REQUIRE(a.duplicates[0].files.size() == 2);
+    CHECK(a.duplicates[0].files[0].path == "/opt/a.bin");
+    CHECK(a.duplicates[0].files[1].path == "/app/b.bin");
+    const Attribution attr = attribute(a, builtin_rules());
+    const auto findings = find_waste(a, attr, {});
+    const auto it = std::find_if(findings.begin(), findings.end(),
+                                 [](const Finding& f) { return f.id == "duplicate-content"; });
+    REQUIRE(it != findings.end());
+    CHECK(it->bytes == 4000);
+    CHECK(find_waste(a, attr, {Glob("/app/**")}).size() == findings.size() - 1);
+  }
+  AnalyzeOptions plain;
+  CHECK(analyze_image(tmp / "img.tar", plain).duplicates.empty());
+}
