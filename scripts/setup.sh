@@ -9,7 +9,7 @@ packages=(
   libcli11-dev catch2 libkainjow-mustache-dev libtomlplusplus-dev
   zlib1g-dev libzstd-dev
   # used by the tests, the example and the benchmark
-  zstd gzip tar python3 time
+  zstd gzip tar python3 time debootstrap
 )
 
 missing=()

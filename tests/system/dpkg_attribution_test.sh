@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Attribution on a real Debian root: debootstrap a minbase bookworm, save it
+# as a one-layer image, and check that every byte imgsmith puts in `os`
+# belongs to a real package, with the bytes dpkg's own file lists give.
+# Usage: dpkg_attribution_test.sh IMGSMITH CACHE_DIR
+# Skips (exit 0, one line) without root, debootstrap or the Debian mirror.
+set -euo pipefail
+bin=$1
+cache=$2
+mirror=${IMGSMITH_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+skip() { echo "dpkg attribution: SKIPPED: $*"; exit 0; }
+[ "$(id -u)" -eq 0 ] || skip "debootstrap needs root"
+command -v debootstrap >/dev/null || skip "debootstrap is not installed (scripts/setup.sh installs it)"
+
+mkdir -p "$cache"
+root_tar="$cache/bookworm-minbase.tar"
+if [ ! -s "$root_tar" ]; then
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  echo "dpkg attribution: debootstrap --variant=minbase bookworm (about a minute, once)"
+  if ! debootstrap --variant=minbase bookworm "$work/root" "$mirror" >"$work/log" 2>&1; then
+    tail -3 "$work/log"
+    skip "debootstrap could not reach $mirror"
+  fi
+  tar -C "$work/root" --numeric-owner -cf "$root_tar.tmp" .
+  mv "$root_tar.tmp" "$root_tar"
+  rm -rf "$work"
+  trap - EXIT
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/root" "$tmp/img/layer"
+tar -C "$tmp/root" -xf "$root_tar"
+
+# A legacy docker save of the root as its only layer.
+cp "$root_tar" "$tmp/img/layer/layer.tar"
+diff_id="sha256:$(sha256sum "$root_tar" | cut -d' ' -f1)"
+printf '{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":["%s"]},"history":[{"created_by":"debootstrap --variant=minbase bookworm"}]}' \
+  "$diff_id" >"$tmp/img/config.json"
+printf '[{"Config":"config.json","RepoTags":["debian:bookworm-minbase"],"Layers":["layer/layer.tar"]}]' \
+  >"$tmp/img/manifest.json"
+tar -C "$tmp/img" -cf "$tmp/image.tar" layer config.json manifest.json
+
+"$bin" analyze "$tmp/image.tar" --format json -o "$tmp/report.json" -q
+
+python3 - "$tmp/report.json" "$tmp/root" <<'PY'
+import json, os, sys
+
+report = json.load(open(sys.argv[1]))
+root = sys.argv[2]
+info = os.path.join(root, "var/lib/dpkg/info")
+packages = {}
+for name in os.listdir(info):
+    if name.endswith(".list"):
+        packages[name[:-5].split(":")[0]] = os.path.join(info, name)
+
+cats = {c["name"]: c for c in report["categories"]}
+assert sum(c["bytes"] for c in cats.values()) == report["size"]["final_bytes"], "categories do not sum"
+os_cat = cats["os"]
+assert os_cat["bytes"] > 10_000_000, f"os holds only {os_cat['bytes']} bytes"
+children = os_cat["children"]
+assert sum(c["bytes"] for c in children) == os_cat["bytes"]
+unknown = [c["name"] for c in children if c["name"] not in packages]
+assert not unknown, f"os children that are not packages: {unknown}"
+
+# The bytes dpkg's own lists give for a package: its regular files, each
+# inode once, through the merged-/usr symlinks.
+def package_bytes(pkg):
+    seen, total = set(), 0
+    for line in open(packages[pkg]):
+        path = os.path.realpath(os.path.join(root, line.strip().lstrip("/")))
+        if not path.startswith(os.path.realpath(root)) or not os.path.isfile(path) or os.path.islink(path):
+            continue
+        st = os.lstat(path)
+        if (st.st_dev, st.st_ino) in seen:
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        total += st.st_size
+    return total
+
+top = children[:5]
+for child in top:
+    expected = package_bytes(child["name"])
+    assert child["bytes"] == expected, f"{child['name']}: imgsmith {child['bytes']}, dpkg lists {expected}"
+print("dpkg attribution: %d packages, os %d bytes; top: %s" % (
+    len(children), os_cat["bytes"], ", ".join(f"{c['name']} {c['bytes']}" for c in top)))
+PY
+echo "dpkg attribution: 1 passed, 0 failed"
