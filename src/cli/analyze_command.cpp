@@ -89,11 +89,9 @@ GateConfig gate_from(const AnalyzeArgs& args, const RuleSet& rules) {
 // Settings from imgsmith.toml fill in what no flag gave; budgets merge, a
 // flag's budget replacing the policy's for the same category.
 AnalyzeArgs with_policy(AnalyzeArgs args) {
-  std::optional<std::string> path;
-  if (!args.policy.empty()) path = args.policy;
-  else if (!args.no_policy) path = find_policy(".");
-  if (!path) return args;
-  const Policy p = load_policy(*path);
+  const auto policy = command_policy(args.policy, args.no_policy);
+  if (!policy) return args;
+  const Policy& p = *policy;
   if (args.max_size.empty() && p.max_size) args.max_size = *p.max_size;
   if (args.max_wasted.empty() && p.max_wasted) args.max_wasted = *p.max_wasted;
   if (args.dive_ci.empty() && p.dive_ci) args.dive_ci = *p.dive_ci;
@@ -106,14 +104,13 @@ AnalyzeArgs with_policy(AnalyzeArgs args) {
   for (const auto& [name, size] : p.budgets) budgets.push_back(name + "=" + size);
   budgets.insert(budgets.end(), args.budgets.begin(), args.budgets.end());
   args.budgets = std::move(budgets);
-  if (!args.quiet) std::cerr << "imgsmith: using the policy in " << *path << "\n";
+  if (!args.quiet) std::cerr << "imgsmith: using the policy in " << p.path << "\n";
   return args;
 }
 
 int run_analyze(const AnalyzeArgs& given) {
   const AnalyzeArgs args = with_policy(given);
-  const RuleSet rules =
-      args.rules.empty() ? builtin_rules() : with_user_rules(builtin_rules(), args.rules);
+  const RuleSet rules = rules_with(args.rules);
   const GateConfig gate_config = gate_from(args, rules);
   std::vector<Glob> ignore;
   for (const auto& g : args.ignore) ignore.emplace_back(g);

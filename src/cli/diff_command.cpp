@@ -63,13 +63,9 @@ nlohmann::json side(const std::string& input, const DiffArgs& args, const RuleSe
 }
 
 int run_diff(DiffArgs args) {
-  std::optional<std::string> policy_path;
-  if (!args.policy.empty()) policy_path = args.policy;
-  else if (!args.no_policy) policy_path = find_policy(".");
-  if (policy_path) {
-    const Policy p = load_policy(*policy_path);
-    if (args.max_growth.empty() && p.max_growth) args.max_growth = *p.max_growth;
-    if (args.rules.empty() && p.rules) args.rules = *p.rules;
+  if (const auto p = command_policy(args.policy, args.no_policy)) {
+    if (args.max_growth.empty() && p->max_growth) args.max_growth = *p->max_growth;
+    if (args.rules.empty() && p->rules) args.rules = *p->rules;
   }
   DiffGate gate;
   if (!args.max_growth.empty()) {
@@ -81,8 +77,7 @@ int run_diff(DiffArgs args) {
       throw InputError("--max-growth '" + args.max_growth + "': a size (50MB) or a percentage (5%)");
     }
   }
-  const RuleSet rules =
-      args.rules.empty() ? builtin_rules() : with_user_rules(builtin_rules(), args.rules);
+  const RuleSet rules = rules_with(args.rules);
   ProgressLine progress(!args.quiet);
   const nlohmann::json old_report = side(args.old_input, args, rules, progress);
   const nlohmann::json new_report = side(args.new_input, args, rules, progress);

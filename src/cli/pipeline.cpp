@@ -6,6 +6,10 @@
 
 namespace imgsmith {
 
+RuleSet rules_with(const std::string& user_rules_file) {
+  return user_rules_file.empty() ? builtin_rules() : with_user_rules(builtin_rules(), user_rules_file);
+}
+
 PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options, const RuleSet& rules,
                             const std::vector<Glob>& ignore) {
   options.capture = is_package_database;

@@ -17,6 +17,9 @@ struct PipelineResult {
   std::vector<Finding> findings;
 };
 
+// The built-in rules, with those of a --rules file (if any) tried first.
+RuleSet rules_with(const std::string& user_rules_file);
+
 PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options, const RuleSet& rules,
                             const std::vector<Glob>& ignore);
 

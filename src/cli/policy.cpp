@@ -110,4 +110,11 @@ std::optional<std::string> find_policy(const std::string& start) {
   }
 }
 
+std::optional<Policy> command_policy(const std::string& given, bool disabled) {
+  if (!given.empty()) return load_policy(given);
+  if (disabled) return std::nullopt;
+  if (const auto found = find_policy(".")) return load_policy(*found);
+  return std::nullopt;
+}
+
 }  // namespace imgsmith

@@ -36,4 +36,8 @@ Policy load_policy(const std::string& path);
 // The nearest imgsmith.toml in `start` or a directory above it.
 std::optional<std::string> find_policy(const std::string& start);
 
+// The policy a command uses: the one given (--policy), none (--no-policy),
+// or the nearest one from the working directory.
+std::optional<Policy> command_policy(const std::string& given, bool disabled);
+
 }  // namespace imgsmith
