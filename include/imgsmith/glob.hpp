@@ -11,11 +11,20 @@ class Glob {
  public:
   explicit Glob(std::string pattern);
   bool matches(std::string_view text) const;
+  // The same, with the text's last segment (after its last '/') given, for
+  // callers testing one path against many globs.
+  bool matches(std::string_view text, std::string_view last_segment) const;
   const std::string& pattern() const { return pattern_; }
 
  private:
+  // Cheap first tests (attribution runs every file past dozens of globs):
+  // the literal text the pattern starts and ends with, and its longest
+  // wildcard-free run, which must all appear in a match.
   std::string pattern_;
-  std::string literal_;  // longest wildcard-free run: a cheap first test
+  std::string prefix_, suffix_, literal_;
+  // "**/NAME" with no other slash tests only the last path segment.
+  bool basename_only_ = false;
+  std::string basename_pattern_, basename_prefix_;
 };
 
 }  // namespace imgsmith

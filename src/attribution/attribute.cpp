@@ -51,9 +51,16 @@ void for_each_line(const std::string& text, Fn fn) {
 
 // Who installed each file: Python distributions (RECORD) and Debian
 // packages (dpkg file lists), keyed by normalised path.
+// Looked up by string_view, so a lookup allocates nothing.
+struct PathHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using PathMap = std::unordered_map<std::string, std::string, PathHash, std::equal_to<>>;
+
 struct Owners {
-  std::unordered_map<std::string, std::string> python_dist;
-  std::unordered_map<std::string, std::string> deb_package;
+  PathMap python_dist;
+  PathMap deb_package;
 
   explicit Owners(const std::vector<CapturedFile>& metadata) {
     for (const auto& f : metadata) {
@@ -79,14 +86,16 @@ struct Owners {
   }
 
   // dpkg lists may name /lib/x where a merged-/usr image keeps /usr/lib/x.
-  const std::string* package_of(const std::string& path) const {
+  const std::string* package_of(std::string_view path) const {
+    if (deb_package.empty()) return nullptr;
     if (const auto it = deb_package.find(path); it != deb_package.end()) return &it->second;
     if (path.starts_with("usr/"))
       if (const auto it = deb_package.find(path.substr(4)); it != deb_package.end())
         return &it->second;
     return nullptr;
   }
-  const std::string* dist_of(const std::string& path) const {
+  const std::string* dist_of(std::string_view path) const {
+    if (python_dist.empty()) return nullptr;
     const auto it = python_dist.find(path);
     return it == python_dist.end() ? nullptr : &it->second;
   }
@@ -95,6 +104,7 @@ struct Owners {
 bool any_match(const std::vector<Glob>& globs, std::string_view text) {
   return std::any_of(globs.begin(), globs.end(), [&](const Glob& g) { return g.matches(text); });
 }
+
 
 // Python distribution names compare case-insensitively with - and . as _.
 std::string normalise_dist(std::string_view name) {
@@ -112,8 +122,43 @@ std::string expand_child(const std::string& child, const std::string* dist, cons
   return child;
 }
 
+// Path globs compiled for the walk. Most rules say "everything under this
+// directory" (they end in "/**"): a file matches such a glob exactly when one
+// of its ancestor directories matches the part before "/**", which is worked
+// out once per directory as the walk enters it, not once per file.
+struct CompiledGlobs {
+  std::vector<std::size_t> tree;      // indexes into the directory tests
+  std::vector<const Glob*> per_file;  // tested on every file
+};
+
+struct CompiledRules {
+  std::vector<Glob> directory_tests;  // "Q" of each "Q/**"
+  std::vector<CompiledGlobs> rules, origins;
+
+  explicit CompiledRules(const RuleSet& set) {
+    for (const auto& r : set.rules) rules.push_back(compile(r.paths));
+    for (const auto& o : set.origins) origins.push_back(compile(o.paths));
+  }
+
+ private:
+  CompiledGlobs compile(const std::vector<Glob>& globs) {
+    CompiledGlobs c;
+    for (const auto& g : globs) {
+      const std::string& p = g.pattern();
+      if (p.size() >= 3 && p.ends_with("/**")) {
+        c.tree.push_back(directory_tests.size());
+        directory_tests.emplace_back(p.substr(0, p.size() - 3));
+      } else {
+        c.per_file.push_back(&g);
+      }
+    }
+    return c;
+  }
+};
+
 struct Walker {
   const RuleSet& rules;
+  const CompiledRules& compiled;
   const Owners& owners;
   const std::vector<MergedTree::Inode>& inodes;
   std::vector<bool> seen;
@@ -121,23 +166,54 @@ struct Walker {
   std::uint16_t other;
   std::vector<AttributedFile>& out;
 
+  std::string path_;  // the path being walked, grown and cut as it goes
+  // For each directory on the way down: which directory tests it (or an
+  // ancestor) passed.
+  std::vector<std::vector<char>> under_;
+
+  void start() {
+    under_.assign(1, std::vector<char>(compiled.directory_tests.size(), 0));
+    for (std::size_t i = 0; i < compiled.directory_tests.size(); ++i)
+      under_[0][i] = compiled.directory_tests[i].matches("", "") ? 1 : 0;
+  }
+
+  bool matches(const CompiledGlobs& c, std::string_view path, std::string_view base) const {
+    const std::vector<char>& dir = under_.back();
+    for (const std::size_t i : c.tree)
+      if (dir[i]) return true;
+    for (const Glob* g : c.per_file)
+      if (g->matches(path, base)) return true;
+    return false;
+  }
+
   void walk(const FileNode& node) {
     for (const auto& [name, child] : node.children) {
+      const std::size_t mark = path_.size();
+      path_.push_back('/');
+      path_.append(name);
       if (child->inode >= 0 && !seen[static_cast<std::size_t>(child->inode)]) {
         seen[static_cast<std::size_t>(child->inode)] = true;
-        classify(*child);
+        classify(*child, path_, std::string_view(path_).substr(mark + 1));
       }
-      if (!child->children.empty()) walk(*child);
+      if (!child->children.empty()) {
+        std::vector<char> here = under_.back();
+        for (std::size_t i = 0; i < here.size(); ++i)
+          if (!here[i]) here[i] = compiled.directory_tests[i].matches(path_) ? 1 : 0;
+        under_.push_back(std::move(here));
+        walk(*child);
+        under_.pop_back();
+      }
+      path_.resize(mark);
     }
   }
 
-  void classify(const FileNode& node) {
+  void classify(const FileNode& node, std::string_view path, std::string_view base) {
     const auto& inode = inodes[static_cast<std::size_t>(node.inode)];
     AttributedFile f;
-    f.path = node.path();
+    f.path = path;
     f.bytes = inode.size;
     f.layer = inode.layer;
-    const std::string key = f.path.substr(1);
+    const std::string_view key = path.substr(1);
     const std::string* dist = owners.dist_of(key);
     const std::string* pkg = owners.package_of(key);
     const std::string dist_key = dist != nullptr ? normalise_dist(*dist) : std::string();
@@ -149,16 +225,16 @@ struct Walker {
       if (!r.python_dists.empty() && (dist == nullptr || !any_match(r.python_dists, dist_key)))
         continue;
       if (!r.deb_packages.empty() && (pkg == nullptr || !any_match(r.deb_packages, *pkg))) continue;
-      if (!r.paths.empty() && !any_match(r.paths, f.path)) continue;
+      if (!r.paths.empty() && !matches(compiled.rules[i], path, base)) continue;
       f.category = category_index[i];
       f.child = expand_child(r.child, dist, pkg);
       break;
     }
     if (rules.categories[f.category] == "cuda") {
       f.origin = "other";
-      for (const auto& o : rules.origins)
-        if (any_match(o.paths, f.path)) {
-          f.origin = o.origin;
+      for (std::size_t i = 0; i < rules.origins.size(); ++i)
+        if (matches(compiled.origins[i], path, base)) {
+          f.origin = rules.origins[i].origin;
           break;
         }
     }
@@ -190,9 +266,11 @@ Attribution attribute(const Analysis& analysis, const RuleSet& rules) {
   const auto other = static_cast<std::uint16_t>(
       std::find(rules.categories.begin(), rules.categories.end(), "other") - rules.categories.begin());
   if (analysis.tree) {
-    Walker walker{rules, owners, analysis.tree->inodes(),
+    const CompiledRules compiled(rules);
+    Walker walker{rules, compiled, owners, analysis.tree->inodes(),
                   std::vector<bool>(analysis.tree->inodes().size(), false),
-                  category_index, other, result.files};
+                  category_index, other, result.files, {}, {}};
+    walker.start();
     walker.walk(analysis.tree->root());
   }
 

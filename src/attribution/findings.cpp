@@ -13,22 +13,31 @@ bool ignored(const std::vector<Glob>& ignore, std::string_view path) {
   return std::any_of(ignore.begin(), ignore.end(), [&](const Glob& g) { return g.matches(path); });
 }
 
-// Collects files into one finding: bytes, the largest paths, the layers.
+// Collects files into one finding: bytes, the layers, and the largest
+// paths (kept to `top` as they come: a finding can cover 100,000 files).
 struct Builder {
   Finding f;
   std::set<std::uint32_t> layers;
-  std::vector<FindingPath> paths;
+  std::vector<FindingPath> paths;  // a min-heap on bytes while collecting
+  std::size_t top = 10;
 
+  static bool larger(const FindingPath& a, const FindingPath& b) {
+    return a.bytes != b.bytes ? a.bytes > b.bytes : a.path < b.path;
+  }
   void add(const std::string& path, std::uint64_t bytes, std::uint32_t layer) {
     f.bytes += bytes;
-    paths.push_back(FindingPath{path, bytes});
     layers.insert(layer);
+    if (paths.size() < top || larger(FindingPath{path, bytes}, paths.front())) {
+      paths.push_back(FindingPath{path, bytes});
+      std::push_heap(paths.begin(), paths.end(), larger);
+      if (paths.size() > top) {
+        std::pop_heap(paths.begin(), paths.end(), larger);
+        paths.pop_back();
+      }
+    }
   }
-  Finding done(std::size_t top) {
-    std::sort(paths.begin(), paths.end(), [](const auto& a, const auto& b) {
-      return a.bytes != b.bytes ? a.bytes > b.bytes : a.path < b.path;
-    });
-    if (paths.size() > top) paths.resize(top);
+  Finding done() {
+    std::sort(paths.begin(), paths.end(), larger);
     f.paths = std::move(paths);
     f.layers.assign(layers.begin(), layers.end());
     return std::move(f);
@@ -60,6 +69,7 @@ std::vector<Finding> find_waste(const Analysis& a, const Attribution& attr,
   std::map<std::string, Builder> b;
   auto start = [&](const std::string& id, std::string message, std::string fix) -> Builder& {
     Builder& x = b[id];
+    x.top = a.top;
     x.f.id = id;
     x.f.message = std::move(message);
     x.f.fix = std::move(fix);
@@ -193,7 +203,7 @@ std::vector<Finding> find_waste(const Analysis& a, const Attribution& attr,
 
   std::vector<Finding> out;
   for (auto& [id, builder] : b)
-    if (builder.f.bytes > 0) out.push_back(builder.done(a.top));
+    if (builder.f.bytes > 0) out.push_back(builder.done());
   std::sort(out.begin(), out.end(), [](const Finding& x, const Finding& y) {
     return x.bytes != y.bytes ? x.bytes > y.bytes : x.id < y.id;
   });
