@@ -6,6 +6,7 @@
 
 #include "analyze_command.hpp"
 #include "diff_command.hpp"
+#include "probe_command.hpp"
 #include "imgsmith/error.hpp"
 #include "imgsmith/version.hpp"
 
@@ -16,7 +17,9 @@ int main(int argc, char** argv) {
   int exit_code = imgsmith::kExitOk;
   imgsmith::register_analyze_command(app, exit_code);
   imgsmith::register_diff_command(app, exit_code);
+  imgsmith::register_probe_command(app);
   try {
+    if (argc >= 2 && std::string(argv[1]) == "probe") return imgsmith::probe_main(argc - 2, argv + 2);
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
     return app.exit(e);

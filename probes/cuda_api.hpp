@@ -1,0 +1,67 @@
+// The few CUDA driver API and NVML declarations the probe needs. The probe
+// links no CUDA library: it dlopens libcuda.so.1 and libnvidia-ml.so.1, so
+// it runs (and explains what is missing) in any image, on any host.
+#pragma once
+
+#include <cstddef>
+
+namespace probe {
+
+using CUresult = int;
+using CUdevice = int;
+struct CUuuid {
+  unsigned char bytes[16];
+};
+
+// Driver API error codes the probe explains by name (cuda.h).
+inline constexpr CUresult CUDA_SUCCESS = 0;
+inline constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
+inline constexpr CUresult CUDA_ERROR_INSUFFICIENT_DRIVER = 35;
+inline constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
+inline constexpr CUresult CUDA_ERROR_SYSTEM_NOT_READY = 802;
+inline constexpr CUresult CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222;
+
+// cuDeviceGetAttribute attributes.
+inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+
+struct CudaDriver {
+  void* handle = nullptr;
+  CUresult (*cuInit)(unsigned) = nullptr;
+  CUresult (*cuDriverGetVersion)(int*) = nullptr;
+  CUresult (*cuDeviceGetCount)(int*) = nullptr;
+  CUresult (*cuDeviceGet)(CUdevice*, int) = nullptr;
+  CUresult (*cuDeviceGetName)(char*, int, CUdevice) = nullptr;
+  CUresult (*cuDeviceGetUuid)(CUuuid*, CUdevice) = nullptr;
+  CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice) = nullptr;
+  CUresult (*cuDeviceTotalMem)(std::size_t*, CUdevice) = nullptr;
+  CUresult (*cuGetErrorName)(CUresult, const char**) = nullptr;
+};
+
+using nvmlReturn_t = int;
+using nvmlDevice_t = void*;
+inline constexpr nvmlReturn_t NVML_SUCCESS = 0;
+inline constexpr nvmlReturn_t NVML_ERROR_DRIVER_NOT_LOADED = 9;
+inline constexpr nvmlReturn_t NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18;
+inline constexpr nvmlReturn_t NVML_ERROR_UNKNOWN = 999;
+
+struct nvmlMemory_t {
+  unsigned long long total, free, used;
+};
+struct nvmlUtilization_t {
+  unsigned int gpu, memory;
+};
+
+struct Nvml {
+  void* handle = nullptr;
+  nvmlReturn_t (*nvmlInit)() = nullptr;
+  nvmlReturn_t (*nvmlShutdown)() = nullptr;
+  nvmlReturn_t (*nvmlSystemGetDriverVersion)(char*, unsigned) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetHandleByIndex)(unsigned, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetMemoryInfo)(nvmlDevice_t, nvmlMemory_t*) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetUtilizationRates)(nvmlDevice_t, nvmlUtilization_t*) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetTemperature)(nvmlDevice_t, int, unsigned*) = nullptr;
+  const char* (*nvmlErrorString)(nvmlReturn_t) = nullptr;
+};
+
+}  // namespace probe

@@ -1,0 +1,14 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace imgsmith {
+
+// Lists `imgsmith probe` in the help of `app`.
+void register_probe_command(CLI::App& app);
+
+// `imgsmith probe ARGS...`: runs the embedded probe with ARGS, or writes it
+// out with --write PATH. Throws InputError.
+int probe_main(int argc, char** argv);
+
+}  // namespace imgsmith

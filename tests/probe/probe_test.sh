@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# imgsmith-probe as an entrypoint: the real no-GPU path of this machine, each
+# diagnosis through the stand-in driver libraries, entrypoint semantics, the
+# watchdog, and the checks on the binary itself.
+# Usage: probe_test.sh IMGSMITH_PROBE FAKE_DRIVER_DIR IMGSMITH
+set -u
+probe=$1
+fake=$2
+imgsmith=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+mkdir -p "$tmp/no-dev" "$tmp/gpu-dev"
+touch "$tmp/gpu-dev/nvidia0" "$tmp/gpu-dev/nvidiactl"
+
+check() {  # check NAME CONDITION...
+  local name=$1
+  shift
+  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; sed 's/^/  /' "$tmp/err" | head -5; fi
+}
+# run STATUS_VAR ENV... -- ARGS: runs the probe with a clean environment
+run() {
+  env -i PATH="$PATH" "$@" >"$tmp/out" 2>"$tmp/err"
+  status=$?
+}
+nogpu=(IMGSMITH_PROBE_DEV="$tmp/no-dev")
+withgpu=(IMGSMITH_PROBE_DEV="$tmp/gpu-dev" LD_LIBRARY_PATH="$fake")
+
+# The real path here: no device nodes, no libcuda.
+run "${nogpu[@]}" "$probe" --json
+check "no GPU: status" grep -q '"status":"no-gpu"' "$tmp/out"
+check "no GPU: says --gpus" grep -q -- "--gpus all" "$tmp/err"
+check "no GPU: exit 3 without a command" test "$status" -eq 3
+
+# Entrypoint: the command's stdout and exit code pass through untouched.
+run "${nogpu[@]}" "$probe" -- sh -c 'echo app-output; exit 7'
+check "exec: exit code" test "$status" -eq 7
+check "exec: stdout untouched" test "$(cat "$tmp/out")" = "app-output"
+check "exec: report on stderr" grep -q "imgsmith-probe: no-gpu" "$tmp/err"
+run "${nogpu[@]}" "$probe" -- sh -c 'echo $$ > '"$tmp/pid"'; exec true'
+check "exec: no extra process (execvp)" test -s "$tmp/pid"
+
+# require and off.
+run "${nogpu[@]}" IMGSMITH_PROBE=require "$probe" -- sh -c 'echo ran >'"$tmp/ran"
+check "require: exit 3" test "$status" -eq 3
+check "require: command not run" test ! -e "$tmp/ran"
+run "${nogpu[@]}" IMGSMITH_PROBE=off "$probe" -- sh -c 'echo off-ran'
+check "off: runs at once" test "$(cat "$tmp/out")" = "off-ran"
+check "off: says nothing" test ! -s "$tmp/err"
+
+# Device nodes but no libcuda: capabilities without compute.
+run IMGSMITH_PROBE_DEV="$tmp/gpu-dev" "$probe" --json
+check "no compute capability" grep -q "NVIDIA_DRIVER_CAPABILITIES=compute,utility" "$tmp/err"
+
+# A usable GPU (stand-in): devices, memory, utilisation, temperature.
+run "${withgpu[@]}" FAKE_DEVICE_COUNT=2 CUDA_VERSION=12.4.1 NVIDIA_VISIBLE_DEVICES=all "$probe" --json
+check "ok: status" grep -q '"status":"ok"' "$tmp/out"
+check "ok: exit 0" test "$status" -eq 0
+check "ok: two devices" test "$(grep -o '"index":' "$tmp/out" | wc -l)" -eq 2
+check "ok: name and capability" grep -q '"name":"NVIDIA H200 (stand-in)","uuid":"GPU-00010203-0405-0607-0809-0a0b0c0d0e0f","compute_capability":"9.0"' "$tmp/out"
+check "ok: NVML figures" grep -q '"memory_used_bytes":1073741824,"utilization_percent":37,"temperature_c":41' "$tmp/out"
+check "ok: driver" grep -q '"driver":{"version":"550.54.15","cuda":"12.4"}' "$tmp/out"
+check "ok: visible devices" grep -q '"NVIDIA_VISIBLE_DEVICES":"all"' "$tmp/out"
+check "ok: human line" grep -q "ok: 2 GPUs, driver 550.54.15 (CUDA 12.4), image CUDA 12.4.1" "$tmp/err"
+
+# Each failure, one line with its fix.
+run "${withgpu[@]}" FAKE_CUINIT=34 "$probe"
+check "stub libcuda" grep -q "stub" "$tmp/err"
+run "${withgpu[@]}" FAKE_CUINIT=100 CUDA_VISIBLE_DEVICES=7 "$probe"
+check "no device (100)" grep -q "error 100.*CUDA_VISIBLE_DEVICES='7'" "$tmp/err"
+run "${withgpu[@]}" FAKE_DRIVER_VERSION=12040 CUDA_VERSION=13.0.1 "$probe" --json
+check "driver too old: status" grep -q '"status":"driver-too-old"' "$tmp/out"
+check "driver too old: message" grep -q "this image needs CUDA 13.0 (driver >= 580); the host driver supports CUDA 12.4" "$tmp/err"
+run "${withgpu[@]}" FAKE_DRIVER_VERSION=12020 CUDA_VERSION=12.4.1 "$probe"
+check "minor-version compatibility is a note" grep -q "note: .*minor-version compatibility" "$tmp/err"
+check "minor-version compatibility still ok" test "$status" -eq 0
+run "${withgpu[@]}" FAKE_CUINIT=35 "$probe"
+check "insufficient driver (35)" grep -q "driver-too-old" "$tmp/err"
+run "${withgpu[@]}" FAKE_CUINIT=802 "$probe"
+check "fabric manager (802)" grep -q "nvidia-fabricmanager" "$tmp/err"
+run "${withgpu[@]}" FAKE_NVML_INIT=999 "$probe"
+check "NVML unknown error: restart" grep -q "restart the container" "$tmp/err"
+run "${withgpu[@]}" FAKE_NVML_INIT=18 "$probe"
+check "NVML mismatch: reboot" grep -q "reboot the host" "$tmp/err"
+run "${withgpu[@]}" FAKE_CUINIT=999 "$probe"
+check "other error by name and number" grep -q "CUDA_ERROR_UNKNOWN (999)" "$tmp/err"
+
+# The watchdog: a cuInit that never returns is reported, and the app starts.
+start=$(date +%s%N)
+run "${withgpu[@]}" FAKE_CUINIT_HANG=1 IMGSMITH_PROBE_TIMEOUT=1 "$probe" -- sh -c 'echo started'
+elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "watchdog: reported" grep -q "did not finish within 1 s" "$tmp/err"
+check "watchdog: app starts in warn mode" test "$(cat "$tmp/out")" = "started"
+check "watchdog: within the timeout (${elapsed_ms} ms)" test "$elapsed_ms" -lt 3000
+
+# JSON to a file, usage errors, exec failure.
+run "${nogpu[@]}" IMGSMITH_PROBE_JSON="$tmp/report.json" "$probe" -- true
+check "IMGSMITH_PROBE_JSON written" grep -q '"schema":"imgsmith.probe/v1"' "$tmp/report.json"
+run "${nogpu[@]}" "$probe" --frobnicate
+check "unknown flag: exit 2" test "$status" -eq 2
+run "${nogpu[@]}" "$probe" -- /nonexistent/app
+check "missing command: exit 127" test "$status" -eq 127
+
+# The binary: no CUDA library linked, glibc <= 2.34, at most 3 MB.
+check "links no CUDA library" sh -c "! readelf -d '$probe' | grep NEEDED | grep -qiE 'cuda|nvidia'"
+newest=$(objdump -T "$probe" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -1)
+check "glibc symbols <= 2.34 (newest: $newest)" test "$(printf '%s\n2.34\n' "$newest" | sort -V | tail -1)" = "2.34"
+size=$(stat -c %s "$probe")
+check "size <= 3 MB ($size bytes)" test "$size" -le 3000000
+
+# Embedded in imgsmith.
+"$imgsmith" probe --write "$tmp/written-probe" >"$tmp/out" 2>"$tmp/err"
+check "imgsmith probe --write" cmp -s "$probe" "$tmp/written-probe"
+check "written probe is executable" test -x "$tmp/written-probe"
+run "${nogpu[@]}" "$imgsmith" probe -- sh -c 'echo via-imgsmith'
+check "imgsmith probe runs it" test "$(cat "$tmp/out")" = "via-imgsmith"
+
+echo "probe: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
