@@ -255,8 +255,47 @@ const CategoryNode* Attribution::find(const std::string& category, const std::st
   return nullptr;
 }
 
-Attribution attribute(const Analysis& analysis, const RuleSet& rules) {
+namespace {
+
+// The image's own application files, which no fixed path can name: its
+// WORKDIR (a rule placed before the CUDA, framework, Python and OS rules,
+// so caches, weights and build tools under it keep their categories) and
+// files that COPY or ADD layers put outside system paths (a fallback for
+// what no rule claims).
+RuleSet with_image_rules(const RuleSet& rules, const Analysis& analysis) {
+  RuleSet out = rules;
+  const std::string dir = normalise_path(analysis.working_dir);
+  if (!dir.empty()) {
+    AttributionRule workdir;
+    workdir.category = "app";
+    workdir.child = "workdir";
+    workdir.paths.emplace_back("/" + dir + "/**");
+    workdir.source = "the image's WorkingDir";
+    const auto first_cuda = std::find_if(out.rules.begin(), out.rules.end(), [](const AttributionRule& r) {
+      return r.category == "cuda";
+    });
+    out.rules.insert(first_cuda, std::move(workdir));
+  }
+  return out;
+}
+
+bool copied_by_layer(const Analysis& analysis, std::uint32_t layer) {
+  if (layer >= analysis.layers.size()) return false;
+  std::string_view text = analysis.layers[layer].created_by;
+  if (text.starts_with("/bin/sh -c #(nop)")) text.remove_prefix(17);
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  if (text.ends_with(" # buildkit")) text.remove_suffix(11);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  if (!text.starts_with("COPY ") && !text.starts_with("ADD ")) return false;
+  // A root filesystem added at / ("ADD file:... in /") is a base image, not the app.
+  return !text.ends_with(" /") && !text.ends_with(" in /");
+}
+
+}  // namespace
+
+Attribution attribute(const Analysis& analysis, const RuleSet& base_rules) {
   Attribution result;
+  const RuleSet rules = with_image_rules(base_rules, analysis);
   const Owners owners(analysis.metadata);
   std::vector<std::uint16_t> category_index;
   for (const auto& r : rules.rules)
@@ -273,6 +312,13 @@ Attribution attribute(const Analysis& analysis, const RuleSet& rules) {
     walker.start();
     walker.walk(analysis.tree->root());
   }
+  const auto app = static_cast<std::uint16_t>(
+      std::find(rules.categories.begin(), rules.categories.end(), "app") - rules.categories.begin());
+  for (auto& f : result.files)
+    if (f.category == other && f.child == "other" && copied_by_layer(analysis, f.layer)) {
+      f.category = app;
+      f.child = "copied";
+    }
 
   std::vector<std::map<std::string, CategoryNode>> children(rules.categories.size());
   for (const auto& name : rules.categories) result.categories.push_back(CategoryNode{name, 0, 0, {}, {}});

@@ -258,3 +258,28 @@ TEST_CASE("findings: --hash finds identical content at different paths, seekable
   AnalyzeOptions plain;
   CHECK(analyze_image(tmp / "img.tar", plain).duplicates.empty());
 }
+
+TEST_CASE("attribution: the image's WORKDIR and files its COPY layers add are app") {
+  Image image;
+  image.layers = {Layer{{file("usr/bin/tool", 100), file("data/seed.csv", 40)}, Encoding::None, true,
+                        "ADD rootfs.tar /"},
+                  Layer{{file("srv2/svc/main.py", 50), file("srv2/svc/__pycache__/m.pyc", 5),
+                         file("data/config.yaml", 30), file("etc/svc.conf", 20)},
+                        Encoding::None, true, "COPY . /srv2/svc # buildkit"},
+                  Layer{{file("data/cache.db", 70)}, Encoding::None, true, "RUN make-cache"}};
+  TempDir tmp;
+  write_file(tmp / "img.tar", docker_legacy_save(image));
+  Analysis a = analyze_image(tmp / "img.tar", AnalyzeOptions{});
+  a.working_dir = "/srv2/svc";
+  const Attribution attr = attribute(a, builtin_rules());
+  const CategoryNode* workdir = attr.find("app", "workdir");
+  REQUIRE(workdir != nullptr);
+  CHECK(workdir->bytes == 55);  // a .pyc under WORKDIR is still app: no cache rule names it
+  const CategoryNode* copied = attr.find("app", "copied");
+  REQUIRE(copied != nullptr);
+  // /data/config.yaml; /etc/svc.conf is a system path, and a root filesystem
+  // ADDed at / is a base image, not the app.
+  CHECK(copied->bytes == 30);
+  CHECK(attr.find("other", "other")->bytes == 40 + 70);  // seed.csv (base), cache.db (RUN)
+  CHECK(attr.find("other", "system-unowned")->bytes == 100 + 20);
+}
