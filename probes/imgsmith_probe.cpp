@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench.hpp"
 #include "cuda_api.hpp"
 
 namespace probe {
@@ -53,6 +54,7 @@ struct Report {
   std::vector<Device> devices;
   std::vector<std::string> notes;
   std::string visible_nvidia, visible_cuda;
+  std::string bench_json = "null";
   double elapsed_ms = 0;
 };
 
@@ -112,6 +114,22 @@ bool open_driver(CudaDriver& cu) {
   load(cu.handle, "cuDeviceGetAttribute", cu.cuDeviceGetAttribute);
   load(cu.handle, "cuDeviceTotalMem_v2", cu.cuDeviceTotalMem);
   load(cu.handle, "cuGetErrorName", cu.cuGetErrorName);
+  load(cu.handle, "cuDevicePrimaryCtxRetain", cu.cuDevicePrimaryCtxRetain);
+  load(cu.handle, "cuCtxSetCurrent", cu.cuCtxSetCurrent);
+  load(cu.handle, "cuCtxSynchronize", cu.cuCtxSynchronize);
+  load(cu.handle, "cuModuleLoadData", cu.cuModuleLoadData);
+  load(cu.handle, "cuModuleGetFunction", cu.cuModuleGetFunction);
+  load(cu.handle, "cuMemAlloc_v2", cu.cuMemAlloc);
+  load(cu.handle, "cuMemFree_v2", cu.cuMemFree);
+  load(cu.handle, "cuMemHostAlloc", cu.cuMemHostAlloc);
+  load(cu.handle, "cuMemFreeHost", cu.cuMemFreeHost);
+  load(cu.handle, "cuMemcpyHtoD_v2", cu.cuMemcpyHtoD);
+  load(cu.handle, "cuMemcpyDtoH_v2", cu.cuMemcpyDtoH);
+  load(cu.handle, "cuEventCreate", cu.cuEventCreate);
+  load(cu.handle, "cuEventRecord", cu.cuEventRecord);
+  load(cu.handle, "cuEventSynchronize", cu.cuEventSynchronize);
+  load(cu.handle, "cuEventElapsedTime", cu.cuEventElapsedTime);
+  load(cu.handle, "cuLaunchKernel", cu.cuLaunchKernel);
   return cu.cuInit != nullptr && cu.cuDriverGetVersion != nullptr && cu.cuDeviceGetCount != nullptr;
 }
 
@@ -355,7 +373,7 @@ std::string to_json(const Report& r) {
   for (std::size_t i = 0; i < r.notes.size(); ++i) o += (i ? "," : "") + json_string(r.notes[i]);
   char ms[32];
   std::snprintf(ms, sizeof ms, "%.1f", r.elapsed_ms);
-  o += "],\"bench\":null,\"elapsed_ms\":" + std::string(ms) + "}";
+  o += "],\"bench\":" + r.bench_json + ",\"elapsed_ms\":" + std::string(ms) + "}";
   return o;
 }
 
@@ -389,6 +407,9 @@ void usage(FILE* to) {
                "line with the fix, shows each device, then execs COMMAND.\n"
                "\n"
                "  --json             also print the report as JSON on stdout (before COMMAND)\n"
+               "  --bench            also measure: host<->device and device bandwidth, FP32,\n"
+               "                     and a CPU-vs-GPU race (a network step, a logistic\n"
+               "                     regression); about two seconds\n"
                "  --timeout SECONDS  bound the checks (default 10, or IMGSMITH_PROBE_TIMEOUT)\n"
                "\n"
                "Environment:\n"
@@ -414,6 +435,7 @@ void usage(FILE* to) {
 int main(int argc, char** argv) {
   using namespace probe;
   bool json = false;
+  bool bench = false;
   double timeout = 10;
   if (const std::string t = env("IMGSMITH_PROBE_TIMEOUT"); !t.empty()) timeout = std::atof(t.c_str());
   char** command = nullptr;
@@ -425,6 +447,8 @@ int main(int argc, char** argv) {
     }
     if (a == "--json") {
       json = true;
+    } else if (a == "--bench") {
+      bench = true;
     } else if (a == "--timeout" && i + 1 < argc) {
       timeout = std::atof(argv[++i]);
     } else if (a == "--help" || a == "-h") {
@@ -481,10 +505,25 @@ int main(int argc, char** argv) {
            "driver start-up");
     }
   }
+  std::string bench_lines;
+  if (bench) {
+    const bool usable = report.status == "ok" && !report.devices.empty();
+    CudaDriver cu;
+    const bool driver = usable && open_driver(cu);
+    const BenchOutput b =
+        run_bench(driver ? &cu : nullptr, driver, usable ? report.devices[0].name : std::string());
+    report.bench_json = b.json;
+    bench_lines = b.lines;
+  }
   report.elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
   print_human(report);
+  for (std::size_t at = 0; at < bench_lines.size();) {
+    const auto end = bench_lines.find('\n', at);
+    std::fprintf(stderr, "imgsmith-probe: %s\n", bench_lines.substr(at, end - at).c_str());
+    at = end == std::string::npos ? bench_lines.size() : end + 1;
+  }
   const std::string doc = to_json(report);
   if (json) std::printf("%s\n", doc.c_str());
   std::fflush(stdout);

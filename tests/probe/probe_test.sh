@@ -94,6 +94,15 @@ check "watchdog: reported" grep -q "did not finish within 1 s" "$tmp/err"
 check "watchdog: app starts in warn mode" test "$(cat "$tmp/out")" = "started"
 check "watchdog: within the timeout (${elapsed_ms} ms)" test "$elapsed_ms" -lt 3000
 
+# The benchmark: without a GPU only the CPU half runs, and says so; with a
+# driver that cannot load the kernels (222), it says why.
+run "${nogpu[@]}" "$probe" --bench --json
+check "bench without GPU: CPU half" grep -q '"bench":{"cpu":{"network_step_ms":[0-9.]*,"logistic_regression_ms":[0-9.]*},"gpu":null' "$tmp/out"
+check "bench without GPU: verdict" grep -q "bench: no GPU; CPU: network step" "$tmp/err"
+run "${withgpu[@]}" "$probe" --bench --json
+check "bench 222: named" grep -q "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): the kernels' PTX is newer than this driver" "$tmp/out"
+check "bench 222: checks still ok" grep -q '"status":"ok"' "$tmp/out"
+
 # JSON to a file, usage errors, exec failure.
 run "${nogpu[@]}" IMGSMITH_PROBE_JSON="$tmp/report.json" "$probe" -- true
 check "IMGSMITH_PROBE_JSON written" grep -q '"schema":"imgsmith.probe/v1"' "$tmp/report.json"
@@ -108,6 +117,25 @@ newest=$(objdump -T "$probe" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort
 check "glibc symbols <= 2.34 (newest: $newest)" test "$(printf '%s\n2.34\n' "$newest" | sort -V | tail -1)" = "2.34"
 size=$(stat -c %s "$probe")
 check "size <= 3 MB ($size bytes)" test "$size" -le 3000000
+
+# The embedded fatbin: SASS for each architecture, PTX for the lowest.
+archs=$(python3 - "$probe" <<'PY'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+at = data.find(struct.pack("<I", 0xBA55ED50))
+if at < 0:
+    print("none"); sys.exit()
+_, _, header, size = struct.unpack_from("<IHHQ", data, at)
+pos, end, found = at + header, at + header + size, []
+while pos < end:
+    kind, _, entry_header, payload = struct.unpack_from("<HHIQ", data, pos)
+    sm = struct.unpack_from("<I", data, pos + 28)[0]
+    found.append(("ptx" if kind == 1 else "sm") + "_" + str(sm))
+    pos += entry_header + payload
+print(" ".join(sorted(set(found))))
+PY
+)
+check "fatbin archs ($archs)" test "$archs" = "ptx_75 sm_100 sm_120 sm_75 sm_80 sm_86 sm_89 sm_90"
 
 # Embedded in imgsmith.
 "$imgsmith" probe --write "$tmp/written-probe" >"$tmp/out" 2>"$tmp/err"
