@@ -78,6 +78,12 @@ expect "deny an absent finding" 0 "$bin" analyze "$dive" --deny devel-in-final -
 expect "deny an unknown finding" 2 "$bin" analyze "$dive" --deny no-such-finding
 expect "ignore removes paths from findings" 0 "$bin" analyze "$dive" --ignore '/root/**' --ignore '/tmp/**' \
   --deny deleted-in-later-layer --deny overwritten-in-later-layer -q
+expect "ignore removes paths from the waste list" 0 "$bin" analyze "$dive" --ignore '/root/**' --format json
+python3 - "$tmp/out" >"$tmp/waste-paths" <<'PY'
+import json, sys
+print("\n".join(w["path"] for w in json.load(open(sys.argv[1]))["waste"]))
+PY
+check "no ignored path in waste" sh -c "! grep -q '^/root' '$tmp/waste-paths'"
 printf '{"rules":[{"category":"app","child":"busybox","paths":["/bin/**"]}]}' >"$tmp/rules.json"
 expect "user rules" 0 "$bin" analyze "$dive" --rules "$tmp/rules.json" --format json -o "$tmp/rules-report.json"
 check "user rules move bytes" grep -q '"name": "busybox"' "$tmp/rules-report.json"
