@@ -62,6 +62,8 @@ EntryType entry_type(char tar_type) {
   }
 }
 
+constexpr long kMaxDepth = 1000;
+
 void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& capture,
                   const CaptureFn& hash, LayerScan& scan) {
   detail::TarReader reader(tar, label);
@@ -70,6 +72,10 @@ void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& ca
     TarEntry entry;
     entry.path = normalise_path(header.path);
     if (entry.path.empty()) continue;  // the root directory itself
+    // The merge and the walks recurse once per directory level.
+    if (std::count(entry.path.begin(), entry.path.end(), '/') > kMaxDepth)
+      throw InputError(label + ": '" + entry.path.substr(0, 80) + "...' nests deeper than " +
+                       std::to_string(kMaxDepth) + " directories; the layer is damaged or hostile");
     entry.type = entry_type(header.type);
     // Old tars mark directories only by a trailing slash on a regular entry.
     if (entry.type == EntryType::File && !header.path.empty() && header.path.back() == '/')

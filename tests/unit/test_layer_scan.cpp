@@ -94,3 +94,10 @@ TEST_CASE("layer scan: file data is skipped by seeking, not read") {
   CHECK(s.content_bytes == (96u << 20) + 10);
   CHECK(shared->bytes_read() < (1u << 20));
 }
+
+TEST_CASE("layer scan: a path nested absurdly deep is refused, not recursed into") {
+  std::string deep;
+  for (int i = 0; i < 1500; ++i) deep += "d/";
+  deep += "f";
+  CHECK_THROWS_WITH(scan(layer_tar(Layer{{file(deep, 1)}})), Catch::Contains("deeper than 1000"));
+}
