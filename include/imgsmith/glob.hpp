@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace imgsmith {
 
@@ -26,5 +27,8 @@ class Glob {
   bool basename_only_ = false;
   std::string basename_pattern_, basename_prefix_;
 };
+
+// Whether any of `globs` matches `text` (rules, --ignore).
+bool matches_any(const std::vector<Glob>& globs, std::string_view text);
 
 }  // namespace imgsmith

@@ -33,7 +33,6 @@ struct LayerRef {
   std::string blob;        // path inside the store
   std::string digest;      // the manifest's digest for the blob, else the diff_id
   std::string diff_id;     // sha256 of the uncompressed tar, from the config
-  std::string media_type;  // empty when the manifest does not say
 };
 
 struct ResolvedImage {

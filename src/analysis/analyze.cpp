@@ -132,17 +132,17 @@ std::vector<DuplicateGroup> find_duplicates(const BlobStore& store, const Resolv
     std::vector<std::string> blobs;
     std::vector<std::uint32_t> layers;
     std::vector<CaptureFn> hash;
-    for (const auto& [layer, paths] : wanted) {
-      blobs.push_back(image.layers[layer].blob);
-      layers.push_back(layer);
-      hash.push_back([&paths = wanted[layer]](std::string_view p, std::uint64_t) {
+    for (const auto& entry : wanted) {
+      blobs.push_back(image.layers[entry.first].blob);
+      layers.push_back(entry.first);
+      hash.push_back([&paths = entry.second](std::string_view p, std::uint64_t) {
         return paths.count(std::string(p)) != 0;
       });
     }
     const auto rescans = scan_blobs(store, blobs, hash, options, "hash layer");
     for (std::size_t i = 0; i < rescans.size(); ++i) record(layers[i], *rescans[i]);
   } else {
-    for (const auto& [layer, paths] : wanted) record(layer, *scans[layer]);
+    for (const auto& entry : wanted) record(entry.first, *scans[entry.first]);
   }
 
   std::map<std::pair<std::uint64_t, std::string>, DuplicateGroup> groups;

@@ -101,9 +101,6 @@ struct Owners {
   }
 };
 
-bool any_match(const std::vector<Glob>& globs, std::string_view text) {
-  return std::any_of(globs.begin(), globs.end(), [&](const Glob& g) { return g.matches(text); });
-}
 
 
 // Python distribution names compare case-insensitively with - and . as _.
@@ -120,6 +117,12 @@ std::string expand_child(const std::string& child, const std::string* dist, cons
   if (child == "{dist}") return dist != nullptr ? *dist : "unknown";
   if (child == "{package}") return pkg != nullptr ? *pkg : "unknown";
   return child;
+}
+
+std::uint16_t index_of(const RuleSet& rules, const std::string& category) {
+  return static_cast<std::uint16_t>(
+      std::find(rules.categories.begin(), rules.categories.end(), category) -
+      rules.categories.begin());
 }
 
 // Path globs compiled for the walk. Most rules say "everything under this
@@ -163,7 +166,7 @@ struct Walker {
   const std::vector<MergedTree::Inode>& inodes;
   std::vector<bool> seen;
   std::vector<std::uint16_t> category_index;  // rule -> category
-  std::uint16_t other;
+  std::uint16_t other, cuda;
   std::vector<AttributedFile>& out;
 
   std::string path_;  // the path being walked, grown and cut as it goes
@@ -222,15 +225,15 @@ struct Walker {
     for (std::size_t i = 0; i < rules.rules.size(); ++i) {
       const AttributionRule& r = rules.rules[i];
       if (r.min_bytes && f.bytes < *r.min_bytes) continue;
-      if (!r.python_dists.empty() && (dist == nullptr || !any_match(r.python_dists, dist_key)))
+      if (!r.python_dists.empty() && (dist == nullptr || !matches_any(r.python_dists, dist_key)))
         continue;
-      if (!r.deb_packages.empty() && (pkg == nullptr || !any_match(r.deb_packages, *pkg))) continue;
+      if (!r.deb_packages.empty() && (pkg == nullptr || !matches_any(r.deb_packages, *pkg))) continue;
       if (!r.paths.empty() && !matches(compiled.rules[i], path, base)) continue;
       f.category = category_index[i];
       f.child = expand_child(r.child, dist, pkg);
       break;
     }
-    if (rules.categories[f.category] == "cuda") {
+    if (f.category == cuda) {
       f.origin = "other";
       for (std::size_t i = 0; i < rules.origins.size(); ++i)
         if (matches(compiled.origins[i], path, base)) {
@@ -299,21 +302,17 @@ Attribution attribute(const Analysis& analysis, const RuleSet& base_rules) {
   const Owners owners(analysis.metadata);
   std::vector<std::uint16_t> category_index;
   for (const auto& r : rules.rules)
-    category_index.push_back(static_cast<std::uint16_t>(
-        std::find(rules.categories.begin(), rules.categories.end(), r.category) -
-        rules.categories.begin()));
-  const auto other = static_cast<std::uint16_t>(
-      std::find(rules.categories.begin(), rules.categories.end(), "other") - rules.categories.begin());
+    category_index.push_back(index_of(rules, r.category));
+  const std::uint16_t other = index_of(rules, "other");
   if (analysis.tree) {
     const CompiledRules compiled(rules);
     Walker walker{rules, compiled, owners, analysis.tree->inodes(),
                   std::vector<bool>(analysis.tree->inodes().size(), false),
-                  category_index, other, result.files, {}, {}};
+                  category_index, other, index_of(rules, "cuda"), result.files, {}, {}};
     walker.start();
     walker.walk(analysis.tree->root());
   }
-  const auto app = static_cast<std::uint16_t>(
-      std::find(rules.categories.begin(), rules.categories.end(), "app") - rules.categories.begin());
+  const std::uint16_t app = index_of(rules, "app");
   for (auto& f : result.files)
     if (f.category == other && f.child == "other" && copied_by_layer(analysis, f.layer)) {
       f.category = app;

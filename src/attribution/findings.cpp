@@ -9,10 +9,6 @@
 namespace imgsmith {
 namespace {
 
-bool ignored(const std::vector<Glob>& ignore, std::string_view path) {
-  return std::any_of(ignore.begin(), ignore.end(), [&](const Glob& g) { return g.matches(path); });
-}
-
 // Collects files into one finding: bytes, the layers, and the largest
 // paths (kept to `top` as they come: a finding can cover 100,000 files).
 struct Builder {
@@ -129,7 +125,7 @@ std::vector<Finding> find_waste(const Analysis& a, const Attribution& attr,
       "(imgsmith gen --flavor base), so the toolkit copy is not shipped");
 
   for (const auto& file : attr.files) {
-    if (ignored(ignore, file.path)) continue;
+    if (matches_any(ignore, file.path)) continue;
     const std::string& category = attr.categories[file.category].name;
     if (category == "build-tools") devel.add(file.path, file.bytes, file.layer);
     if (category == "cache" && (file.child == "pip" || file.child == "uv"))
@@ -169,7 +165,7 @@ std::vector<Finding> find_waste(const Analysis& a, const Attribution& attr,
                                "chmod/chown");
   std::uint64_t largest_deleted = 0, largest_overwritten = 0;
   for (const auto& w : a.waste) {
-    if (ignored(ignore, w.path)) continue;
+    if (matches_any(ignore, w.path)) continue;
     const bool deletion = w.how == HiddenBy::Deleted || w.how == HiddenBy::Opaque;
     Builder& x = deletion ? deleted : overwritten;
     std::uint64_t& largest = deletion ? largest_deleted : largest_overwritten;
@@ -192,7 +188,7 @@ std::vector<Finding> find_waste(const Analysis& a, const Attribution& attr,
   for (const auto& g : a.duplicates) {
     std::vector<const FileReport*> kept;
     for (const auto& f : g.files)
-      if (!ignored(ignore, f.path)) kept.push_back(&f);
+      if (!matches_any(ignore, f.path)) kept.push_back(&f);
     if (kept.size() < 2) continue;
     ++groups;
     for (std::size_t i = 1; i < kept.size(); ++i) dups.add(kept[i]->path, g.size, kept[i]->layer);

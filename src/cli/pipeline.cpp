@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <iostream>
 
 namespace imgsmith {
@@ -17,9 +16,7 @@ PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options, co
   PipelineResult r;
   r.analysis = analyze_image(image, options);
   // --ignore keeps paths out of the waste list too; the size figures stay.
-  std::erase_if(r.analysis.waste, [&](const WasteGroup& w) {
-    return std::any_of(ignore.begin(), ignore.end(), [&](const Glob& g) { return g.matches(w.path); });
-  });
+  std::erase_if(r.analysis.waste, [&](const WasteGroup& w) { return matches_any(ignore, w.path); });
   if (options.progress) options.progress("attributing bytes");
   r.attribution = attribute(r.analysis, rules);
   r.findings = find_waste(r.analysis, r.attribution, ignore);

@@ -86,6 +86,13 @@ json diff_categories(const json& old_doc, const json& new_doc) {
   return out;
 }
 
+json layer_summary(const json& l) {
+  return {{"index", l.value("index", 0)},
+          {"digest", l.value("digest", "")},
+          {"size_bytes", l.value("size_bytes", std::uint64_t{0})},
+          {"created_by", l.value("created_by", "")}};
+}
+
 json diff_layers(const json& old_doc, const json& new_doc) {
   std::multiset<std::string> old_digests;
   for (const auto& l : old_doc.value("layers", json::array()))
@@ -100,10 +107,7 @@ json diff_layers(const json& old_doc, const json& new_doc) {
       old_digests.erase(it);
       ++shared;
     } else {
-      added.push_back({{"index", l.value("index", 0)},
-                       {"digest", d},
-                       {"size_bytes", l.value("size_bytes", std::uint64_t{0})},
-                       {"created_by", l.value("created_by", "")}});
+      added.push_back(layer_summary(l));
     }
   }
   for (const auto& l : old_doc.value("layers", json::array())) {
@@ -112,10 +116,7 @@ json diff_layers(const json& old_doc, const json& new_doc) {
       new_digests.erase(it);
       continue;
     }
-    removed.push_back({{"index", l.value("index", 0)},
-                       {"digest", d},
-                       {"size_bytes", l.value("size_bytes", std::uint64_t{0})},
-                       {"created_by", l.value("created_by", "")}});
+    removed.push_back(layer_summary(l));
   }
   return {{"shared", shared}, {"added", added}, {"removed", removed}};
 }
@@ -178,6 +179,14 @@ std::string growth_pct(std::uint64_t a, std::uint64_t b) {
   std::snprintf(buf, sizeof buf, "%+.1f%%",
                 100.0 * (static_cast<double>(b) - static_cast<double>(a)) / static_cast<double>(a));
   return buf;
+}
+
+// "  + 1.23 MB  what" for each item: layers and large files that came or went.
+void list_items(std::ostream& out, char sign, const json& items, const char* bytes_key,
+                const char* label_key) {
+  for (const auto& item : items)
+    out << "  " << sign << " " << format_size(item[bytes_key].get<std::uint64_t>()) << "  "
+        << item[label_key].get<std::string>().substr(0, 70) << "\n";
 }
 
 }  // namespace
@@ -254,20 +263,12 @@ void render_diff_text(const json& d, std::ostream& out) {
   const auto& layers = d["layers"];
   out << "\nLAYERS  " << layers["shared"].get<std::size_t>() << " shared, "
       << layers["added"].size() << " added, " << layers["removed"].size() << " removed\n";
-  for (const auto& l : layers["added"])
-    out << "  + " << format_size(l["size_bytes"].get<std::uint64_t>()) << "  "
-        << l["created_by"].get<std::string>().substr(0, 70) << "\n";
-  for (const auto& l : layers["removed"])
-    out << "  - " << format_size(l["size_bytes"].get<std::uint64_t>()) << "  "
-        << l["created_by"].get<std::string>().substr(0, 70) << "\n";
+  list_items(out, '+', layers["added"], "size_bytes", "created_by");
+  list_items(out, '-', layers["removed"], "size_bytes", "created_by");
   const auto& files = d["files"];
   if (!files["new_large"].empty() || !files["vanished_large"].empty()) out << "\nLARGE FILES\n";
-  for (const auto& f : files["new_large"])
-    out << "  + " << format_size(f["bytes"].get<std::uint64_t>()) << "  "
-        << f["path"].get<std::string>() << "\n";
-  for (const auto& f : files["vanished_large"])
-    out << "  - " << format_size(f["bytes"].get<std::uint64_t>()) << "  "
-        << f["path"].get<std::string>() << "\n";
+  list_items(out, '+', files["new_large"], "bytes", "path");
+  list_items(out, '-', files["vanished_large"], "bytes", "path");
   const auto& findings = d["findings"];
   out << "\nFINDINGS\n";
   for (const auto& f : findings["appeared"])

@@ -4,18 +4,13 @@
 #include <sstream>
 #include <variant>
 
+#include "format.hpp"
 #include "imgsmith/render.hpp"
 #include "imgsmith/size.hpp"
 
 namespace imgsmith {
 namespace {
 
-std::string pct(std::uint64_t part, std::uint64_t whole) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%",
-                whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole));
-  return buf;
-}
 
 // Table cells cannot hold a bare pipe or a newline.
 std::string cell(std::string s) {
@@ -28,12 +23,6 @@ std::string cell(std::string s) {
   return out;
 }
 
-std::string value_text(const std::variant<std::uint64_t, double>& v) {
-  if (std::holds_alternative<std::uint64_t>(v)) return format_count(std::get<std::uint64_t>(v)) + " B";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", std::get<double>(v));
-  return buf;
-}
 
 std::string xml(const std::string& s) {
   std::string out;
@@ -60,7 +49,7 @@ void render_markdown(const Report& report, std::ostream& out) {
     out << (report.gate.passed ? "**Gate passed.**" : "**Gate failed.**") << "\n\n";
   out << "| | bytes | |\n| --- | ---: | --- |\n";
   out << "| final size | " << format_count(a.final_bytes) << " | " << format_size(a.final_bytes) << " |\n";
-  out << "| wasted | " << format_count(a.wasted_bytes) << " | " << pct(a.wasted_bytes, a.layers_bytes)
+  out << "| wasted | " << format_count(a.wasted_bytes) << " | " << render_detail::percent(a.wasted_bytes, a.layers_bytes)
       << " of layer bytes |\n";
   if (a.compressed_bytes)
     out << "| compressed | " << format_count(*a.compressed_bytes) << " | " << format_size(*a.compressed_bytes)
@@ -77,7 +66,7 @@ void render_markdown(const Report& report, std::ostream& out) {
       for (std::size_t i = 0; i < c.children.size() && i < 3; ++i)
         children += (i == 0 ? "" : ", ") + c.children[i].name + " " + format_size(c.children[i].bytes);
       out << "| " << c.name << " | " << format_size(c.bytes) << " | "
-          << pct(c.bytes, report.attribution->total_bytes) << " | " << cell(children) << " |\n";
+          << render_detail::percent(c.bytes, report.attribution->total_bytes) << " | " << cell(children) << " |\n";
     }
     out << "\n";
   }
@@ -91,7 +80,7 @@ void render_markdown(const Report& report, std::ostream& out) {
   if (!report.gate.checks.empty()) {
     out << "| rule | limit | actual | |\n| --- | ---: | ---: | --- |\n";
     for (const auto& c : report.gate.checks)
-      out << "| " << c.rule << " | " << value_text(c.limit) << " | " << value_text(c.actual) << " | "
+      out << "| " << c.rule << " | " << render_detail::gate_value(c.limit) << " | " << render_detail::gate_value(c.actual) << " | "
           << (c.passed ? "pass" : "**FAIL**") << " |\n";
   }
 }
@@ -114,8 +103,8 @@ void render_junit(const Report& report, std::ostream& out) {
       out << "/>\n";
       continue;
     }
-    out << ">\n      <failure message=\"" << xml(c.message) << "\">limit " << xml(value_text(c.limit))
-        << ", actual " << xml(value_text(c.actual)) << "</failure>\n    </testcase>\n";
+    out << ">\n      <failure message=\"" << xml(c.message) << "\">limit " << xml(render_detail::gate_value(c.limit))
+        << ", actual " << xml(render_detail::gate_value(c.actual)) << "</failure>\n    </testcase>\n";
   }
   out << "  </testsuite>\n</testsuites>\n";
 }

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "imgsmith/render.hpp"
+#include "format.hpp"
 #include "imgsmith/size.hpp"
 
 namespace imgsmith {
@@ -27,12 +28,6 @@ std::string readable_created_by(std::string s) {
   return s;
 }
 
-std::string pct(std::uint64_t part, std::uint64_t whole) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%",
-                whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole));
-  return buf;
-}
 
 std::string fmt(const char* format, auto... args) {
   char buf[512];
@@ -40,18 +35,13 @@ std::string fmt(const char* format, auto... args) {
   return buf;
 }
 
-std::string limit_text(const GateCheck& c) {
-  if (std::holds_alternative<std::uint64_t>(c.limit))
-    return format_count(std::get<std::uint64_t>(c.limit)) + " B";
-  return fmt("%g", std::get<double>(c.limit));
-}
 
 void render_categories(const Attribution& attr, std::ostream& out) {
   out << "\nWHERE THE BYTES ARE (final filesystem)\n";
   for (const auto& c : attr.categories) {
     if (c.bytes == 0) continue;
     out << fmt("  %-14s %10s  %6s\n", c.name.c_str(), format_size(c.bytes).c_str(),
-               pct(c.bytes, attr.total_bytes).c_str());
+               render_detail::percent(c.bytes, attr.total_bytes).c_str());
     std::size_t shown = 0;
     for (const auto& child : c.children) {
       if (++shown > 6) {
@@ -63,7 +53,7 @@ void render_categories(const Attribution& attr, std::ostream& out) {
         origins += (origins.empty() ? "  [" : ", ") + origin + " " + format_size(bytes);
       if (!origins.empty()) origins += "]";
       out << fmt("    %-24s %10s  %6s%s\n", child.name.c_str(), format_size(child.bytes).c_str(),
-                 pct(child.bytes, attr.total_bytes).c_str(), origins.c_str());
+                 render_detail::percent(child.bytes, attr.total_bytes).c_str(), origins.c_str());
     }
   }
 }
@@ -96,7 +86,7 @@ void render_text(const Report& report, std::ostream& out) {
              "CREATED BY");
   for (const auto& l : a.layers)
     out << fmt("%5u  %10s  %6s  %7s  %10s  %s\n", l.index, format_size(l.size_bytes).c_str(),
-               pct(l.size_bytes, a.layers_bytes).c_str(), format_count(l.entries).c_str(),
+               render_detail::percent(l.size_bytes, a.layers_bytes).c_str(), format_count(l.entries).c_str(),
                l.compressed_bytes ? format_size(*l.compressed_bytes).c_str() : "-",
                readable_created_by(l.created_by).c_str());
   out << fmt("%5s  %10s  %6s  %7s  %10s\n\n", "TOTAL", format_size(a.layers_bytes).c_str(),
@@ -111,7 +101,7 @@ void render_text(const Report& report, std::ostream& out) {
              format_count(a.final_entries).c_str());
   out << fmt("  %-11s %16s B  %10s  %s of layer bytes, added and then hidden by a later layer\n",
              "wasted", format_count(a.wasted_bytes).c_str(), format_size(a.wasted_bytes).c_str(),
-             pct(a.wasted_bytes, a.layers_bytes).c_str());
+             render_detail::percent(a.wasted_bytes, a.layers_bytes).c_str());
   if (a.compressed_bytes)
     out << fmt("  %-11s %16s B  %10s  as stored\n", "compressed",
                format_count(*a.compressed_bytes).c_str(), format_size(*a.compressed_bytes).c_str());
@@ -152,7 +142,7 @@ void render_text(const Report& report, std::ostream& out) {
     out << "\nGATE  " << (gate.passed ? "passed" : "FAILED") << " (" << gate.checks.size()
         << " rules, " << failed << " failed)\n";
     for (const auto& c : gate.checks)
-      out << "  " << (c.passed ? "pass  " : "FAIL  ") << c.rule << " (limit " << limit_text(c)
+      out << "  " << (c.passed ? "pass  " : "FAIL  ") << c.rule << " (limit " << render_detail::gate_value(c.limit)
           << ")" << (c.passed ? "" : ": " + c.message) << "\n";
   }
 }

@@ -201,7 +201,6 @@ ResolvedImage from_manifest(const BlobStore& store, const json& manifest,
     LayerRef ref;
     ref.digest = string_at(l, "digest");
     ref.blob = blob_path(store, ref.digest);
-    ref.media_type = string_at(l, "mediaType");
     image.layers.push_back(std::move(ref));
   }
   attach_diff_ids(store, image);

@@ -88,6 +88,12 @@ static bool has_suffix(std::string_view text, const std::string& suffix) {
   return std::memcmp(text.data() + text.size() - suffix.size(), suffix.data(), suffix.size()) == 0;
 }
 
+bool matches_any(const std::vector<Glob>& globs, std::string_view text) {
+  for (const Glob& g : globs)
+    if (g.matches(text)) return true;
+  return false;
+}
+
 bool Glob::matches(std::string_view text) const {
   const auto slash = text.rfind('/');
   return matches(text, slash == std::string_view::npos ? text : text.substr(slash + 1));

@@ -39,8 +39,12 @@ run "${nogpu[@]}" "$probe" -- sh -c 'echo app-output; exit 7'
 check "exec: exit code" test "$status" -eq 7
 check "exec: stdout untouched" test "$(cat "$tmp/out")" = "app-output"
 check "exec: report on stderr" grep -q "imgsmith-probe: no-gpu" "$tmp/err"
-run "${nogpu[@]}" "$probe" -- sh -c 'echo $$ > '"$tmp/pid"'; exec true'
-check "exec: no extra process (execvp)" test -s "$tmp/pid"
+# The command runs in the probe's own process: the PID the shell reports is
+# the one the probe was started with (env -i execs too).
+env -i PATH="$PATH" "${nogpu[@]}" "$probe" -- sh -c 'echo $$' >"$tmp/out" 2>"$tmp/err" &
+started=$!
+wait "$started"
+check "exec: same PID as the probe ($started)" test "$(cat "$tmp/out")" = "$started"
 
 # require and off.
 run "${nogpu[@]}" IMGSMITH_PROBE=require "$probe" -- sh -c 'echo ran >'"$tmp/ran"
