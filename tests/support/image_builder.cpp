@@ -33,7 +33,12 @@ struct Writer {
 
   Writer(bool raw, Encoding encoding) {
     check(a, raw ? archive_write_set_format_raw(a) : archive_write_set_format_pax_restricted(a));
-    if (encoding == Encoding::Gzip) check(a, archive_write_add_filter_gzip(a));
+    if (encoding == Encoding::Gzip) {
+      check(a, archive_write_add_filter_gzip(a));
+      // gzip's header carries the time of writing by default; without it the
+      // same layer built twice across a second boundary gets another digest.
+      check(a, archive_write_set_filter_option(a, "gzip", "timestamp", nullptr));
+    }
     if (encoding == Encoding::Zstd) check(a, archive_write_add_filter_zstd(a));
     check(a, archive_write_set_bytes_in_last_block(a, 1));
     check(a, archive_write_open(a, &out, nullptr, append_to_string, nullptr));
