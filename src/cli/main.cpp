@@ -6,6 +6,7 @@
 
 #include "analyze_command.hpp"
 #include "diff_command.hpp"
+#include "gen_command.hpp"
 #include "probe_command.hpp"
 #include "imgsmith/error.hpp"
 #include "imgsmith/version.hpp"
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
   int exit_code = imgsmith::kExitOk;
   imgsmith::register_analyze_command(app, exit_code);
   imgsmith::register_diff_command(app, exit_code);
+  imgsmith::register_gen_command(app, exit_code);
   imgsmith::register_probe_command(app);
   try {
     if (argc >= 2 && std::string(argv[1]) == "probe") return imgsmith::probe_main(argc - 2, argv + 2);

@@ -20,9 +20,10 @@ extern "C" const char imgsmith_probe_start[];
 extern "C" const char imgsmith_probe_end[];
 
 namespace imgsmith {
-namespace {
 
-std::string probe_bytes() { return std::string(imgsmith_probe_start, imgsmith_probe_end); }
+std::string embedded_probe() { return std::string(imgsmith_probe_start, imgsmith_probe_end); }
+
+namespace {
 
 struct ProbeArgs {  // --write PATH, or the probe's own arguments
   std::string write;
@@ -31,14 +32,14 @@ struct ProbeArgs {  // --write PATH, or the probe's own arguments
 
 int run_probe(const ProbeArgs& a) {
   if (!a.write.empty()) {
-    write_output(a.write, probe_bytes());
+    write_output(a.write, embedded_probe());
     if (::chmod(a.write.c_str(), 0755) != 0)
       throw InputError(a.write + ": cannot make it executable: " + std::strerror(errno));
     return 0;
   }
   const int fd = ::memfd_create("imgsmith-probe", MFD_CLOEXEC);
   if (fd < 0) throw InputError(std::string("cannot create the probe in memory: ") + std::strerror(errno));
-  const std::string bytes = probe_bytes();
+  const std::string bytes = embedded_probe();
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);

@@ -4,29 +4,8 @@
 set -u
 bin=$1
 fixtures=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-expect() {  # expect NAME STATUS CMD...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" = "$want" ]; then
-    pass=$((pass + 1))
-  else
-    fail=$((fail + 1))
-    echo "FAIL: $name: exit $got, expected $want"
-    sed 's/^/  stderr: /' "$tmp/err" | head -5
-  fi
-}
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; fi
-}
+# shellcheck source=assert.sh
+source "$(dirname "$0")/assert.sh"
 
 dive="$fixtures/test-docker-image.tar"
 

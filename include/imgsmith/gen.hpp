@@ -1,0 +1,173 @@
+// imgsmith gen: detect what a project needs, decide the smallest image that
+// runs it, and render a multi-stage Dockerfile from the templates.
+//
+// Three steps, each testable alone:
+//   detect_project()  reads the project directory into a Project;
+//   make_plan()       turns a Project and the user's options into a Plan,
+//                     using the compatibility tables (data/*.json);
+//   render_plan()     fills the mustache templates (templates/*.mustache).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace imgsmith::gen {
+
+// One thing detection found or decided, with where it came from, for
+// `--explain` ("requirements.txt:3").
+struct Evidence {
+  std::string source;
+  std::string text;
+};
+
+// One dependency as written (PEP 508), its name normalised (PEP 503).
+struct Requirement {
+  std::string name;
+  std::vector<std::string> extras;
+  std::string specifier;  // ">=2.6,<2.7", "==2.6.0+cu124", "" when unpinned
+  std::string text;       // as written, markers included; what pip is given
+  std::string source;     // file:line
+};
+
+struct PythonProject {
+  std::vector<Requirement> requirements;
+  // requirements*.txt files pip installs (-r), relative to the project, and
+  // every file the build context needs for them: those plus their includes.
+  std::vector<std::string> install_files;
+  std::vector<std::string> requirement_files;
+  std::string lock;                    // "uv.lock", "poetry.lock" or ""
+  bool has_pyproject = false;
+  bool installable = false;            // pyproject has a [build-system] (or is Poetry's)
+  bool requirements_need_source = false;  // "-e ." or a local path in requirements
+  std::vector<std::string> index_options;  // --index-url/--extra-index-url lines seen
+  std::string python_constraint;       // ">=3.10", "==3.11.*"
+  std::string python_constraint_source;
+  std::vector<std::string> cmd;        // the detected entrypoint, JSON-form words
+  std::string cmd_source;
+  int port = 0;                        // the port a web server listens on
+};
+
+struct CudaCppProject {
+  bool cmake = false;                   // CMakeLists.txt with CUDA (else plain nvcc)
+  std::vector<std::string> targets;     // add_executable names (cmake), or the one binary
+  std::vector<std::string> cuda_libs;   // CUDA::cublas..., or -lcublas from #includes
+  std::vector<std::string> sources;     // *.cu / *.cpp for plain nvcc, sorted
+  bool cmake_install = false;           // the CMakeLists has install() rules
+  bool sets_architectures = false;      // the project chooses its own CUDA archs
+  std::string min_cuda;                 // find_package(CUDAToolkit X.Y)
+};
+
+struct Project {
+  std::filesystem::path dir;
+  std::string name;  // the directory's name, made a valid image name
+  std::optional<PythonProject> python;
+  std::optional<CudaCppProject> cuda_cpp;
+  bool has_cuda_sources = false;  // *.cu anywhere (a Python project's extension, too)
+  std::vector<Evidence> evidence;
+};
+
+// Reads the project at `dir`. Throws InputError when it cannot be read, or
+// when nothing in it is recognisable (the message lists what was looked for).
+Project detect_project(const std::filesystem::path& dir);
+
+// What the user asked for on the command line; empty means "decide".
+struct Options {
+  std::string flavor = "auto";     // auto | base | runtime | devel
+  std::string cuda;                // X.Y or X.Y.Z
+  std::string os;                  // ubuntu22.04 | ubuntu24.04
+  std::string python;              // 3.X
+  bool cudnn = false;
+  std::string registry_mirror;     // replaces the registry of every base image
+  std::string base;                // the final stage's image instead of NVIDIA's
+  bool probe = true;
+  bool compose = false;
+  bool syntax = false;             // emit "# syntax=docker/dockerfile:1"
+  std::vector<std::string> cmd;    // --cmd, split into words
+};
+
+// Everything the templates need, decided. Strings are rendered as they are.
+struct Plan {
+  std::string project_name;
+  std::string kind;            // "python-cpu", "python-gpu", "cuda-cpp"
+  std::string template_name;   // base | runtime | devel | cpu-python
+  std::string flavor;          // base | runtime | devel; "" for CPU images
+  bool cudnn = false;
+  bool gpu = false;
+  std::string cuda;            // full release, "12.4.1"; "" for CPU images
+  std::string os;              // ubuntu24.04; "" for CPU images
+  std::string final_image;
+  std::string builder_image;
+  std::string uv_image;        // "" when uv is not used
+  std::string python;          // 3.X; "" for C++ projects
+  bool managed_python = false; // uv-managed Python, copied into the final stage
+  std::vector<std::string> builder_apt;
+  std::vector<std::string> final_apt;
+  bool probe = false;
+  bool nvidia_env = false;
+  std::vector<std::string> cmd;
+  int port = 0;
+  int min_driver = 0;
+  std::string size_class;
+  std::vector<std::string> why_base;  // the chosen base and why, in sentences
+  std::vector<std::string> warnings;
+  std::vector<Evidence> explain;      // detection evidence, then decisions
+  // Python install details
+  std::string install_mode;           // requirements | pyproject | uv | poetry
+  std::vector<std::string> requirement_files;      // copied before the install
+  std::vector<std::string> requirement_files_top;  // given to pip with -r
+  std::vector<std::string> pyproject_deps;  // PEP 508 strings, for pyproject mode
+  std::vector<std::string> pip_index_args;  // e.g. --extra-index-url URL
+  bool install_project = false;
+  bool source_before_deps = false;
+  std::string venv_command;           // creates /opt/venv (or /opt/poetry)
+  std::string uv_python;              // what uv is told to use
+  std::vector<std::string> poetry_packages;
+  // C++ build details
+  bool cmake = false;
+  bool cmake_install = false;
+  std::vector<std::string> targets;
+  std::string cuda_architectures;     // CMake form "75-real;...;90"
+  std::string nvcc_arch_flags;        // -gencode ... for plain nvcc
+  std::vector<std::string> nvcc_sources;
+  std::vector<std::string> nvcc_libs;
+  bool syntax = false;
+  bool compose = false;
+};
+
+// Throws InputError for a request that cannot be met (a CUDA release with no
+// image, cuDNN on the base flavour, ...), naming the option and the choices.
+Plan make_plan(const Project& project, const Options& options);
+
+struct Rendered {
+  std::string dockerfile;
+  std::string dockerignore;
+  std::string compose;  // "" unless the plan asks for it
+};
+
+Rendered render_plan(const Plan& plan);
+
+// The summary `gen` prints: base and why, size class, driver, commands.
+std::string summary(const Plan& plan);
+
+// The templates, by file name, as embedded at build time.
+const std::map<std::string, std::string>& builtin_templates();
+
+// Splits a --cmd string into words the way a POSIX shell would for plain
+// words and quotes (no expansion). Throws InputError on an open quote.
+std::vector<std::string> split_command(const std::string& text);
+
+// PEP 503: lowercase, runs of -_. become one '-'.
+std::string normalise_name(const std::string& name);
+
+// Parses one PEP 508 requirement ("torch[extra]==2.6 ; python_version>'3'").
+// Returns nothing for lines that are not requirements.
+std::optional<Requirement> parse_requirement(const std::string& text, const std::string& source);
+
+// True when version "X.Y" satisfies every clause of a PEP 440 specifier set
+// (or Poetry's ^ and ~ forms) for some patch release.
+bool python_satisfies(const std::string& version, const std::string& specifier);
+
+}  // namespace imgsmith::gen

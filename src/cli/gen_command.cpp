@@ -1,0 +1,132 @@
+// `imgsmith gen`: detect the project, decide the image, render the
+// Dockerfile, .dockerignore (and compose.yaml), and put the probe in the
+// build context. Nothing is written unless everything can be.
+#include "gen_command.hpp"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "imgsmith/error.hpp"
+#include "imgsmith/gen.hpp"
+#include "output_file.hpp"
+#include "probe_command.hpp"
+
+namespace imgsmith {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct GenArgs {
+  std::string dir = ".";
+  gen::Options options;
+  std::string cmd;
+  bool no_probe = false;
+  bool to_stdout = false;
+  bool force = false;
+  bool explain = false;
+};
+
+void print_explain(const gen::Plan& plan, std::ostream& out) {
+  out << "What gen found and decided:\n";
+  for (const auto& e : plan.explain) out << "  " << e.source << ": " << e.text << "\n";
+}
+
+int run_gen(GenArgs args) {
+  if (!args.cmd.empty()) args.options.cmd = gen::split_command(args.cmd);
+  args.options.probe = !args.no_probe;
+  const fs::path dir = args.dir;
+  const gen::Project project = gen::detect_project(dir);
+  const gen::Plan plan = gen::make_plan(project, args.options);
+  const gen::Rendered files = gen::render_plan(plan);
+
+  std::ostream& report = args.to_stdout ? std::cerr : std::cout;
+  if (args.explain) print_explain(plan, report);
+  if (args.to_stdout) {
+    std::cout << files.dockerfile << std::flush;
+    report << gen::summary(plan);
+    return kExitOk;
+  }
+
+  std::vector<std::pair<fs::path, const std::string*>> outputs = {
+      {dir / "Dockerfile", &files.dockerfile}, {dir / ".dockerignore", &files.dockerignore}};
+  if (plan.compose) outputs.emplace_back(dir / "compose.yaml", &files.compose);
+  // Refuse before writing anything, so a refusal changes nothing.
+  if (!args.force)
+    for (const auto& [path, content] : outputs) {
+      std::error_code ec;
+      if (fs::exists(fs::symlink_status(path, ec)))
+        throw InputError(path.string() + " exists; gen changed nothing. Pass --force to replace it, "
+                                         "or --stdout to see the Dockerfile it would write");
+    }
+  std::vector<std::string> written;
+  if (plan.probe) {
+    const fs::path probe_dir = dir / ".imgsmith";
+    std::error_code ec;
+    fs::create_directories(probe_dir, ec);
+    if (ec) throw InputError(probe_dir.string() + ": cannot create it (" + ec.message() + ")");
+    const fs::path probe = probe_dir / "imgsmith-probe";
+    write_output(probe.string(), embedded_probe());
+    if (::chmod(probe.c_str(), 0755) != 0)
+      throw InputError(probe.string() + ": cannot make it executable: " + std::strerror(errno));
+    written.push_back(".imgsmith/imgsmith-probe");
+  }
+  for (const auto& [path, content] : outputs) {
+    write_output(path.string(), *content);
+    written.push_back(path.filename().string());
+  }
+  std::string list;
+  for (const auto& w : written) list += (list.empty() ? "" : ", ") + w;
+  report << "imgsmith gen: wrote " << list << " in " << dir.string() << "\n" << gen::summary(plan);
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_gen_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<GenArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "gen",
+      "Detect what a project needs and write a small multi-stage Dockerfile\n"
+      "on NVIDIA's CUDA images (or a slim CPU image when nothing uses a GPU).");
+  cmd->footer(
+      "It detects Python projects (requirements*.txt, pyproject.toml with PEP 621\n"
+      "or Poetry, uv.lock/poetry.lock, .python-version, FastAPI/Flask apps,\n"
+      "[project.scripts]) and CUDA C/C++ projects (CMakeLists.txt with CUDA, *.cu).\n"
+      "The framework decides the flavour: pip torch brings its own CUDA libraries\n"
+      "and gets `base`; TensorFlow and onnxruntime-gpu load the system's and get\n"
+      "`runtime` with cuDNN; programs linking cuBLAS & co. get `runtime`.\n"
+      "\n"
+      "It writes Dockerfile, .dockerignore (and compose.yaml with --compose) in\n"
+      "DIR, and the probe as .imgsmith/imgsmith-probe, the image's entrypoint.\n"
+      "Existing files are never replaced without --force.\n"
+      "\n"
+      "Exit status: 0 written; 2 bad usage, an unreadable or unrecognised project,\n"
+      "or a file that exists without --force.");
+  cmd->add_option("DIR", args->dir, "The project directory (default: the current one)");
+  cmd->add_option("--flavor", args->options.flavor,
+                  "The final stage's CUDA image: auto (default), base, runtime or devel");
+  cmd->add_option("--cuda", args->options.cuda, "CUDA release X.Y[.Z] (default: from the framework)");
+  cmd->add_option("--os", args->options.os, "ubuntu22.04 or ubuntu24.04 (default: the newest that fits)");
+  cmd->add_option("--python", args->options.python, "Python 3.X (default: from the project)");
+  cmd->add_flag("--cudnn", args->options.cudnn, "Use the cuDNN variant of the runtime/devel image");
+  cmd->add_option("--registry-mirror", args->options.registry_mirror,
+                  "Pull every base image through PREFIX: nvidia/cuda:T becomes PREFIX/nvidia/cuda:T");
+  cmd->add_option("--base", args->options.base,
+                  "Build the final stage on IMAGE instead of NVIDIA's (adds the NVIDIA_* variables)");
+  cmd->add_option("--cmd", args->cmd, "The command the image runs, e.g. 'python -m app' (default: detected)");
+  cmd->add_flag("--no-probe", args->no_probe, "Do not bake in imgsmith-probe as the entrypoint");
+  cmd->add_flag("--compose", args->options.compose, "Also write compose.yaml with the GPU reservation");
+  cmd->add_flag("--syntax", args->options.syntax,
+                "Start with '# syntax=docker/dockerfile:1' (BuildKit then pulls that frontend)");
+  cmd->add_flag("--stdout", args->to_stdout, "Print the Dockerfile instead of writing files");
+  cmd->add_flag("--force", args->force, "Replace an existing Dockerfile, .dockerignore or compose.yaml");
+  cmd->add_flag("--explain", args->explain, "Show every detection and decision with its source");
+  cmd->callback([args, &exit_code] { exit_code = run_gen(*args); });
+}
+
+}  // namespace imgsmith

@@ -1,0 +1,87 @@
+// What the gen library's files share and nothing outside it needs: the
+// compatibility tables and small text helpers.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace imgsmith::gen {
+
+// The embedded files (templates/*.mustache, data/*.json) by file name.
+const std::map<std::string, std::string>& embedded_files();
+
+struct TorchRelease {
+  std::string torch;                // "2.6"
+  std::vector<std::string> builds;  // CUDA X.Y of each wheel index
+  std::string pypi;                 // the plain PyPI wheel's CUDA; "" if not recorded
+};
+
+struct CudaRelease {
+  std::string cuda;  // "12.4.1"
+  std::vector<std::string> os;
+  std::string cudnn_tag;  // "cudnn", "cudnn8", "cudnn9"
+};
+
+struct Flavour {
+  double approx_bytes = 0;
+  std::string size;
+  std::string carries;
+};
+
+struct OsPackages {
+  std::string python;  // the OS's own Python, "3.12"
+  std::vector<std::string> python_runtime;
+  std::vector<std::string> python_build;
+  std::vector<std::string> cmake_build;
+};
+
+struct FrameworkNeed {
+  std::string need;  // none | bundled | system | system-cudnn
+  std::string why;
+  std::string size;  // what it weighs installed, where known
+  std::map<std::string, std::string> extras;  // extra -> need
+};
+
+struct NamePattern {
+  std::string prefix, suffix, need, why;
+};
+
+struct Tables {
+  std::string torch_index_url;
+  std::vector<TorchRelease> torch;
+  std::map<int, int> minimum_driver;  // CUDA major -> driver
+  std::string repository;             // nvidia/cuda
+  std::string default_cuda;           // X.Y
+  std::vector<std::string> os_preference;
+  std::vector<CudaRelease> releases;
+  std::map<std::string, Flavour> flavours;
+  Flavour cudnn_extra;
+  std::map<std::string, std::vector<std::string>> cuda_architectures;  // major -> sm list
+  std::map<std::string, OsPackages> os;
+  std::vector<std::string> known_python;
+  std::string preferred_python;
+  std::string cpu_image;  // with {version}
+  std::string uv_image;
+  std::vector<std::string> poetry;
+  std::map<std::string, FrameworkNeed> frameworks;
+  std::vector<NamePattern> patterns;
+};
+
+const Tables& builtin_tables();
+
+// Text helpers (python_deps.cpp).
+std::string trim(const std::string& s);
+std::vector<std::string> split(const std::string& s, const std::string& sep);
+std::string join(const std::vector<std::string>& parts, const std::string& sep);
+std::string major_minor(const std::string& version_text);  // "2.6.0+cu124" -> "2.6"
+std::string lower_bound_release(const std::string& specifier);
+// PEP 440 release order of two version strings ("12.10" after "12.8").
+bool version_less(const std::string& a, const std::string& b);
+// ["a", "b c"] as a JSON array, for exec-form CMD.
+std::string command_json(const std::vector<std::string>& words);
+// Poetry's "^1.2" and "~1.2" as PEP 440 ranges pip understands.
+std::string poetry_to_pep440(const std::string& specifier);
+std::string local_label(const std::string& specifier);  // "==2.6.0+cu124" -> "cu124"
+
+}  // namespace imgsmith::gen

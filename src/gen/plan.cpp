@@ -1,0 +1,594 @@
+// The decisions: which image, which CUDA, which Python, how to install. The
+// facts come from the embedded tables; this file holds only the rules, and
+// records each decision with its reason for `--explain` and the summary.
+#include <algorithm>
+#include <regex>
+
+#include "gen_internal.hpp"
+#include "imgsmith/error.hpp"
+#include "imgsmith/gen.hpp"
+#include "imgsmith/size.hpp"
+
+namespace imgsmith::gen {
+namespace {
+
+// How much of a CUDA image a project needs, in increasing order.
+enum class Need { None = 0, Bundled = 1, System = 2, SystemCudnn = 3 };
+
+Need need_from(const std::string& text) {
+  if (text == "bundled") return Need::Bundled;
+  if (text == "system") return Need::System;
+  if (text == "system-cudnn") return Need::SystemCudnn;
+  return Need::None;
+}
+
+std::string flavor_for(Need need) { return need >= Need::System ? "runtime" : "base"; }
+
+std::string requirement_label(const Requirement& r) {
+  return r.name + (r.extras.empty() ? "" : "[" + join(r.extras, ",") + "]") + r.specifier;
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+std::string shell_quote(const std::string& word) {
+  static const std::regex kPlain(R"([A-Za-z0-9_.,:/=+@%^-]+)");
+  if (std::regex_match(word, kPlain)) return word;
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Rewrites an image reference to come from a mirror: PREFIX replaces the
+// registry, and Docker Hub's official images gain their "library/" path.
+std::string mirrored(const std::string& ref, const std::string& mirror) {
+  if (mirror.empty()) return ref;
+  std::string prefix = mirror;
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  std::string path = ref;
+  const auto slash = ref.find('/');
+  const std::string first = slash == std::string::npos ? "" : ref.substr(0, slash);
+  if (first.find('.') != std::string::npos || first.find(':') != std::string::npos || first == "localhost")
+    path = ref.substr(slash + 1);  // ghcr.io/astral-sh/uv -> astral-sh/uv
+  else if (slash == std::string::npos)
+    path = "library/" + ref;  // python:3.12 -> library/python:3.12
+  return prefix + "/" + path;
+}
+
+std::string size_text(double bytes) { return format_size(static_cast<std::uint64_t>(bytes)); }
+
+struct Decider {
+  const Project& project;
+  const Options& o;
+  const Tables& t = builtin_tables();
+  Plan p;
+
+  void decide(const std::string& source, const std::string& text) { p.explain.push_back({source, text}); }
+
+  // ----- CUDA release and OS ---------------------------------------------
+
+  const CudaRelease& release_for(const std::string& wanted, const std::string& why) {
+    for (const auto& r : t.releases)
+      if (r.cuda == wanted || r.cuda.rfind(wanted + ".", 0) == 0) return r;
+    std::vector<std::string> all;
+    for (const auto& r : t.releases) all.push_back(r.cuda);
+    throw InputError("CUDA " + wanted + " (" + why + ") has no " + t.repository +
+                     " image in gen's table; choose one of " + join(all, ", ") + " with --cuda");
+  }
+
+  std::string choose_os(const CudaRelease& release) {
+    if (!o.os.empty()) {
+      if (!contains(release.os, o.os))
+        throw InputError("--os " + o.os + ": CUDA " + release.cuda + " images exist for " +
+                         join(release.os, " and ") + " only");
+      return o.os;
+    }
+    for (const auto& os : t.os_preference)
+      if (contains(release.os, os)) return os;
+    return release.os.front();
+  }
+
+  std::string tag(const CudaRelease& release, const std::string& flavor, bool cudnn, const std::string& os) {
+    return t.repository + ":" + release.cuda + "-" + (cudnn ? release.cudnn_tag + "-" : "") + flavor + "-" + os;
+  }
+
+  int min_driver(const std::string& cuda) {
+    const auto it = t.minimum_driver.find(std::stoi(cuda));
+    return it == t.minimum_driver.end() ? 0 : it->second;
+  }
+
+  // ----- Python -------------------------------------------------------------
+
+  std::string python_for_cpu(const PythonProject& py) {
+    if (!o.python.empty()) return o.python;
+    if (py.python_constraint.empty()) return t.preferred_python;
+    if (python_satisfies(t.preferred_python, py.python_constraint)) return t.preferred_python;
+    for (auto it = t.known_python.rbegin(); it != t.known_python.rend(); ++it)
+      if (python_satisfies(*it, py.python_constraint)) return *it;
+    throw InputError(py.python_constraint_source + " asks for Python " + py.python_constraint +
+                     ", which matches none gen knows (" + join(t.known_python, ", ") +
+                     "); pass --python 3.X");
+  }
+
+  // Picks the OS and the Python together: the OS's own Python when it fits,
+  // since it costs nothing extra, else uv's managed build of the one asked for.
+  void choose_gpu_python(const PythonProject& py, const CudaRelease& release) {
+    auto fits = [&](const std::string& version) {
+      if (!o.python.empty()) return version == o.python;
+      return py.python_constraint.empty() || python_satisfies(version, py.python_constraint);
+    };
+    std::vector<std::string> candidates;
+    if (!o.os.empty()) candidates.push_back(choose_os(release));
+    else
+      for (const auto& os : t.os_preference)
+        if (contains(release.os, os)) candidates.push_back(os);
+    if (o.base.empty())
+      for (const auto& os : candidates)
+        if (fits(t.os.at(os).python)) {
+          p.os = os;
+          p.python = t.os.at(os).python;
+          decide(p.os, "Python " + p.python + ": the OS's own, installed with apt");
+          return;
+        }
+    p.os = candidates.empty() ? choose_os(release) : candidates.front();
+    p.managed_python = true;
+    if (!o.python.empty()) {
+      p.python = o.python;
+    } else if (py.python_constraint.empty()) {
+      p.python = t.os.at(p.os).python;
+    } else {
+      for (auto it = t.known_python.rbegin(); it != t.known_python.rend() && p.python.empty(); ++it)
+        if (python_satisfies(*it, py.python_constraint)) p.python = *it;
+      if (p.python.empty())
+        throw InputError(py.python_constraint_source + " asks for Python " + py.python_constraint +
+                         ", which matches none gen knows (" + join(t.known_python, ", ") +
+                         "); pass --python 3.X");
+    }
+    decide(p.os, "Python " + p.python + ": uv's managed build in /opt/python" +
+                     (o.base.empty() ? ", since " + p.os + " ships " + t.os.at(p.os).python
+                                     : ", since the --base image's own Python is unknown"));
+  }
+
+  // ----- what the dependencies need from CUDA -----------------------------
+
+  struct GpuNeeds {
+    Need need = Need::None;
+    std::vector<std::string> reasons;
+    const Requirement* torch = nullptr;
+    bool cpu_torch = false;
+  };
+
+  GpuNeeds python_needs(const PythonProject& py) {
+    GpuNeeds g;
+    bool cpu_index = false;
+    for (const auto& opt : py.index_options)
+      if (opt.find("/whl/cpu") != std::string::npos) cpu_index = true;
+    for (const auto& r : py.requirements) {
+      std::string need_text;
+      std::string why;
+      std::string size;
+      if (const auto it = t.frameworks.find(r.name); it != t.frameworks.end()) {
+        need_text = it->second.need;
+        why = it->second.why;
+        size = it->second.size;
+        for (const auto& extra : r.extras)
+          if (const auto e = it->second.extras.find(extra); e != it->second.extras.end()) {
+            need_text = e->second;
+            why = "the [" + extra + "] extra: " +
+                  (e->second == "bundled" ? "brings its own CUDA libraries as pip wheels"
+                                          : "uses the system's CUDA and cuDNN libraries");
+          }
+      } else {
+        for (const auto& pat : t.patterns)
+          if (r.name.rfind(pat.prefix, 0) == 0 && r.name.size() > pat.suffix.size() &&
+              r.name.compare(r.name.size() - pat.suffix.size(), pat.suffix.size(), pat.suffix) == 0) {
+            need_text = pat.need;
+            why = pat.why;
+          }
+      }
+      if (need_text.empty()) continue;
+      Need need = need_from(need_text);
+      const bool torch_family = r.name == "torch" || r.name == "torchvision" || r.name == "torchaudio";
+      if (torch_family && (local_label(r.specifier) == "cpu" || cpu_index)) {
+        need = Need::None;
+        why = "the CPU build (" + (cpu_index ? std::string("the /whl/cpu index") : "+cpu") + ")";
+        if (r.name == "torch") g.cpu_torch = true;
+      }
+      if (r.name == "torch" && need != Need::None) g.torch = &r;
+      // A lock lists every package; its CPU-only ones are not worth a line.
+      if (need != Need::None || r.source != py.lock)
+        decide(r.source, requirement_label(r) + ": " + (need == Need::None ? "CPU: " : "GPU: ") + why +
+                             (size.empty() || need == Need::None ? "" : " (" + size + ")"));
+      if (need > g.need) g.reasons.clear();
+      if (need >= g.need && need != Need::None && !contains(g.reasons, r.name)) g.reasons.push_back(r.name);
+      g.need = std::max(g.need, need);
+    }
+    return g;
+  }
+
+  // torch's CUDA build: the user's --cuda, a +cuXYZ pin, an index the
+  // requirements already name, the plain PyPI wheel's, or the newest 12.x.
+  std::string torch_cuda(const PythonProject& py, const Requirement& torch) {
+    const std::string label = local_label(torch.specifier);
+    std::string version = major_minor(lower_bound_release(torch.specifier));
+    const TorchRelease* row = nullptr;
+    if (version.empty()) {
+      row = &t.torch.back();
+      p.warnings.push_back("torch is not pinned (" + torch.source + "): pip installs the newest; gen assumed torch " +
+                           row->torch + ". Pin it for a reproducible image.");
+    } else {
+      for (const auto& r : t.torch)
+        if (r.torch == version) row = &r;
+    }
+    auto cu = [](const std::string& build) {
+      std::string s = "cu";
+      for (char c : build)
+        if (c != '.') s += c;
+      return s;
+    };
+    for (const auto& opt : py.index_options) {
+      static const std::regex kIndex(R"(/whl/cu(\d+)(\d))");
+      std::smatch m;
+      if (std::regex_search(opt, m, kIndex)) {
+        const std::string build = m[1].str() + "." + m[2].str();
+        decide(torch.source, "torch's CUDA " + build + " build, from the index the requirements name");
+        return build;
+      }
+    }
+    if (!label.empty() && label.rfind("cu", 0) == 0 && label.size() >= 4) {
+      const std::string build = label.substr(2, label.size() - 3) + "." + label.substr(label.size() - 1);
+      if (py.lock.empty()) p.pip_index_args.push_back("--extra-index-url " + t.torch_index_url + label);
+      decide(torch.source, "torch's CUDA " + build + " build, from its +" + label + " pin");
+      return build;
+    }
+    if (row == nullptr) {
+      const std::string cuda = o.cuda.empty() ? t.default_cuda : major_minor(o.cuda);
+      p.warnings.push_back("torch " + version + " is not in gen's table (data/torch-cuda.json): the image uses CUDA " +
+                           cuda + "; check that torch's wheels match it, or pass --cuda");
+      return cuda;
+    }
+    if (!o.cuda.empty()) {
+      const std::string want = major_minor(o.cuda);
+      if (!contains(row->builds, want))
+        throw InputError("--cuda " + o.cuda + ": torch " + row->torch + " is built for CUDA " +
+                         join(row->builds, ", ") + " only; choose one of those");
+      if (want != row->pypi && py.lock.empty())
+        p.pip_index_args.push_back("--extra-index-url " + t.torch_index_url + cu(want));
+      decide("--cuda", "torch " + row->torch + "'s CUDA " + want + " build" +
+                           (want != row->pypi ? ", from " + t.torch_index_url + cu(want) : ", the PyPI wheel"));
+      return want;
+    }
+    if (!row->pypi.empty()) {
+      decide("data/torch-cuda.json", "torch " + row->torch + "'s PyPI wheel is built for CUDA " + row->pypi);
+      return row->pypi;
+    }
+    std::string build = row->builds.back();
+    for (const auto& b : row->builds)
+      if (b.rfind("12.", 0) == 0) build = b;
+    if (py.lock.empty()) {
+      p.pip_index_args.push_back("--extra-index-url " + t.torch_index_url + cu(build));
+      decide("data/torch-cuda.json", "torch " + row->torch + ": its CUDA " + build +
+                                         " build, the newest 12.x (oldest driver), from " +
+                                         t.torch_index_url + cu(build));
+    } else {
+      decide(py.lock, "torch " + row->torch + ": the lock decides its build; gen assumed CUDA " + build);
+    }
+    return build;
+  }
+
+  // ----- the final image ----------------------------------------------------
+
+  void choose_flavor(Need need, const std::vector<std::string>& reasons, bool bundled_torch) {
+    p.cudnn = need == Need::SystemCudnn || o.cudnn;
+    const std::string needed = flavor_for(need);
+    p.flavor = o.flavor == "auto" ? needed : o.flavor;
+    if (p.flavor == "base" && o.cudnn)
+      throw InputError("--cudnn: NVIDIA publishes no cuDNN image of the base flavour; use --flavor runtime --cudnn");
+    const Flavour& base = t.flavours.at("base");
+    const Flavour& runtime = t.flavours.at("runtime");
+    const Flavour& devel = t.flavours.at("devel");
+    if (o.flavor == "auto") {
+      p.why_base.push_back(std::string(p.cudnn ? "runtime flavour with cuDNN: " : p.flavor + " flavour: ") +
+                           join(reasons, "; ") + ".");
+    } else {
+      p.why_base.push_back(p.flavor + " flavour, as asked (--flavor).");
+    }
+    if (o.flavor == "devel") {
+      p.warnings.push_back("--flavor devel ships nvcc, headers and static libraries (" + devel.size +
+                           ") that no built program uses; the builder stage already has them. --flavor " +
+                           needed + " is " + t.flavours.at(needed).size + ".");
+    }
+    if (o.flavor == "runtime" && need == Need::Bundled) {
+      const double saved = runtime.approx_bytes - base.approx_bytes + (p.cudnn ? t.cudnn_extra.approx_bytes : 0);
+      p.warnings.push_back(std::string(bundled_torch ? "torch" : "the framework") +
+                           " ships its own CUDA libraries as pip wheels, so runtime's copies are a second set "
+                           "that nothing loads: --flavor base saves about " + size_text(saved) + " (runtime " +
+                           runtime.size + " against base " + base.size + ").");
+    }
+    if (o.flavor == "base" && need >= Need::System) {
+      p.warnings.push_back("--flavor base lacks the CUDA libraries this project loads from the system (" +
+                           join(reasons, "; ") + "); expect it to fail at run time. --flavor runtime" +
+                           (need == Need::SystemCudnn ? " --cudnn" : "") + " has them.");
+      p.cudnn = false;
+    }
+  }
+
+  void set_images(const CudaRelease& release, bool builder_devel) {
+    p.cuda = release.cuda;
+    p.min_driver = min_driver(release.cuda);
+    std::string final_image = tag(release, p.flavor, p.cudnn && p.flavor != "base", p.os);
+    if (!o.base.empty()) {
+      final_image = o.base;
+      p.nvidia_env = true;
+      p.why_base.push_back("final stage on " + o.base + " (--base); the builder uses " + t.repository + ".");
+    }
+    p.final_image = mirrored(final_image, o.registry_mirror);
+    // A Python builder installs into a venv on the same image as the final
+    // stage, so compiled wheels see the same libraries; compiling CUDA code
+    // needs devel.
+    const std::string builder = builder_devel ? tag(release, "devel", p.cudnn, p.os)
+                                              : tag(release, p.flavor, p.cudnn && p.flavor != "base", p.os);
+    p.builder_image = mirrored(builder, o.registry_mirror);
+    decide(p.os, "final image " + p.final_image + "; builder " + p.builder_image);
+    decide("data/cuda-drivers.json", "CUDA " + release.cuda + " needs a host driver >= " +
+                                         std::to_string(p.min_driver));
+  }
+
+  void size_class(const std::string& extra) {
+    std::string s;
+    if (!o.base.empty()) s = o.base;
+    else if (p.flavor.empty()) s = "no CUDA: " + p.final_image;
+    else
+      s = p.flavor + " " + t.flavours.at(p.flavor).size +
+          (p.cudnn && p.flavor != "base" ? ", cuDNN " + t.cudnn_extra.size : "");
+    p.size_class = s + extra;
+  }
+
+  // ----- Python projects ----------------------------------------------------
+
+  void python_install(const PythonProject& py) {
+    p.install_project = py.installable;
+    if (py.lock == "uv.lock") {
+      p.install_mode = "uv";
+    } else if (py.lock == "poetry.lock") {
+      p.install_mode = "poetry";
+      p.poetry_packages = t.poetry;
+    } else if (!py.install_files.empty()) {
+      p.install_mode = "requirements";
+      p.requirement_files = py.requirement_files;
+      p.requirement_files_top = py.install_files;
+    } else if (!py.requirements.empty()) {
+      p.install_mode = "pyproject";
+      for (const auto& r : py.requirements) p.pyproject_deps.push_back(shell_quote(r.text));
+    } else {
+      p.install_mode = "none";
+    }
+    p.source_before_deps = py.requirements_need_source || (p.install_mode == "none" && py.installable);
+    if (p.install_mode == "none" && !py.installable)
+      decide(".", "no dependencies to install: the code runs on the bare interpreter");
+    const bool uv = p.install_mode == "uv" || p.managed_python;
+    p.uv_image = uv ? mirrored(t.uv_image, o.registry_mirror) : "";
+    const std::string mm = p.python;
+    if (p.kind == "python-cpu") {
+      p.venv_command = "python -m venv";
+      p.uv_python = "/usr/local/bin/python" + mm;
+    } else if (p.managed_python) {
+      p.venv_command = "uv venv --seed --python " + mm;
+      p.uv_python = mm;
+    } else {
+      p.venv_command = "python" + mm + " -m venv";
+      p.uv_python = "/usr/bin/python" + mm;
+      const OsPackages& pk = t.os.at(p.os);
+      p.builder_apt = pk.python_build;
+      if (project.has_cuda_sources) p.builder_apt.push_back("python" + mm + "-dev=" + mm + ".*");
+      p.final_apt = pk.python_runtime;
+    }
+    decide(p.install_mode == "none" ? "." : (py.lock.empty() ? (py.install_files.empty() ? "pyproject.toml" : py.install_files.front()) : py.lock),
+           "installs with " + (p.install_mode == "uv"       ? std::string("uv sync --frozen")
+                               : p.install_mode == "poetry" ? std::string("poetry export, then pip")
+                               : p.install_mode == "none"   ? std::string("nothing")
+                                                            : std::string("pip")) +
+               " into /opt/venv, in the builder stage" +
+               (p.source_before_deps ? "" : "; dependencies in their own layer before the code"));
+  }
+
+  void python(const PythonProject& py) {
+    GpuNeeds g = python_needs(py);
+    const bool forced = o.flavor != "auto" || !o.base.empty();
+    if (g.need == Need::None && !forced) {
+      p.kind = "python-cpu";
+      p.template_name = "cpu-python";
+      p.python = python_for_cpu(py);
+      if (!contains(t.known_python, p.python))
+        throw InputError("--python " + p.python + ": gen knows " + join(t.known_python, ", "));
+      const std::string image = std::regex_replace(t.cpu_image, std::regex(R"(\{version\})"), p.python);
+      p.final_image = p.builder_image = mirrored(image, o.registry_mirror);
+      p.why_base.push_back(std::string("No GPU: nothing in this project uses one") +
+                           (g.cpu_torch ? " (torch is the CPU build)" : "") +
+                           ", so the image has no CUDA at all.");
+      p.why_base.push_back("Final stage on " + p.final_image + ".");
+      if (!o.cuda.empty() || o.cudnn)
+        p.warnings.push_back("--cuda/--cudnn ignored: nothing in this project uses a GPU; pass "
+                             "--flavor base or runtime to build on CUDA anyway.");
+      decide(".", "CPU image: no dependency needs a GPU");
+      if (o.probe) decide(".", "no probe: the image uses no GPU, so there is nothing to check");
+      size_class(" plus the dependencies");
+    } else {
+      p.kind = "python-gpu";
+      p.gpu = true;
+      if (g.need == Need::None) {
+        p.warnings.push_back("nothing in this project uses a GPU, yet a CUDA image was asked for; the CPU image "
+                             "would be smaller (run gen without --flavor/--base).");
+        g.need = Need::Bundled;
+      }
+      std::string cuda;
+      std::string why;
+      if (g.torch != nullptr) {
+        cuda = torch_cuda(py, *g.torch);
+        why = "torch's CUDA build";
+      } else if (!o.cuda.empty()) {
+        cuda = o.cuda;
+        why = "--cuda";
+        decide("--cuda", "CUDA " + o.cuda + ", as asked");
+      } else {
+        cuda = t.default_cuda;
+        why = "gen's default";
+        decide("data/cuda-images.json", "CUDA " + cuda + ": gen's default; set --cuda to match your framework's build");
+      }
+      const CudaRelease& release = release_for(cuda, why);
+      const std::string names = join(g.reasons, ", ");
+      const bool plural = g.reasons.size() > 1;
+      std::vector<std::string> reasons;
+      if (g.need == Need::Bundled)
+        reasons.push_back(names + (plural ? " bring their" : " brings its") +
+                          " own CUDA libraries as pip wheels, so runtime's would go unused");
+      else if (g.need == Need::System)
+        reasons.push_back(names + (plural ? " load" : " loads") + " CUDA libraries (cuBLAS and others) from the system");
+      else
+        reasons.push_back(names + (plural ? " load" : " loads") + " CUDA and cuDNN libraries from the system");
+      choose_flavor(g.need, reasons, g.torch != nullptr);
+      choose_gpu_python(py, release);
+      set_images(release, project.has_cuda_sources);
+      p.probe = o.probe;
+      std::string extra = " plus the dependencies";
+      if (g.torch != nullptr) extra = " plus torch with its CUDA wheels (" + t.frameworks.at("torch").size + ")";
+      size_class(extra);
+    }
+    python_install(py);
+    if (!o.cmd.empty()) {
+      p.cmd = o.cmd;
+      decide("--cmd", "runs " + join(o.cmd, " "));
+    } else if (!py.cmd.empty()) {
+      p.cmd = py.cmd;
+    } else {
+      throw InputError(project.dir.string() +
+                       ": found no entrypoint. gen looked for [project.scripts], app/main.py, main.py, app.py, "
+                       "server.py and serve.py; pass the command with --cmd 'python -m yourpackage'");
+    }
+    p.port = py.port;
+  }
+
+  // ----- CUDA C/C++ projects ------------------------------------------------
+
+  void cuda_cpp(const CudaCppProject& cpp) {
+    p.kind = "cuda-cpp";
+    p.gpu = true;
+    Need need = Need::Bundled;
+    std::vector<std::string> reasons;
+    std::vector<std::string> system_libs;
+    for (const auto& lib : cpp.cuda_libs) {
+      if (lib == "cudart" || lib == "cudart_static" || lib == "cuda_driver" || lib == "cuda") continue;
+      system_libs.push_back(lib);
+      need = std::max(need, lib.rfind("cudnn", 0) == 0 ? Need::SystemCudnn : Need::System);
+    }
+    if (system_libs.empty())
+      reasons.push_back("the program links only the CUDA runtime, so runtime's libraries would go unused");
+    else
+      reasons.push_back("the program links " + join(system_libs, ", ") + ", which runtime carries and base does not");
+    std::string cuda = t.default_cuda;
+    std::string why = "gen's default";
+    if (!o.cuda.empty()) {
+      cuda = o.cuda;
+      why = "--cuda";
+    } else if (!cpp.min_cuda.empty() && version_less(cuda, cpp.min_cuda)) {
+      cuda = major_minor(cpp.min_cuda);
+      why = "find_package(CUDAToolkit " + cpp.min_cuda + ")";
+    }
+    decide(why == "--cuda" ? "--cuda" : "data/cuda-images.json", "CUDA " + cuda + " (" + why + ")");
+    const CudaRelease& release = release_for(cuda, why);
+    choose_flavor(need, reasons, false);
+    p.os = choose_os(release);
+    set_images(release, true);
+    p.builder_apt = t.os.at(p.os).cmake_build;
+    if (!cpp.cmake) p.builder_apt.clear();  // nvcc alone needs nothing beyond devel
+    p.probe = o.probe;
+    p.cmake = cpp.cmake;
+    p.cmake_install = cpp.cmake_install;
+    std::vector<std::string> archs;
+    const auto a = t.cuda_architectures.find(std::to_string(std::stoi(release.cuda)));
+    if (a != t.cuda_architectures.end()) archs = a->second;
+    std::vector<std::string> cmake_archs;
+    std::vector<std::string> gencode;
+    for (std::size_t i = 0; i < archs.size(); ++i) {
+      const bool last = i + 1 == archs.size();
+      cmake_archs.push_back(last ? archs[i] : archs[i] + "-real");
+      gencode.push_back("-gencode arch=compute_" + archs[i] + ",code=sm_" + archs[i]);
+      if (last) gencode.push_back("-gencode arch=compute_" + archs[i] + ",code=compute_" + archs[i]);
+    }
+    p.cuda_architectures = join(cmake_archs, ";");
+    p.nvcc_arch_flags = join(gencode, " ");
+    decide(cpp.sets_architectures ? "CMakeLists.txt" : "data/cuda-images.json",
+           cpp.sets_architectures ? "the project's own CUDA architectures win over gen's default"
+                                  : "compiles SASS for sm_" + join(archs, ", sm_") + " and PTX for the newest");
+    if (cpp.cmake) {
+      p.targets = cpp.targets;
+      decide("CMakeLists.txt", cpp.cmake_install ? "installs with cmake --install into /opt/app"
+                                                 : "copies the executables into /opt/app/bin (no install() rules)");
+    } else {
+      p.targets = {project.name};
+      p.nvcc_sources = cpp.sources;
+      for (const auto& lib : cpp.cuda_libs) p.nvcc_libs.push_back("-l" + lib);
+    }
+    if (!o.cmd.empty()) {
+      p.cmd = o.cmd;
+    } else {
+      const std::string& first = p.targets.front();
+      const auto slash = first.rfind('/');
+      p.cmd = {"/opt/app/bin/" + (slash == std::string::npos ? first : first.substr(slash + 1))};
+      if (p.targets.size() > 1)
+        decide("CMakeLists.txt", "runs " + p.cmd.front() + ", the first of " + std::to_string(p.targets.size()) +
+                                     " executables (--cmd picks another)");
+    }
+    size_class(" plus the program");
+  }
+
+  void validate() {
+    static const std::regex kCuda(R"(\d+\.\d+(\.\d+)?)");
+    static const std::regex kPython(R"(3\.\d+)");
+    if (o.flavor != "auto" && o.flavor != "base" && o.flavor != "runtime" && o.flavor != "devel")
+      throw InputError("--flavor " + o.flavor + ": choose auto, base, runtime or devel");
+    if (!o.cuda.empty() && !std::regex_match(o.cuda, kCuda))
+      throw InputError("--cuda " + o.cuda + ": give a CUDA release as X.Y or X.Y.Z, e.g. 12.8");
+    if (!o.os.empty() && t.os.find(o.os) == t.os.end())
+      throw InputError("--os " + o.os + ": choose ubuntu22.04 or ubuntu24.04");
+    if (!o.python.empty() && !std::regex_match(o.python, kPython))
+      throw InputError("--python " + o.python + ": give a Python release as 3.X, e.g. 3.12");
+    if (!o.python.empty() && !contains(t.known_python, o.python))
+      throw InputError("--python " + o.python + ": gen knows " + join(t.known_python, ", "));
+  }
+};
+
+}  // namespace
+
+Plan make_plan(const Project& project, const Options& options) {
+  Decider d{project, options, builtin_tables(), {}};
+  d.validate();
+  d.p.project_name = project.name;
+  d.p.explain = project.evidence;
+  d.p.syntax = options.syntax;
+  d.p.compose = options.compose;
+  if (project.python) d.python(*project.python);
+  else if (project.cuda_cpp) d.cuda_cpp(*project.cuda_cpp);
+  else throw InputError(project.dir.string() + ": nothing to build");
+  if (d.p.template_name.empty()) d.p.template_name = d.p.flavor;
+  if (!options.probe && d.p.gpu) d.decide("--no-probe", "no probe: the app is the entrypoint");
+  return d.p;
+}
+
+std::string command_json(const std::vector<std::string>& words) {
+  std::vector<std::string> quoted;
+  for (const auto& w : words) quoted.push_back(json_string(w));
+  return "[" + join(quoted, ", ") + "]";
+}
+
+}  // namespace imgsmith::gen

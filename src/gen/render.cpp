@@ -1,0 +1,161 @@
+// Rendering: the plan's decisions become mustache data, and the templates in
+// templates/ (embedded) become the Dockerfile, .dockerignore and compose.yaml.
+// All Dockerfile text lives in the templates; this file only fills holes.
+#include <kainjow/mustache.hpp>
+
+#include <sstream>
+#include <stdexcept>
+
+#include "gen_internal.hpp"
+#include "imgsmith/gen.hpp"
+
+namespace imgsmith::gen {
+namespace {
+
+namespace km = kainjow::mustache;
+
+km::data list_of(const std::vector<std::string>& items) {
+  km::data list{km::data::type::list};
+  for (const auto& i : items) list.push_back(km::data{i});
+  return list;
+}
+
+std::string port_args(const Plan& p) {
+  return p.port == 0 ? "" : " -p " + std::to_string(p.port) + ":" + std::to_string(p.port);
+}
+
+std::string build_command(const Plan& p) { return "DOCKER_BUILDKIT=1 docker build -t " + p.project_name + " ."; }
+
+std::string run_command(const Plan& p, const std::string& gpus) {
+  return "docker run --rm" + (p.gpu ? " --gpus " + gpus : std::string()) + port_args(p) + " " + p.project_name;
+}
+
+km::data plan_data(const Plan& p) {
+  const Tables& t = builtin_tables();
+  km::data d;
+  d.set("project_name", p.project_name);
+  d.set("syntax", p.syntax);
+  d.set("why_base", list_of(p.why_base));
+  d.set("build_command", build_command(p));
+  d.set("run_command", run_command(p, "all"));
+  d.set("builder_image", p.builder_image);
+  d.set("final_image", p.final_image);
+  d.set("builder_purpose", p.kind == "cuda-cpp" ? "compiles the program with nvcc"
+                                                : "installs the dependencies into /opt/venv");
+  d.set("has_builder_apt", !p.builder_apt.empty());
+  d.set("builder_apt", join(p.builder_apt, " "));
+  d.set("has_final_apt", !p.final_apt.empty());
+  d.set("final_apt", join(p.final_apt, " "));
+  d.set("uv", !p.uv_image.empty());
+  d.set("uv_image", p.uv_image);
+  const bool python = p.kind != "cuda-cpp";
+  d.set("python", python);
+  d.set("managed_python", p.managed_python);
+  d.set("mode_uv", p.install_mode == "uv");
+  d.set("mode_requirements", p.install_mode == "requirements");
+  d.set("mode_pyproject", p.install_mode == "pyproject");
+  d.set("mode_poetry", p.install_mode == "poetry");
+  d.set("venv_command", p.venv_command);
+  d.set("uv_python", p.uv_python);
+  d.set("source_before_deps", p.source_before_deps);
+  d.set("requirement_files", list_of(p.requirement_files));
+  d.set("requirement_files_top", list_of(p.requirement_files_top));
+  d.set("pip_index_args", list_of(p.pip_index_args));
+  d.set("pyproject_deps", list_of(p.pyproject_deps));
+  d.set("poetry_packages", list_of(p.poetry_packages));
+  d.set("install_project", p.install_project);
+  d.set("cmake", p.cmake);
+  d.set("cmake_install", p.cmake_install);
+  d.set("cuda_architectures", p.cuda_architectures);
+  d.set("targets", list_of(p.targets));
+  const bool nvcc = p.kind == "cuda-cpp" && !p.cmake;
+  d.set("nvcc", nvcc);
+  d.set("nvcc_arch_flags", p.nvcc_arch_flags);
+  d.set("nvcc_target", p.targets.empty() ? std::string() : p.targets.front());
+  d.set("nvcc_sources", list_of(p.nvcc_sources));
+  d.set("nvcc_libs", list_of(p.nvcc_libs));
+  d.set("binary", p.kind == "cuda-cpp");
+  d.set("cpp", p.kind == "cuda-cpp");
+  d.set("nvidia_env", p.nvidia_env);
+  d.set("probe", p.probe);
+  d.set("gpu", p.gpu);
+  d.set("has_port", p.port != 0);
+  d.set("port", std::to_string(p.port));
+  d.set("description", "Built from a Dockerfile by imgsmith gen (" + p.kind + ")");
+  d.set("cmd_json", command_json(p.cmd));
+  d.set("cudnn", p.cudnn && p.flavor != "base");
+  d.set("cudnn_size", t.cudnn_extra.size);
+  const auto f = t.flavours.find(p.flavor);
+  d.set("flavour_size", f == t.flavours.end() ? std::string() : f->second.size);
+  return d;
+}
+
+std::string render(const std::string& name, km::data& data) {
+  const auto& templates = builtin_templates();
+  const auto it = templates.find(name);
+  if (it == templates.end()) throw std::logic_error("no template " + name);
+  for (const char* partial : {"header", "builder", "final"}) {
+    const std::string file = std::string(partial) + ".Dockerfile.mustache";
+    const std::string text = templates.at(file);
+    data.set(partial, km::partial{[text] { return text; }});
+  }
+  km::mustache tmpl{it->second};
+  // Dockerfiles are not HTML: values go in as they are.
+  tmpl.set_custom_escape([](const std::string& s) { return s; });
+  std::string out = tmpl.render(data);
+  if (!tmpl.is_valid()) throw std::logic_error(name + ": " + tmpl.error_message());
+  // Section tags leave blank lines behind, whether they render or not. The
+  // layout is fixed here instead: one blank line before each stage heading.
+  std::string tidy;
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    if (line.rfind("# ---- ", 0) == 0 && !tidy.empty()) tidy += "\n";
+    tidy += line + "\n";
+  }
+  return tidy;
+}
+
+}  // namespace
+
+const std::map<std::string, std::string>& builtin_templates() {
+  static const std::map<std::string, std::string> templates = [] {
+    std::map<std::string, std::string> out;
+    for (const auto& [name, text] : embedded_files())
+      if (name.size() > 9 && name.compare(name.size() - 9, 9, ".mustache") == 0) out[name] = text;
+    return out;
+  }();
+  return templates;
+}
+
+Rendered render_plan(const Plan& plan) {
+  km::data data = plan_data(plan);
+  Rendered r;
+  r.dockerfile = render(plan.template_name + ".Dockerfile.mustache", data);
+  r.dockerignore = render("dockerignore.mustache", data);
+  if (plan.compose) r.compose = render("compose.yaml.mustache", data);
+  return r;
+}
+
+std::string summary(const Plan& p) {
+  std::string s;
+  auto line = [&](const std::string& label, const std::string& text) {
+    s += "  " + label + std::string(label.size() < 8 ? 8 - label.size() : 1, ' ') + text + "\n";
+  };
+  line("image", p.final_image);
+  for (const auto& w : p.why_base) line("", w);
+  line("size", p.size_class);
+  if (p.gpu)
+    line("driver", "host NVIDIA driver >= " + std::to_string(p.min_driver) + " (CUDA " + p.cuda +
+                       "), with the NVIDIA Container Toolkit");
+  else
+    line("driver", "none: the image uses no GPU");
+  line("build", build_command(p));
+  line("run", run_command(p, "all"));
+  if (p.gpu) line("", run_command(p, "'\"device=0\"'") + "   # one GPU of a shared machine");
+  for (const auto& w : p.warnings) s += "warning: " + w + "\n";
+  return s;
+}
+
+}  // namespace imgsmith::gen

@@ -1,0 +1,88 @@
+// The compatibility tables, read once from the embedded data/*.json. A table
+// that does not parse is a build defect, so it fails loudly at first use and
+// the unit tests read every table.
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
+
+#include "gen_internal.hpp"
+
+namespace imgsmith::gen {
+namespace {
+
+using nlohmann::json;
+
+json table(const std::string& name) {
+  const auto& files = embedded_files();
+  const auto it = files.find(name);
+  if (it == files.end()) throw std::logic_error("embedded table missing: " + name);
+  return json::parse(it->second);
+}
+
+std::vector<std::string> strings(const json& j) {
+  std::vector<std::string> out;
+  for (const auto& s : j) out.push_back(s.get<std::string>());
+  return out;
+}
+
+Flavour flavour(const json& j) {
+  return {j.at("approx_bytes").get<double>(), j.at("size").get<std::string>(),
+          j.value("carries", std::string())};
+}
+
+Tables load() {
+  Tables t;
+  const json torch = table("torch-cuda.json");
+  t.torch_index_url = torch.at("index_url").get<std::string>();
+  for (const auto& r : torch.at("releases"))
+    t.torch.push_back({r.at("torch").get<std::string>(), strings(r.at("builds")),
+                       r.at("pypi").is_null() ? "" : r.at("pypi").get<std::string>()});
+
+  const json drivers = table("cuda-drivers.json");
+  for (const auto& [major, driver] : drivers.at("minimum_driver").items())
+    t.minimum_driver[std::stoi(major)] = driver.get<int>();
+
+  const json images = table("cuda-images.json");
+  t.repository = images.at("repository").get<std::string>();
+  t.default_cuda = images.at("default_cuda").get<std::string>();
+  t.os_preference = strings(images.at("os_preference"));
+  for (const auto& r : images.at("releases"))
+    t.releases.push_back({r.at("cuda").get<std::string>(), strings(r.at("os")),
+                          r.at("cudnn_tag").get<std::string>()});
+  for (const auto& [name, f] : images.at("flavours").items()) t.flavours[name] = flavour(f);
+  t.cudnn_extra = flavour(images.at("cudnn_extra"));
+  for (const auto& [major, archs] : images.at("cuda_architectures").items())
+    if (major[0] != '_') t.cuda_architectures[major] = strings(archs);
+  for (const auto& [name, o] : images.at("os").items())
+    t.os[name] = {o.at("python").get<std::string>(), strings(o.at("python_runtime")),
+                  strings(o.at("python_build")), strings(o.at("cmake_build"))};
+  const json& py = images.at("python");
+  t.known_python = strings(py.at("known"));
+  t.preferred_python = py.at("preferred").get<std::string>();
+  t.cpu_image = py.at("cpu_image").get<std::string>();
+  t.uv_image = py.at("uv_image").get<std::string>();
+  t.poetry = strings(py.at("poetry"));
+
+  const json frameworks = table("python-frameworks.json");
+  for (const auto& p : frameworks.at("packages")) {
+    FrameworkNeed need{p.at("need").get<std::string>(), p.at("why").get<std::string>(),
+                       p.value("size", std::string()), {}};
+    if (p.contains("extras"))
+      for (const auto& [extra, n] : p.at("extras").items()) need.extras[extra] = n.get<std::string>();
+    t.frameworks[p.at("name").get<std::string>()] = need;
+  }
+  for (const auto& p : frameworks.at("patterns"))
+    t.patterns.push_back({p.at("prefix").get<std::string>(), p.at("suffix").get<std::string>(),
+                          p.at("need").get<std::string>(), p.at("why").get<std::string>()});
+  return t;
+}
+
+}  // namespace
+
+const Tables& builtin_tables() {
+  static const Tables tables = load();
+  return tables;
+}
+
+
+}  // namespace imgsmith::gen

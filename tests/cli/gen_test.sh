@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# `imgsmith gen` as a user runs it: files written, refusals that change
+# nothing, exit statuses and messages. Usage: gen_test.sh IMGSMITH EXAMPLES_DIR
+set -u
+bin=$1
+examples=$2
+# shellcheck source=assert.sh
+source "$(dirname "$0")/assert.sh"
+fresh() {  # fresh EXAMPLE: a copy of an example to write into
+  rm -rf "$tmp/$1"
+  cp -r "$examples/$1" "$tmp/$1"
+  echo "$tmp/$1"
+}
+
+expect "help" 0 "$bin" gen --help
+check "help names the flavours" grep -q "auto (default), base, runtime or devel" "$tmp/out"
+check "help names the mirror option" grep -q -- "--registry-mirror" "$tmp/out"
+check "help explains exit statuses" grep -q "Exit status" "$tmp/out"
+
+# A GPU project: Dockerfile, .dockerignore and the probe.
+api=$(fresh pytorch-api)
+expect "gen writes the files" 0 "$bin" gen "$api"
+check "the Dockerfile is written" grep -q "^FROM nvidia/cuda:12.4.1-base-ubuntu22.04$" "$api/Dockerfile"
+check "the .dockerignore keeps the probe in" grep -qx '!.imgsmith/imgsmith-probe' "$api/.dockerignore"
+check "the probe is executable" test -x "$api/.imgsmith/imgsmith-probe"
+"$bin" probe --write "$tmp/probe-ref"
+check "the probe is the embedded one" cmp -s "$tmp/probe-ref" "$api/.imgsmith/imgsmith-probe"
+check "the summary names the base" grep -q "image   nvidia/cuda:12.4.1-base-ubuntu22.04" "$tmp/out"
+check "the summary gives the driver" grep -q "driver >= 525" "$tmp/out"
+check "the summary gives a shared-machine run" grep -qF -- "--gpus '\"device=0\"'" "$tmp/out"
+check "nothing half-written is left" test -z "$(find "$api" -name '*.tmp*' -o -name '.*.tmp*')"
+
+# Existing files: refused, exit 2, nothing changed, not even the probe.
+sum_before=$(md5sum "$api/Dockerfile" "$api/.dockerignore")
+rm "$api/.imgsmith/imgsmith-probe"
+expect "an existing Dockerfile is refused" 2 "$bin" gen "$api"
+check "the refusal names the file" grep -q "$api/Dockerfile exists" "$tmp/err"
+check "the refusal says how to proceed" grep -q -- "--force" "$tmp/err"
+check "the refusal changed nothing" test "$sum_before" = "$(md5sum "$api/Dockerfile" "$api/.dockerignore")"
+check "the refusal wrote no probe" test ! -e "$api/.imgsmith/imgsmith-probe"
+rm "$api/Dockerfile"
+expect "an existing .dockerignore alone is refused" 2 "$bin" gen "$api"
+check "it names .dockerignore" grep -q "$api/.dockerignore exists" "$tmp/err"
+check "and writes no Dockerfile" test ! -e "$api/Dockerfile"
+echo "# mine" > "$api/Dockerfile"
+expect "--force replaces them" 0 "$bin" gen "$api" --force
+check "the Dockerfile was replaced" grep -q "^FROM nvidia/cuda" "$api/Dockerfile"
+touch "$api/compose.yaml"
+rm "$api/Dockerfile" "$api/.dockerignore"
+expect "an existing compose.yaml is refused with --compose" 2 "$bin" gen "$api" --compose
+check "it names compose.yaml" grep -q "$api/compose.yaml exists" "$tmp/err"
+check "and writes no Dockerfile" test ! -e "$api/Dockerfile"
+expect "--compose --force writes it" 0 "$bin" gen "$api" --compose --force
+check "compose.yaml reserves a GPU" grep -q "driver: nvidia" "$api/compose.yaml"
+check "compose.yaml publishes the port" grep -q '"8000:8000"' "$api/compose.yaml"
+
+# --stdout writes nothing.
+api2=$(fresh pytorch-api)
+expect "--stdout" 0 "$bin" gen "$api2" --stdout --explain
+check "--stdout prints the Dockerfile" grep -q '^ENTRYPOINT \["/usr/local/bin/imgsmith-probe", "--"\]$' "$tmp/out"
+check "--stdout writes no Dockerfile" test ! -e "$api2/Dockerfile"
+check "--stdout writes no probe" test ! -e "$api2/.imgsmith"
+check "--explain cites the requirement line" grep -q "requirements.txt:2: torch==2.6.0: GPU" "$tmp/err"
+check "--explain cites the app" grep -q "app/main.py:24: a FastAPI app" "$tmp/err"
+expect "--flavor runtime warns" 0 "$bin" gen "$api2" --stdout --flavor runtime
+check "the warning names what base saves" grep -q "warning: .*--flavor base saves about 2.21 GB" "$tmp/err"
+expect "--registry-mirror" 0 "$bin" gen "$api2" --stdout --registry-mirror localhost:5000
+check "every FROM goes through the mirror" test -z "$(grep '^FROM ' "$tmp/out" | grep -v 'localhost:5000/')"
+expect "--no-probe" 0 "$bin" gen "$api2" --stdout --no-probe
+check "--no-probe leaves no ENTRYPOINT" test -z "$(grep '^ENTRYPOINT' "$tmp/out")"
+expect "--cmd" 0 "$bin" gen "$api2" --stdout --cmd "python -m app.serve --port 9000"
+check "--cmd becomes a JSON CMD" grep -qx 'CMD \["python", "-m", "app.serve", "--port", "9000"\]' "$tmp/out"
+
+# The CPU project: no CUDA, no probe, no --gpus.
+cpu=$(fresh fraud-api-cpu)
+expect "a CPU project" 0 "$bin" gen "$cpu"
+check "it gets the slim Python image" grep -q "^FROM python:3.12-slim-bookworm$" "$cpu/Dockerfile"
+check "it says why" grep -q "No GPU: nothing in this project uses one" "$tmp/out"
+check "no probe for a CPU image" test ! -e "$cpu/.imgsmith"
+check "no --gpus in its run command" test -z "$(grep -- '--gpus' "$tmp/out")"
+
+# The CUDA C++ project.
+cpp=$(fresh cuda-saxpy)
+expect "a CUDA C++ project" 0 "$bin" gen "$cpp"
+check "it builds on devel" grep -q "^FROM nvidia/cuda:12.8.1-devel-ubuntu24.04 AS builder$" "$cpp/Dockerfile"
+check "it ships on runtime (cuBLAS)" grep -q "^FROM nvidia/cuda:12.8.1-runtime-ubuntu24.04$" "$cpp/Dockerfile"
+
+# Bad input: one line naming the input, exit 2.
+expect "a missing directory" 2 "$bin" gen "$tmp/nowhere"
+check "it names the directory" grep -q "$tmp/nowhere: no such directory" "$tmp/err"
+mkdir -p "$tmp/empty"
+expect "an empty directory" 2 "$bin" gen "$tmp/empty"
+check "it lists what was looked for" grep -q "looked for Python" "$tmp/err"
+check "and writes nothing" test -z "$(ls -A "$tmp/empty")"
+expect "a bad flavour" 2 "$bin" gen "$api2" --flavor tiny
+expect "an open quote in --cmd" 2 "$bin" gen "$api2" --stdout --cmd "python 'x"
+mkdir -p "$tmp/badtoml" && printf '[project\n' > "$tmp/badtoml/pyproject.toml"
+expect "broken pyproject.toml" 2 "$bin" gen "$tmp/badtoml"
+check "it names the file and line" grep -q "pyproject.toml:1: not valid TOML" "$tmp/err"
+if [ "$(id -u)" != 0 ]; then  # root may write anywhere
+  ro=$(fresh fraud-api-cpu)
+  chmod a-w "$ro"
+  expect "an unwritable project" 2 "$bin" gen "$ro"
+  chmod u+w "$ro"
+  check "it leaves no Dockerfile" test ! -e "$ro/Dockerfile"
+fi
+
+echo "gen cli: $pass passed, $fail failed"
+[ "$fail" = 0 ]
