@@ -122,6 +122,7 @@ struct Plan {
   std::vector<std::string> pip_index_args;  // e.g. --extra-index-url URL
   bool install_project = false;
   bool source_before_deps = false;
+  std::string project_install_args;   // "--no-deps ." or "." (pip install ...)
   std::string venv_command;           // creates /opt/venv (or /opt/poetry)
   std::string uv_python;              // what uv is told to use
   std::vector<std::string> poetry_packages;

@@ -1,6 +1,7 @@
 // `imgsmith gen`: detect the project, decide the image, render the
 // Dockerfile, .dockerignore (and compose.yaml), and put the probe in the
-// build context. Nothing is written unless everything can be.
+// build context. A file that exists stops everything before anything is
+// written; each file is written whole or not at all.
 #include "gen_command.hpp"
 
 #include <sys/stat.h>
@@ -49,6 +50,9 @@ int run_gen(GenArgs args) {
   if (args.to_stdout) {
     std::cout << files.dockerfile << std::flush;
     report << gen::summary(plan);
+    if (plan.probe)
+      report << "note: --stdout wrote nothing; the Dockerfile copies .imgsmith/imgsmith-probe, which\n"
+                "      `imgsmith probe --write .imgsmith/imgsmith-probe` puts in place\n";
     return kExitOk;
   }
 

@@ -60,6 +60,17 @@ std::string image_name(const fs::path& dir) {
     else if (!out.empty() && out.back() != '-')
       out += '-';
   }
+  // Docker allows one separator between alphanumerics ("a..b" is no name).
+  std::string collapsed;
+  for (char c : out) {
+    const bool sep = c == '.' || c == '_' || c == '-';
+    if (sep && !collapsed.empty() && (collapsed.back() == '.' || collapsed.back() == '_' || collapsed.back() == '-')) {
+      collapsed.back() = '-';
+      continue;
+    }
+    collapsed += c;
+  }
+  out = collapsed;
   while (!out.empty() && !std::isalnum(static_cast<unsigned char>(out.front()))) out.erase(0, 1);
   while (!out.empty() && !std::isalnum(static_cast<unsigned char>(out.back()))) out.pop_back();
   return out.empty() ? "app" : out;
@@ -114,9 +125,20 @@ Walk walk_project(const fs::path& root) {
 
 // ----- Python -----------------------------------------------------------
 
+// requirements-dev.txt, requirements_test.txt, requirements.lint.txt: whole
+// words only, so requirements-docker.txt or -device.txt still count.
 bool is_dev_requirements(const std::string& name) {
-  for (const char* word : {"dev", "test", "lint", "doc", "ci", "type", "bench"})
-    if (name.find(word) != std::string::npos) return true;
+  static const std::set<std::string> kDevWords = {"dev", "develop", "development", "test", "tests", "testing",
+                                                  "lint", "docs", "doc", "ci", "typing", "types", "bench"};
+  std::string word;
+  for (char c : name + ".") {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      continue;
+    }
+    if (kDevWords.count(word) != 0) return true;
+    word.clear();
+  }
   return false;
 }
 
@@ -217,7 +239,7 @@ std::string poetry_specifier(const toml::node& value) {
 // Returns false when the file only configures tools ([tool.black]...), as
 // C++ projects' pyproject.toml files often do: that is no Python project.
 bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidence>& evidence,
-                    std::vector<std::string>& scripts, bool use_deps) {
+                    std::vector<std::pair<std::string, std::string>>& scripts, bool use_deps) {
   const fs::path path = root / "pyproject.toml";
   const toml::table doc = parse_toml(path);
   if (!doc.contains("project") && !doc.contains("build-system") && !doc["tool"]["poetry"]) return false;
@@ -235,7 +257,8 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
       py.python_constraint_source = "pyproject.toml requires-python";
     }
     if (const auto* s = (*project)["scripts"].as_table())
-      for (const auto& [name, target] : *s) scripts.emplace_back(name.str());
+      for (const auto& [name, target] : *s)
+        scripts.emplace_back(std::string(name.str()), target.is_string() ? target.as_string()->get() : std::string());
   }
   if (const auto* poetry = doc["tool"]["poetry"].as_table()) {
     const auto* mode = (*poetry)["package-mode"].as_boolean();
@@ -263,7 +286,8 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
         if (use_deps) py.requirements.push_back(r);
       }
     if (const auto* s = (*poetry)["scripts"].as_table())
-      for (const auto& [name, target] : *s) scripts.emplace_back(name.str());
+      for (const auto& [name, target] : *s)
+        scripts.emplace_back(std::string(name.str()), target.is_string() ? target.as_string()->get() : std::string());
   }
   return true;
 }
@@ -296,13 +320,24 @@ bool depends_on(const PythonProject& py, const std::string& name) {
 }
 
 // FastAPI/Flask apps are found by their assignment: `app = FastAPI(`.
-void detect_entrypoint(const fs::path& root, PythonProject& py, const std::vector<std::string>& scripts,
+void detect_entrypoint(const fs::path& root, PythonProject& py, const std::vector<std::pair<std::string, std::string>>& scripts,
                        std::vector<Evidence>& evidence) {
-  if (!scripts.empty()) {
-    py.cmd = {scripts.front()};
+  if (!scripts.empty() && !py.installable) {
+    // Without a [build-system] nothing installs the script; call its target.
+    const std::string& target = scripts.front().second;
+    const auto colon = target.find(':');
+    const std::string module = target.substr(0, colon);
+    const std::string call = colon == std::string::npos ? "" : target.substr(colon + 1);
+    py.cmd = {"python", "-c", "import " + module + (call.empty() ? "" : "; " + module + "." + call + "()")};
     py.cmd_source = "pyproject.toml scripts";
-    py.installable = true;
-    evidence.push_back({"pyproject.toml", "entrypoint: the script '" + scripts.front() + "'" +
+    evidence.push_back({"pyproject.toml", "entrypoint: the script '" + scripts.front().first + "' (" + target +
+                                              "), called directly: without a [build-system] it is not installed"});
+    return;
+  }
+  if (!scripts.empty()) {
+    py.cmd = {scripts.front().first};
+    py.cmd_source = "pyproject.toml scripts";
+    evidence.push_back({"pyproject.toml", "entrypoint: the script '" + scripts.front().first + "'" +
                                               (scripts.size() > 1 ? " (the first of " +
                                                                         std::to_string(scripts.size()) +
                                                                         "; --cmd picks another)"
@@ -322,6 +357,10 @@ void detect_entrypoint(const fs::path& root, PythonProject& py, const std::vecto
     int number = 0;
     while (std::getline(lines, line)) {
       ++number;
+      // Only short lines that mention an app are worth a regular expression
+      // (libstdc++'s recurses per character).
+      if (line.size() > 1000 || (line.find("FastAPI") == std::string::npos && line.find("Flask") == std::string::npos))
+        continue;
       std::smatch m;
       const std::string where = std::string(candidate) + ":" + std::to_string(number);
       if (std::regex_search(line, m, kFastApi)) {
@@ -340,10 +379,11 @@ void detect_entrypoint(const fs::path& root, PythonProject& py, const std::vecto
           py.cmd = {"gunicorn", "--bind", "0.0.0.0:8000", module + ":" + m[1].str()};
           evidence.push_back({where, "a Flask app, served by gunicorn on port 8000"});
         } else {
-          py.cmd = {"python", candidate};
+          // Flask's own server listens on 127.0.0.1 unless told otherwise.
+          py.cmd = {"flask", "--app", module + ":" + m[1].str(), "run", "--host", "0.0.0.0", "--port", "5000"};
           py.port = 5000;
-          evidence.push_back({where, "a Flask app run by its own server (add gunicorn to the "
-                                     "dependencies to serve it properly)"});
+          evidence.push_back({where, "a Flask app on Flask's development server, port 5000 (add gunicorn to "
+                                     "the dependencies to serve it properly)"});
         }
         py.cmd_source = where;
         return;
@@ -369,7 +409,7 @@ std::string read_python_version_file(const fs::path& root) {
 std::optional<PythonProject> detect_python(const fs::path& root, std::vector<Evidence>& evidence) {
   PythonProject py;
   bool recognised = false;
-  std::vector<std::string> scripts;
+  std::vector<std::pair<std::string, std::string>> scripts;  // name, module:function
 
   // Which requirements files install the app: requirements.txt if present,
   // else every requirements*.txt that is not for development.
@@ -463,62 +503,142 @@ const std::map<std::string, std::string>& header_libraries() {
   return kHeaders;
 }
 
+// One CMake command invocation: its lower-cased name and its arguments,
+// split on whitespace ("quoted strings" kept whole, quotes removed).
+struct CMakeCommand {
+  std::string name;
+  std::vector<std::string> args;
+};
+
+// Reads the commands of a CMakeLists.txt by hand: a regular expression over
+// a whole file recurses once per character in libstdc++ and overflows the
+// stack on long argument lists.
+std::vector<CMakeCommand> cmake_commands(const std::string& text) {
+  std::vector<CMakeCommand> out;
+  std::size_t i = 0;
+  const std::size_t n = text.size();
+  while (i < n) {
+    if (!(std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_')) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < n && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+    std::size_t k = j;
+    while (k < n && (text[k] == ' ' || text[k] == '\t')) ++k;
+    if (k >= n || text[k] != '(') {
+      i = j;
+      continue;
+    }
+    CMakeCommand c;
+    for (std::size_t x = i; x < j; ++x) c.name += static_cast<char>(std::tolower(static_cast<unsigned char>(text[x])));
+    int depth = 1;
+    std::string word;
+    bool quoted = false;
+    for (k = k + 1; k < n && depth > 0; ++k) {
+      const char ch = text[k];
+      if (quoted) {
+        if (ch == '"') quoted = false;
+        else word += ch;
+        continue;
+      }
+      if (ch == '"') {
+        quoted = true;
+      } else if (ch == '(') {
+        ++depth;
+        word += ch;
+      } else if (ch == ')') {
+        if (--depth > 0) word += ch;
+      } else if (std::isspace(static_cast<unsigned char>(ch))) {
+        if (!word.empty()) c.args.push_back(word);
+        word.clear();
+        continue;
+      } else {
+        word += ch;
+      }
+      if (depth == 0 && !word.empty()) c.args.push_back(word);
+    }
+    if (!word.empty() && depth > 0) c.args.push_back(word);
+    out.push_back(std::move(c));
+    i = k;
+  }
+  return out;
+}
+
+// Directories of other people's code that a project vendors: their targets
+// are not the project's programs.
+bool is_vendored(const std::string& rel) {
+  for (const auto& part : split(rel, "/"))
+    if (part == "third_party" || part == "thirdparty" || part == "3rdparty" || part == "external" ||
+        part == "extern" || part == "vendor" || part == "deps" || part == "_deps")
+      return true;
+  return false;
+}
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
 std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& walk,
                                               std::vector<Evidence>& evidence) {
-  static const std::regex kProject(R"(\bproject\s*\(([^)]*)\))", std::regex::icase);
-  static const std::regex kEnable(R"(\benable_language\s*\(\s*CUDA\b)", std::regex::icase);
-  static const std::regex kToolkit(R"(\bfind_package\s*\(\s*CUDAToolkit\b\s*([0-9][0-9.]*)?)",
-                                   std::regex::icase);
-  static const std::regex kExecutable(R"(\badd_executable\s*\(\s*([A-Za-z0-9_.+-]+)([^)]*)\))",
-                                      std::regex::icase);
-  static const std::regex kCudaLib(R"(CUDA::([A-Za-z0-9_]+))");
-  static const std::regex kInstall(R"(\binstall\s*\()", std::regex::icase);
-  static const std::regex kCudaWord(R"(\bCUDA\b)");
-
   CudaCppProject cpp;
   bool cmake_cuda = false;
   std::set<std::string> libs;
-  for (const auto& file : walk.cmake_lists) {
+  std::string project_name;
+  const bool cmake_project = fs::is_regular_file(root / "CMakeLists.txt");
+  for (const auto& file : cmake_project ? walk.cmake_lists : std::vector<fs::path>{}) {
     const std::string rel = relative_to_root(file, root);
+    if (is_vendored(rel)) continue;
     const std::string text = strip_cmake_comments(read_text(file));
-    std::smatch m;
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), kProject); it != std::sregex_iterator(); ++it)
-      if (std::regex_search((*it)[1].str(), kCudaWord)) {
-        cmake_cuda = true;
-        evidence.push_back({rel, "CMake project with CUDA as a language"});
-      }
-    if (std::regex_search(text, kEnable)) {
-      cmake_cuda = true;
-      evidence.push_back({rel, "enable_language(CUDA)"});
-    }
-    if (std::regex_search(text, m, kToolkit)) {
-      cmake_cuda = true;
-      if (m[1].matched) cpp.min_cuda = m[1].str();
-      evidence.push_back({rel, "find_package(CUDAToolkit" + (m[1].matched ? " " + m[1].str() : std::string()) + ")"});
-    }
-    if (std::regex_search(text, kInstall)) cpp.cmake_install = true;
-    if (text.find("CUDA_ARCHITECTURES") != std::string::npos) cpp.sets_architectures = true;
     const std::string dir = relative_to_root(file.parent_path(), root);
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), kExecutable); it != std::sregex_iterator(); ++it) {
-      const std::string args = (*it)[2].str();
-      if (args.find("IMPORTED") != std::string::npos || args.find("ALIAS") != std::string::npos) continue;
-      const std::string name = (*it)[1].str();
-      const std::string path = (dir == "." || dir.empty()) ? name : dir + "/" + name;
-      if (is_test_path(path) || name.find("test") != std::string::npos) {
-        evidence.push_back({rel, "skipped the executable " + name + ": a test"});
-        continue;
+    for (const auto& c : cmake_commands(text)) {
+      if (c.name == "project" && !c.args.empty()) {
+        if (project_name.empty()) project_name = c.args.front();
+        for (const auto& a : c.args)
+          if (a == "CUDA") {
+            cmake_cuda = true;
+            evidence.push_back({rel, "CMake project with CUDA as a language"});
+          }
+      } else if (c.name == "enable_language" && !c.args.empty() && upper(c.args.front()) == "CUDA") {
+        cmake_cuda = true;
+        evidence.push_back({rel, "enable_language(CUDA)"});
+      } else if (c.name == "find_package" && !c.args.empty() && c.args.front() == "CUDAToolkit") {
+        cmake_cuda = true;
+        const bool versioned = c.args.size() > 1 && std::isdigit(static_cast<unsigned char>(c.args[1][0]));
+        if (versioned) cpp.min_cuda = c.args[1];
+        evidence.push_back({rel, "find_package(CUDAToolkit" + (versioned ? " " + c.args[1] : std::string()) + ")"});
+      } else if (c.name == "install") {
+        cpp.cmake_install = true;
+      } else if (c.name == "add_executable" && !c.args.empty()) {
+        if (std::find(c.args.begin(), c.args.end(), "IMPORTED") != c.args.end() ||
+            std::find(c.args.begin(), c.args.end(), "ALIAS") != c.args.end())
+          continue;
+        std::string name = c.args.front();
+        if (name == "${PROJECT_NAME}" || name == "${CMAKE_PROJECT_NAME}") name = project_name;
+        if (name.empty() || name.find("${") != std::string::npos) {
+          evidence.push_back({rel, "skipped an executable named by a variable (" + c.args.front() + "); --cmd names the program"});
+          continue;
+        }
+        const std::string path = (dir == "." || dir.empty()) ? name : dir + "/" + name;
+        if (is_test_path(path) || name.find("test") != std::string::npos) {
+          evidence.push_back({rel, "skipped the executable " + name + ": a test"});
+          continue;
+        }
+        cpp.targets.push_back(name);
       }
-      cpp.targets.push_back(path);
+      for (const auto& a : c.args) {
+        if (a.find("CUDA_ARCHITECTURES") != std::string::npos) cpp.sets_architectures = true;
+        if (a.rfind("CUDA::", 0) == 0) libs.insert(a.substr(6));
+      }
     }
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), kCudaLib); it != std::sregex_iterator(); ++it)
-      libs.insert((*it)[1].str());
   }
   if (cmake_cuda) {
     cpp.cmake = true;
     if (cpp.targets.empty())
       throw InputError((root / "CMakeLists.txt").string() +
-                       ": a CUDA CMake project with no add_executable(); gen builds programs, so add "
-                       "one, or give the command to run with --cmd");
+                       ": a CUDA CMake project with no add_executable() gen can name; gen builds programs, "
+                       "so add one with a literal name");
     cpp.cuda_libs.assign(libs.begin(), libs.end());
     std::vector<std::string> targets_of_libs;
     for (const auto& l : cpp.cuda_libs) targets_of_libs.push_back("CUDA::" + l);
@@ -531,7 +651,7 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
     return cpp;
   }
   if (walk.cuda_sources.empty()) return std::nullopt;
-  if (!walk.cmake_lists.empty()) return std::nullopt;  // a CMake project that does not build CUDA
+  if (cmake_project) return std::nullopt;  // a CMake project that does not build CUDA
 
   // Plain *.cu sources: one nvcc command builds them, and their #includes
   // tell which CUDA libraries to link.
@@ -545,7 +665,8 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
       std::string line;
       while (std::getline(lines, line)) {
         std::smatch m;
-        if (!std::regex_search(line, m, kInclude)) continue;
+        if (line.size() > 1000 || line.find("include") == std::string::npos || !std::regex_search(line, m, kInclude))
+          continue;
         const auto hit = header_libraries().find(m[1].str());
         if (hit != header_libraries().end() && libs.insert(hit->second).second)
           evidence.push_back({rel, "includes " + m[1].str() + ": links -l" + hit->second});
@@ -583,8 +704,7 @@ Project detect_project(const fs::path& dir) {
   if (!p.python) p.cuda_cpp = detect_cuda_cpp(dir, walk, p.evidence);
   else if (p.has_cuda_sources)
     p.evidence.push_back({relative_to_root(walk.cuda_sources.front(), dir),
-                          "CUDA sources in a Python project: a Python extension, so the builder "
-                          "stage gets nvcc (devel)"});
+                          "CUDA sources in a Python project (an extension): a GPU image builds them on devel"});
   if (!p.python && !p.cuda_cpp)
     throw InputError(dir.string() +
                      ": found nothing gen knows how to build. It looked for Python "

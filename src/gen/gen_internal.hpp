@@ -41,10 +41,12 @@ struct FrameworkNeed {
   std::string why;
   std::string size;  // what it weighs installed, where known
   std::map<std::string, std::string> extras;  // extra -> need
+  std::string cuda;  // the CUDA its build expects ("11.8", or a major "12"); "" any
+  std::map<std::string, std::string> extra_cuda;  // extra -> cuda
 };
 
 struct NamePattern {
-  std::string prefix, suffix, need, why;
+  std::string prefix, suffix, need, why, cuda;
 };
 
 struct Tables {

@@ -77,6 +77,16 @@ struct Decider {
 
   // ----- CUDA release and OS ---------------------------------------------
 
+  // "12" -> gen's default when it is a 12.x, else the newest 12.x release.
+  std::string cuda_for_major(const std::string& spec) {
+    if (spec.find('.') != std::string::npos) return spec;
+    if (t.default_cuda.rfind(spec + ".", 0) == 0) return t.default_cuda;
+    std::string newest;
+    for (const auto& r : t.releases)
+      if (r.cuda.rfind(spec + ".", 0) == 0) newest = major_minor(r.cuda);
+    return newest.empty() ? spec : newest;
+  }
+
   const CudaRelease& release_for(const std::string& wanted, const std::string& why) {
     for (const auto& r : t.releases)
       if (r.cuda == wanted || r.cuda.rfind(wanted + ".", 0) == 0) return r;
@@ -146,6 +156,10 @@ struct Decider {
       p.python = o.python;
     } else if (py.python_constraint.empty()) {
       p.python = t.os.at(p.os).python;
+    } else if (python_satisfies(t.preferred_python, py.python_constraint)) {
+      // The newest Python is not the safest: frameworks publish wheels for
+      // it last. The preferred one first, when the project accepts it.
+      p.python = t.preferred_python;
     } else {
       for (auto it = t.known_python.rbegin(); it != t.known_python.rend() && p.python.empty(); ++it)
         if (python_satisfies(*it, py.python_constraint)) p.python = *it;
@@ -166,6 +180,8 @@ struct Decider {
     std::vector<std::string> reasons;
     const Requirement* torch = nullptr;
     bool cpu_torch = false;
+    std::string cuda;         // what a framework's build expects, when it says
+    std::string cuda_source;  // which requirement said it
   };
 
   GpuNeeds python_needs(const PythonProject& py) {
@@ -177,16 +193,19 @@ struct Decider {
       std::string need_text;
       std::string why;
       std::string size;
+      std::string cuda;
       if (const auto it = t.frameworks.find(r.name); it != t.frameworks.end()) {
         need_text = it->second.need;
         why = it->second.why;
         size = it->second.size;
+        cuda = it->second.cuda;
         for (const auto& extra : r.extras)
           if (const auto e = it->second.extras.find(extra); e != it->second.extras.end()) {
             need_text = e->second;
             why = "the [" + extra + "] extra: " +
                   (e->second == "bundled" ? "brings its own CUDA libraries as pip wheels"
                                           : "uses the system's CUDA and cuDNN libraries");
+            if (const auto c = it->second.extra_cuda.find(extra); c != it->second.extra_cuda.end()) cuda = c->second;
           }
       } else {
         for (const auto& pat : t.patterns)
@@ -194,6 +213,7 @@ struct Decider {
               r.name.compare(r.name.size() - pat.suffix.size(), pat.suffix.size(), pat.suffix) == 0) {
             need_text = pat.need;
             why = pat.why;
+            cuda = pat.cuda;
           }
       }
       if (need_text.empty()) continue;
@@ -203,8 +223,15 @@ struct Decider {
         need = Need::None;
         why = "the CPU build (" + (cpu_index ? std::string("the /whl/cpu index") : "+cpu") + ")";
         if (r.name == "torch") g.cpu_torch = true;
+        // "+cpu" builds live only on PyTorch's index.
+        const std::string cpu_url = "--extra-index-url " + t.torch_index_url + "cpu";
+        if (!cpu_index && py.lock.empty() && !contains(p.pip_index_args, cpu_url)) p.pip_index_args.push_back(cpu_url);
       }
       if (r.name == "torch" && need != Need::None) g.torch = &r;
+      if (need != Need::None && !cuda.empty() && g.cuda.empty()) {
+        g.cuda = cuda;
+        g.cuda_source = r.source + " (" + r.name + ")";
+      }
       // A lock lists every package; its CPU-only ones are not worth a line.
       if (need != Need::None || r.source != py.lock)
         decide(r.source, requirement_label(r) + ": " + (need == Need::None ? "CPU: " : "GPU: ") + why +
@@ -241,6 +268,9 @@ struct Decider {
       std::smatch m;
       if (std::regex_search(opt, m, kIndex)) {
         const std::string build = m[1].str() + "." + m[2].str();
+        if (!o.cuda.empty() && major_minor(o.cuda) != build)
+          throw InputError("--cuda " + o.cuda + ": the requirements install torch from the CUDA " + build +
+                           " index (" + opt + "); change that index, or drop --cuda");
         decide(torch.source, "torch's CUDA " + build + " build, from the index the requirements name");
         return build;
       }
@@ -319,13 +349,14 @@ struct Decider {
       p.warnings.push_back("--flavor base lacks the CUDA libraries this project loads from the system (" +
                            join(reasons, "; ") + "); expect it to fail at run time. --flavor runtime" +
                            (need == Need::SystemCudnn ? " --cudnn" : "") + " has them.");
-      p.cudnn = false;
     }
   }
 
   void set_images(const CudaRelease& release, bool builder_devel) {
     p.cuda = release.cuda;
     p.min_driver = min_driver(release.cuda);
+    // No cuDNN image of the base flavour exists; the builder still gets
+    // cuDNN's headers when the code needs them.
     std::string final_image = tag(release, p.flavor, p.cudnn && p.flavor != "base", p.os);
     if (!o.base.empty()) {
       final_image = o.base;
@@ -374,6 +405,9 @@ struct Decider {
       p.install_mode = "none";
     }
     p.source_before_deps = py.requirements_need_source || (p.install_mode == "none" && py.installable);
+    // The project's own dependencies come with it unless a layer before
+    // already installed them (setup.py projects list theirs only there).
+    p.project_install_args = p.install_mode == "none" ? "." : "--no-deps .";
     if (p.install_mode == "none" && !py.installable)
       decide(".", "no dependencies to install: the code runs on the bare interpreter");
     const bool uv = p.install_mode == "uv" || p.managed_python;
@@ -404,6 +438,10 @@ struct Decider {
 
   void python(const PythonProject& py) {
     GpuNeeds g = python_needs(py);
+    // Detection's doubts that would stop the container are warnings, not
+    // only --explain lines.
+    for (const auto& e : project.evidence)
+      if (e.text.rfind("warning: ", 0) == 0) p.warnings.push_back(e.source + ": " + e.text.substr(9));
     const bool forced = o.flavor != "auto" || !o.base.empty();
     if (g.need == Need::None && !forced) {
       p.kind = "python-cpu";
@@ -421,6 +459,9 @@ struct Decider {
         p.warnings.push_back("--cuda/--cudnn ignored: nothing in this project uses a GPU; pass "
                              "--flavor base or runtime to build on CUDA anyway.");
       decide(".", "CPU image: no dependency needs a GPU");
+      if (project.has_cuda_sources)
+        p.warnings.push_back("the project has CUDA sources, but no dependency needs a GPU, so the CPU image has "
+                             "no nvcc to build them; pass --flavor base or runtime to build on CUDA");
       if (o.probe) decide(".", "no probe: the image uses no GPU, so there is nothing to check");
       size_class(" plus the dependencies");
     } else {
@@ -440,6 +481,10 @@ struct Decider {
         cuda = o.cuda;
         why = "--cuda";
         decide("--cuda", "CUDA " + o.cuda + ", as asked");
+      } else if (!g.cuda.empty()) {
+        cuda = cuda_for_major(g.cuda);
+        why = g.cuda_source;
+        decide(g.cuda_source, "CUDA " + cuda + ": what its build expects");
       } else {
         cuda = t.default_cuda;
         why = "gen's default";
@@ -536,7 +581,7 @@ struct Decider {
                                                  : "copies the executables into /opt/app/bin (no install() rules)");
     } else {
       p.targets = {project.name};
-      p.nvcc_sources = cpp.sources;
+      for (const auto& source : cpp.sources) p.nvcc_sources.push_back(shell_quote(source));
       for (const auto& lib : cpp.cuda_libs) p.nvcc_libs.push_back("-l" + lib);
     }
     if (!o.cmd.empty()) {

@@ -126,6 +126,7 @@ std::optional<Version> parse_version(std::string text) {
     std::size_t digits = 0;
     while (digits < p.size() && std::isdigit(static_cast<unsigned char>(p[digits]))) ++digits;
     if (digits == 0) break;  // a pre-release tail such as "0rc1" ends the release part
+    if (digits > 9) return std::nullopt;  // no release number is that long
     v.parts.push_back(std::stoi(p.substr(0, digits)));
     if (digits != p.size()) break;
   }
@@ -207,9 +208,21 @@ bool version_less(const std::string& a, const std::string& b) {
 bool python_satisfies(const std::string& version, const std::string& specifier) {
   const auto v = parse_version(version);
   if (!v) return false;
+  // Spaces go, except that Poetry separates clauses with them (">=3.9 <3.11"):
+  // a space between a version and the next operator becomes a comma.
   std::string spec;
-  for (char c : specifier)
-    if (!std::isspace(static_cast<unsigned char>(c))) spec += c;
+  bool pending_space = false;
+  for (char c : specifier) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      pending_space = true;
+      continue;
+    }
+    if (pending_space && !spec.empty() && std::string("<>=!~^").find(c) != std::string::npos &&
+        std::string("<>=!~^,|").find(spec.back()) == std::string::npos)
+      spec += ',';
+    pending_space = false;
+    spec += c;
+  }
   if (spec.empty()) return true;
   for (const auto& alternative : split(spec, "||")) {  // Poetry's "or"
     for (int patch = 0; patch <= 40; ++patch) {

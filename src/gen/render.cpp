@@ -64,6 +64,7 @@ km::data plan_data(const Plan& p) {
   d.set("pyproject_deps", list_of(p.pyproject_deps));
   d.set("poetry_packages", list_of(p.poetry_packages));
   d.set("install_project", p.install_project);
+  d.set("project_install_args", p.project_install_args);
   d.set("cmake", p.cmake);
   d.set("cmake_install", p.cmake_install);
   d.set("cuda_architectures", p.cuda_architectures);

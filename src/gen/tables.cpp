@@ -66,14 +66,17 @@ Tables load() {
   const json frameworks = table("python-frameworks.json");
   for (const auto& p : frameworks.at("packages")) {
     FrameworkNeed need{p.at("need").get<std::string>(), p.at("why").get<std::string>(),
-                       p.value("size", std::string()), {}};
+                       p.value("size", std::string()), {}, p.value("cuda", std::string()), {}};
     if (p.contains("extras"))
       for (const auto& [extra, n] : p.at("extras").items()) need.extras[extra] = n.get<std::string>();
+    if (p.contains("extra_cuda"))
+      for (const auto& [extra, c] : p.at("extra_cuda").items()) need.extra_cuda[extra] = c.get<std::string>();
     t.frameworks[p.at("name").get<std::string>()] = need;
   }
   for (const auto& p : frameworks.at("patterns"))
     t.patterns.push_back({p.at("prefix").get<std::string>(), p.at("suffix").get<std::string>(),
-                          p.at("need").get<std::string>(), p.at("why").get<std::string>()});
+                          p.at("need").get<std::string>(), p.at("why").get<std::string>(),
+                          p.value("cuda", std::string())});
   return t;
 }
 

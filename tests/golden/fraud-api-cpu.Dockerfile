@@ -13,13 +13,14 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
 RUN python -m venv /opt/venv
 ENV VIRTUAL_ENV=/opt/venv \
     PATH=/opt/venv/bin:$PATH
-WORKDIR /src
+# The code sits at the same path in both stages, so editable installs resolve.
+WORKDIR /app
 # Dependencies before code: this layer is rebuilt only when they change.
 RUN --mount=type=cache,target=/root/.cache/pip \
     pip install scikit-learn==1.5.2 numpy==2.1.3 fastapi==0.115.6 uvicorn==0.34.0
 COPY . .
 # imgsmith's own files stay out of the application.
-RUN rm -rf /src/.imgsmith
+RUN rm -rf /app/.imgsmith
 
 # ---- final: CPU only ----
 # Nothing in this project uses a GPU, so the image has no CUDA at all.
@@ -33,7 +34,7 @@ ENV VIRTUAL_ENV=/opt/venv \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1
 WORKDIR /app
-COPY --from=builder /src /app
+COPY --from=builder /app /app
 USER app
 EXPOSE 8000
 LABEL org.opencontainers.image.title="fraud-api-cpu" \

@@ -20,14 +20,15 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
 RUN python3.10 -m venv /opt/venv
 ENV VIRTUAL_ENV=/opt/venv \
     PATH=/opt/venv/bin:$PATH
-WORKDIR /src
+# The code sits at the same path in both stages, so editable installs resolve.
+WORKDIR /app
 # Dependencies before code: this layer is rebuilt only when they change.
 COPY requirements.txt requirements.txt
 RUN --mount=type=cache,target=/root/.cache/pip \
     pip install -r requirements.txt
 COPY . .
 # imgsmith's own files stay out of the application.
-RUN rm -rf /src/.imgsmith
+RUN rm -rf /app/.imgsmith
 
 # ---- final: the base flavour ----
 # base carries the CUDA runtime (cudart) and cuda-compat, ~240 MB. That is
@@ -51,7 +52,7 @@ ENV VIRTUAL_ENV=/opt/venv \
 # gen wrote it with mode 0755, which COPY keeps.
 COPY .imgsmith/imgsmith-probe /usr/local/bin/imgsmith-probe
 WORKDIR /app
-COPY --from=builder /src /app
+COPY --from=builder /app /app
 USER app
 EXPOSE 8000
 LABEL org.opencontainers.image.title="pytorch-api" \

@@ -238,7 +238,7 @@ TEST_CASE("gen: CUDA CMake projects: targets, linked libraries, tests skipped") 
   REQUIRE(project.cuda_cpp);
   const CudaCppProject& cpp = *project.cuda_cpp;
   CHECK(cpp.cmake);
-  CHECK(cpp.targets == std::vector<std::string>{"demo", "tools/tool"});
+  CHECK(cpp.targets == std::vector<std::string>{"demo", "tool"});
   CHECK(cpp.cuda_libs == std::vector<std::string>{"cublas", "cudart"});
   CHECK(cpp.min_cuda == "12.6");
   const Plan plan = make_plan(project, {});
@@ -453,6 +453,91 @@ TEST_CASE("gen: a Python project with CUDA sources builds on devel, ships on bas
   CHECK(plan.builder_image == "nvidia/cuda:12.4.1-devel-ubuntu22.04");
   CHECK(plan.final_image == "nvidia/cuda:12.4.1-base-ubuntu22.04");
   CHECK(std::find(plan.builder_apt.begin(), plan.builder_apt.end(), "python3.10-dev=3.10.*") != plan.builder_apt.end());
+}
+
+TEST_CASE("gen: review cases: installs, entrypoints and names that must work in a real build") {
+  // setup.py lists its dependencies only in install_requires: pip installs them with it.
+  ProjectDir setup({{"setup.py", "from setuptools import setup\nsetup(install_requires=['requests'])\n"},
+                    {"main.py", "import requests\n"}});
+  const Plan a = plan_for(setup);
+  CHECK(a.project_install_args == ".");
+  CHECK(render_plan(a).dockerfile.find("pip install .\n") != std::string::npos);
+  // The code sits at /app in both stages, so an editable path stays valid.
+  ProjectDir editable({{"requirements.txt", "-e ./libs/mylib\n"}, {"libs/mylib/setup.py", ""}, {"main.py", ""}});
+  const std::string df = render_plan(plan_for(editable)).dockerfile;
+  CHECK(df.find("WORKDIR /app\n# Dependencies") == std::string::npos);  // code first here
+  CHECK(df.find("COPY --from=builder /app /app") != std::string::npos);
+  CHECK(df.find("/src") == std::string::npos);
+  // Flask without gunicorn listens on all interfaces.
+  ProjectDir flask({{"requirements.txt", "flask==3.0.3\n"}, {"app.py", "from flask import Flask\nweb = Flask(__name__)\n"}});
+  CHECK(plan_for(flask).cmd ==
+        std::vector<std::string>{"flask", "--app", "app:web", "run", "--host", "0.0.0.0", "--port", "5000"});
+  // Scripts without a [build-system] are not installed: the target is called.
+  ProjectDir virtual_project({{"pyproject.toml", "[project]\nname='s'\nversion='1'\ndependencies=['numpy==2.1.3']\n"
+                                                 "[project.scripts]\nserve='svc.main:run'\n"}});
+  CHECK(plan_for(virtual_project).cmd ==
+        std::vector<std::string>{"python", "-c", "import svc.main; svc.main.run()"});
+  // Whole words decide what a development requirements file is.
+  ProjectDir docker_reqs({{"requirements-docker.txt", "torch==2.6.0\n"}, {"requirements-dev.txt", "pytest\n"},
+                          {"main.py", ""}});
+  const Plan d = plan_for(docker_reqs);
+  CHECK(d.gpu);
+  CHECK(d.requirement_files_top == std::vector<std::string>{"requirements-docker.txt"});
+  // Docker names allow one separator between alphanumerics.
+  ProjectDir odd({{"main.py", ""}}, Named{"R2..x__y"});
+  CHECK(plan_for(odd).project_name == "r2-x-y");
+  // torch+cpu exists only on PyTorch's CPU index.
+  ProjectDir cpu_torch({{"requirements.txt", "torch==2.6.0+cpu\n"}, {"main.py", ""}});
+  CHECK(plan_for(cpu_torch).pip_index_args == std::vector<std::string>{"--extra-index-url https://download.pytorch.org/whl/cpu"});
+  // Uncommon Pythons come from uv, but the preferred one before the newest.
+  ProjectDir py311({{"pyproject.toml", "[project]\nname='x'\nversion='1'\nrequires-python='>=3.11'\n"
+                                       "dependencies=['torch==2.4.1']\n"},
+                    {"main.py", ""}});
+  CHECK(plan_for(py311).python == "3.12");
+}
+
+TEST_CASE("gen: frameworks that name their CUDA get it") {
+  auto plan = [](const std::string& requirements) {
+    ProjectDir p({{"requirements.txt", requirements}, {"main.py", ""}});
+    return plan_for(p);
+  };
+  CHECK(plan("cupy-cuda11x==13.3.0\n").final_image == "nvidia/cuda:11.8.0-runtime-ubuntu22.04");
+  const Plan jax = plan("jax[cuda13]==0.7.0\n");
+  CHECK(jax.cuda == "13.0.0");
+  CHECK(jax.min_driver == 580);
+  CHECK(plan("nvidia-cublas-cu12==12.6.4.1\n").cuda == "12.8.1");
+  ProjectDir indexed({{"requirements.txt", "--index-url https://download.pytorch.org/whl/cu118\ntorch==2.6.0\n"},
+                      {"main.py", ""}});
+  Options o;
+  o.cuda = "12.6";
+  CHECK_THROWS_WITH(plan_for(indexed, o), Catch::Contains("CUDA 11.8 index"));
+}
+
+TEST_CASE("gen: Poetry's space-separated constraints keep every clause") {
+  CHECK(python_satisfies("3.10", ">=3.9 <3.11"));
+  CHECK_FALSE(python_satisfies("3.12", ">=3.9 <3.11"));
+  CHECK(python_satisfies("3.10", ">= 3.9, < 3.11"));
+  CHECK_FALSE(python_satisfies("3.12", ">=3.99999999999"));  // no overflow, no match
+}
+
+TEST_CASE("gen: odd CMake projects") {
+  // ${PROJECT_NAME} names the executable.
+  ProjectDir named({{"CMakeLists.txt", "project(saxpy LANGUAGES CXX CUDA)\nadd_executable(${PROJECT_NAME} main.cu)\n"}});
+  CHECK(plan_for(named).cmd == std::vector<std::string>{"/opt/app/bin/saxpy"});
+  // A vendored library's CMakeLists.txt does not hide plain .cu sources.
+  ProjectDir vendored({{"main.cu", "#include <cufft.h>\n"}, {"third_party/fmt/CMakeLists.txt", "project(fmt)\n"},
+                       {"my kernel.cu", ""}});
+  const Plan v = plan_for(vendored);
+  CHECK(v.nvcc_libs == std::vector<std::string>{"-lcufft"});
+  CHECK(std::find(v.nvcc_sources.begin(), v.nvcc_sources.end(), "'my kernel.cu'") != v.nvcc_sources.end());
+  // Long argument lists and long lines are read without recursion.
+  std::string sources;
+  for (int i = 0; i < 20000; ++i) sources += " src/file" + std::to_string(i) + ".cu";
+  ProjectDir big({{"CMakeLists.txt", "project(big LANGUAGES CUDA)\nadd_executable(big" + sources + ")\n"},
+                  {"unused.py", ""}});
+  CHECK(plan_for(big).targets == std::vector<std::string>{"big"});
+  ProjectDir long_line({{"app.py", std::string(3 << 20, 'x') + "\n"}, {"requirements.txt", "numpy==2.1.3\n"}});
+  CHECK(plan_for(long_line).cmd == std::vector<std::string>{"python", "app.py"});
 }
 
 // ----- bad projects -------------------------------------------------------
