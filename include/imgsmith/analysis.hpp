@@ -10,6 +10,7 @@
 #include "imgsmith/dive_metrics.hpp"
 #include "imgsmith/image.hpp"
 #include "imgsmith/merged_tree.hpp"
+#include "imgsmith/registry.hpp"
 
 namespace imgsmith {
 
@@ -78,10 +79,36 @@ struct AnalyzeOptions {
   ProgressFn progress;
   CaptureFn capture;     // package-database files to keep (attribution)
   bool hash_duplicates = false;  // digest files whose sizes collide (--hash)
+  RegistryOptions registry;      // when the input is a registry reference
 };
 
 // Opens, resolves and analyses the image at `path`. Throws InputError.
 Analysis analyze_image(const std::string& path, const AnalyzeOptions& options);
+
+// --manifest-only: what a registry's manifest and config say about an
+// image, with no layer downloaded.
+struct ManifestLayer {
+  std::string digest;
+  std::uint64_t compressed_bytes = 0;
+  std::string created_by;
+};
+
+struct ManifestReport {
+  std::string source;  // the reference, normalised
+  std::vector<std::string> tags;
+  std::string platform;  // os/architecture[/variant] from the config
+  std::string config_digest;
+  std::string created;
+  std::vector<ManifestLayer> layers;
+  std::uint64_t compressed_bytes = 0;  // the layers' sum
+  std::vector<std::string> warnings;
+  std::uint64_t bytes_read = 0;  // from the network: manifests and config only
+  double seconds = 0;
+};
+
+// Throws InputError when `input` is not a registry reference (a local file
+// is analysed in full) or the registry cannot answer.
+ManifestReport inspect_manifest(const std::string& input, const AnalyzeOptions& options);
 
 // The measuring half, on layers already scanned (used by analyze_image and by
 // tests that assemble layers directly).

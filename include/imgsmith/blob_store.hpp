@@ -39,6 +39,9 @@ class BlobStore {
   // Whether scan_layer calls may run in parallel to good effect; such
   // stores can also be scanned a second time.
   virtual bool parallel_scans() const = 0;
+  // How many scans at once suit the source when the user did not say; 0:
+  // one per core (local files). A registry is bound by the network instead.
+  virtual unsigned preferred_parallelism() const { return 0; }
   // Bytes read from disk so far, for the I/O report.
   virtual std::uint64_t bytes_read() const = 0;
   // Problems seen while opening that do not stop the analysis.

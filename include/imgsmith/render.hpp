@@ -25,4 +25,8 @@ void render_markdown(const Report& report, std::ostream& out);
 // One test case per gate rule; a report with no gate is one passing case.
 void render_junit(const Report& report, std::ostream& out);
 
+// --manifest-only: imgsmith.manifest/v1, or a table.
+nlohmann::json manifest_to_json(const ManifestReport& report);
+void render_manifest_text(const ManifestReport& report, std::ostream& out);
+
 }  // namespace imgsmith

@@ -65,7 +65,9 @@ std::vector<std::shared_ptr<const LayerScan>> scan_blobs(
       }
     }
   };
-  unsigned threads = options.threads != 0 ? options.threads : std::thread::hardware_concurrency();
+  unsigned threads = options.threads != 0                    ? options.threads
+                     : store.preferred_parallelism() != 0 ? store.preferred_parallelism()
+                                                          : std::thread::hardware_concurrency();
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(blobs.size())));
   if (!store.parallel_scans()) threads = 1;
   if (threads <= 1) {
@@ -272,13 +274,43 @@ Analysis analyze_layers(const ResolvedImage& image,
   return a;
 }
 
+ManifestReport inspect_manifest(const std::string& input, const AnalyzeOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  if (!is_registry_input(input))
+    throw InputError(input + ": --manifest-only reads an image's manifest from a registry; a local file is "
+                             "analysed in full (drop --manifest-only)");
+  const auto ref = RegistryRef::parse(input);
+  const auto store = open_registry_store(*ref, options.registry, options.progress, {}, {});
+  const ResolvedImage image = resolve_image(*store, options.selector);
+  ManifestReport r;
+  r.source = ref->str();
+  r.tags = image.tags;
+  r.config_digest = image.config_digest;
+  r.created = config_string(image.config, "created");
+  r.platform = config_string(image.config, "os") + "/" + config_string(image.config, "architecture");
+  if (const std::string v = config_string(image.config, "variant"); !v.empty()) r.platform += "/" + v;
+  const auto created_by = created_by_per_layer(image.config, image.layers.size(), r.warnings);
+  for (std::size_t i = 0; i < image.layers.size(); ++i) {
+    ManifestLayer l;
+    l.digest = image.layers[i].digest;
+    l.compressed_bytes = store->size_of(image.layers[i].blob).value_or(0);
+    if (i < created_by.size()) l.created_by = created_by[i];
+    r.compressed_bytes += l.compressed_bytes;
+    r.layers.push_back(std::move(l));
+  }
+  r.warnings.insert(r.warnings.end(), image.warnings.begin(), image.warnings.end());
+  r.bytes_read = store->bytes_read();
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
 Analysis analyze_image(const std::string& path, const AnalyzeOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   // A source read once digests every file on its pass; others digest only
   // the files whose size collides, on a second pass.
   const CaptureFn hash_all = [](std::string_view, std::uint64_t size) { return size > 0; };
-  const auto store = open_blob_store(path, options.progress, options.capture,
-                                     options.hash_duplicates ? hash_all : CaptureFn{});
+  const auto store = open_image_source(path, options.registry, options.progress, options.capture,
+                                       options.hash_duplicates ? hash_all : CaptureFn{});
   const ResolvedImage image = resolve_image(*store, options.selector);
   const auto scans = scan_all(*store, image, options);
   Analysis a = analyze_layers(image, scans, options.top);

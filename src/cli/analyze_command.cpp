@@ -34,7 +34,37 @@ struct AnalyzeArgs {
   std::string policy;
   bool no_policy = false;
   std::optional<double> min_efficiency, max_user_wasted_percent;
+  // Registry references
+  std::vector<std::string> insecure;
+  bool manifest_only = false;
+  long registry_timeout = 30;
 };
+
+bool has_gate_flags(const AnalyzeArgs& a) {
+  return !a.max_size.empty() || !a.max_wasted.empty() || !a.dive_ci.empty() || !a.budgets.empty() ||
+         !a.deny.empty() || a.min_efficiency || a.max_user_wasted_percent;
+}
+
+// --manifest-only: the manifest and config, no layer; no gates apply.
+int run_manifest_only(const AnalyzeArgs& args, const AnalyzeOptions& options) {
+  if (has_gate_flags(args))
+    throw InputError("--manifest-only reads no layer, so the size gates cannot be checked; drop the gate "
+                     "flags, or --manifest-only");
+  if (args.format != "text" && args.format != "json")
+    throw InputError("--manifest-only reports as text or json, not " + args.format);
+  ProgressLine progress(!args.quiet);
+  AnalyzeOptions o = options;
+  o.progress = [&progress](const std::string& s) { progress.show(s); };
+  const ManifestReport r = inspect_manifest(args.image, o);
+  progress.clear();
+  if (!args.quiet)
+    for (const auto& w : r.warnings) std::cerr << "imgsmith: warning: " << w << "\n";
+  std::ostringstream text;
+  if (args.format == "json") text << manifest_to_json(r).dump(2) << "\n";
+  else render_manifest_text(r, text);
+  write_output(args.output, text.str());
+  return kExitOk;
+}
 
 std::uint64_t size_flag(const std::string& flag, const std::string& value) {
   const auto bytes = parse_size(value);
@@ -108,7 +138,22 @@ AnalyzeArgs with_policy(AnalyzeArgs args) {
   return args;
 }
 
+RegistryOptions registry_options(const AnalyzeArgs& args) {
+  RegistryOptions r;
+  r.insecure = args.insecure;
+  r.stall_timeout_s = args.registry_timeout;
+  r.connect_timeout_s = std::min(args.registry_timeout, 15L);
+  if (args.threads != 0) r.parallel = args.threads;
+  return r;
+}
+
 int run_analyze(const AnalyzeArgs& given) {
+  if (given.manifest_only) {
+    AnalyzeOptions options;
+    if (!given.platform.empty()) options.selector.platform = Platform::parse(given.platform);
+    options.registry = registry_options(given);
+    return run_manifest_only(given, options);
+  }
   const AnalyzeArgs args = with_policy(given);
   const RuleSet rules = rules_with(args.rules);
   const GateConfig gate_config = gate_from(args, rules);
@@ -120,6 +165,7 @@ int run_analyze(const AnalyzeArgs& given) {
   options.top = args.top;
   options.threads = args.threads;
   options.hash_duplicates = args.hash;
+  options.registry = registry_options(args);
   ProgressLine progress(!args.quiet);
   options.progress = [&progress](const std::string& s) { progress.show(s); };
 
@@ -166,13 +212,26 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
       "  docker save output (legacy, Docker >= 25, containerd store), an OCI archive,\n"
       "  an OCI layout directory, any of those tars compressed with gzip or zstd,\n"
       "  or - for a tar on standard input.\n"
+      "Or a registry reference, read over the OCI distribution API with no daemon:\n"
+      "  ghcr.io/org/app:tag, registry:5000/app@sha256:..., ubuntu (docker.io/library/ubuntu:latest).\n"
+      "  Credentials come from ~/.docker/config.json (DOCKER_CONFIG honoured); layers stream\n"
+      "  through their sha256 check into the analysis, several at a time, with no temporary files.\n"
       "\n"
       "Sizes: 1234, 20MB, 20Mb, 1.5GiB. K/KB/M/MB/G/GB/T/TB are powers of 1000,\n"
       "Ki/KiB/Mi/MiB/Gi/GiB/Ti/TiB powers of 1024; a trailing b or B is bytes.\n"
       "\n"
       "Exit status: 0 every gate passed; 1 a gate failed (each violation is printed\n"
       "with its limit and actual value); 2 bad usage or bad input.");
-  cmd->add_option("IMAGE", args->image, "Image file, directory, or - for stdin")->required();
+  cmd->add_option("IMAGE", args->image, "Image file, directory, registry reference, or - for stdin")->required();
+  cmd->add_flag("--manifest-only", args->manifest_only,
+                "Registry images: report the compressed layer sizes, history and config from the\n"
+                "manifest, downloading no layer (seconds, whatever the image's size)");
+  cmd->add_option("--insecure-registry", args->insecure,
+                  "Reach HOST[:PORT] over plain HTTP or unverified TLS (repeatable; loopback\n"
+                  "registries are always so, as in Docker)");
+  cmd->add_option("--registry-timeout", args->registry_timeout,
+                  "Seconds a registry may stay silent before the transfer fails (default 30)")
+      ->check(CLI::Range(1L, 3600L));
   cmd->add_option("--platform", args->platform,
                   "Platform to pick from a multi-platform index: os/arch[/variant]\n"
                   "(default linux/amd64)");
@@ -183,7 +242,8 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-o,--output", args->output, "Write the report to FILE (default stdout)");
   cmd->add_option("--top", args->top, "How many largest files and waste entries to list")
       ->check(CLI::Range(1, 100000));
-  cmd->add_option("--threads", args->threads, "Layers read in parallel (default: one per core)")
+  cmd->add_option("--threads", args->threads,
+                  "Layers read in parallel (default: one per core; 4 downloads for a registry)")
       ->check(CLI::Range(1, 256));
   cmd->add_flag("-q,--quiet", args->quiet, "No progress line and no warnings on stderr");
   cmd->add_flag("--hash", args->hash,

@@ -289,7 +289,9 @@ ResolvedImage resolve_image(const BlobStore& store, const ImageSelector& selecto
   if (store.contains("manifest.json")) return from_docker_manifest(store, selector);
   if (store.contains("index.json")) {
     const json index = parse_json(store, "index.json");
-    const std::string format = store.kind() == "directory" ? "oci-layout" : "oci-archive";
+    const std::string format = store.kind() == "directory" ? "oci-layout"
+                               : store.kind() == "registry" ? "registry"
+                                                            : "oci-archive";
     return from_index(store, index, selector, format, {}, 0);
   }
   throw InputError(store.name() +

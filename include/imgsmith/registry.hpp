@@ -1,0 +1,59 @@
+// Images read straight from a registry (the OCI distribution API), and the
+// one place that decides whether an `analyze` input is a file or a registry
+// reference.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "imgsmith/blob_store.hpp"
+#include "imgsmith/image.hpp"
+
+namespace imgsmith {
+
+// A reference normalised the way Docker does it: "ubuntu" is
+// docker.io/library/ubuntu:latest, served by registry-1.docker.io.
+struct RegistryRef {
+  std::string registry;    // as written or implied: "docker.io", "localhost:5000"
+  std::string repository;  // "library/ubuntu"
+  std::string tag;         // "" when pinned by digest only
+  std::string digest;      // "sha256:..." or ""
+
+  // Parses NAME[:TAG][@DIGEST]. Returns nothing when `text` is not a valid
+  // reference (upper case, empty parts, a bad digest...).
+  static std::optional<RegistryRef> parse(const std::string& text);
+  std::string api_host() const;   // registry-1.docker.io for Docker Hub
+  std::string reference() const;  // the tag or digest to ask for
+  std::string str() const;        // docker.io/library/ubuntu:22.04
+};
+
+struct RegistryOptions {
+  std::vector<std::string> insecure;  // hosts reached over plain HTTP / unverified TLS
+  std::string docker_config;          // directory of config.json; "" = $DOCKER_CONFIG or ~/.docker
+  long connect_timeout_s = 15;
+  long stall_timeout_s = 30;
+  int retries = 3;
+  unsigned parallel = 4;              // layer downloads at once
+};
+
+// Whether `input` names a registry image rather than a file: it is no
+// existing path, has no tar-like extension, and parses as a reference.
+bool is_registry_input(const std::string& input);
+
+// Opens an image in a registry as a blob store: the resolver reads its
+// index.json (naming the manifest the registry returned for the reference)
+// and blobs, fetched on demand; layers stream into the scanner with their
+// sha256 checked. Throws InputError naming the reference.
+std::unique_ptr<BlobStore> open_registry_store(const RegistryRef& ref, const RegistryOptions& options,
+                                               const ProgressFn& progress, const CaptureFn& capture,
+                                               const CaptureFn& stream_hash);
+
+// A file, a directory or a registry reference, whichever `input` is.
+std::unique_ptr<BlobStore> open_image_source(const std::string& input, const RegistryOptions& registry,
+                                             const ProgressFn& progress, const CaptureFn& capture,
+                                             const CaptureFn& stream_hash);
+
+}  // namespace imgsmith

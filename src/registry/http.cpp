@@ -1,0 +1,259 @@
+#include "http.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "imgsmith/error.hpp"
+#include "imgsmith/version.hpp"
+
+namespace imgsmith::registry {
+namespace {
+
+// Past this much unread body the transfer pauses until the reader catches
+// up, so a fast registry and a slow scan never buffer a whole layer.
+constexpr std::size_t kMaxBuffered = 8u << 20;
+
+std::once_flag global_init;
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+// Errors worth another attempt: nothing was exchanged, or the peer went away.
+bool transient(CURLcode code) {
+  switch (code) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+// ----- HttpStream --------------------------------------------------------
+
+HttpStream::HttpStream(const Http& http, const Request& request) : http_(http), request_(request) {}
+
+HttpStream::~HttpStream() {
+  if (multi_ != nullptr && easy_ != nullptr) curl_multi_remove_handle(multi_, easy_);
+  if (easy_ != nullptr) curl_easy_cleanup(easy_);
+  if (multi_ != nullptr) curl_multi_cleanup(multi_);
+  if (header_list_ != nullptr) curl_slist_free_all(header_list_);
+}
+
+std::string HttpStream::header(const std::string& lower_name) const {
+  const auto it = headers_.find(lower_name);
+  return it == headers_.end() ? "" : it->second;
+}
+
+std::string HttpStream::effective_url() const {
+  char* url = nullptr;
+  curl_easy_getinfo(easy_, CURLINFO_EFFECTIVE_URL, &url);
+  return url != nullptr ? url : request_.url;
+}
+
+std::size_t HttpStream::on_body(char* data, std::size_t size, std::size_t count, void* self) {
+  auto* s = static_cast<HttpStream*>(self);
+  const std::size_t n = size * count;
+  if (s->available() > kMaxBuffered) {
+    s->paused_ = true;
+    return CURL_WRITEFUNC_PAUSE;
+  }
+  if (s->pos_ > 0 && s->pos_ >= s->buffer_.size() / 2) {
+    s->buffer_.erase(0, s->pos_);
+    s->pos_ = 0;
+  }
+  s->buffer_.append(data, n);
+  s->received_ += n;
+  s->http_.received_ += n;
+  s->headers_done_ = true;
+  return n;
+}
+
+std::size_t HttpStream::on_header(char* data, std::size_t size, std::size_t count, void* self) {
+  auto* s = static_cast<HttpStream*>(self);
+  const std::string line(data, size * count);
+  if (line.rfind("HTTP/", 0) == 0) {  // a new response (the first, or after a redirect)
+    s->headers_.clear();
+    const auto space = line.find(' ');
+    s->status_ = space == std::string::npos ? 0 : std::strtol(line.c_str() + space + 1, nullptr, 10);
+    return line.size();
+  }
+  const std::string t = trim(line);
+  if (t.empty()) {
+    // The end of a header block; a redirect's block is followed by another.
+    if (s->status_ < 300 || s->status_ >= 400 || s->header("location").empty()) s->headers_done_ = true;
+    return line.size();
+  }
+  const auto colon = t.find(':');
+  if (colon != std::string::npos) s->headers_[lower(t.substr(0, colon))] = trim(t.substr(colon + 1));
+  return line.size();
+}
+
+void HttpStream::start() {
+  easy_ = curl_easy_init();
+  multi_ = curl_multi_init();
+  if (easy_ == nullptr || multi_ == nullptr) throw InputError(request_.what + ": cannot start libcurl");
+  const HttpOptions& o = http_.options_;
+  curl_easy_setopt(easy_, CURLOPT_URL, request_.url.c_str());
+  curl_easy_setopt(easy_, CURLOPT_SHARE, http_.share_);
+  curl_easy_setopt(easy_, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(easy_, CURLOPT_MAXREDIRS, 10L);
+  // Credentials go only to the host they were meant for; libcurl drops
+  // Authorization on a redirect to another host unless told otherwise.
+  curl_easy_setopt(easy_, CURLOPT_UNRESTRICTED_AUTH, 0L);
+  curl_easy_setopt(easy_, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
+  curl_easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT, o.connect_timeout_s);
+  curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_TIME, o.stall_timeout_s);
+  curl_easy_setopt(easy_, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(easy_, CURLOPT_ERRORBUFFER, error_);
+  curl_easy_setopt(easy_, CURLOPT_USERAGENT, (std::string("imgsmith/") + kVersion).c_str());
+  curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYPEER, request_.verify_tls ? 1L : 0L);
+  curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYHOST, request_.verify_tls ? 2L : 0L);
+  if (request_.head) curl_easy_setopt(easy_, CURLOPT_NOBODY, 1L);
+  for (const auto& h : request_.headers) header_list_ = curl_slist_append(header_list_, h.c_str());
+  if (header_list_ != nullptr) curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, header_list_);
+  curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &HttpStream::on_body);
+  curl_easy_setopt(easy_, CURLOPT_WRITEDATA, this);
+  curl_easy_setopt(easy_, CURLOPT_HEADERFUNCTION, &HttpStream::on_header);
+  curl_easy_setopt(easy_, CURLOPT_HEADERDATA, this);
+  curl_multi_add_handle(multi_, easy_);
+  while (!headers_done_ && !done_) pump();
+  if (!done_ || result_ == CURLE_OK) {
+    long code = 0;
+    curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &code);
+    if (code != 0) status_ = code;
+  }
+}
+
+void HttpStream::pump() {
+  int running = 0;
+  curl_multi_perform(multi_, &running);
+  int left = 0;
+  while (CURLMsg* m = curl_multi_info_read(multi_, &left))
+    if (m->msg == CURLMSG_DONE) {
+      done_ = true;
+      result_ = m->data.result;
+    }
+  if (!done_ && available() == 0 && !paused_) curl_multi_poll(multi_, nullptr, 0, 200, nullptr);
+}
+
+void HttpStream::fail_if_error() {
+  if (result_ == CURLE_OK) return;
+  const std::string detail = error_[0] != '\0' ? error_ : curl_easy_strerror(result_);
+  if (result_ == CURLE_OPERATION_TIMEDOUT)
+    throw InputError(request_.what + ": the registry stopped sending (" + detail + ", after " +
+                     std::to_string(received_) + " bytes); try again, or check the registry");
+  throw InputError(request_.what + ": the transfer failed after " + std::to_string(received_) +
+                   " bytes (" + detail + "); try again, or check the registry");
+}
+
+std::size_t HttpStream::read(void* buf, std::size_t size) {
+  while (available() == 0) {
+    if (done_) {
+      fail_if_error();
+      return 0;
+    }
+    if (paused_) {
+      paused_ = false;
+      curl_easy_pause(easy_, CURLPAUSE_CONT);
+    }
+    pump();
+  }
+  const std::size_t n = std::min(size, available());
+  std::memcpy(buf, buffer_.data() + pos_, n);
+  pos_ += n;
+  return n;
+}
+
+std::string HttpStream::read_all(std::size_t limit) {
+  std::string out;
+  char chunk[64 * 1024];
+  while (const std::size_t n = read(chunk, sizeof chunk)) {
+    if (out.size() + n > limit)
+      throw InputError(request_.what + ": the response is larger than " + std::to_string(limit) +
+                       " bytes; that is no registry document");
+    out.append(chunk, n);
+  }
+  return out;
+}
+
+// ----- Http --------------------------------------------------------------
+
+Http::Http(HttpOptions options) : options_(options) {
+  std::call_once(global_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  share_ = curl_share_init();
+  curl_share_setopt(share_, CURLSHOPT_LOCKFUNC, &Http::lock);
+  curl_share_setopt(share_, CURLSHOPT_UNLOCKFUNC, &Http::unlock);
+  curl_share_setopt(share_, CURLSHOPT_USERDATA, this);
+  curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+  curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+  curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+}
+
+Http::~Http() {
+  if (share_ != nullptr) curl_share_cleanup(share_);
+}
+
+void Http::lock(CURL*, curl_lock_data data, curl_lock_access, void* self) {
+  static_cast<Http*>(self)->locks_[data].lock();
+}
+
+void Http::unlock(CURL*, curl_lock_data data, void* self) {
+  static_cast<Http*>(self)->locks_[data].unlock();
+}
+
+std::unique_ptr<HttpStream> Http::open(const Request& request) const {
+  double wait = options_.backoff_s;
+  for (int attempt = 0;; ++attempt) {
+    std::unique_ptr<HttpStream> s(new HttpStream(*this, request));
+    s->start();
+    const bool last = attempt >= options_.retries;
+    if (s->done_ && s->result_ != CURLE_OK && s->received_ == 0) {
+      if (!transient(s->result_) || last) {
+        const std::string detail = s->error_[0] != '\0' ? s->error_ : curl_easy_strerror(s->result_);
+        throw InputError(request.what + ": cannot reach " + request.url + " (" + detail + ")" +
+                         (attempt > 0 ? " after " + std::to_string(attempt + 1) + " attempts" : "") +
+                         "; check the name, the network, or --insecure-registry for plain HTTP");
+      }
+    } else if (s->status_ >= 500 && !last) {
+      // The registry's own failure: worth another try after a pause.
+    } else {
+      return s;
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+    wait *= 2;
+  }
+}
+
+Http::Response Http::fetch(const Request& request, std::size_t limit) const {
+  auto s = open(request);
+  Response r;
+  r.status = s->status();
+  r.headers = s->headers();
+  r.body = s->read_all(limit);
+  return r;
+}
+
+}  // namespace imgsmith::registry

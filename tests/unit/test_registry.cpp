@@ -1,0 +1,105 @@
+// Registry references, credentials and challenges: the parts of the registry
+// client that need no server. The client against a real registry is tested
+// by tests/system/registry_test.sh.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "client.hpp"
+#include "image_builder.hpp"
+#include "imgsmith/error.hpp"
+#include "imgsmith/registry.hpp"
+
+using namespace imgsmith;
+using namespace imgsmith::registry;
+
+TEST_CASE("registry references normalise as Docker does") {
+  auto ref = [](const std::string& text) {
+    auto r = RegistryRef::parse(text);
+    REQUIRE(r);
+    return *r;
+  };
+  const RegistryRef ubuntu = ref("ubuntu");
+  CHECK(ubuntu.str() == "docker.io/library/ubuntu:latest");
+  CHECK(ubuntu.api_host() == "registry-1.docker.io");
+  CHECK(ref("docker.io/library/ubuntu:22.04").str() == "docker.io/library/ubuntu:22.04");
+  CHECK(ref("bitnami/redis:7").str() == "docker.io/bitnami/redis:7");
+  const RegistryRef ghcr = ref("ghcr.io/org/team/app:v1.2");
+  CHECK(ghcr.registry == "ghcr.io");
+  CHECK(ghcr.repository == "org/team/app");
+  CHECK(ghcr.reference() == "v1.2");
+  const std::string digest = "sha256:" + std::string(64, 'a');
+  const RegistryRef pinned = ref("registry:5000/app@" + digest);
+  CHECK(pinned.registry == "registry:5000");
+  CHECK(pinned.tag.empty());
+  CHECK(pinned.reference() == digest);
+  CHECK(ref("localhost/app").registry == "localhost");
+  CHECK(ref("localhost:5000/app:1").api_host() == "localhost:5000");
+
+  CHECK_FALSE(RegistryRef::parse("Ubuntu"));             // upper case
+  CHECK_FALSE(RegistryRef::parse("app@sha256:abc"));     // short digest
+  CHECK_FALSE(RegistryRef::parse("app:"));               // empty tag
+  CHECK_FALSE(RegistryRef::parse("ghcr.io//app"));       // empty component
+  CHECK_FALSE(RegistryRef::parse("app:tag with space"));
+  CHECK_FALSE(RegistryRef::parse(""));
+}
+
+TEST_CASE("registry inputs: an existing file, a path or an archive name is never a reference") {
+  imgsmith::testing::TempDir tmp;
+  imgsmith::testing::write_file(tmp / "app", "x");
+  CHECK_FALSE(is_registry_input(tmp / "app"));
+  CHECK_FALSE(is_registry_input("./missing"));
+  CHECK_FALSE(is_registry_input("missing.tar"));
+  CHECK_FALSE(is_registry_input("missing.tar.gz"));
+  CHECK_FALSE(is_registry_input("-"));
+  CHECK(is_registry_input("ghcr.io/org/app:1"));
+  CHECK(is_registry_input("ubuntu"));
+}
+
+TEST_CASE("registry: WWW-Authenticate challenges") {
+  const auto c = parse_challenge(
+      R"(Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/ubuntu:pull")");
+  CHECK(c.at("scheme") == "bearer");
+  CHECK(c.at("realm") == "https://auth.docker.io/token");
+  CHECK(c.at("service") == "registry.docker.io");
+  CHECK(c.at("scope") == "repository:library/ubuntu:pull");
+  const auto b = parse_challenge(R"(Basic realm="Registry Realm")");
+  CHECK(b.at("scheme") == "basic");
+  CHECK(b.at("realm") == "Registry Realm");
+}
+
+TEST_CASE("registry: base64 both ways") {
+  for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", "user:p@ss:word", std::string("\0\xff\x10", 3)})
+    CHECK(base64_decode(base64_encode(s)) == s);
+  CHECK(base64_encode("user:pass") == "dXNlcjpwYXNz");
+  CHECK_THROWS(base64_decode("not*base64"));
+}
+
+TEST_CASE("registry: credentials from config.json, Docker Hub's aliases, helpers named") {
+  imgsmith::testing::TempDir tmp;
+  imgsmith::testing::write_file(tmp / "config.json", R"({
+    "auths": {
+      "https://index.docker.io/v1/": {"auth": "aHViOnNlY3JldA=="},
+      "127.0.0.1:5000": {"auth": "dXNlcjpwYXNz"},
+      "plain.example.com": {"username": "u", "password": "p"}
+    },
+    "credHelpers": {"gcr.io": "gcloud"}
+  })");
+  const Credentials hub = credentials_for("docker.io", tmp.path());
+  CHECK(hub.username == "hub");
+  CHECK(hub.password == "secret");
+  CHECK(hub.source == tmp / "config.json");
+  CHECK(credentials_for("127.0.0.1:5000", tmp.path()).password == "pass");
+  CHECK(credentials_for("plain.example.com", tmp.path()).username == "u");
+  const Credentials gcr = credentials_for("gcr.io", tmp.path());
+  CHECK_FALSE(gcr.present());
+  CHECK(gcr.helper == "gcloud");
+  CHECK_FALSE(credentials_for("other.example.com", tmp.path()).present());
+
+  imgsmith::testing::write_file(tmp / "config.json", "{ not json");
+  CHECK_THROWS_WITH(credentials_for("docker.io", tmp.path()), Catch::Contains("config.json: not valid JSON"));
+  imgsmith::testing::TempDir empty;
+  CHECK_FALSE(credentials_for("docker.io", empty.path()).present());
+}
