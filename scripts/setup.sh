@@ -12,6 +12,8 @@ packages=(
   zstd gzip tar python3 time debootstrap
   # the registry tests: a real registry, a pusher, htpasswd, token signing, curl
   docker-registry skopeo apache2-utils openssl curl
+  # the Docker engine tests (the test starts dockerd itself)
+  docker.io
 )
 
 missing=()

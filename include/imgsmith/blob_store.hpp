@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "imgsmith/byte_stream.hpp"
 #include "imgsmith/layer_scan.hpp"
 
 namespace imgsmith {
@@ -58,5 +59,10 @@ class BlobStore {
 std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const ProgressFn& progress,
                                            const CaptureFn& capture = {},
                                            const CaptureFn& stream_hash = {});
+
+// A tar (plain or compressed) read once from `in`, e.g. `docker save` output
+// streamed from the Docker daemon. `label` names it in messages.
+std::unique_ptr<BlobStore> open_stream_store(ByteStream& in, const std::string& label, const ProgressFn& progress,
+                                             const CaptureFn& capture = {}, const CaptureFn& stream_hash = {});
 
 }  // namespace imgsmith

@@ -51,7 +51,16 @@ std::unique_ptr<BlobStore> open_registry_store(const RegistryRef& ref, const Reg
                                                const ProgressFn& progress, const CaptureFn& capture,
                                                const CaptureFn& stream_hash);
 
-// A file, a directory or a registry reference, whichever `input` is.
+// docker://NAME[:TAG]: the image as the local Docker daemon saves it
+// (GET /images/NAME/get), streamed into the analysis with no temporary
+// file. The daemon is found through DOCKER_HOST (unix:// or tcp://), else
+// /var/run/docker.sock. Throws InputError when it cannot be reached or has
+// no such image.
+std::unique_ptr<BlobStore> open_docker_daemon(const std::string& name, const ProgressFn& progress,
+                                              const CaptureFn& capture, const CaptureFn& stream_hash);
+
+// A file, a directory, docker://NAME or a registry reference, whichever
+// `input` is.
 std::unique_ptr<BlobStore> open_image_source(const std::string& input, const RegistryOptions& registry,
                                              const ProgressFn& progress, const CaptureFn& capture,
                                              const CaptureFn& stream_hash);

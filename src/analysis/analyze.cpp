@@ -276,7 +276,7 @@ Analysis analyze_layers(const ResolvedImage& image,
 
 ManifestReport inspect_manifest(const std::string& input, const AnalyzeOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  if (!is_registry_input(input))
+  if (!is_registry_input(input) || input.rfind("docker://", 0) == 0)
     throw InputError(input + ": --manifest-only reads an image's manifest from a registry; a local file is "
                              "analysed in full (drop --manifest-only)");
   const auto ref = RegistryRef::parse(input);

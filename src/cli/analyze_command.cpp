@@ -212,6 +212,7 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
       "  docker save output (legacy, Docker >= 25, containerd store), an OCI archive,\n"
       "  an OCI layout directory, any of those tars compressed with gzip or zstd,\n"
       "  or - for a tar on standard input.\n"
+      "Or docker://NAME[:TAG], streamed from the local Docker daemon (DOCKER_HOST honoured).\n"
       "Or a registry reference, read over the OCI distribution API with no daemon:\n"
       "  ghcr.io/org/app:tag, registry:5000/app@sha256:..., ubuntu (docker.io/library/ubuntu:latest).\n"
       "  Credentials come from ~/.docker/config.json (DOCKER_CONFIG honoured); layers stream\n"

@@ -212,7 +212,7 @@ Client::Client(RegistryRef ref, const RegistryOptions& options)
     // As Docker does for an insecure registry: HTTPS without verification,
     // and plain HTTP when the registry does not speak TLS at all.
     try {
-      Request ping{base_ + "/v2/", {}, false, false, ref_.str()};
+      Request ping{base_ + "/v2/", {}, false, false, ref_.str(), ""};
       HttpOptions once = http_.options();
       Http probe(HttpOptions{once.connect_timeout_s, once.stall_timeout_s, 0, 0});
       probe.open(ping);
@@ -223,7 +223,7 @@ Client::Client(RegistryRef ref, const RegistryOptions& options)
 }
 
 std::unique_ptr<HttpStream> Client::get(const std::string& path, const Headers& extra, const std::string& what) const {
-  Request r{base_ + path, extra, verify_tls_, false, what};
+  Request r{base_ + path, extra, verify_tls_, false, what, ""};
   {
     std::lock_guard<std::mutex> lock(auth_lock_);
     if (!auth_header_.empty() && std::chrono::steady_clock::now() < auth_expires_) r.headers.push_back(auth_header_);
@@ -276,8 +276,8 @@ std::string Client::authorization(const std::map<std::string, std::string>& chal
   url += (url.find('?') == std::string::npos ? "?" : "&");
   url += "scope=" + percent_encode(scope);
   if (!field("service").empty()) url += "&service=" + percent_encode(field("service"));
-  Request token_request{url, {}, verify_tls_ || url.rfind("https://", 0) != 0 ? verify_tls_ : true, false,
-                        what + " (token from " + field("realm") + ")"};
+  Request token_request{url, {}, verify_tls_, false,
+                        what + " (token from " + field("realm") + ")", ""};
   if (!basic.empty()) token_request.headers.push_back(basic);
   const Http::Response r = http_.fetch(token_request, kErrorBodyLimit);
   if (r.status == 401 || r.status == 403) {

@@ -132,6 +132,7 @@ void HttpStream::start() {
   curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYPEER, request_.verify_tls ? 1L : 0L);
   curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYHOST, request_.verify_tls ? 2L : 0L);
   if (request_.head) curl_easy_setopt(easy_, CURLOPT_NOBODY, 1L);
+  if (!request_.unix_socket.empty()) curl_easy_setopt(easy_, CURLOPT_UNIX_SOCKET_PATH, request_.unix_socket.c_str());
   for (const auto& h : request_.headers) header_list_ = curl_slist_append(header_list_, h.c_str());
   if (header_list_ != nullptr) curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, header_list_);
   curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &HttpStream::on_body);

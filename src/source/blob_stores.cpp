@@ -311,6 +311,11 @@ class DirectoryStore final : public BlobStore {
 
 }  // namespace
 
+std::unique_ptr<BlobStore> open_stream_store(ByteStream& in, const std::string& label, const ProgressFn& progress,
+                                             const CaptureFn& capture, const CaptureFn& stream_hash) {
+  return std::make_unique<StreamedTarStore>(in, label, progress, capture, stream_hash);
+}
+
 std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const ProgressFn& progress,
                                            const CaptureFn& capture, const CaptureFn& stream_hash) {
   if (path == "-") {

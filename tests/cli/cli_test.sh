@@ -101,5 +101,12 @@ check "a bad policy names file and line" grep -q "bad.toml:2" "$tmp/err"
 expect "hash" 0 "$bin" analyze "$dive" --hash --format json
 check "hash finds the copies of somefile" grep -q '"id": "duplicate-content"' "$tmp/out"
 
+expect "docker:// with no daemon" 2 env DOCKER_HOST=unix://$tmp/no-daemon.sock "$bin" analyze docker://app:1
+check "it says the daemon cannot be reached" grep -q "cannot reach the Docker daemon at unix://$tmp/no-daemon.sock" "$tmp/err"
+expect "docker:// over TLS is refused" 2 env DOCKER_HOST=tcp://127.0.0.1:2376 DOCKER_TLS_VERIFY=1 "$bin" analyze docker://app:1
+check "it says why" grep -q "does not speak TLS" "$tmp/err"
+expect "a missing archive is a file error, not a registry lookup" 2 "$bin" analyze "$tmp/missing.tar"
+check "it names the file" grep -q "$tmp/missing.tar: No such file" "$tmp/err"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -7,28 +7,10 @@
 set -euo pipefail
 bin=$1
 cache=$2
-mirror=${IMGSMITH_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 skip() { echo "dpkg attribution: SKIPPED: $*"; exit 0; }
-[ "$(id -u)" -eq 0 ] || skip "debootstrap needs root"
-command -v debootstrap >/dev/null || skip "debootstrap is not installed (scripts/setup.sh installs it)"
 
-mkdir -p "$cache"
-root_tar="$cache/bookworm-minbase.tar"
-if [ ! -s "$root_tar" ]; then
-  work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
-  echo "dpkg attribution: debootstrap --variant=minbase bookworm (about a minute, once)"
-  if ! debootstrap --variant=minbase bookworm "$work/root" "$mirror" >"$work/log" 2>&1; then
-    tail -3 "$work/log"
-    skip "debootstrap could not reach $mirror"
-  fi
-  tar -C "$work/root" --numeric-owner -cf "$root_tar.tmp" .
-  mv "$root_tar.tmp" "$root_tar"
-  rm -rf "$work"
-  trap - EXIT
-fi
-
+root_tar=$("$(dirname "$0")/debootstrap_root.sh" "$cache") || skip "no Debian root could be made"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/root" "$tmp/img/layer"

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# imgsmith with a real Docker engine (Debian's docker.io), started here on
+# its own data root and socket and stopped by its PID:
+#   - an image built with BuildKit from a debootstrapped Debian base, with
+#     imgsmith-probe as its entrypoint;
+#   - `analyze docker://NAME` equals `analyze` of the `docker save` file;
+#   - final_bytes equals the regular-file bytes of `docker export`;
+#   - `docker run`: the probe's advice on stderr, the app's output and exit
+#     status unchanged, IMGSMITH_PROBE=require exits 3 without the app.
+# Usage: docker_test.sh IMGSMITH CACHE_DIR
+# Without root, dockerd or a Debian root it skips with one line; in CI
+# (CI=true) that is a failure instead.
+set -u
+bin=$1
+cache=$2
+here=$(cd "$(dirname "$0")" && pwd)
+docker=/usr/bin/docker  # Debian's client: the one with BuildKit (REFERENCE §6)
+
+skip() {
+  if [ "${CI:-}" = true ]; then echo "FAIL: docker tests cannot run in CI: $*"; exit 1; fi
+  echo "docker: SKIPPED: $*"
+  exit 0
+}
+[ "$(id -u)" -eq 0 ] || skip "dockerd needs root"
+command -v dockerd >/dev/null && [ -x "$docker" ] || skip "docker.io is not installed (scripts/setup.sh installs it)"
+root_tar=$("$here/debootstrap_root.sh" "$cache") || skip "no Debian root could be made"
+
+# shellcheck source=../cli/assert.sh
+source "$here/../cli/assert.sh"
+# Short paths: a unix socket path must fit in 108 bytes.
+run=$(mktemp -d /tmp/imgsmith-dockerd.XXXXXX)
+dockerd --data-root "$run/root" --exec-root "$run/exec" --pidfile "$run/pid" -H "unix://$run/sock" \
+  --iptables=false --bridge=none >"$run/log" 2>&1 &
+dockerd_pid=$!
+stop_dockerd() {
+  kill "$dockerd_pid" 2>/dev/null
+  for _ in $(seq 1 100); do kill -0 "$dockerd_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$dockerd_pid" 2>/dev/null
+  wait "$dockerd_pid" 2>/dev/null
+  grep " $run/" /proc/mounts | cut -d' ' -f2 | sort -r | xargs -r -n1 umount -l 2>/dev/null
+  rm -rf "$run" "$tmp"
+}
+trap stop_dockerd EXIT
+export DOCKER_HOST="unix://$run/sock"
+for _ in $(seq 1 200); do "$docker" version >/dev/null 2>&1 && break; sleep 0.1; done
+"$docker" version >/dev/null 2>&1 || { tail -5 "$run/log"; skip "dockerd did not start"; }
+
+json_field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null || echo "<no $2>"; }
+
+# ----- a base image and an app image built with BuildKit -----------------------
+"$docker" import "$root_tar" imgsmith-test/bookworm:minbase >/dev/null ||
+  { echo "FAIL: docker import"; exit 1; }
+mkdir -p "$tmp/ctx"
+"$bin" probe --write "$tmp/ctx/imgsmith-probe"
+cat >"$tmp/ctx/Dockerfile" <<'EOF'
+FROM imgsmith-test/bookworm:minbase
+COPY imgsmith-probe /usr/local/bin/imgsmith-probe
+RUN mkdir -p /opt/app && head -c 3000000 /dev/urandom > /opt/app/model.bin \
+ && echo keep > /opt/app/keep.txt && cp /opt/app/keep.txt /opt/app/overwritten.txt
+RUN rm /opt/app/model.bin && ln /opt/app/keep.txt /opt/app/keep-link.txt \
+ && echo changed > /opt/app/overwritten.txt && rm -rf /usr/share/doc
+ENTRYPOINT ["/usr/local/bin/imgsmith-probe", "--"]
+CMD ["sh", "-c", "echo hello from the app; exit 7"]
+EOF
+DOCKER_BUILDKIT=1 "$docker" build -q --network none -t imgsmith-test/app:1 "$tmp/ctx" >"$tmp/build.log" 2>&1 ||
+  { echo "FAIL: docker build"; tail -20 "$tmp/build.log"; exit 1; }
+
+# ----- docker:// equals the docker save file -----------------------------------
+expect "analyze docker://" 0 "$bin" analyze docker://imgsmith-test/app:1 --format json -o "$tmp/daemon.json" -q
+"$docker" save -o "$tmp/app.tar" imgsmith-test/app:1
+expect "analyze the docker save file" 0 "$bin" analyze "$tmp/app.tar" --format json -o "$tmp/file.json" -q
+for field in "d['size']['final_bytes']" "d['size']['layers_bytes']" "d['size']['wasted_bytes']" \
+             "d['dive']['efficiency']" "[l['size_bytes'] for l in d['layers']]" "d['image']['config_digest']" \
+             "[(c['name'], c['bytes']) for c in d['categories']]" "d['format']"; do
+  a=$(json_field "$tmp/daemon.json" "$field")
+  b=$(json_field "$tmp/file.json" "$field")
+  check "docker:// and the saved file agree on $field ($a)" test -n "$a" -a "${a#<no }" = "$a" -a "$a" = "$b"
+done
+check "the 3 MB deleted in a later layer is waste" test "$(json_field "$tmp/daemon.json" "d['size']['wasted_bytes']")" -ge 3000000
+expect "docker:// of an image the daemon lacks" 2 "$bin" analyze docker://imgsmith-test/none:1
+check "it names the image and the daemon" grep -q "has no image 'imgsmith-test/none:1'" "$tmp/err"
+
+# ----- final_bytes equals docker export ------------------------------------------
+for image in imgsmith-test/bookworm:minbase imgsmith-test/app:1; do
+  cid=$("$docker" create --network none "$image" sh)
+  "$docker" export -o "$tmp/export.tar" "$cid"
+  "$docker" rm "$cid" >/dev/null
+  "$bin" analyze "docker://$image" --format json -o "$tmp/image.json" -q --top 100000
+  verdict=$(python3 - "$tmp/export.tar" "$tmp/image.json" <<'EOF'
+import json, sys, tarfile
+# Docker writes (or mounts) these in every container, hiding the image's own
+# copies (debootstrap leaves /etc/hostname and /etc/resolv.conf in a root):
+# they are left out of both sides.
+added = {"etc/hosts", "etc/hostname", "etc/resolv.conf", ".dockerenv"}
+exported = 0
+with tarfile.open(sys.argv[1]) as t:
+    for m in t:
+        if m.isreg() and m.name.lstrip("./") not in added:  # hard links are LNKTYPE: counted once
+            exported += m.size
+report = json.load(open(sys.argv[2]))
+own = sum(f["bytes"] for f in report["largest_files"] if f["path"].lstrip("/") in added)
+final = report["size"]["final_bytes"] - own
+print(f"{final} {exported}")
+EOF
+)
+  check "$image: final_bytes equals docker export's regular files (imgsmith, export: $verdict)" \
+    test "${verdict% *}" = "${verdict#* }" -a -n "${verdict% *}"
+done
+
+# ----- docker run: the probe as entrypoint -----------------------------------------
+"$docker" run --rm --network none imgsmith-test/app:1 >"$tmp/out" 2>"$tmp/err"
+status=$?
+check "the app's exit status comes through (7)" test "$status" = 7
+check "the app's stdout comes through unchanged" test "$(cat "$tmp/out")" = "hello from the app"
+check "the probe says there is no GPU, with the --gpus advice" grep -q -- "--gpus" "$tmp/err"
+"$docker" run --rm --network none -e IMGSMITH_PROBE=require imgsmith-test/app:1 >"$tmp/out" 2>"$tmp/err"
+status=$?
+check "IMGSMITH_PROBE=require exits 3" test "$status" = 3
+check "and never runs the app" test ! -s "$tmp/out"
+
+echo "docker: $pass passed, $fail failed"
+[ "$fail" = 0 ]
