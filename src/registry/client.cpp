@@ -40,11 +40,29 @@ bool same_registry(const std::string& a, const std::string& b) {
   return a == b || (is_docker_hub(a) && is_docker_hub(b));
 }
 
+std::string host_of_url(const std::string& url) {
+  std::string rest = url.substr(url.find("://") == std::string::npos ? 0 : url.find("://") + 3);
+  return rest.substr(0, rest.find_first_of("/?#"));
+}
+
+// localhost, 127.x.y.z written as numbers, or [::1]; a name such as
+// 127.example.com is not loopback.
 bool loopback(const std::string& host_port) {
   std::string host = host_port;
   if (const auto colon = host.rfind(':'); colon != std::string::npos && host.find(']') == std::string::npos)
     host.resize(colon);
-  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "[::1]";
+  if (host == "localhost" || host == "[::1]") return true;
+  int parts = 0;
+  std::size_t i = 0;
+  if (host.rfind("127.", 0) != 0) return false;
+  while (i < host.size()) {
+    std::size_t digits = 0;
+    while (i < host.size() && std::isdigit(static_cast<unsigned char>(host[i]))) ++i, ++digits;
+    if (digits == 0 || digits > 3) return false;
+    ++parts;
+    if (i < host.size() && host[i++] != '.') return false;
+  }
+  return parts == 4;
 }
 
 std::string percent_encode(const std::string& s) {
@@ -135,6 +153,12 @@ Credentials credentials_for(const std::string& registry, const std::string& conf
     throw InputError(path + ": not valid JSON; fix it, or point DOCKER_CONFIG at another directory");
   }
   c.source = path;
+  // As Docker does: a credential helper named for the registry wins over
+  // anything stored in auths.
+  if (const auto helpers = config.find("credHelpers"); helpers != config.end() && helpers->is_object())
+    for (const auto& [host, helper] : helpers->items())
+      if (same_registry(host, registry) && helper.is_string()) c.helper = helper.get<std::string>();
+  if (!c.helper.empty()) return c;
   if (const auto auths = config.find("auths"); auths != config.end() && auths->is_object())
     for (const auto& [key, entry] : auths->items()) {
       if (!same_registry(config_key_host(key), registry) || !entry.is_object()) continue;
@@ -154,14 +178,11 @@ Credentials credentials_for(const std::string& registry, const std::string& conf
         c.username = entry.value("username", "");
         c.password = entry.value("password", "");
       }
+      if (entry.contains("identitytoken") && c.password.empty())
+        c.helper = "identity-token";  // an OAuth refresh token, which imgsmith does not exchange
     }
-  if (!c.present()) {
-    if (const auto helpers = config.find("credHelpers"); helpers != config.end() && helpers->is_object())
-      for (const auto& [host, helper] : helpers->items())
-        if (same_registry(host, registry) && helper.is_string()) c.helper = helper.get<std::string>();
-    if (c.helper.empty() && config.contains("credsStore") && config["credsStore"].is_string())
-      c.helper = config["credsStore"].get<std::string>();
-  }
+  if (!c.present() && c.helper.empty() && config.contains("credsStore") && config["credsStore"].is_string())
+    c.helper = config["credsStore"].get<std::string>();
   return c;
 }
 
@@ -198,14 +219,17 @@ std::map<std::string, std::string> parse_challenge(const std::string& header) {
 
 // ----- the client ----------------------------------------------------------
 
+bool Client::insecure_host(const std::string& host) const {
+  return loopback(host) || std::find(insecure_.begin(), insecure_.end(), host) != insecure_.end();
+}
+
 Client::Client(RegistryRef ref, const RegistryOptions& options)
     : ref_(std::move(ref)),
+      insecure_(options.insecure),
       http_(HttpOptions{options.connect_timeout_s, options.stall_timeout_s, options.retries, 0.5}) {
   credentials_ = credentials_for(ref_.registry, options.docker_config);
   const std::string host = ref_.api_host();
-  const bool insecure = loopback(host) ||
-                        std::find(options.insecure.begin(), options.insecure.end(), host) != options.insecure.end() ||
-                        std::find(options.insecure.begin(), options.insecure.end(), ref_.registry) != options.insecure.end();
+  const bool insecure = insecure_host(host) || insecure_host(ref_.registry);
   verify_tls_ = !insecure;
   base_ = "https://" + host;
   if (insecure) {
@@ -250,8 +274,12 @@ std::string Client::authorization(const std::map<std::string, std::string>& chal
   };
   const std::string scheme = field("scheme");
   const std::string basic =
-      credentials_.present() ? "Authorization: Basic " + base64_encode(credentials_.username + ":" + credentials_.password) : "";
+      credentials_.present() && credentials_.helper.empty() ? "Authorization: Basic " + base64_encode(credentials_.username + ":" + credentials_.password) : "";
   auto needs_credentials = [&](const std::string& why) -> InputError {
+    if (credentials_.helper == "identity-token")
+      return InputError(what + ": " + ref_.registry + " " + why + ", and " + credentials_.source +
+                        " holds only an identity token (an OAuth refresh token) for it, which imgsmith does not "
+                        "exchange; store a user name and password or an access token in auths");
     if (!credentials_.helper.empty())
       return InputError(what + ": " + ref_.registry + " " + why + ", and its credentials are kept by the credential "
                         "helper docker-credential-" + credentials_.helper + ", which imgsmith does not run; put them "
@@ -276,7 +304,16 @@ std::string Client::authorization(const std::map<std::string, std::string>& chal
   url += (url.find('?') == std::string::npos ? "?" : "&");
   url += "scope=" + percent_encode(scope);
   if (!field("service").empty()) url += "&service=" + percent_encode(field("service"));
-  Request token_request{url, {}, verify_tls_, false,
+  const std::string realm_host = host_of_url(url);
+  const bool realm_plain = url.rfind("http://", 0) == 0;
+  if (url.rfind("https://", 0) != 0 && !realm_plain)
+    throw InputError(what + ": the token realm " + field("realm") + " is not an http(s) URL");
+  // Credentials go in clear text only to a host the user called insecure.
+  if (realm_plain && !basic.empty() && !insecure_host(realm_host))
+    throw InputError(what + ": " + ref_.registry + " sends its token requests to " + field("realm") +
+                     " over plain HTTP; imgsmith will not send the credentials there (--insecure-registry " +
+                     realm_host + " allows it)");
+  Request token_request{url, {}, !insecure_host(realm_host), false,
                         what + " (token from " + field("realm") + ")", ""};
   if (!basic.empty()) token_request.headers.push_back(basic);
   const Http::Response r = http_.fetch(token_request, kErrorBodyLimit);
@@ -298,7 +335,8 @@ std::string Client::authorization(const std::map<std::string, std::string>& chal
   if (token.empty()) token = doc.value("access_token", "");
   if (token.empty()) throw InputError(what + ": the token service " + field("realm") + " gave no token");
   long lifetime = 60;
-  if (const auto e = doc.find("expires_in"); e != doc.end() && e->is_number_integer()) lifetime = e->get<long>();
+  if (const auto e = doc.find("expires_in"); e != doc.end() && e->is_number_integer())
+    lifetime = std::clamp(e->get<long>(), 5L, 86400L);
   const std::string header = "Authorization: Bearer " + token;
   std::lock_guard<std::mutex> lock(auth_lock_);
   auth_header_ = header;
@@ -323,8 +361,8 @@ void Client::fail(HttpStream& response, const std::string& what, const std::stri
   const std::string where = ref_.registry + "/" + ref_.repository;
   if (status == 404 && code == "NAME_UNKNOWN")
     throw InputError(what + ": no repository " + ref_.repository + " on " + ref_.registry + "; check the name");
-  if (status == 404 && subject.rfind("sha256:", 0) != 0)
-    throw InputError(what + ": no tag '" + subject + "' in " + where + "; check the tag");
+  const bool tag = subject.find(':') == std::string::npos && subject.rfind("blob ", 0) != 0;
+  if (status == 404 && tag) throw InputError(what + ": no tag '" + subject + "' in " + where + "; check the tag");
   if (status == 404)
     throw InputError(what + ": " + where + " has no " + subject + (code.empty() ? "" : " (" + code + ")"));
   if (status == 429) {
@@ -341,8 +379,18 @@ void Client::fail(HttpStream& response, const std::string& what, const std::stri
                    (code.empty() ? "" : " " + code) + (message.empty() ? "" : ": " + message));
 }
 
+// imgsmith checks sha256, the digest every registry and image tool uses; a
+// document or blob named by any other algorithm could not be checked, so it
+// is refused rather than trusted.
+void require_sha256(const std::string& digest, const std::string& what) {
+  if (digest.find(':') != std::string::npos && digest.rfind("sha256:", 0) != 0)
+    throw InputError(what + ": " + digest + " uses a digest algorithm imgsmith cannot verify (only sha256); "
+                     "refusing to trust it");
+}
+
 Document Client::manifest(const std::string& reference) const {
   const std::string what = ref_.str();
+  require_sha256(reference, what);
   auto s = get("/v2/" + ref_.repository + "/manifests/" + reference, {kManifestAccept}, what);
   if (s->status() != 200) fail(*s, what, reference);
   Document d;
@@ -353,7 +401,7 @@ Document Client::manifest(const std::string& reference) const {
   if (reference.rfind("sha256:", 0) == 0 && d.digest != reference)
     throw InputError(what + ": the manifest " + reference + " arrived with digest " + d.digest +
                      "; the registry's copy is corrupt or was tampered with");
-  if (announced.rfind("sha256:", 0) == 0 && announced != d.digest)
+  if (!announced.empty() && announced != d.digest && announced.rfind("sha256:", 0) == 0)
     throw InputError(what + ": the manifest's digest is " + d.digest + ", but the registry announced " + announced +
                      "; the registry's copy is corrupt or was tampered with");
   return d;
@@ -366,7 +414,7 @@ Document Client::blob(const std::string& digest, std::size_t limit) const {
   d.body = s->read_all(limit);
   d.media_type = media_type_of(s->header("content-type"));
   d.digest = sha256_digest(d.body);
-  if (digest.rfind("sha256:", 0) == 0 && d.digest != digest)
+  if (d.digest != digest)
     throw InputError(what + ": the blob " + digest + " arrived with digest " + d.digest +
                      "; the registry's copy is corrupt or was tampered with");
   return d;
@@ -374,6 +422,7 @@ Document Client::blob(const std::string& digest, std::size_t limit) const {
 
 std::unique_ptr<HttpStream> Client::blob_stream(const std::string& digest) const {
   const std::string what = ref_.str();
+  require_sha256(digest, what);
   auto s = get("/v2/" + ref_.repository + "/blobs/" + digest, {}, what);
   if (s->status() != 200) fail(*s, what, "blob " + digest);
   return s;
@@ -401,7 +450,6 @@ bool DigestingStream::matches() {
 
 void DigestingStream::verify() {
   if (matches()) return;
-  if (expected_.rfind("sha256:", 0) != 0) return;  // another algorithm: not checked here
   throw InputError(what_ + ": digest mismatch: the manifest says " + expected_ + " (" + std::to_string(size_) +
                    " bytes), the registry sent " + actual_ + " (" + std::to_string(seen_) +
                    " bytes); the registry's copy is corrupt or was tampered with");

@@ -57,7 +57,10 @@ class Client {
   [[noreturn]] void fail(HttpStream& response, const std::string& what, const std::string& subject) const;
   void choose_scheme();
 
+  bool insecure_host(const std::string& host) const;
+
   RegistryRef ref_;
+  std::vector<std::string> insecure_;
   Http http_;
   bool verify_tls_ = true;
   std::string base_;  // https://host or http://host
@@ -77,6 +80,7 @@ class DigestingStream final : public ByteStream {
   // Throws InputError on a digest or size mismatch.
   void verify();
   bool matches();  // verify() without throwing; drains the stream
+  std::uint64_t seen() const { return seen_; }
 
  private:
   ByteStream& in_;

@@ -101,8 +101,10 @@ std::size_t HttpStream::on_header(char* data, std::size_t size, std::size_t coun
   }
   const std::string t = trim(line);
   if (t.empty()) {
-    // The end of a header block; a redirect's block is followed by another.
-    if (s->status_ < 300 || s->status_ >= 400 || s->header("location").empty()) s->headers_done_ = true;
+    // The end of a header block. A redirect's block is followed by another,
+    // and so is an informational one (100 Continue, 103 Early Hints).
+    if (s->status_ >= 200 && (s->status_ < 300 || s->status_ >= 400 || s->header("location").empty()))
+      s->headers_done_ = true;
     return line.size();
   }
   const auto colon = t.find(':');
@@ -123,6 +125,11 @@ void HttpStream::start() {
   // Authorization on a redirect to another host unless told otherwise.
   curl_easy_setopt(easy_, CURLOPT_UNRESTRICTED_AUTH, 0L);
   curl_easy_setopt(easy_, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
+  // A registry (or its token realm) decides URLs we fetch: HTTP(S) only.
+  curl_easy_setopt(easy_, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(easy_, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  // A proxy's "200 Connection established" is not the registry's answer.
+  curl_easy_setopt(easy_, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
   curl_easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT, o.connect_timeout_s);
   curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_TIME, o.stall_timeout_s);
@@ -208,7 +215,9 @@ Http::Http(HttpOptions options) : options_(options) {
   curl_share_setopt(share_, CURLSHOPT_LOCKFUNC, &Http::lock);
   curl_share_setopt(share_, CURLSHOPT_UNLOCKFUNC, &Http::unlock);
   curl_share_setopt(share_, CURLSHOPT_USERDATA, this);
-  curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+  // Connections are not shared: libcurl does not support sharing them
+  // between threads, and layers are read from several. DNS answers and TLS
+  // sessions are, so a new connection is cheap.
   curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
   curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
 }

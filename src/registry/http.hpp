@@ -1,7 +1,7 @@
 // HTTP over libcurl for the registry client: whole small responses, and
 // bodies pulled as a ByteStream so a multi-GB layer flows into the layer
-// scanner without landing anywhere. Connections, DNS and TLS sessions are
-// shared by every transfer (parallel layer downloads reuse connections).
+// scanner without landing anywhere. DNS answers and TLS sessions are shared
+// by every transfer; each transfer keeps its own connection.
 #pragma once
 
 #include <curl/curl.h>

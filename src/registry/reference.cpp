@@ -2,6 +2,7 @@
 // no registry means Docker Hub, whose one-word names live under library/.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <regex>
 
 #include "imgsmith/registry.hpp"
@@ -11,12 +12,10 @@ namespace {
 
 const std::regex kComponent(R"([a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)");
 const std::regex kTag(R"([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})");
-const std::regex kDigest(R"(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})");
+const std::regex kDigest(R"(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})");  // sha512 is refused later, by name
 const std::regex kHost(R"((?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]+)?)");
 
-bool is_docker_hub(const std::string& registry) {
-  return registry == "docker.io" || registry == "index.docker.io" || registry == "registry-1.docker.io";
-}
+bool is_docker_hub(const std::string& registry) { return registry == "docker.io" || registry == "index.docker.io"; }
 
 }  // namespace
 
@@ -32,7 +31,10 @@ std::optional<RegistryRef> RegistryRef::parse(const std::string& text) {
   std::string rest = name;
   if (const auto slash = name.find('/'); slash != std::string::npos) {
     const std::string first = name.substr(0, slash);
-    if (first.find('.') != std::string::npos || first.find(':') != std::string::npos || first == "localhost") {
+    // Docker's rule: a first part with a dot, a colon or an upper-case
+    // letter, or "localhost", is a registry.
+    const bool upper = std::any_of(first.begin(), first.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+    if (first.find('.') != std::string::npos || first.find(':') != std::string::npos || first == "localhost" || upper) {
       if (!std::regex_match(first, kHost)) return std::nullopt;
       ref.registry = first;
       rest = name.substr(slash + 1);
@@ -56,6 +58,7 @@ std::optional<RegistryRef> RegistryRef::parse(const std::string& text) {
     start = end + 1;
   }
   if (is_docker_hub(ref.registry) && rest.find('/') == std::string::npos) rest = "library/" + rest;
+  if (ref.registry.size() + 1 + rest.size() > 255) return std::nullopt;  // Docker's limit on a name
   ref.repository = rest;
   if (ref.tag.empty() && ref.digest.empty()) ref.tag = "latest";
   return ref;

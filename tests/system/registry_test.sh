@@ -89,6 +89,9 @@ manifest_digest=$(curl -s -o /dev/null -D - -H 'Accept: application/vnd.docker.d
 expect "a reference pinned by digest" 0 "$bin" analyze "$reg/dive/test@$manifest_digest" --format json -o "$tmp/pinned.json" -q
 check "the pinned image is the tagged one" test "$(json_field "$tmp/pinned.json" "d['size']['final_bytes']")" = 1188573
 
+expect "a digest imgsmith cannot verify is refused" 2 "$bin" analyze "$reg/dive/test@sha512:$(printf 'a%.0s' $(seq 1 128))"
+check "it says why" grep -q "only sha256" "$tmp/err"
+
 # --manifest-only: the manifest's sizes, no layer read.
 expect "--manifest-only" 0 "$bin" analyze "$reg/dive/test:1" --manifest-only --format json -o "$tmp/manifest.json" -q
 curl -s -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' "http://$reg/v2/dive/test/manifests/1" >"$tmp/raw-manifest.json"

@@ -38,6 +38,9 @@ TEST_CASE("registry references normalise as Docker does") {
   CHECK(ref("localhost/app").registry == "localhost");
   CHECK(ref("localhost:5000/app:1").api_host() == "localhost:5000");
 
+  CHECK(ref("registry-1.docker.io/ubuntu").repository == "ubuntu");  // only docker.io gets library/
+  CHECK(ref("MyRegistry/app").registry == "MyRegistry");  // upper case marks a host, as in Docker
+  CHECK_FALSE(RegistryRef::parse("ghcr.io/" + std::string(260, 'a')));  // over 255 characters
   CHECK_FALSE(RegistryRef::parse("Ubuntu"));             // upper case
   CHECK_FALSE(RegistryRef::parse("app@sha256:abc"));     // short digest
   CHECK_FALSE(RegistryRef::parse("app:"));               // empty tag
@@ -85,18 +88,25 @@ TEST_CASE("registry: credentials from config.json, Docker Hub's aliases, helpers
       "127.0.0.1:5000": {"auth": "dXNlcjpwYXNz"},
       "plain.example.com": {"username": "u", "password": "p"}
     },
-    "credHelpers": {"gcr.io": "gcloud"}
+    "credHelpers": {"gcr.io": "gcloud", "127.0.0.1:5000": "pass"}
   })");
   const Credentials hub = credentials_for("docker.io", tmp.path());
   CHECK(hub.username == "hub");
   CHECK(hub.password == "secret");
   CHECK(hub.source == tmp / "config.json");
-  CHECK(credentials_for("127.0.0.1:5000", tmp.path()).password == "pass");
+  // A helper named for the registry wins over auths, as in Docker.
+  const Credentials helped = credentials_for("127.0.0.1:5000", tmp.path());
+  CHECK_FALSE(helped.present());
+  CHECK(helped.helper == "pass");
   CHECK(credentials_for("plain.example.com", tmp.path()).username == "u");
   const Credentials gcr = credentials_for("gcr.io", tmp.path());
   CHECK_FALSE(gcr.present());
   CHECK(gcr.helper == "gcloud");
   CHECK_FALSE(credentials_for("other.example.com", tmp.path()).present());
+
+  imgsmith::testing::write_file(tmp / "config.json",
+                                R"({"auths": {"myacr.example.com": {"username": "00000000-0000", "identitytoken": "x"}}})");
+  CHECK(credentials_for("myacr.example.com", tmp.path()).helper == "identity-token");
 
   imgsmith::testing::write_file(tmp / "config.json", "{ not json");
   CHECK_THROWS_WITH(credentials_for("docker.io", tmp.path()), Catch::Contains("config.json: not valid JSON"));
