@@ -3,16 +3,36 @@
 // the unit tests read every table.
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "gen_internal.hpp"
+#include "imgsmith/error.hpp"
 
 namespace imgsmith::gen {
 namespace {
 
 using nlohmann::json;
 
+// IMGSMITH_GEN_TABLES=DIR replaces an embedded table by DIR/<name> when that
+// file exists: for a site's own mirror of images, or local stand-ins whose
+// OS differs from NVIDIA's.
 json table(const std::string& name) {
+  if (const char* dir = std::getenv("IMGSMITH_GEN_TABLES"); dir != nullptr && *dir != '\0') {
+    const std::string path = std::string(dir) + "/" + name;
+    std::ifstream in(path, std::ios::binary);
+    if (in) {
+      std::ostringstream text;
+      text << in.rdbuf();
+      try {
+        return json::parse(text.str());
+      } catch (const json::exception& e) {
+        throw InputError(path + ": not valid JSON (" + e.what() + "); fix it or unset IMGSMITH_GEN_TABLES");
+      }
+    }
+  }
   const auto& files = embedded_files();
   const auto it = files.find(name);
   if (it == files.end()) throw std::logic_error("embedded table missing: " + name);
@@ -83,7 +103,14 @@ Tables load() {
 }  // namespace
 
 const Tables& builtin_tables() {
-  static const Tables tables = load();
+  static const Tables tables = [] {
+    try {
+      return load();
+    } catch (const json::exception& e) {
+      // Only an override can get here: the embedded tables are tested.
+      throw InputError(std::string("IMGSMITH_GEN_TABLES: a table lacks what gen needs (") + e.what() + ")");
+    }
+  }();
   return tables;
 }
 

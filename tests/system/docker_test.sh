@@ -6,13 +6,20 @@
 #   - `analyze docker://NAME` equals `analyze` of the `docker save` file;
 #   - final_bytes equals the regular-file bytes of `docker export`;
 #   - `docker run`: the probe's advice on stderr, the app's output and exit
-#     status unchanged, IMGSMITH_PROBE=require exits 3 without the app.
-# Usage: docker_test.sh IMGSMITH CACHE_DIR
+#     status unchanged, IMGSMITH_PROBE=require exits 3 without the app;
+#   - gen's Dockerfile for examples/cuda-saxpy, built on local stand-ins of
+#     NVIDIA's images (cuda_standins.sh), against a naive one-stage devel
+#     Dockerfile: no devel in the final image, smaller, at most 50 MB over
+#     its base.
+# The daemon's data root lives in CACHE_DIR/docker, so the stand-ins and
+# BuildKit's cache survive between runs.
+# Usage: docker_test.sh IMGSMITH CACHE_DIR SOURCE_DIR
 # Without root, dockerd or a Debian root it skips with one line; in CI
 # (CI=true) that is a failure instead.
 set -u
 bin=$1
 cache=$2
+source_dir=$3
 here=$(cd "$(dirname "$0")" && pwd)
 docker=/usr/bin/docker  # Debian's client: the one with BuildKit (REFERENCE §6)
 
@@ -23,13 +30,14 @@ skip() {
 }
 [ "$(id -u)" -eq 0 ] || skip "dockerd needs root"
 command -v dockerd >/dev/null && [ -x "$docker" ] || skip "docker.io is not installed (scripts/setup.sh installs it)"
-root_tar=$("$here/debootstrap_root.sh" "$cache") || skip "no Debian root could be made"
+root_tar=$("$here/debootstrap_root.sh" "$cache/debootstrap") || skip "no Debian root could be made"
 
 # shellcheck source=../cli/assert.sh
 source "$here/../cli/assert.sh"
 # Short paths: a unix socket path must fit in 108 bytes.
 run=$(mktemp -d /tmp/imgsmith-dockerd.XXXXXX)
-dockerd --data-root "$run/root" --exec-root "$run/exec" --pidfile "$run/pid" -H "unix://$run/sock" \
+mkdir -p "$cache/docker"
+dockerd --data-root "$cache/docker" --exec-root "$run/exec" --pidfile "$run/pid" -H "unix://$run/sock" \
   --iptables=false --bridge=none >"$run/log" 2>&1 &
 dockerd_pid=$!
 stop_dockerd() {
@@ -37,7 +45,7 @@ stop_dockerd() {
   for _ in $(seq 1 100); do kill -0 "$dockerd_pid" 2>/dev/null || break; sleep 0.1; done
   kill -9 "$dockerd_pid" 2>/dev/null
   wait "$dockerd_pid" 2>/dev/null
-  grep " $run/" /proc/mounts | cut -d' ' -f2 | sort -r | xargs -r -n1 umount -l 2>/dev/null
+  grep -e " $run/" -e " $cache/docker/" /proc/mounts | cut -d' ' -f2 | sort -r | xargs -r -n1 umount -l 2>/dev/null
   rm -rf "$run" "$tmp"
 }
 trap stop_dockerd EXIT
@@ -117,6 +125,61 @@ check "the probe says there is no GPU, with the --gpus advice" grep -q -- "--gpu
 status=$?
 check "IMGSMITH_PROBE=require exits 3" test "$status" = 3
 check "and never runs the app" test ! -s "$tmp/out"
+
+# ----- gen's Dockerfile, built on stand-ins of NVIDIA's images -------------------
+cuda_dir=$(readlink -f /usr/local/cuda 2>/dev/null || true)
+if [ ! -x "$cuda_dir/bin/nvcc" ]; then
+  echo "docker: the gen build is skipped: no CUDA toolkit in /usr/local/cuda for the stand-ins"
+else
+  "$here/cuda_standins.sh" standin "$root_tar" "$cuda_dir" 13.0.0 || { echo "FAIL: the CUDA stand-ins"; fail=$((fail + 1)); }
+  # The stand-ins are Debian inside: gen's package table for their OS says so.
+  mkdir -p "$tmp/tables"
+  python3 - "$source_dir/data/cuda-images.json" "$tmp/tables/cuda-images.json" <<'EOF'
+import json, sys
+tables = json.load(open(sys.argv[1]))
+tables["os"]["ubuntu24.04"] = {
+    "python": "3.11",
+    "python_runtime": ["python3.11=3.11.*"],
+    "python_build": ["python3.11=3.11.*", "python3.11-venv=3.11.*"],
+    "cmake_build": ["cmake=3.25.*", "make=4.3-*", "g++=4:12.*"],
+}
+json.dump(tables, open(sys.argv[2], "w"))
+EOF
+  cp -r "$source_dir/examples/cuda-saxpy" "$tmp/saxpy"
+  expect "gen for the CUDA example, on the stand-ins" 0 env IMGSMITH_GEN_TABLES="$tmp/tables" \
+    "$bin" gen "$tmp/saxpy" --cuda 13.0 --os ubuntu24.04 --registry-mirror standin
+  check "gen builds on the devel stand-in" grep -q "^FROM standin/nvidia/cuda:13.0.0-devel-ubuntu24.04 AS builder$" "$tmp/saxpy/Dockerfile"
+  check "gen ships on the runtime stand-in" grep -q "^FROM standin/nvidia/cuda:13.0.0-runtime-ubuntu24.04$" "$tmp/saxpy/Dockerfile"
+  if DOCKER_BUILDKIT=1 "$docker" build --network host -t imgsmith-test/saxpy:gen "$tmp/saxpy" >"$tmp/gen-build.log" 2>&1; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1)); echo "FAIL: docker build of gen's Dockerfile"; tail -25 "$tmp/gen-build.log"
+  fi
+  if DOCKER_BUILDKIT=1 "$docker" build --network host -f "$here/naive-devel.Dockerfile" -t imgsmith-test/saxpy:naive \
+       "$tmp/saxpy" >"$tmp/naive-build.log" 2>&1; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1)); echo "FAIL: docker build of the naive Dockerfile"; tail -25 "$tmp/naive-build.log"
+  fi
+  expect "analyze docker:// of gen's image, gated" 0 "$bin" analyze docker://imgsmith-test/saxpy:gen \
+    --deny devel-in-final --max-size 3GB --format json -o "$tmp/gen.json" -q
+  check "no devel-in-final finding" test "$(json_field "$tmp/gen.json" "[f['id'] for f in d['findings'] if f['id'] == 'devel-in-final']")" = "[]"
+  "$bin" analyze docker://imgsmith-test/saxpy:naive --format json -o "$tmp/naive.json" -q
+  check "the naive image has devel-in-final" grep -q '"devel-in-final"' "$tmp/naive.json"
+  "$bin" analyze docker://standin/nvidia/cuda:13.0.0-runtime-ubuntu24.04 --format json -o "$tmp/runtime.json" -q
+  gen_bytes=$(json_field "$tmp/gen.json" "d['size']['final_bytes']")
+  naive_bytes=$(json_field "$tmp/naive.json" "d['size']['final_bytes']")
+  base_bytes=$(json_field "$tmp/runtime.json" "d['size']['final_bytes']")
+  echo "docker: sizes (final bytes): gen's image $gen_bytes, naive devel image $naive_bytes, runtime stand-in $base_bytes"
+  check "gen's image is smaller than the naive one" test "$gen_bytes" -lt "$naive_bytes"
+  check "gen's image adds at most 50 MB to its base" test "$((gen_bytes - base_bytes))" -le 50000000
+  "$docker" run --rm --network none imgsmith-test/saxpy:gen >"$tmp/out" 2>"$tmp/err"
+  status=$?
+  check "the generated image runs saxpy after the probe (exit $status: no GPU here)" grep -q "saxpy:" "$tmp/err"
+  check "the probe's --gpus advice comes first" grep -q -- "--gpus" "$tmp/err"
+  "$docker" image rm imgsmith-test/saxpy:gen imgsmith-test/saxpy:naive >/dev/null 2>&1
+fi
+"$docker" image rm imgsmith-test/app:1 >/dev/null 2>&1
 
 echo "docker: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -137,6 +137,31 @@ TEST_CASE("attribution: frameworks, Python distributions, OS packages, caches, b
   CHECK(f.bytes("app") == 31);
 }
 
+TEST_CASE("attribution: gcc-N-base is an OS package, not a compiler") {
+  // It holds only docs and is required by libgcc-s1 in every Debian and
+  // Ubuntu image; calling it devel-in-final flagged every runtime image.
+  Image image;
+  image.layers = {Layer{{file("usr/share/doc/gcc-12-base/copyright", 68),
+                         file_with("var/lib/dpkg/info/gcc-12-base:amd64.list", "/usr/share/doc/gcc-12-base/copyright\n"),
+                         file("usr/bin/x86_64-linux-gnu-gcc-12", 900),
+                         file_with("var/lib/dpkg/info/gcc-12.list", "/usr/bin/x86_64-linux-gnu-gcc-12\n")},
+                        Encoding::None, true, "debootstrap"}};
+  TempDir tmp;
+  write_file(tmp / "img.tar", docker_legacy_save(image));
+  AnalyzeOptions options;
+  options.capture = is_package_database;
+  const Analysis analysis = analyze_image(tmp / "img.tar", options);
+  const Attribution attribution = attribute(analysis, builtin_rules());
+  const CategoryNode* base = attribution.find("os", "gcc-12-base");
+  REQUIRE(base != nullptr);
+  CHECK(base->bytes == 68);
+  const CategoryNode* gcc = attribution.find("build-tools", "gcc-12");
+  REQUIRE(gcc != nullptr);
+  CHECK(gcc->bytes == 900);
+  for (const auto& f : find_waste(analysis, attribution, {}))
+    if (f.id == "devel-in-final") CHECK(f.bytes == 900);
+}
+
 TEST_CASE("findings: each with the bytes its fix saves") {
   const Fixture f;
   const auto saves = [&](const std::string& id) {
