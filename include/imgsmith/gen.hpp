@@ -82,6 +82,8 @@ struct Options {
   bool cudnn = false;
   std::string registry_mirror;     // replaces the registry of every base image
   std::string base;                // the final stage's image instead of NVIDIA's
+  std::string wheelhouse;          // a directory of wheels in the project: install offline from it
+  std::string index_url;           // pip's --index-url (a private or mirrored index)
   bool probe = true;
   bool compose = false;
   bool syntax = false;             // emit "# syntax=docker/dockerfile:1"
@@ -120,6 +122,7 @@ struct Plan {
   std::vector<std::string> requirement_files_top;  // given to pip with -r
   std::vector<std::string> pyproject_deps;  // PEP 508 strings, for pyproject mode
   std::vector<std::string> pip_index_args;  // e.g. --extra-index-url URL
+  std::string wheelhouse;                   // copied in before the install
   bool install_project = false;
   bool source_before_deps = false;
   std::string project_install_args;   // "--no-deps ." or "." (pip install ...)

@@ -122,6 +122,10 @@ void register_gen_command(CLI::App& app, int& exit_code) {
                   "Pull every base image through PREFIX: nvidia/cuda:T becomes PREFIX/nvidia/cuda:T");
   cmd->add_option("--base", args->options.base,
                   "Build the final stage on IMAGE instead of NVIDIA's (adds the NVIDIA_* variables)");
+  cmd->add_option("--wheelhouse", args->options.wheelhouse,
+                  "A directory of wheels in the project: pip installs from it alone (--no-index),\n"
+                  "for air-gapped builds");
+  cmd->add_option("--index-url", args->options.index_url, "pip's package index (a private index or mirror)");
   cmd->add_option("--cmd", args->cmd, "The command the image runs, e.g. 'python -m app' (default: detected)");
   cmd->add_flag("--no-probe", args->no_probe, "Do not bake in imgsmith-probe as the entrypoint");
   cmd->add_flag("--compose", args->options.compose, "Also write compose.yaml with the GPU reservation");

@@ -436,6 +436,33 @@ struct Decider {
                (p.source_before_deps ? "" : "; dependencies in their own layer before the code"));
   }
 
+  // --wheelhouse and --index-url replace where pip looks, for air-gapped
+  // builds and private mirrors; a lock names its own sources.
+  void package_sources(const PythonProject& py) {
+    if (o.wheelhouse.empty() && o.index_url.empty()) return;
+    if (!py.lock.empty())
+      throw InputError(std::string(o.wheelhouse.empty() ? "--index-url" : "--wheelhouse") + ": " + py.lock +
+                       " decides where packages come from; configure the index in pyproject.toml instead");
+    if (!o.wheelhouse.empty()) {
+      const std::filesystem::path rel = std::filesystem::path(o.wheelhouse).lexically_normal();
+      if (rel.is_absolute() || rel.empty() || *rel.begin() == "..")
+        throw InputError("--wheelhouse " + o.wheelhouse + ": give a directory inside the project (it is part of "
+                         "the build context)");
+      if (!std::filesystem::is_directory(project.dir / rel))
+        throw InputError("--wheelhouse " + o.wheelhouse + ": no such directory in " + project.dir.string());
+      p.wheelhouse = rel.generic_string();
+      while (p.wheelhouse.size() > 1 && p.wheelhouse.back() == '/') p.wheelhouse.pop_back();
+      p.pip_index_args = {"--no-index", "--find-links " + p.wheelhouse};
+      decide("--wheelhouse", "pip installs only from " + p.wheelhouse + ", with no index");
+    } else {
+      p.pip_index_args.erase(std::remove_if(p.pip_index_args.begin(), p.pip_index_args.end(),
+                                            [](const std::string& a) { return a.rfind("--index-url", 0) == 0; }),
+                             p.pip_index_args.end());
+      p.pip_index_args.insert(p.pip_index_args.begin(), "--index-url " + o.index_url);
+      decide("--index-url", "pip's index is " + o.index_url);
+    }
+  }
+
   void python(const PythonProject& py) {
     GpuNeeds g = python_needs(py);
     // Detection's doubts that would stop the container are warnings, not
@@ -510,6 +537,7 @@ struct Decider {
       size_class(extra);
     }
     python_install(py);
+    package_sources(py);
     if (!o.cmd.empty()) {
       p.cmd = o.cmd;
       decide("--cmd", "runs " + join(o.cmd, " "));

@@ -61,6 +61,8 @@ km::data plan_data(const Plan& p) {
   d.set("requirement_files", list_of(p.requirement_files));
   d.set("requirement_files_top", list_of(p.requirement_files_top));
   d.set("pip_index_args", list_of(p.pip_index_args));
+  d.set("has_wheelhouse", !p.wheelhouse.empty());
+  d.set("wheelhouse", p.wheelhouse);
   d.set("pyproject_deps", list_of(p.pyproject_deps));
   d.set("poetry_packages", list_of(p.poetry_packages));
   d.set("install_project", p.install_project);

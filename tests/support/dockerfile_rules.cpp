@@ -65,7 +65,8 @@ std::vector<std::vector<std::string>> pip_installs(const std::string& run) {
     std::vector<std::string> args;
     for (std::size_t j = i + 2; j < w.size(); ++j) {
       if (w[j] == "&&" || w[j] == ";") break;
-      if (w[j] == "-r" || w[j] == "--extra-index-url" || w[j] == "--index-url" || w[j] == "-c") {
+      if (w[j] == "-r" || w[j] == "--extra-index-url" || w[j] == "--index-url" || w[j] == "-c" ||
+          w[j] == "--find-links") {
         ++j;  // the option's value: a file or a URL, not a package
         continue;
       }

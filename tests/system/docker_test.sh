@@ -89,7 +89,8 @@ expect "docker:// of an image the daemon lacks" 2 "$bin" analyze docker://imgsmi
 check "it names the image and the daemon" grep -q "has no image 'imgsmith-test/none:1'" "$tmp/err"
 
 # ----- final_bytes equals docker export ------------------------------------------
-for image in imgsmith-test/bookworm:minbase imgsmith-test/app:1; do
+export_matches() {  # export_matches IMAGE: analyze's final_bytes against docker export
+  local image=$1 cid verdict
   cid=$("$docker" create --network none "$image" sh)
   "$docker" export -o "$tmp/export.tar" "$cid"
   "$docker" rm "$cid" >/dev/null
@@ -113,7 +114,8 @@ EOF
 )
   check "$image: final_bytes equals docker export's regular files (imgsmith, export: $verdict)" \
     test "${verdict% *}" = "${verdict#* }" -a -n "${verdict% *}"
-done
+}
+for image in imgsmith-test/bookworm:minbase imgsmith-test/app:1; do export_matches "$image"; done
 
 # ----- docker run: the probe as entrypoint -----------------------------------------
 "$docker" run --rm --network none imgsmith-test/app:1 >"$tmp/out" 2>"$tmp/err"
@@ -177,8 +179,67 @@ EOF
   status=$?
   check "the generated image runs saxpy after the probe (exit $status: no GPU here)" grep -q "saxpy:" "$tmp/err"
   check "the probe's --gpus advice comes first" grep -q -- "--gpus" "$tmp/err"
+  export_matches imgsmith-test/saxpy:gen
   "$docker" image rm imgsmith-test/saxpy:gen imgsmith-test/saxpy:naive >/dev/null 2>&1
 fi
+# ----- a Python project built offline from a wheelhouse ---------------------------
+# No PyPI here: the project's one dependency is a wheel the test makes, and
+# gen --wheelhouse has pip install from it alone, in a build with no network.
+py_standin=standin/library/python:3.11-slim-bookworm
+py_inputs=$( { sha256sum "$0"; stat -c '%s %Y' "$root_tar"; } | sha256sum | cut -c1-32)
+if [ "$("$docker" image inspect -f '{{index .Config.Labels "org.imgsmith.standin.inputs"}}' "$py_standin" 2>/dev/null)" != "$py_inputs" ]; then
+  mkdir -p "$tmp/pyctx"
+  cat >"$tmp/pyctx/Dockerfile" <<EOF
+FROM imgsmith-test/bookworm:minbase
+RUN apt-get update && apt-get install -y --no-install-recommends python3.11 python3.11-venv \\
+ && for n in python python3 python3.11; do ln -sf /usr/bin/python3.11 /usr/local/bin/\$n; done \\
+ && rm -rf /var/lib/apt/lists/*
+LABEL org.imgsmith.standin.inputs=$py_inputs
+EOF
+  DOCKER_BUILDKIT=1 "$docker" build -q --network host -t "$py_standin" "$tmp/pyctx" >"$tmp/py-standin.log" 2>&1 ||
+    { echo "FAIL: the Python stand-in"; tail -10 "$tmp/py-standin.log"; fail=$((fail + 1)); }
+fi
+mkdir -p "$tmp/greeter/wheels" "$tmp/pytables"
+printf 'greeting==1.0.0\n' >"$tmp/greeter/requirements.txt"
+printf 'import greeting\nprint(greeting.hello())\n' >"$tmp/greeter/main.py"
+python3 - "$tmp/greeter/wheels/greeting-1.0.0-py3-none-any.whl" <<'EOF'
+import base64, hashlib, sys, zipfile
+files = {
+    "greeting/__init__.py": 'def hello():\n    return "hello from a wheel"\n',
+    "greeting-1.0.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: greeting\nVersion: 1.0.0\n",
+    "greeting-1.0.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: imgsmith-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+record = ""
+for name, text in files.items():
+    digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+    record += f"{name},sha256={digest},{len(text.encode())}\n"
+files["greeting-1.0.0.dist-info/RECORD"] = record + "greeting-1.0.0.dist-info/RECORD,,\n"
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for name, text in files.items():
+        z.writestr(name, text)
+EOF
+python3 - "$source_dir/data/cuda-images.json" "$tmp/pytables/cuda-images.json" <<'EOF'
+import json, sys
+tables = json.load(open(sys.argv[1]))
+tables["python"]["preferred"] = "3.11"  # the stand-in is Debian's Python
+json.dump(tables, open(sys.argv[2], "w"))
+EOF
+expect "gen for an offline Python project" 0 env IMGSMITH_GEN_TABLES="$tmp/pytables" \
+  "$bin" gen "$tmp/greeter" --wheelhouse wheels --registry-mirror standin
+check "it is a CPU image on the Python stand-in" grep -q "^FROM $py_standin$" "$tmp/greeter/Dockerfile"
+if DOCKER_BUILDKIT=1 "$docker" build --network none -t imgsmith-test/greeter:1 "$tmp/greeter" >"$tmp/greeter-build.log" 2>&1; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: the offline build of gen's Python Dockerfile"; tail -25 "$tmp/greeter-build.log"
+fi
+"$docker" run --rm --network none imgsmith-test/greeter:1 >"$tmp/out" 2>"$tmp/err"
+check "the Python app runs from its venv" test "$(cat "$tmp/out")" = "hello from a wheel"
+expect "analyze the Python image" 0 "$bin" analyze docker://imgsmith-test/greeter:1 --deny pip-cache --format json -o "$tmp/greeter.json" -q
+check "the wheel's files are attributed to their distribution" \
+  test "$(json_field "$tmp/greeter.json" "[c['bytes'] > 0 for k in d['categories'] if k['name'] == 'python' for c in k['children'] if c['name'] == 'greeting']")" = "[True]"
+export_matches imgsmith-test/greeter:1
+"$docker" image rm imgsmith-test/greeter:1 >/dev/null 2>&1
+
 "$docker" image rm imgsmith-test/app:1 >/dev/null 2>&1
 
 echo "docker: $pass passed, $fail failed"

@@ -540,6 +540,34 @@ TEST_CASE("gen: odd CMake projects") {
   CHECK(plan_for(long_line).cmd == std::vector<std::string>{"python", "app.py"});
 }
 
+TEST_CASE("gen: --wheelhouse installs offline from the project's wheels, --index-url sets the index") {
+  ProjectDir p({{"requirements.txt", "greeting==1.0.0\n"}, {"wheels/greeting-1.0.0-py3-none-any.whl", "zip"},
+                {"main.py", ""}});
+  Options o;
+  o.wheelhouse = "./wheels/";
+  const Plan plan = plan_for(p, o);
+  CHECK(plan.pip_index_args == std::vector<std::string>{"--no-index", "--find-links wheels"});
+  const std::string df = render_plan(plan).dockerfile;
+  const auto copy = df.find("COPY wheels wheels");
+  REQUIRE(copy != std::string::npos);
+  CHECK(copy < df.find("pip install --no-index --find-links wheels -r requirements.txt"));
+  CHECK(broken_rules(df, {false, false, false, false, false}) == "");
+  for (const std::string bad : {"/abs/wheels", "../wheels", "missing"}) {
+    o.wheelhouse = bad;
+    INFO(bad);
+    CHECK_THROWS_WITH(plan_for(p, o), Catch::Contains("--wheelhouse " + bad));
+  }
+  Options index;
+  index.index_url = "https://pypi.internal.example/simple";
+  ProjectDir torch({{"requirements.txt", "torch==2.9.0\n"}, {"main.py", ""}});
+  const Plan t = plan_for(torch, index);
+  REQUIRE_FALSE(t.pip_index_args.empty());
+  CHECK(t.pip_index_args.front() == "--index-url https://pypi.internal.example/simple");
+  ProjectDir locked({{"pyproject.toml", "[project]\nname='x'\nversion='1'\n"}, {"uv.lock", "version = 1\n"},
+                     {"main.py", ""}});
+  CHECK_THROWS_WITH(plan_for(locked, index), Catch::Contains("uv.lock decides where packages come from"));
+}
+
 // ----- bad projects -------------------------------------------------------
 
 TEST_CASE("gen: bad projects get one message naming the input and what to do") {
