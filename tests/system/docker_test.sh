@@ -179,7 +179,12 @@ EOF
   status=$?
   check "the generated image runs saxpy after the probe (exit $status: no GPU here)" grep -q "saxpy:" "$tmp/err"
   check "the probe's --gpus advice comes first" grep -q -- "--gpus" "$tmp/err"
+  "$docker" run --rm --network none -e IMGSMITH_PROBE=require imgsmith-test/saxpy:gen >"$tmp/out" 2>"$tmp/err"
+  status=$?
+  check "the generated image under IMGSMITH_PROBE=require exits 3 ($status)" test "$status" = 3
+  check "and never starts saxpy" test -z "$(grep "saxpy:" "$tmp/err")"
   export_matches imgsmith-test/saxpy:gen
+  export_matches imgsmith-test/saxpy:naive
   "$docker" image rm imgsmith-test/saxpy:gen imgsmith-test/saxpy:naive >/dev/null 2>&1
 fi
 # ----- a Python project built offline from a wheelhouse ---------------------------
