@@ -39,7 +39,6 @@ struct PythonProject {
   std::vector<std::string> install_files;
   std::vector<std::string> requirement_files;
   std::string lock;                    // "uv.lock", "poetry.lock" or ""
-  bool has_pyproject = false;
   bool installable = false;            // pyproject has a [build-system] (or is Poetry's)
   bool requirements_need_source = false;  // "-e ." or a local path in requirements
   std::vector<std::string> index_options;  // --index-url/--extra-index-url lines seen

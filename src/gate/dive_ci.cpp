@@ -10,16 +10,10 @@
 #include "imgsmith/error.hpp"
 #include "imgsmith/gate.hpp"
 #include "imgsmith/size.hpp"
+#include "imgsmith/text.hpp"
 
 namespace imgsmith {
 namespace {
-
-std::string trim(const std::string& s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
 
 // Drops a trailing " # comment" outside quotes.
 std::string strip_comment(const std::string& line) {
@@ -88,13 +82,13 @@ void parse_dive_ci(const std::string& text, const std::string& label, GateConfig
     if (!in_rules) continue;
     if (rules_indent == std::string::npos) rules_indent = indent;
     if (indent != rules_indent) continue;  // deeper structure: not a rule value
-    const std::string item = trim(line);
+    const std::string item(trim(line));
     const std::size_t colon = item.find(':');
     if (colon == std::string::npos)
       throw InputError(label + ":" + std::to_string(line_no) + ": expected 'key: value' under "
                        "rules:, found '" + item + "'");
-    const std::string key = trim(item.substr(0, colon));
-    const std::string value = unquote(trim(item.substr(colon + 1)));
+    const std::string key(trim(item.substr(0, colon)));
+    const std::string value = unquote(std::string(trim(item.substr(colon + 1))));
     if (key == "lowestEfficiency") {
       config.dive_lowest_efficiency.reset();
       if (!is_off(value)) config.dive_lowest_efficiency = parse_ratio(value, key, label);

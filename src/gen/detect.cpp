@@ -167,10 +167,10 @@ class RequirementsReader {
         continue;
       }
       logical += line;
-      handle(trim(logical), rel, first, depth);
+      handle(std::string(trim(logical)), rel, first, depth);
       logical.clear();
     }
-    if (!logical.empty()) handle(trim(logical), rel, first, depth);
+    if (!logical.empty()) handle(std::string(trim(logical)), rel, first, depth);
   }
 
  private:
@@ -180,7 +180,7 @@ class RequirementsReader {
     if (line[0] == '-') {
       const auto space = line.find_first_of(" =");
       const std::string flag = line.substr(0, space);
-      const std::string value = space == std::string::npos ? "" : trim(line.substr(space + 1));
+      const std::string value = space == std::string::npos ? "" : std::string(trim(line.substr(space + 1)));
       if (flag == "-r" || flag == "--requirement" || flag == "-c" || flag == "--constraint") {
         const std::string inc = (fs::path(rel).parent_path() / value).lexically_normal().generic_string();
         evidence_.push_back({where, "includes " + inc});
@@ -243,7 +243,6 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
   const fs::path path = root / "pyproject.toml";
   const toml::table doc = parse_toml(path);
   if (!doc.contains("project") && !doc.contains("build-system") && !doc["tool"]["poetry"]) return false;
-  py.has_pyproject = true;
   if (doc.contains("build-system")) py.installable = true;
   if (const auto* project = doc["project"].as_table()) {
     if (const auto* deps = (*project)["dependencies"].as_array()) {
@@ -399,7 +398,7 @@ void detect_entrypoint(const fs::path& root, PythonProject& py, const std::vecto
 std::string read_python_version_file(const fs::path& root) {
   const fs::path path = root / ".python-version";
   if (!fs::is_regular_file(path)) return "";
-  std::string text = trim(read_text(path));
+  std::string text(trim(read_text(path)));
   const auto newline = text.find('\n');
   if (newline != std::string::npos) text = trim(text.substr(0, newline));
   if (const auto dash = text.rfind('-'); dash != std::string::npos) text = text.substr(dash + 1);

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "imgsmith/text.hpp"
+
 namespace imgsmith::gen {
 
 // The embedded files (templates/*.mustache, data/*.json) by file name.
@@ -72,10 +74,7 @@ struct Tables {
 
 const Tables& builtin_tables();
 
-// Text helpers (python_deps.cpp).
-std::string trim(const std::string& s);
-std::vector<std::string> split(const std::string& s, const std::string& sep);
-std::string join(const std::vector<std::string>& parts, const std::string& sep);
+// Version helpers (python_deps.cpp).
 std::string major_minor(const std::string& version_text);  // "2.6.0+cu124" -> "2.6"
 std::string lower_bound_release(const std::string& specifier);
 // PEP 440 release order of two version strings ("12.10" after "12.8").

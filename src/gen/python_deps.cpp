@@ -12,32 +12,6 @@
 
 namespace imgsmith::gen {
 
-std::string trim(const std::string& s) {
-  std::size_t b = 0;
-  std::size_t e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
-
-std::vector<std::string> split(const std::string& s, const std::string& sep) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t at = s.find(sep, start);
-    out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
-    if (at == std::string::npos) break;
-    start = at + sep.size();
-  }
-  return out;
-}
-
-std::string join(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string out;
-  for (std::size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? "" : sep) + parts[i];
-  return out;
-}
-
 std::string normalise_name(const std::string& name) {
   std::string out;
   bool in_separator = false;
@@ -88,7 +62,7 @@ std::optional<Requirement> parse_requirement(const std::string& text, const std:
     const auto close = rest.find(']');
     if (close == std::string::npos) return std::nullopt;
     for (const auto& e : split(rest.substr(1, close - 1), ",")) {
-      const std::string extra = normalise_name(trim(e));
+      const std::string extra = normalise_name(std::string(trim(e)));
       if (!extra.empty()) r.extras.push_back(extra);
     }
     rest = trim(rest.substr(close + 1));
@@ -265,7 +239,7 @@ std::string lower_bound_release(const std::string& specifier) {
 std::string poetry_to_pep440(const std::string& specifier) {
   std::vector<std::string> out;
   for (const auto& raw : split(specifier, ",")) {
-    const std::string clause = trim(raw);
+    const std::string clause(trim(raw));
     const bool caret = clause.rfind('^', 0) == 0;
     const bool tilde = clause.rfind('~', 0) == 0 && clause.rfind("~=", 0) != 0;
     if (!caret && !tilde) {

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "imgsmith/error.hpp"
+#include "imgsmith/text.hpp"
 
 namespace imgsmith::registry {
 namespace {
@@ -189,15 +190,12 @@ Credentials credentials_for(const std::string& registry, const std::string& conf
 std::map<std::string, std::string> parse_challenge(const std::string& header) {
   std::map<std::string, std::string> out;
   std::size_t i = header.find(' ');
-  std::string scheme = header.substr(0, i);
-  for (auto& ch : scheme) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  out["scheme"] = scheme;
+  out["scheme"] = to_lower(header.substr(0, i));
   while (i != std::string::npos && i < header.size()) {
     while (i < header.size() && (header[i] == ' ' || header[i] == ',')) ++i;
     const auto eq = header.find('=', i);
     if (eq == std::string::npos) break;
-    std::string key = header.substr(i, eq - i);
-    for (auto& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const std::string key = to_lower(header.substr(i, eq - i));
     std::string value;
     i = eq + 1;
     if (i < header.size() && header[i] == '"') {

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "imgsmith/error.hpp"
+#include "imgsmith/text.hpp"
 #include "imgsmith/version.hpp"
 
 namespace imgsmith::registry {
@@ -17,18 +18,6 @@ namespace {
 constexpr std::size_t kMaxBuffered = 8u << 20;
 
 std::once_flag global_init;
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
 
 // Errors worth another attempt: nothing was exchanged, or the peer went away.
 bool transient(CURLcode code) {
@@ -99,7 +88,7 @@ std::size_t HttpStream::on_header(char* data, std::size_t size, std::size_t coun
     s->status_ = space == std::string::npos ? 0 : std::strtol(line.c_str() + space + 1, nullptr, 10);
     return line.size();
   }
-  const std::string t = trim(line);
+  const std::string t(trim(line));
   if (t.empty()) {
     // The end of a header block. A redirect's block is followed by another,
     // and so is an informational one (100 Continue, 103 Early Hints).
@@ -108,7 +97,7 @@ std::size_t HttpStream::on_header(char* data, std::size_t size, std::size_t coun
     return line.size();
   }
   const auto colon = t.find(':');
-  if (colon != std::string::npos) s->headers_[lower(t.substr(0, colon))] = trim(t.substr(colon + 1));
+  if (colon != std::string::npos) s->headers_[to_lower(t.substr(0, colon))] = trim(t.substr(colon + 1));
   return line.size();
 }
 

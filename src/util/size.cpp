@@ -1,4 +1,5 @@
 #include "imgsmith/size.hpp"
+#include "imgsmith/text.hpp"
 
 #include <cctype>
 #include <cmath>
@@ -7,18 +8,6 @@
 
 namespace imgsmith {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 std::optional<long double> unit_multiplier(const std::string& unit) {
   struct Unit {
@@ -54,7 +43,7 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
   }
   if (!seen_digit) return std::nullopt;
   const std::string number(text.substr(0, i));
-  const auto factor = unit_multiplier(lower(trim(text.substr(i))));
+  const auto factor = unit_multiplier(to_lower(trim(text.substr(i))));
   if (!factor) return std::nullopt;
   const long double value = std::stold(number) * *factor;
   // 2^64 is not representable as uint64_t; reject at or above it.

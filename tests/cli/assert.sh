@@ -19,6 +19,15 @@ expect() {  # expect NAME STATUS CMD...
     sed 's/^/  stderr: /' "$tmp/err" | head -5
   fi
 }
+json_field() {  # json_field FILE EXPR: a Python expression over the document `d`
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null || echo "<no $2 in $1>"
+}
+same() {  # same NAME EXPR FILE_A FILE_B: the expression is present and equal in both
+  local a b
+  a=$(json_field "$3" "$2")
+  b=$(json_field "$4" "$2")
+  check "$1 ($a)" test -n "$a" -a "${a#<no }" = "$a" -a "$a" = "$b"
+}
 check() {  # check NAME CONDITION...
   local name=$1
   shift
