@@ -110,10 +110,17 @@ struct ManifestReport {
 // is analysed in full) or the registry cannot answer.
 ManifestReport inspect_manifest(const std::string& input, const AnalyzeOptions& options);
 
+// A merge begun while the layers were read: `tree` holds the first
+// `first_layer_entries` entries of the first layer and nothing else.
+struct PartialMerge {
+  std::shared_ptr<MergedTree> tree;
+  std::size_t first_layer_entries = 0;
+};
+
 // The measuring half, on layers already scanned (used by analyze_image and by
 // tests that assemble layers directly).
 Analysis analyze_layers(const ResolvedImage& image,
                         const std::vector<std::shared_ptr<const LayerScan>>& scans,
-                        std::size_t top);
+                        std::size_t top, PartialMerge started = {});
 
 }  // namespace imgsmith

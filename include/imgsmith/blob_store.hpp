@@ -34,9 +34,12 @@ class BlobStore {
   // or larger than `limit`.
   virtual std::string read_text(const std::string& path, std::uint64_t limit) const = 0;
   // Scans a layer blob, digesting the files `hash` picks. Safe to call from
-  // several threads at once.
+  // several threads at once. Stores that read local files hand the entries
+  // to `sink` as they go; others (a stream read in one pass, a registry
+  // blob whose digest is checked at its end) may not call it at all.
   virtual std::shared_ptr<const LayerScan> scan_layer(const std::string& path,
-                                                      const CaptureFn& hash = {}) const = 0;
+                                                      const CaptureFn& hash = {},
+                                                      const EntrySink& sink = {}) const = 0;
   // Whether scan_layer calls may run in parallel to good effect; such
   // stores can also be scanned a second time.
   virtual bool parallel_scans() const = 0;

@@ -15,7 +15,6 @@
 #include <deque>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "imgsmith/layer_scan.hpp"
@@ -46,13 +45,17 @@ class DiveEfficiency {
   DiveFigures finish() const;
 
  private:
-  struct PathStat {
-    std::uint64_t cumulative = 0;
-    std::uint64_t minimum = 0;
-    std::uint32_t copies = 0;
+  // One leaf of one layer's tree, keyed by the path dive counts it at
+  // (without the leading "/"; a whiteout's target, not the whiteout).
+  struct Leaf {
+    std::string_view key;
+    std::uint64_t size = 0;
   };
-  std::unordered_map<std::string_view, PathStat> paths_;  // keyed without the leading "/"
-  std::deque<std::string> whiteout_targets_;                // owns keys no layer holds
+  // Each layer's leaves, sorted by key in path order: finish() merges the
+  // layers' lists instead of keeping a map of every path ever seen, which
+  // cost more than reading the layers did.
+  std::vector<std::vector<Leaf>> leaves_;
+  std::deque<std::string> whiteout_targets_;  // owns keys no layer holds
   std::vector<std::uint64_t> layer_bytes_;
 };
 

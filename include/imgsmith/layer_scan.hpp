@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <span>
 #include <string_view>
 #include <string>
 #include <vector>
@@ -14,11 +16,32 @@ namespace imgsmith {
 
 enum class EntryType : std::uint8_t { File, Dir, Symlink, Hardlink, Other };
 
+// Text that lives as long as its owner, stored in large blocks. A layer
+// holds hundreds of thousands of paths: one allocation each cost more than
+// reading the tar headers they came from.
+class TextArena {
+ public:
+  TextArena() = default;
+  TextArena(TextArena&&) noexcept = default;
+  TextArena& operator=(TextArena&&) noexcept = default;
+  TextArena(const TextArena&) = delete;  // views into it would still point at the original
+  TextArena& operator=(const TextArena&) = delete;
+
+  // A copy of `text` that stays put until the arena goes.
+  std::string_view store(std::string_view text);
+
+ private:
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* next_ = nullptr;
+  std::size_t left_ = 0;
+};
+
+// Paths and links are views into the LayerScan's text arena.
 struct TarEntry {
-  std::string path;  // normalised: no leading "/" or "./", no trailing "/"
-  EntryType type = EntryType::Other;
+  std::string_view path;  // normalised: no leading "/" or "./", no trailing "/"
+  std::string_view link;  // hard-link target (normalised) or symlink target (as stored)
   std::uint64_t size = 0;  // content bytes; only regular files carry any
-  std::string link;        // hard-link target (normalised) or symlink target (as stored)
+  EntryType type = EntryType::Other;
 };
 
 // A small file whose content the analysis needs (package databases: dpkg
@@ -28,11 +51,17 @@ struct CapturedFile {
   std::string content;
 };
 
+// Receives a layer's entries, in tar order and in batches, on the thread
+// that scans the layer while the scan goes on. A batch is only valid during
+// the call; the paths it views stay valid as long as the finished scan.
+using EntrySink = std::function<void(std::span<const TarEntry> batch)>;
+
 // Which entries to capture, by normalised path and size.
 using CaptureFn = std::function<bool(std::string_view path, std::uint64_t size)>;
 
 struct LayerScan {
   std::vector<TarEntry> entries;
+  TextArena text;  // what the entries' paths and links view
   std::vector<CapturedFile> captured;
   std::vector<std::pair<std::string, std::string>> digests;  // path, sha256 (when asked)
   std::uint64_t content_bytes = 0;  // sum of regular-file sizes
@@ -48,8 +77,11 @@ struct LayerScan {
 // its last complete entry gets a warning instead (umoci writes such layers).
 // `capture` picks files whose content to keep; `hash` files whose content to
 // digest (SHA-256) as it streams past.
+// `sink`, when given, sees the entries as they are read; the finished scan
+// holds them all either way.
 LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string& label,
-                     const CaptureFn& capture = {}, const CaptureFn& hash = {});
+                     const CaptureFn& capture = {}, const CaptureFn& hash = {},
+                     const EntrySink& sink = {});
 
 // "./usr//lib/" -> "usr/lib"; "." and "/" -> "". ".." never climbs above the root.
 std::string normalise_path(std::string_view raw);

@@ -4,11 +4,10 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
-#include <unordered_map>
 #include <memory_resource>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -39,20 +38,73 @@ struct WasteGroup {
 };
 
 struct FileNode {
-  std::string name;
-  EntryType type = EntryType::Dir;
+  std::string_view name;     // in the tree's arena
   std::uint64_t size = 0;    // tar size (regular files only)
   std::int64_t inode = -1;   // content shared by hard links; -1 for no content
-  std::uint32_t layer = 0;   // the layer that last wrote this node
   FileNode* parent = nullptr;
-  // Keys view the children's own names. Allocated from the tree's arena:
-  // images hold hundreds of thousands of paths, and freeing them one by one
-  // cost as much as building them.
-  std::pmr::unordered_map<std::string_view, FileNode*> children;
+  // Children in the order the layers added them. Finding a child by name
+  // goes through the tree's index, so a list that is only walked suffices.
+  FileNode* first_child = nullptr;
+  FileNode* last_child = nullptr;
+  FileNode* next_sibling = nullptr;
+  FileNode* prev_sibling = nullptr;
+  std::uint32_t layer = 0;   // the layer that last wrote this node
+  EntryType type = EntryType::Dir;
+  bool hidden = false;       // removed from the tree, with everything under it
 
-  explicit FileNode(std::pmr::memory_resource* arena) : children(arena) {}
+  class ChildRange {
+   public:
+    class iterator {
+     public:
+      explicit iterator(const FileNode* at) : at_(at) {}
+      const FileNode* operator*() const { return at_; }
+      iterator& operator++() {
+        at_ = at_->next_sibling;
+        return *this;
+      }
+      bool operator!=(const iterator& other) const { return at_ != other.at_; }
+
+     private:
+      const FileNode* at_;
+    };
+    explicit ChildRange(const FileNode* first) : first_(first) {}
+    iterator begin() const { return iterator(first_); }
+    iterator end() const { return iterator(nullptr); }
+
+   private:
+    const FileNode* first_;
+  };
+  // for (const FileNode* child : node.children())
+  ChildRange children() const { return ChildRange(first_child); }
+  bool has_children() const { return first_child != nullptr; }
 
   std::string path() const;  // "/usr/bin/env"
+};
+
+// Every node by (parent, name): one open-addressed table for the whole tree,
+// where a hash map per directory cost an allocation per entry and most of
+// the merge's time.
+class ChildIndex {
+ public:
+  static std::uint64_t hash(const FileNode* parent, std::string_view name);
+  FileNode* find(const FileNode* parent, std::string_view name, std::uint64_t h) const;
+  void insert(FileNode* node, std::uint64_t h);  // the node must not be there yet
+  void erase(const FileNode* node, std::uint64_t h);
+  // Room for `nodes` more without growing (a layer's entries, before it is applied).
+  void reserve(std::size_t nodes);
+
+ private:
+  struct Slot {
+    std::uint64_t hash = 0;
+    FileNode* node = nullptr;  // nullptr: never used; tombstone(): erased
+  };
+  static FileNode* tombstone();
+  void rehash(std::size_t live);
+
+
+  std::vector<Slot> slots_;
+  std::size_t used_ = 0;    // slots holding a node or a tombstone
+  std::size_t erased_ = 0;  // erasures since the last rehash
 };
 
 class MergedTree {
@@ -62,6 +114,11 @@ class MergedTree {
   // Applies one layer on top of what is there: opaque markers first, then
   // whiteouts (both hide lower layers only), then the layer's own entries.
   void apply(const LayerScan& layer, std::uint32_t index);
+  // Adds entries of the first layer, in tar order, while it is still being
+  // read. Nothing lies below the first layer, so its whiteouts and opaque
+  // markers hide nothing, and the result equals apply(layer, 0). Only for
+  // a tree that nothing else has been applied to.
+  void add_first_layer(std::span<const TarEntry> entries);
 
   MergedTree(const MergedTree&) = delete;
   MergedTree& operator=(const MergedTree&) = delete;
@@ -85,23 +142,28 @@ class MergedTree {
   const std::vector<Inode>& inodes() const { return inodes_; }
 
  private:
-  FileNode* lookup(std::string_view path);
+  FileNode* lookup(std::string_view path) const;
+  FileNode* child(const FileNode* parent, std::string_view name) const {
+    return index_.find(parent, name, ChildIndex::hash(parent, name));
+  }
   FileNode* ensure_dir(std::string_view path, std::uint32_t layer);
   FileNode* walk_to_dir(std::string_view path, std::uint32_t layer);
-  void remove_child(FileNode& parent, std::string_view name, std::uint32_t layer,
-                    HiddenBy how, const std::string& at);
+  void remove_child(FileNode& parent, FileNode& child, std::uint32_t layer, HiddenBy how,
+                    const std::string& at);
   void release(FileNode& node, std::uint32_t layer, HiddenBy how, const std::string& at);
   void add_entry(const TarEntry& entry, std::uint32_t layer);
   void record_waste(const std::string& at, HiddenBy how, const Inode& inode, std::uint32_t layer);
 
-  FileNode* new_node(std::string_view name, EntryType type, std::uint32_t layer, FileNode* parent);
+  FileNode* new_node(std::string_view name, EntryType type, std::uint32_t layer, FileNode* parent,
+                     std::uint64_t hash);
 
   std::pmr::monotonic_buffer_resource arena_;
+  ChildIndex index_;
   // Entries of one directory come together in a tar: the last directory
   // walked to is kept, and forgotten whenever anything is removed.
   std::string cached_dir_path_;
   FileNode* cached_dir_ = nullptr;
-  std::deque<FileNode> storage_;  // stable addresses; hidden nodes stay until the tree goes
+  // Nodes are placed in the arena (stable addresses); hidden nodes stay until the tree goes.
   FileNode* root_;
   std::vector<Inode> inodes_;
   std::vector<WasteGroup> waste_;

@@ -1,6 +1,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <optional>
+#include <span>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -41,11 +44,64 @@ std::vector<std::string> created_by_per_layer(const nlohmann::json& config, std:
   return out;
 }
 
+// The first layer's entries, handed over by the thread that scans it and
+// merged on the analysing thread meanwhile: on two cores the merge then
+// costs little more than the scan (MergedTree::add_first_layer says why
+// the first layer can be merged in pieces).
+class FirstLayerFeed {
+ public:
+  explicit FirstLayerFeed(MergedTree& tree) : tree_(tree) {}
+
+  EntrySink sink() {
+    return [this](std::span<const TarEntry> batch) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        pending_.insert(pending_.end(), batch.begin(), batch.end());
+      }
+      ready_.notify_one();
+    };
+  }
+  // The scan has ended, well or not.
+  void close() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      closed_ = true;
+    }
+    ready_.notify_one();
+  }
+  // Merges batches as they come, until close().
+  void merge_until_closed() {
+    std::vector<TarEntry> batch;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        ready_.wait(lock, [&] { return !pending_.empty() || closed_; });
+        if (pending_.empty()) return;
+        batch.swap(pending_);
+      }
+      tree_.add_first_layer(batch);
+      merged_ += batch.size();
+      batch.clear();
+    }
+  }
+  std::size_t merged() const { return merged_; }
+
+ private:
+  MergedTree& tree_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::vector<TarEntry> pending_;
+  bool closed_ = false;
+  std::size_t merged_ = 0;
+};
+
 // Scans distinct blobs, several at a time when the store can seek; the
-// first error (in blob order) is rethrown once all have stopped.
+// first error (in blob order) is rethrown once all have stopped. With a
+// feed, the scans run on other threads and this one merges the first blob.
 std::vector<std::shared_ptr<const LayerScan>> scan_blobs(
     const BlobStore& store, const std::vector<std::string>& blobs,
-    const std::vector<CaptureFn>& hash, const AnalyzeOptions& options, const char* what) {
+    const std::vector<CaptureFn>& hash, const AnalyzeOptions& options, const char* what,
+    FirstLayerFeed* feed = nullptr) {
   std::vector<std::shared_ptr<const LayerScan>> results(blobs.size());
   std::vector<std::exception_ptr> errors(blobs.size());
   std::atomic<std::size_t> next{0}, done{0};
@@ -53,10 +109,12 @@ std::vector<std::shared_ptr<const LayerScan>> scan_blobs(
   auto worker = [&] {
     for (std::size_t i = next++; i < blobs.size(); i = next++) {
       try {
-        results[i] = store.scan_layer(blobs[i], hash.empty() ? CaptureFn{} : hash[i]);
+        results[i] = store.scan_layer(blobs[i], hash.empty() ? CaptureFn{} : hash[i],
+                                      i == 0 && feed != nullptr ? feed->sink() : EntrySink{});
       } catch (...) {
         errors[i] = std::current_exception();
       }
+      if (i == 0 && feed != nullptr) feed->close();
       const std::size_t finished = ++done;
       if (options.progress) {
         std::lock_guard<std::mutex> lock(progress_lock);
@@ -70,7 +128,12 @@ std::vector<std::shared_ptr<const LayerScan>> scan_blobs(
                                                           : std::thread::hardware_concurrency();
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(blobs.size())));
   if (!store.parallel_scans()) threads = 1;
-  if (threads <= 1) {
+  if (feed != nullptr) {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+    feed->merge_until_closed();
+    for (auto& t : pool) t.join();
+  } else if (threads <= 1) {
     worker();
   } else {
     std::vector<std::thread> pool;
@@ -82,15 +145,25 @@ std::vector<std::shared_ptr<const LayerScan>> scan_blobs(
   return results;
 }
 
-// Scans each distinct blob once (a save may list one digest twice).
+// Scans each distinct blob once (a save may list one digest twice). Where
+// the store reads local files, the first layer is merged into `started` as
+// it is read.
 std::vector<std::shared_ptr<const LayerScan>> scan_all(const BlobStore& store,
                                                        const ResolvedImage& image,
-                                                       const AnalyzeOptions& options) {
+                                                       const AnalyzeOptions& options,
+                                                       PartialMerge& started) {
   std::vector<std::string> unique;
   std::map<std::string, std::size_t> slot;
   for (const auto& l : image.layers)
     if (slot.emplace(l.blob, unique.size()).second) unique.push_back(l.blob);
-  const auto results = scan_blobs(store, unique, {}, options, "read layer");
+  std::optional<FirstLayerFeed> feed;
+  if (store.parallel_scans() && !unique.empty()) {
+    started.tree = std::make_shared<MergedTree>();
+    feed.emplace(*started.tree);
+  }
+  const auto results =
+      scan_blobs(store, unique, {}, options, "read layer", feed ? &*feed : nullptr);
+  if (feed) started.first_layer_entries = feed->merged();
   std::vector<std::shared_ptr<const LayerScan>> per_layer;
   for (const auto& l : image.layers) per_layer.push_back(results[slot.at(l.blob)]);
   return per_layer;
@@ -108,7 +181,7 @@ std::vector<DuplicateGroup> find_duplicates(const BlobStore& store, const Resolv
   while (!stack.empty()) {
     const FileNode* node = stack.back();
     stack.pop_back();
-    for (const auto& [name, child] : node->children) {
+    for (const FileNode* child : node->children()) {
       if (child->type == EntryType::File && child->inode >= 0)
         path_of[static_cast<std::size_t>(child->inode)] = child->path().substr(1);
       stack.push_back(child);
@@ -174,7 +247,7 @@ void collect_largest(const FileNode& node, const std::vector<MergedTree::Inode>&
                      EntryType pass, std::vector<bool>& seen, std::vector<FileReport>& heap,
                      std::size_t top) {
   const auto smaller = [](const FileReport& a, const FileReport& b) { return a.bytes > b.bytes; };
-  for (const auto& [name, child] : node.children) {
+  for (const FileNode* child : node.children()) {
     const auto id = static_cast<std::size_t>(child->inode);
     if (child->inode >= 0 && child->type == pass && !seen[id]) {
       seen[id] = true;
@@ -196,7 +269,7 @@ void collect_largest(const FileNode& node, const std::vector<MergedTree::Inode>&
 
 Analysis analyze_layers(const ResolvedImage& image,
                         const std::vector<std::shared_ptr<const LayerScan>>& scans,
-                        std::size_t top) {
+                        std::size_t top, PartialMerge started) {
   Analysis a;
   a.format = image.format;
   a.tags = image.tags;
@@ -207,16 +280,26 @@ Analysis analyze_layers(const ResolvedImage& image,
   a.warnings = image.warnings;
   const auto created_by = created_by_per_layer(image.config, scans.size(), a.warnings);
 
-  auto tree_owner = std::make_shared<MergedTree>();
+  // Where the first layer was merged in part as it was read, the rest of it
+  // goes in the same way.
+  const bool first_started = started.tree != nullptr && started.first_layer_entries > 0;
+  auto tree_owner = started.tree ? std::move(started.tree) : std::make_shared<MergedTree>();
   MergedTree& tree = *tree_owner;
+  const MergedTree nothing_below;
   DiveEfficiency dive;
   bool all_compressed = !scans.empty();
   std::uint64_t compressed_total = 0;
   for (std::size_t i = 0; i < scans.size(); ++i) {
     const LayerScan& scan = *scans[i];
     const auto index = static_cast<std::uint32_t>(i);
-    dive.add_layer(scan, tree);
-    tree.apply(scan, index);
+    if (i == 0 && first_started) {
+      dive.add_layer(scan, nothing_below);
+      tree.add_first_layer(std::span<const TarEntry>(scan.entries).subspan(
+          std::min(started.first_layer_entries, scan.entries.size())));
+    } else {
+      dive.add_layer(scan, tree);  // before the layer goes in: dive reads what it hides
+      tree.apply(scan, index);
+    }
 
     LayerReport layer;
     layer.index = index;
@@ -312,8 +395,9 @@ Analysis analyze_image(const std::string& path, const AnalyzeOptions& options) {
   const auto store = open_image_source(path, options.registry, options.progress, options.capture,
                                        options.hash_duplicates ? hash_all : CaptureFn{});
   const ResolvedImage image = resolve_image(*store, options.selector);
-  const auto scans = scan_all(*store, image, options);
-  Analysis a = analyze_layers(image, scans, options.top);
+  PartialMerge started;
+  const auto scans = scan_all(*store, image, options, started);
+  Analysis a = analyze_layers(image, scans, options.top, std::move(started));
   if (options.hash_duplicates) a.duplicates = find_duplicates(*store, image, scans, *a.tree, options);
   a.source = path;
   auto store_warnings = store->warnings();

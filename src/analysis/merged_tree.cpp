@@ -1,5 +1,7 @@
 #include "imgsmith/merged_tree.hpp"
 
+#include <cstring>
+#include <new>
 #include <tuple>
 
 namespace imgsmith {
@@ -32,32 +34,106 @@ std::string FileNode::path() const {
   return out;
 }
 
-MergedTree::MergedTree() : root_(&storage_.emplace_back(&arena_)) {}
+std::uint64_t ChildIndex::hash(const FileNode* parent, std::string_view name) {
+  std::uint64_t h = std::hash<std::string_view>{}(name);
+  h ^= static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(parent)) * 0x9E3779B97F4A7C15ull;
+  return h ^ (h >> 29);
+}
 
+FileNode* ChildIndex::tombstone() {
+  static FileNode erased;
+  return &erased;
+}
+
+FileNode* ChildIndex::find(const FileNode* parent, std::string_view name, std::uint64_t h) const {
+  if (slots_.empty()) return nullptr;
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+    const Slot& slot = slots_[i];
+    if (slot.node == nullptr) return nullptr;
+    if (slot.hash == h && slot.node != tombstone() && slot.node->parent == parent &&
+        slot.node->name == name)
+      return slot.node;
+  }
+}
+
+void ChildIndex::insert(FileNode* node, std::uint64_t h) {
+  if ((used_ + 1) * 2 > slots_.size()) rehash(used_ + 1);
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t i = h & mask;
+  while (slots_[i].node != nullptr) i = (i + 1) & mask;
+  slots_[i] = Slot{h, node};
+  ++used_;
+}
+
+void ChildIndex::erase(const FileNode* node, std::uint64_t h) {
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = h & mask; slots_[i].node != nullptr; i = (i + 1) & mask)
+    if (slots_[i].node == node) {
+      slots_[i].node = tombstone();  // probes for other keys still pass through
+      ++erased_;
+      return;
+    }
+}
+
+void ChildIndex::reserve(std::size_t nodes) {
+  if ((used_ + nodes) * 2 > slots_.size()) rehash(used_ + nodes);
+}
+
+// Rehashes into a table at most half full with room for `want` nodes.
+// Tombstones are dropped, and so are the nodes under a removed one: nothing
+// looks below a hidden node. Until something is erased, no node is hidden.
+void ChildIndex::rehash(std::size_t want) {
+  std::size_t size = 1024;
+  while (size < want * 2) size *= 2;
+  std::vector<Slot> old(size);
+  old.swap(slots_);
+  used_ = 0;
+  const std::size_t mask = slots_.size() - 1;
+  for (const Slot& slot : old) {
+    if (slot.node == nullptr || slot.node == tombstone() || (erased_ != 0 && slot.node->hidden))
+      continue;
+    std::size_t i = slot.hash & mask;
+    while (slots_[i].node != nullptr) i = (i + 1) & mask;
+    slots_[i] = slot;
+    ++used_;
+  }
+  erased_ = 0;
+}
+
+MergedTree::MergedTree() : root_(new (arena_.allocate(sizeof(FileNode), alignof(FileNode))) FileNode()) {}
+
+// Nodes and their names live in the arena and are never destroyed one by
+// one (they own nothing outside it); they go with the tree.
 FileNode* MergedTree::new_node(std::string_view name, EntryType type, std::uint32_t layer,
-                               FileNode* parent) {
-  FileNode& node = storage_.emplace_back(&arena_);
-  node.name = name;
+                               FileNode* parent, std::uint64_t hash) {
+  FileNode& node = *new (arena_.allocate(sizeof(FileNode), alignof(FileNode))) FileNode();
+  if (!name.empty()) {
+    char* text = static_cast<char*>(arena_.allocate(name.size(), 1));
+    std::memcpy(text, name.data(), name.size());
+    node.name = std::string_view(text, name.size());
+  }
   node.type = type;
   node.layer = layer;
   node.parent = parent;
+  node.prev_sibling = parent->last_child;
+  if (parent->last_child != nullptr) parent->last_child->next_sibling = &node;
+  else parent->first_child = &node;
+  parent->last_child = &node;
   ++nodes_;
-  parent->children.emplace(node.name, &node);
+  index_.insert(&node, hash);
   return &node;
 }
 
-const FileNode* MergedTree::find(std::string_view path) const {
-  return const_cast<MergedTree*>(this)->lookup(path);
-}
+const FileNode* MergedTree::find(std::string_view path) const { return lookup(path); }
 
-FileNode* MergedTree::lookup(std::string_view path) {
+FileNode* MergedTree::lookup(std::string_view path) const {
   FileNode* node = root_;
   while (!path.empty() && node != nullptr) {
     const auto slash = path.find('/');
     const std::string_view part = path.substr(0, slash);
     path = slash == std::string_view::npos ? std::string_view() : path.substr(slash + 1);
-    const auto it = node->children.find(part);
-    node = it == node->children.end() ? nullptr : it->second;
+    node = child(node, part);
   }
   return node;
 }
@@ -76,20 +152,23 @@ void MergedTree::record_waste(const std::string& at, HiddenBy how, const Inode& 
 // becomes waste, attributed to the operation at `at`.
 void MergedTree::release(FileNode& node, std::uint32_t layer, HiddenBy how,
                          const std::string& at) {
-  for (auto& [name, child] : node.children) release(*child, layer, how, at);
+  for (FileNode* c = node.first_child; c != nullptr; c = c->next_sibling) release(*c, layer, how, at);
+  node.hidden = true;
   --nodes_;
   if (node.inode < 0) return;
   Inode& inode = inodes_[static_cast<std::size_t>(node.inode)];
   if (--inode.names == 0 && inode.size > 0) record_waste(at, how, inode, layer);
 }
 
-void MergedTree::remove_child(FileNode& parent, std::string_view name, std::uint32_t layer,
+void MergedTree::remove_child(FileNode& parent, FileNode& child, std::uint32_t layer,
                               HiddenBy how, const std::string& at) {
-  const auto it = parent.children.find(name);
-  if (it == parent.children.end()) return;
   cached_dir_ = nullptr;
-  release(*it->second, layer, how, at);
-  parent.children.erase(it);
+  index_.erase(&child, ChildIndex::hash(&parent, child.name));
+  if (child.prev_sibling != nullptr) child.prev_sibling->next_sibling = child.next_sibling;
+  else parent.first_child = child.next_sibling;
+  if (child.next_sibling != nullptr) child.next_sibling->prev_sibling = child.prev_sibling;
+  else parent.last_child = child.prev_sibling;
+  release(child, layer, how, at);
 }
 
 // Walks to `path`, creating missing directories; a non-directory in the way
@@ -110,13 +189,13 @@ FileNode* MergedTree::walk_to_dir(std::string_view path, std::uint32_t layer) {
     const std::size_t slash = full.find('/', start);
     const std::size_t end = slash == std::string_view::npos ? full.size() : slash;
     const std::string_view part = full.substr(start, end - start);
-    auto it = node->children.find(part);
-    if (it != node->children.end() && it->second->type != EntryType::Dir) {
-      remove_child(*node, part, layer, HiddenBy::Replaced,
-                   "/" + std::string(full.substr(0, end)));
-      it = node->children.end();
+    const std::uint64_t h = ChildIndex::hash(node, part);
+    FileNode* next = index_.find(node, part, h);
+    if (next != nullptr && next->type != EntryType::Dir) {
+      remove_child(*node, *next, layer, HiddenBy::Replaced, "/" + std::string(full.substr(0, end)));
+      next = nullptr;
     }
-    node = it != node->children.end() ? it->second : new_node(part, EntryType::Dir, layer, node);
+    node = next != nullptr ? next : new_node(part, EntryType::Dir, layer, node, h);
     start = end + 1;
   }
   return node;
@@ -125,30 +204,33 @@ FileNode* MergedTree::walk_to_dir(std::string_view path, std::uint32_t layer) {
 void MergedTree::add_entry(const TarEntry& entry, std::uint32_t layer) {
   const auto [dir, name] = split_path(entry.path);
   FileNode* parent = ensure_dir(dir, layer);
-  if (auto it = parent->children.find(name); it != parent->children.end()) {
-    FileNode& existing = *it->second;
+  const std::uint64_t h = ChildIndex::hash(parent, name);
+  if (FileNode* found = index_.find(parent, name, h); found != nullptr) {
+    FileNode& existing = *found;
     if (existing.type == EntryType::Dir && entry.type == EntryType::Dir) {
       existing.layer = layer;  // directory over directory merges
       return;
     }
     const bool same_kind = (existing.type == EntryType::Dir) == (entry.type == EntryType::Dir);
-    remove_child(*parent, name, layer,
-                 same_kind ? HiddenBy::Overwritten : HiddenBy::Replaced, "/" + entry.path);
+    remove_child(*parent, existing, layer,
+                 same_kind ? HiddenBy::Overwritten : HiddenBy::Replaced,
+                 "/" + std::string(entry.path));
   }
   if (entry.type == EntryType::Hardlink) {
     // A hard link's bytes belong to its target: count them once.
     const FileNode* target = lookup(entry.link);
-    FileNode* node = new_node(name, entry.type, layer, parent);
+    FileNode* node = new_node(name, entry.type, layer, parent, h);
     if (target != nullptr && target->inode >= 0) {
       node->inode = target->inode;
       ++inodes_[static_cast<std::size_t>(target->inode)].names;
     } else {
-      warnings_.push_back("layer " + std::to_string(layer) + ": hard link /" + entry.path +
-                          " points at /" + entry.link + ", which is not a file here");
+      warnings_.push_back("layer " + std::to_string(layer) + ": hard link /" +
+                          std::string(entry.path) + " points at /" + std::string(entry.link) +
+                          ", which is not a file here");
     }
     return;
   }
-  FileNode* node = new_node(name, entry.type, layer, parent);
+  FileNode* node = new_node(name, entry.type, layer, parent, h);
   if (entry.type == EntryType::File) {
     node->size = entry.size;
     node->inode = static_cast<std::int64_t>(inodes_.size());
@@ -157,6 +239,7 @@ void MergedTree::add_entry(const TarEntry& entry, std::uint32_t layer) {
 }
 
 void MergedTree::apply(const LayerScan& layer, std::uint32_t index) {
+  index_.reserve(layer.entries.size());
   // Opaque markers hide the lower children of their directory, wherever they
   // sit in the tar, and only lower ones: so they go first.
   for (const auto& e : layer.entries) {
@@ -165,9 +248,7 @@ void MergedTree::apply(const LayerScan& layer, std::uint32_t index) {
     FileNode* d = lookup(dir);
     if (d == nullptr || d->type != EntryType::Dir) continue;
     const std::string at = "/" + std::string(dir);
-    while (!d->children.empty()) {
-      remove_child(*d, d->children.begin()->first, index, HiddenBy::Opaque, at);
-    }
+    while (d->first_child != nullptr) remove_child(*d, *d->first_child, index, HiddenBy::Opaque, at);
   }
   // Whiteouts, too, hide lower layers only; a file the same layer adds under
   // the same name survives.
@@ -178,13 +259,20 @@ void MergedTree::apply(const LayerScan& layer, std::uint32_t index) {
     if (d == nullptr || d->type != EntryType::Dir) continue;
     const std::string target(name.substr(kWhiteoutPrefix.size()));
     const std::string at = dir.empty() ? "/" + target : "/" + std::string(dir) + "/" + target;
-    remove_child(*d, target, index, HiddenBy::Deleted, at);
+    if (FileNode* gone = child(d, target); gone != nullptr)
+      remove_child(*d, *gone, index, HiddenBy::Deleted, at);
   }
   for (const auto& e : layer.entries) {
     const auto name = split_path(e.path).second;
     if (name.starts_with(kWhiteoutPrefix)) continue;
     add_entry(e, index);
   }
+}
+
+void MergedTree::add_first_layer(std::span<const TarEntry> entries) {
+  index_.reserve(entries.size());
+  for (const auto& e : entries)
+    if (!split_path(e.path).second.starts_with(kWhiteoutPrefix)) add_entry(e, 0);
 }
 
 std::uint64_t MergedTree::visible_bytes() const {

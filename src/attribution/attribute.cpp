@@ -1,4 +1,7 @@
 #include <algorithm>
+#include <exception>
+#include <iterator>
+#include <thread>
 #include <unordered_map>
 
 #include "imgsmith/attribution.hpp"
@@ -159,61 +162,84 @@ struct CompiledRules {
   }
 };
 
+// Attribution in two steps. A walk, in tree order, lists every visible
+// content once (under the first name the walk meets) with its directory and
+// which directory tests that directory passed. Then the files are
+// classified, in parallel on large images: classifying is most of the
+// cost, and each file's answer depends on nothing but its own path, size
+// and owners.
+struct Directory {
+  std::string path;         // "/usr/lib"; "" for the root
+  std::vector<char> under;  // which directory tests it (or an ancestor) passed
+};
+
+struct FileToClassify {
+  const FileNode* node;
+  std::uint32_t directory;
+};
+
 struct Walker {
+  const CompiledRules& compiled;
+  const std::vector<MergedTree::Inode>& inodes;
+  std::vector<bool> seen;
+  std::vector<Directory> directories;
+  std::vector<FileToClassify> files;
+
+  void walk_from_root(const FileNode& root) {
+    Directory top;
+    top.under.resize(compiled.directory_tests.size());
+    for (std::size_t i = 0; i < compiled.directory_tests.size(); ++i)
+      top.under[i] = compiled.directory_tests[i].matches("", "") ? 1 : 0;
+    directories.push_back(std::move(top));
+    walk(root, 0);
+  }
+
+  void walk(const FileNode& node, std::uint32_t directory) {
+    for (const FileNode* child : node.children()) {
+      if (child->inode >= 0 && !seen[static_cast<std::size_t>(child->inode)]) {
+        seen[static_cast<std::size_t>(child->inode)] = true;
+        files.push_back(FileToClassify{child, directory});
+      }
+      if (child->has_children()) {
+        Directory sub;
+        sub.path = directories[directory].path + "/" + std::string(child->name);
+        sub.under = directories[directory].under;
+        for (std::size_t i = 0; i < sub.under.size(); ++i)
+          if (!sub.under[i]) sub.under[i] = compiled.directory_tests[i].matches(sub.path) ? 1 : 0;
+        directories.push_back(std::move(sub));
+        walk(*child, static_cast<std::uint32_t>(directories.size() - 1));
+      }
+    }
+  }
+};
+
+struct Classifier {
   const RuleSet& rules;
   const CompiledRules& compiled;
   const Owners& owners;
   const std::vector<MergedTree::Inode>& inodes;
-  std::vector<bool> seen;
+  const std::vector<Directory>& directories;
   std::vector<std::uint16_t> category_index;  // rule -> category
   std::uint16_t other, cuda;
-  std::vector<AttributedFile>& out;
 
-  std::string path_;  // the path being walked, grown and cut as it goes
-  // For each directory on the way down: which directory tests it (or an
-  // ancestor) passed.
-  std::vector<std::vector<char>> under_;
-
-  void start() {
-    under_.assign(1, std::vector<char>(compiled.directory_tests.size(), 0));
-    for (std::size_t i = 0; i < compiled.directory_tests.size(); ++i)
-      under_[0][i] = compiled.directory_tests[i].matches("", "") ? 1 : 0;
-  }
-
-  bool matches(const CompiledGlobs& c, std::string_view path, std::string_view base) const {
-    const std::vector<char>& dir = under_.back();
+  bool matches(const CompiledGlobs& c, const Directory& dir, std::string_view path,
+               std::string_view base) const {
     for (const std::size_t i : c.tree)
-      if (dir[i]) return true;
+      if (dir.under[i]) return true;
     for (const Glob* g : c.per_file)
       if (g->matches(path, base)) return true;
     return false;
   }
 
-  void walk(const FileNode& node) {
-    for (const auto& [name, child] : node.children) {
-      const std::size_t mark = path_.size();
-      path_.push_back('/');
-      path_.append(name);
-      if (child->inode >= 0 && !seen[static_cast<std::size_t>(child->inode)]) {
-        seen[static_cast<std::size_t>(child->inode)] = true;
-        classify(*child, path_, std::string_view(path_).substr(mark + 1));
-      }
-      if (!child->children.empty()) {
-        std::vector<char> here = under_.back();
-        for (std::size_t i = 0; i < here.size(); ++i)
-          if (!here[i]) here[i] = compiled.directory_tests[i].matches(path_) ? 1 : 0;
-        under_.push_back(std::move(here));
-        walk(*child);
-        under_.pop_back();
-      }
-      path_.resize(mark);
-    }
-  }
-
-  void classify(const FileNode& node, std::string_view path, std::string_view base) {
+  AttributedFile classify(const FileToClassify& file) const {
+    const FileNode& node = *file.node;
+    const Directory& dir = directories[file.directory];
     const auto& inode = inodes[static_cast<std::size_t>(node.inode)];
     AttributedFile f;
-    f.path = path;
+    f.path.reserve(dir.path.size() + 1 + node.name.size());
+    f.path.append(dir.path).append("/").append(node.name);
+    const std::string_view path = f.path;
+    const std::string_view base = node.name;
     f.bytes = inode.size;
     f.layer = inode.layer;
     const std::string_view key = path.substr(1);
@@ -228,7 +254,7 @@ struct Walker {
       if (!r.python_dists.empty() && (dist == nullptr || !matches_any(r.python_dists, dist_key)))
         continue;
       if (!r.deb_packages.empty() && (pkg == nullptr || !matches_any(r.deb_packages, *pkg))) continue;
-      if (!r.paths.empty() && !matches(compiled.rules[i], path, base)) continue;
+      if (!r.paths.empty() && !matches(compiled.rules[i], dir, path, base)) continue;
       f.category = category_index[i];
       f.child = expand_child(r.child, dist, pkg);
       break;
@@ -236,12 +262,45 @@ struct Walker {
     if (f.category == cuda) {
       f.origin = "other";
       for (std::size_t i = 0; i < rules.origins.size(); ++i)
-        if (matches(compiled.origins[i], path, base)) {
+        if (matches(compiled.origins[i], dir, path, base)) {
           f.origin = rules.origins[i].origin;
           break;
         }
     }
-    out.push_back(std::move(f));
+    return f;
+  }
+
+  // Classifies `files` into `out`, in their order.
+  void classify_all(const std::vector<FileToClassify>& files, std::vector<AttributedFile>& out) const {
+    // Below this many files a thread costs more than it saves.
+    constexpr std::size_t kPerThread = 16384;
+    const std::size_t threads = std::min<std::size_t>(
+        std::max(1u, std::thread::hardware_concurrency()), (files.size() + kPerThread - 1) / kPerThread);
+    out.reserve(out.size() + files.size());
+    if (threads <= 1) {
+      for (const auto& f : files) out.push_back(classify(f));
+      return;
+    }
+    // Contiguous shares; this thread takes the first, straight into `out`.
+    const std::size_t share = (files.size() + threads - 1) / threads;
+    std::vector<std::vector<AttributedFile>> rest(threads - 1);
+    std::vector<std::exception_ptr> errors(threads - 1);
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        try {
+          const std::size_t from = t * share, to = std::min(files.size(), from + share);
+          rest[t - 1].reserve(to - from);
+          for (std::size_t i = from; i < to; ++i) rest[t - 1].push_back(classify(files[i]));
+        } catch (...) {
+          errors[t - 1] = std::current_exception();
+        }
+      });
+    for (std::size_t i = 0; i < std::min(share, files.size()); ++i) out.push_back(classify(files[i]));
+    for (auto& t : pool) t.join();
+    for (const auto& e : errors)
+      if (e) std::rethrow_exception(e);
+    for (auto& part : rest) std::move(part.begin(), part.end(), std::back_inserter(out));
   }
 };
 
@@ -306,11 +365,13 @@ Attribution attribute(const Analysis& analysis, const RuleSet& base_rules) {
   const std::uint16_t other = index_of(rules, "other");
   if (analysis.tree) {
     const CompiledRules compiled(rules);
-    Walker walker{rules, compiled, owners, analysis.tree->inodes(),
-                  std::vector<bool>(analysis.tree->inodes().size(), false),
-                  category_index, other, index_of(rules, "cuda"), result.files, {}, {}};
-    walker.start();
-    walker.walk(analysis.tree->root());
+    const auto& inodes = analysis.tree->inodes();
+    Walker walker{compiled, inodes, std::vector<bool>(inodes.size(), false), {}, {}};
+    walker.files.reserve(inodes.size());  // at most one per content
+    walker.walk_from_root(analysis.tree->root());
+    const Classifier classifier{rules, compiled, owners, inodes, walker.directories,
+                                category_index, other, index_of(rules, "cuda")};
+    classifier.classify_all(walker.files, result.files);
   }
   const std::uint16_t app = index_of(rules, "app");
   for (auto& f : result.files)

@@ -76,7 +76,9 @@ class RegistryStore final : public BlobStore {
     return d.body;
   }
 
-  std::shared_ptr<const LayerScan> scan_layer(const std::string& path, const CaptureFn& hash) const override {
+  // Entries are not handed out before the blob's digest is checked.
+  std::shared_ptr<const LayerScan> scan_layer(const std::string& path, const CaptureFn& hash,
+                                              const EntrySink& /*sink*/) const override {
     const std::string digest = digest_of(path);
     const std::uint64_t size = size_of(path).value_or(0);
     const std::string what = name_ + ": layer " + digest;

@@ -107,12 +107,12 @@ class TarFileStore final : public BlobStore {
       throw InputError(name() + ": truncated inside '" + path + "'");
     return out;
   }
-  std::shared_ptr<const LayerScan> scan_layer(const std::string& path,
-                                              const CaptureFn& hash) const override {
+  std::shared_ptr<const LayerScan> scan_layer(const std::string& path, const CaptureFn& hash,
+                                              const EntrySink& sink) const override {
     const Record* r = require(path);
     FileRangeStream range(file_, r->offset, r->size);
     return std::make_shared<LayerScan>(
-        imgsmith::scan_layer(range, r->size, name() + ": layer " + path, capture_, hash));
+        imgsmith::scan_layer(range, r->size, name() + ": layer " + path, capture_, hash, sink));
   }
   bool parallel_scans() const override { return true; }
   std::uint64_t bytes_read() const override { return file_->bytes_read(); }
@@ -179,8 +179,8 @@ class StreamedTarStore final : public BlobStore {
     return *r->text;
   }
   // Digests were taken, if at all, on the one pass.
-  std::shared_ptr<const LayerScan> scan_layer(const std::string& path,
-                                              const CaptureFn& /*hash*/) const override {
+  std::shared_ptr<const LayerScan> scan_layer(const std::string& path, const CaptureFn& /*hash*/,
+                                              const EntrySink& /*sink*/) const override {
     const Record* r = require(path);
     if (r->scan) return r->scan;
     if (!r->scan_error.empty()) throw InputError(r->scan_error);
@@ -287,14 +287,14 @@ class DirectoryStore final : public BlobStore {
     text << in.rdbuf();
     return text.str();
   }
-  std::shared_ptr<const LayerScan> scan_layer(const std::string& path,
-                                              const CaptureFn& hash) const override {
+  std::shared_ptr<const LayerScan> scan_layer(const std::string& path, const CaptureFn& hash,
+                                              const EntrySink& sink) const override {
     if (!contains(path))
       throw InputError(full(path) + ": missing; the layout is incomplete, copy or save it again");
     auto file = std::make_shared<SharedFile>(full(path));
     FileRangeStream range(file, 0, file->size());
     auto scan = std::make_shared<LayerScan>(
-        imgsmith::scan_layer(range, file->size(), full(path), capture_, hash));
+        imgsmith::scan_layer(range, file->size(), full(path), capture_, hash, sink));
     bytes_read_ += file->bytes_read();
     return scan;
   }

@@ -1,6 +1,7 @@
 #include "imgsmith/layer_scan.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "archive_reader.hpp"
@@ -27,6 +28,23 @@ bool already_normal(std::string_view p) {
 }
 
 }  // namespace
+
+std::string_view TextArena::store(std::string_view text) {
+  if (text.empty()) return {};
+  if (text.size() > left_) {
+    // Blocks of 256 KiB; a longer text (a pax path can be) gets its own.
+    constexpr std::size_t kBlock = 256 * 1024;
+    const std::size_t size = std::max(kBlock, text.size());
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
+    next_ = blocks_.back().get();
+    left_ = size;
+  }
+  char* out = next_;
+  std::memcpy(out, text.data(), text.size());
+  next_ += text.size();
+  left_ -= text.size();
+  return {out, text.size()};
+}
 
 std::string normalise_path(std::string_view raw) {
   if (already_normal(raw)) return std::string(raw);
@@ -64,35 +82,47 @@ EntryType entry_type(char tar_type) {
 
 constexpr long kMaxDepth = 1000;
 
+// Entries go to a sink in batches this large: small enough that a consumer
+// starts early, large enough that handing over costs nothing.
+constexpr std::size_t kSinkBatch = 4096;
+
 void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& capture,
-                  const CaptureFn& hash, LayerScan& scan) {
+                  const CaptureFn& hash, const EntrySink& sink, LayerScan& scan) {
+  std::size_t delivered = 0;
+  const auto deliver = [&] {
+    sink(std::span<const TarEntry>(scan.entries).subspan(delivered));
+    delivered = scan.entries.size();
+  };
   detail::TarReader reader(tar, label);
   detail::TarHeader header;
   while (reader.next(header)) {
     TarEntry entry;
-    entry.path = normalise_path(header.path);
+    entry.path = already_normal(header.path) ? scan.text.store(header.path)
+                                             : scan.text.store(normalise_path(header.path));
     if (entry.path.empty()) continue;  // the root directory itself
     // The merge and the walks recurse once per directory level.
     if (std::count(entry.path.begin(), entry.path.end(), '/') > kMaxDepth)
-      throw InputError(label + ": '" + entry.path.substr(0, 80) + "...' nests deeper than " +
+      throw InputError(label + ": '" + std::string(entry.path.substr(0, 80)) + "...' nests deeper than " +
                        std::to_string(kMaxDepth) + " directories; the layer is damaged or hostile");
     entry.type = entry_type(header.type);
     // Old tars mark directories only by a trailing slash on a regular entry.
     if (entry.type == EntryType::File && !header.path.empty() && header.path.back() == '/')
       entry.type = EntryType::Dir;
     if (entry.type == EntryType::File) entry.size = header.size;
-    if (entry.type == EntryType::Hardlink) entry.link = normalise_path(header.link);
-    if (entry.type == EntryType::Symlink) entry.link = header.link;
+    if (entry.type == EntryType::Hardlink) entry.link = scan.text.store(normalise_path(header.link));
+    if (entry.type == EntryType::Symlink) entry.link = scan.text.store(header.link);
     if (entry.type == EntryType::File && capture && capture(entry.path, entry.size)) {
-      scan.captured.push_back(CapturedFile{entry.path, reader.read_entry_data()});
+      scan.captured.push_back(CapturedFile{std::string(entry.path), reader.read_entry_data()});
     } else if (entry.type == EntryType::File && hash && hash(entry.path, entry.size)) {
       Sha256 digest;
       reader.stream_entry_data([&](const char* p, std::size_t n) { digest.update(p, n); });
-      scan.digests.emplace_back(entry.path, digest.digest());
+      scan.digests.emplace_back(std::string(entry.path), digest.digest());
     }
     scan.content_bytes += entry.size;
-    scan.entries.push_back(std::move(entry));
+    scan.entries.push_back(entry);
+    if (sink && scan.entries.size() - delivered >= kSinkBatch) deliver();
   }
+  if (sink && scan.entries.size() > delivered) deliver();
   if (reader.ended_early())
     scan.warnings.push_back(label + ": layer ends without tar end-of-archive blocks after its " +
                             std::to_string(scan.entries.size()) +
@@ -102,7 +132,7 @@ void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& ca
 }  // namespace
 
 LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string& label,
-                     const CaptureFn& capture, const CaptureFn& hash) {
+                     const CaptureFn& capture, const CaptureFn& hash, const EntrySink& sink) {
   LayerScan scan;
   scan.blob_bytes = blob_bytes;
   // The first bytes tell the encoding; they are replayed to the reader.
@@ -110,11 +140,15 @@ LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string
   scan.compression = sniff_compression(head.data(), head.size());
   PrefixedStream replay(std::move(head), in);
   if (scan.compression == Compression::None) {
-    scan_entries(replay, label, capture, hash, scan);
+    // Every entry takes at least a 512-byte header, most a data block too:
+    // reserving for one per KiB spares the copies of a growing vector, and
+    // pages of the reserve that go unused are never touched.
+    scan.entries.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(blob_bytes / 1024 + 16, 1u << 20)));
+    scan_entries(replay, label, capture, hash, sink, scan);
   } else {
     DecompressingStream decoded(replay, label);
     scan.compression = decoded.compression();
-    scan_entries(decoded, label, capture, hash, scan);
+    scan_entries(decoded, label, capture, hash, sink, scan);
   }
   return scan;
 }

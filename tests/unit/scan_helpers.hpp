@@ -32,16 +32,26 @@ inline LayerScan scanned(const Layer& layer) {
   return scan_layer(in, 0, "test-layer");
 }
 
+// Layers scanned, with an image that lists them, for analyze_layers.
+struct ScannedStack {
+  ResolvedImage image;
+  std::vector<std::shared_ptr<const LayerScan>> scans;
+};
+
+inline ScannedStack scanned_stack(const std::vector<Layer>& layers) {
+  ScannedStack s;
+  s.image.format = "test";
+  for (const auto& l : layers) {
+    s.scans.push_back(std::make_shared<LayerScan>(scanned(l)));
+    s.image.layers.push_back(LayerRef{});
+  }
+  return s;
+}
+
 // Merges layers as the analyzer does, without an archive around them.
 inline Analysis analyze_stack(const std::vector<Layer>& layers) {
-  ResolvedImage image;
-  image.format = "test";
-  std::vector<std::shared_ptr<const LayerScan>> scans;
-  for (const auto& l : layers) {
-    scans.push_back(std::make_shared<LayerScan>(scanned(l)));
-    image.layers.push_back(LayerRef{});
-  }
-  return analyze_layers(image, scans, 50);
+  const ScannedStack s = scanned_stack(layers);
+  return analyze_layers(s.image, s.scans, 50);
 }
 
 }  // namespace imgsmith::testing

@@ -90,7 +90,7 @@ TEST_CASE("merge: a non-directory replacing a directory removes the whole subtre
   const FileNode* lib = t.find("app/lib");
   REQUIRE(lib != nullptr);
   CHECK(lib->type == EntryType::File);
-  CHECK(lib->children.empty());
+  CHECK(!lib->has_children());
   CHECK(t.visible_bytes() == 3);
   const WasteGroup* w = waste_at(t.waste(), "/app/lib");
   REQUIRE(w != nullptr);

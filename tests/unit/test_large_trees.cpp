@@ -1,0 +1,193 @@
+// The merge, dive's figures and attribution at the sizes where their fast
+// paths start: a first layer merged piece by piece while it is read, the
+// tree's index through thousands of removals, layers in any entry order,
+// and attribution split over threads.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <functional>
+
+#include "imgsmith/attribution.hpp"
+#include "imgsmith/merged_tree.hpp"
+#include "scan_helpers.hpp"
+
+using namespace imgsmith;
+using namespace imgsmith::testing;
+
+namespace {
+
+// Every visible path in tree order, with its type and size.
+std::vector<std::string> listing(const MergedTree& tree) {
+  std::vector<std::string> out;
+  std::function<void(const FileNode&)> walk = [&](const FileNode& node) {
+    for (const FileNode* child : node.children()) {
+      out.push_back(child->path() + " " + std::to_string(static_cast<int>(child->type)) + " " +
+                    std::to_string(child->size));
+      walk(*child);
+    }
+  };
+  walk(tree.root());
+  return out;
+}
+
+std::vector<std::string> waste_rows(const MergedTree& tree) {
+  std::vector<std::string> out;
+  for (const auto& w : tree.waste())
+    out.push_back(w.path + " " + hidden_by_name(w.how) + " " + std::to_string(w.bytes) + " " +
+                  std::to_string(w.files));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A first layer with what can surprise a merge: a path written twice, a hard
+// link, nested directories given before and after their contents, and a
+// whiteout and an opaque marker that have nothing below them to hide.
+Layer tricky_first_layer() {
+  return Layer{{dir("etc"), file("etc/a", 10), file("etc/a", 20), file("usr/lib/deep/x.so", 300),
+                dir("usr/lib"), hardlink("usr/lib/y.so", "usr/lib/deep/x.so"), whiteout("etc/b"),
+                opaque("usr"), file("etc/b", 5), dir("var"), file("var/log", 7)}};
+}
+
+Layer second_layer() {
+  return Layer{{whiteout("etc/a"), opaque("usr/lib/deep"), file("var/log", 9), file("opt/new", 4)}};
+}
+
+}  // namespace
+
+TEST_CASE("merge: a first layer merged in pieces as it is read equals merging it whole") {
+  const LayerScan first = scanned(tricky_first_layer());
+  const LayerScan second = scanned(second_layer());
+
+  MergedTree whole;
+  whole.apply(first, 0);
+  whole.apply(second, 1);
+
+  MergedTree pieces;
+  for (std::size_t i = 0; i < first.entries.size(); ++i)
+    pieces.add_first_layer(std::span<const TarEntry>(first.entries).subspan(i, 1));
+  pieces.apply(second, 1);
+
+  CHECK(listing(pieces) == listing(whole));
+  CHECK(waste_rows(pieces) == waste_rows(whole));
+  CHECK(pieces.visible_bytes() == whole.visible_bytes());
+  CHECK(pieces.node_count() == whole.node_count());
+  CHECK(pieces.find("etc/.wh.b") == nullptr);  // the marker itself is no file
+  CHECK(pieces.find("etc/b") != nullptr);
+}
+
+TEST_CASE("analysis: the rest of a first layer begun during the scan gives the same figures") {
+  const auto [image, scans] = scanned_stack({tricky_first_layer(), second_layer()});
+  const Analysis plain = analyze_layers(image, scans, 50);
+  for (const std::size_t begun : {std::size_t{1}, std::size_t{4}, scans[0]->entries.size()}) {
+    PartialMerge started{std::make_shared<MergedTree>(), begun};
+    started.tree->add_first_layer(std::span<const TarEntry>(scans[0]->entries).subspan(0, begun));
+    const Analysis resumed = analyze_layers(image, scans, 50, started);
+    INFO("entries merged during the scan: " << begun);
+    CHECK(resumed.final_bytes == plain.final_bytes);
+    CHECK(resumed.wasted_bytes == plain.wasted_bytes);
+    CHECK(resumed.final_entries == plain.final_entries);
+    CHECK(resumed.dive.efficiency == plain.dive.efficiency);
+    CHECK(resumed.dive.wasted_bytes == plain.dive.wasted_bytes);
+    CHECK(listing(*resumed.tree) == listing(*plain.tree));
+  }
+}
+
+TEST_CASE("merge: thousands of deletions and re-creations keep every lookup right") {
+  constexpr int kFiles = 5000;
+  Layer base, recreate, overwrite;
+  base.entries.push_back(dir("d"));
+  recreate.entries.push_back(dir("d"));
+  for (int i = 0; i < kFiles; ++i) {
+    const std::string name = "d/sub" + std::to_string(i % 7) + "/f" + std::to_string(i);
+    base.entries.push_back(file(name, 3));
+    recreate.entries.push_back(file(name, 5));
+    if (i % 2 == 0) overwrite.entries.push_back(file(name, 11));
+  }
+  MergedTree tree;
+  tree.apply(scanned(base), 0);
+  tree.apply(scanned(Layer{{whiteout("d")}}), 1);
+  CHECK(tree.find("d") == nullptr);
+  CHECK(tree.find("d/sub0/f0") == nullptr);
+  tree.apply(scanned(recreate), 2);
+  tree.apply(scanned(overwrite), 3);
+
+  std::uint64_t expected = 0;
+  for (int i = 0; i < kFiles; ++i) {
+    const std::string name = "d/sub" + std::to_string(i % 7) + "/f" + std::to_string(i);
+    const FileNode* node = tree.find(name);
+    REQUIRE(node != nullptr);
+    const std::uint64_t size = i % 2 == 0 ? 11 : 5;
+    CHECK(node->size == size);
+    expected += size;
+  }
+  CHECK(tree.visible_bytes() == expected);
+  CHECK(tree.node_count() == 1 + 7 + kFiles);  // d, its seven subdirectories, the files
+  const WasteGroup* deleted = nullptr;
+  for (const auto& w : tree.waste())
+    if (w.path == "/d") deleted = &w;
+  REQUIRE(deleted != nullptr);
+  CHECK(deleted->bytes == 3u * kFiles);
+}
+
+TEST_CASE("dive: a layer's entries in any order give the same figures, worked out by hand") {
+  // Layer 0 has a/x (100) and a/y (50); layer 1 writes a/x again (30);
+  // layer 2 deletes a/y. dive sees a/x twice (130, smallest 30) and a/y
+  // twice (50, then 0 for the whiteout of a file): efficiency 30/180.
+  const std::vector<Layer> in_order{Layer{{dir("a"), file("a/x", 100), file("a/y", 50)}},
+                                    Layer{{dir("a"), file("a/x", 30)}},
+                                    Layer{{dir("a"), whiteout("a/y"), file("a/z", 0)}}};
+  std::vector<Layer> reversed = in_order;
+  for (auto& l : reversed) std::reverse(l.entries.begin(), l.entries.end());
+
+  for (const auto& layers : {in_order, reversed}) {
+    const Analysis a = analyze_stack(layers);
+    CHECK(a.dive.efficiency == Approx(30.0 / 180.0));
+    CHECK(a.dive.wasted_bytes == 180);
+    REQUIRE(a.dive.inefficient.size() == 2);
+    CHECK(a.dive.inefficient[0].path == "/a/x");
+    CHECK(a.dive.inefficient[0].cumulative_bytes == 130);
+    CHECK(a.dive.inefficient[1].path == "/a/y");
+    CHECK(a.dive.inefficient[1].copies == 2);
+  }
+}
+
+TEST_CASE("attribution: a large image is classified in parallel, in tree order, as one thread would") {
+  // Enough files for several threads' shares, with files of known category
+  // at the start, the middle and the end.
+  constexpr int kFiles = 40000;
+  Layer layer;
+  layer.entries.push_back(file("usr/lib/x86_64-linux-gnu/libcublas.so.12", 40));
+  for (int i = 0; i < kFiles; ++i) {
+    layer.entries.push_back(file("usr/share/bench/d" + std::to_string(i / 1000) + "/f" + std::to_string(i), 1));
+    if (i == kFiles / 2) layer.entries.push_back(file("root/.cache/pip/wheel.whl", 20));
+  }
+  layer.entries.push_back(file("opt/models/model.safetensors", 1500000));
+  const Analysis a = analyze_stack({layer});
+  const Attribution attr = attribute(a, builtin_rules());
+
+  // Tree order, worked out here independently of the attribution's walk.
+  std::vector<std::string> expected;
+  std::function<void(const FileNode&)> walk = [&](const FileNode& node) {
+    for (const FileNode* child : node.children()) {
+      if (child->type == EntryType::File) expected.push_back(child->path());
+      walk(*child);
+    }
+  };
+  walk(a.tree->root());
+  REQUIRE(attr.files.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    INFO("file " << i);
+    REQUIRE(attr.files[i].path == expected[i]);
+  }
+
+  const auto category_of = [&](const std::string& path) {
+    for (const auto& f : attr.files)
+      if (f.path == path) return attr.categories[f.category].name;
+    return std::string("missing");
+  };
+  CHECK(category_of("/usr/lib/x86_64-linux-gnu/libcublas.so.12") == "cuda");
+  CHECK(category_of("/root/.cache/pip/wheel.whl") == "cache");
+  CHECK(category_of("/opt/models/model.safetensors") == "model-weights");
+  CHECK(category_of("/usr/share/bench/d39/f39999") == "other");
+  CHECK(attr.total_bytes == a.final_bytes);
+}
