@@ -6,6 +6,9 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <memory_resource>
+#include <string_view>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "imgsmith/analysis.hpp"
+#include "imgsmith/bulk_memory.hpp"
+#include "imgsmith/text_arena.hpp"
 #include "imgsmith/glob.hpp"
 
 namespace imgsmith {
@@ -57,7 +62,7 @@ struct CategoryNode {
 };
 
 struct AttributedFile {
-  std::string path;
+  std::string_view path;  // "/usr/bin/env", in the Attribution's path_text
   std::uint64_t bytes = 0;
   std::uint32_t layer = 0;
   std::uint16_t category = 0;  // index into Attribution::categories
@@ -67,7 +72,9 @@ struct AttributedFile {
 
 struct Attribution {
   std::vector<CategoryNode> categories;  // fixed order; bytes sum to final_bytes
-  std::vector<AttributedFile> files;     // every visible content once
+  std::pmr::vector<AttributedFile> files{bulk_memory()};  // every visible content once
+  // What the files' paths view: an arena per thread that classified them.
+  std::shared_ptr<std::vector<TextArena>> path_text;
   std::uint64_t total_bytes = 0;
 
   const CategoryNode* find(const std::string& category, const std::string& child = "") const;

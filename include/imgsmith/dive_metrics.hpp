@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "imgsmith/bulk_memory.hpp"
 #include "imgsmith/layer_scan.hpp"
 #include "imgsmith/merged_tree.hpp"
 
@@ -54,7 +55,7 @@ class DiveEfficiency {
   // Each layer's leaves, sorted by key in path order: finish() merges the
   // layers' lists instead of keeping a map of every path ever seen, which
   // cost more than reading the layers did.
-  std::vector<std::vector<Leaf>> leaves_;
+  std::vector<std::pmr::vector<Leaf>> leaves_;
   std::deque<std::string> whiteout_targets_;  // owns keys no layer holds
   std::vector<std::uint64_t> layer_bytes_;
 };

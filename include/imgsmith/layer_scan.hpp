@@ -10,31 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "imgsmith/bulk_memory.hpp"
 #include "imgsmith/byte_stream.hpp"
+#include "imgsmith/text_arena.hpp"
 
 namespace imgsmith {
 
 enum class EntryType : std::uint8_t { File, Dir, Symlink, Hardlink, Other };
-
-// Text that lives as long as its owner, stored in large blocks. A layer
-// holds hundreds of thousands of paths: one allocation each cost more than
-// reading the tar headers they came from.
-class TextArena {
- public:
-  TextArena() = default;
-  TextArena(TextArena&&) noexcept = default;
-  TextArena& operator=(TextArena&&) noexcept = default;
-  TextArena(const TextArena&) = delete;  // views into it would still point at the original
-  TextArena& operator=(const TextArena&) = delete;
-
-  // A copy of `text` that stays put until the arena goes.
-  std::string_view store(std::string_view text);
-
- private:
-  std::vector<std::unique_ptr<char[]>> blocks_;
-  char* next_ = nullptr;
-  std::size_t left_ = 0;
-};
 
 // Paths and links are views into the LayerScan's text arena.
 struct TarEntry {
@@ -60,7 +42,7 @@ using EntrySink = std::function<void(std::span<const TarEntry> batch)>;
 using CaptureFn = std::function<bool(std::string_view path, std::uint64_t size)>;
 
 struct LayerScan {
-  std::vector<TarEntry> entries;
+  std::pmr::vector<TarEntry> entries{bulk_memory()};
   TextArena text;  // what the entries' paths and links view
   std::vector<CapturedFile> captured;
   std::vector<std::pair<std::string, std::string>> digests;  // path, sha256 (when asked)

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "imgsmith/bulk_memory.hpp"
 #include "imgsmith/layer_scan.hpp"
 
 namespace imgsmith {
@@ -102,7 +103,7 @@ class ChildIndex {
   void rehash(std::size_t live);
 
 
-  std::vector<Slot> slots_;
+  std::pmr::vector<Slot> slots_{bulk_memory()};
   std::size_t used_ = 0;    // slots holding a node or a tombstone
   std::size_t erased_ = 0;  // erasures since the last rehash
 };
@@ -139,7 +140,7 @@ class MergedTree {
     std::uint32_t layer = 0;
     std::uint32_t names = 0;  // visible paths that point at it
   };
-  const std::vector<Inode>& inodes() const { return inodes_; }
+  std::span<const Inode> inodes() const { return inodes_; }
 
  private:
   FileNode* lookup(std::string_view path) const;
@@ -157,7 +158,7 @@ class MergedTree {
   FileNode* new_node(std::string_view name, EntryType type, std::uint32_t layer, FileNode* parent,
                      std::uint64_t hash);
 
-  std::pmr::monotonic_buffer_resource arena_;
+  std::pmr::monotonic_buffer_resource arena_{bulk_memory()};
   ChildIndex index_;
   // Entries of one directory come together in a tar: the last directory
   // walked to is kept, and forgotten whenever anything is removed.
@@ -165,7 +166,7 @@ class MergedTree {
   FileNode* cached_dir_ = nullptr;
   // Nodes are placed in the arena (stable addresses); hidden nodes stay until the tree goes.
   FileNode* root_;
-  std::vector<Inode> inodes_;
+  std::pmr::vector<Inode> inodes_{bulk_memory()};
   std::vector<WasteGroup> waste_;
   std::map<std::tuple<std::string, int, std::uint32_t, std::uint32_t>, std::size_t> waste_index_;
   std::vector<std::string> warnings_;

@@ -243,7 +243,7 @@ std::vector<DuplicateGroup> find_duplicates(const BlobStore& store, const Resolv
 
 // Lists each content once, under the name its regular-file entry gave it
 // when that name is still visible (the busybox binary, not one of its links).
-void collect_largest(const FileNode& node, const std::vector<MergedTree::Inode>& inodes,
+void collect_largest(const FileNode& node, std::span<const MergedTree::Inode> inodes,
                      EntryType pass, std::vector<bool>& seen, std::vector<FileReport>& heap,
                      std::size_t top) {
   const auto smaller = [](const FileReport& a, const FileReport& b) { return a.bytes > b.bytes; };

@@ -40,7 +40,7 @@ void DiveEfficiency::add_layer(const LayerScan& layer, const MergedTree& below) 
   // the last one winning when a path repeats, and every parent implied.
   // In path order, repeats are neighbours and a path's first descendant, if
   // any, is the next different path.
-  std::vector<std::uint32_t> order;
+  std::pmr::vector<std::uint32_t> order(bulk_memory());
   order.reserve(entries.size());
   for (std::size_t i = 0; i < entries.size(); ++i)
     if (!split_path(entries[i].path).second.starts_with(kWhiteoutMetaPrefix))
@@ -51,7 +51,7 @@ void DiveEfficiency::add_layer(const LayerScan& layer, const MergedTree& below) 
   if (!std::is_sorted(order.begin(), order.end(), by_path))
     std::stable_sort(order.begin(), order.end(), by_path);
 
-  std::vector<Leaf> leaves;
+  std::pmr::vector<Leaf> leaves(bulk_memory());
   leaves.reserve(order.size());
   for (std::size_t k = 0; k < order.size(); ++k) {
     const TarEntry& e = entries[order[k]];

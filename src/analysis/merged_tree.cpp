@@ -86,7 +86,7 @@ void ChildIndex::reserve(std::size_t nodes) {
 void ChildIndex::rehash(std::size_t want) {
   std::size_t size = 1024;
   while (size < want * 2) size *= 2;
-  std::vector<Slot> old(size);
+  std::pmr::vector<Slot> old(size, bulk_memory());
   old.swap(slots_);
   used_ = 0;
   const std::size_t mask = slots_.size() - 1;

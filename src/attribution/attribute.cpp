@@ -180,7 +180,7 @@ struct FileToClassify {
 
 struct Walker {
   const CompiledRules& compiled;
-  const std::vector<MergedTree::Inode>& inodes;
+  std::span<const MergedTree::Inode> inodes;
   std::vector<bool> seen;
   std::vector<Directory> directories;
   std::vector<FileToClassify> files;
@@ -217,7 +217,7 @@ struct Classifier {
   const RuleSet& rules;
   const CompiledRules& compiled;
   const Owners& owners;
-  const std::vector<MergedTree::Inode>& inodes;
+  std::span<const MergedTree::Inode> inodes;
   const std::vector<Directory>& directories;
   std::vector<std::uint16_t> category_index;  // rule -> category
   std::uint16_t other, cuda;
@@ -231,13 +231,14 @@ struct Classifier {
     return false;
   }
 
-  AttributedFile classify(const FileToClassify& file) const {
+  // `scratch` is a buffer to build the path in; `text` keeps it.
+  AttributedFile classify(const FileToClassify& file, std::string& scratch, TextArena& text) const {
     const FileNode& node = *file.node;
     const Directory& dir = directories[file.directory];
     const auto& inode = inodes[static_cast<std::size_t>(node.inode)];
     AttributedFile f;
-    f.path.reserve(dir.path.size() + 1 + node.name.size());
-    f.path.append(dir.path).append("/").append(node.name);
+    scratch.assign(dir.path).append("/").append(node.name);
+    f.path = text.store(scratch);
     const std::string_view path = f.path;
     const std::string_view base = node.name;
     f.bytes = inode.size;
@@ -270,37 +271,44 @@ struct Classifier {
     return f;
   }
 
-  // Classifies `files` into `out`, in their order.
-  void classify_all(const std::vector<FileToClassify>& files, std::vector<AttributedFile>& out) const {
+  // Classifies `files` into `out`, in their order, their paths kept in
+  // `text` (one arena per thread).
+  void classify_all(const std::vector<FileToClassify>& files, std::pmr::vector<AttributedFile>& out,
+                    std::vector<TextArena>& text) const {
     // Below this many files a thread costs more than it saves.
     constexpr std::size_t kPerThread = 16384;
-    const std::size_t threads = std::min<std::size_t>(
-        std::max(1u, std::thread::hardware_concurrency()), (files.size() + kPerThread - 1) / kPerThread);
-    out.reserve(out.size() + files.size());
-    if (threads <= 1) {
-      for (const auto& f : files) out.push_back(classify(f));
-      return;
-    }
-    // Contiguous shares; this thread takes the first, straight into `out`.
+    const std::size_t threads = std::max<std::size_t>(
+        1, std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()),
+                                 (files.size() + kPerThread - 1) / kPerThread));
+    text.resize(threads);
+    out.resize(files.size());
+    // Contiguous shares, each thread writing its own part of `out`; this
+    // thread takes the first.
     const std::size_t share = (files.size() + threads - 1) / threads;
-    std::vector<std::vector<AttributedFile>> rest(threads - 1);
-    std::vector<std::exception_ptr> errors(threads - 1);
+    const auto classify_share = [&](std::size_t t) {
+      std::string scratch;
+      const std::size_t from = std::min(files.size(), t * share);
+      const std::size_t to = std::min(files.size(), from + share);
+      for (std::size_t i = from; i < to; ++i) out[i] = classify(files[i], scratch, text[t]);
+    };
+    std::vector<std::exception_ptr> errors(threads);
     std::vector<std::thread> pool;
     for (std::size_t t = 1; t < threads; ++t)
       pool.emplace_back([&, t] {
         try {
-          const std::size_t from = t * share, to = std::min(files.size(), from + share);
-          rest[t - 1].reserve(to - from);
-          for (std::size_t i = from; i < to; ++i) rest[t - 1].push_back(classify(files[i]));
+          classify_share(t);
         } catch (...) {
-          errors[t - 1] = std::current_exception();
+          errors[t] = std::current_exception();
         }
       });
-    for (std::size_t i = 0; i < std::min(share, files.size()); ++i) out.push_back(classify(files[i]));
+    try {
+      classify_share(0);
+    } catch (...) {
+      errors[0] = std::current_exception();
+    }
     for (auto& t : pool) t.join();
     for (const auto& e : errors)
       if (e) std::rethrow_exception(e);
-    for (auto& part : rest) std::move(part.begin(), part.end(), std::back_inserter(out));
   }
 };
 
@@ -371,7 +379,8 @@ Attribution attribute(const Analysis& analysis, const RuleSet& base_rules) {
     walker.walk_from_root(analysis.tree->root());
     const Classifier classifier{rules, compiled, owners, inodes, walker.directories,
                                 category_index, other, index_of(rules, "cuda")};
-    classifier.classify_all(walker.files, result.files);
+    result.path_text = std::make_shared<std::vector<TextArena>>();
+    classifier.classify_all(walker.files, result.files, *result.path_text);
   }
   const std::uint16_t app = index_of(rules, "app");
   for (auto& f : result.files)

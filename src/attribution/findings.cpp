@@ -20,11 +20,14 @@ struct Builder {
   static bool larger(const FindingPath& a, const FindingPath& b) {
     return a.bytes != b.bytes ? a.bytes > b.bytes : a.path < b.path;
   }
-  void add(const std::string& path, std::uint64_t bytes, std::uint32_t layer) {
+  void add(std::string_view path, std::uint64_t bytes, std::uint32_t layer) {
     f.bytes += bytes;
     layers.insert(layer);
-    if (paths.size() < top || larger(FindingPath{path, bytes}, paths.front())) {
-      paths.push_back(FindingPath{path, bytes});
+    // The heap's smallest, compared without copying the path first.
+    const bool fits = paths.size() < top || bytes > paths.front().bytes ||
+                      (bytes == paths.front().bytes && path < paths.front().path);
+    if (fits) {
+      paths.push_back(FindingPath{std::string(path), bytes});
       std::push_heap(paths.begin(), paths.end(), larger);
       if (paths.size() > top) {
         std::pop_heap(paths.begin(), paths.end(), larger);

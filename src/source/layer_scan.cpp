@@ -29,23 +29,6 @@ bool already_normal(std::string_view p) {
 
 }  // namespace
 
-std::string_view TextArena::store(std::string_view text) {
-  if (text.empty()) return {};
-  if (text.size() > left_) {
-    // Blocks of 256 KiB; a longer text (a pax path can be) gets its own.
-    constexpr std::size_t kBlock = 256 * 1024;
-    const std::size_t size = std::max(kBlock, text.size());
-    blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
-    next_ = blocks_.back().get();
-    left_ = size;
-  }
-  char* out = next_;
-  std::memcpy(out, text.data(), text.size());
-  next_ += text.size();
-  left_ -= text.size();
-  return {out, text.size()};
-}
-
 std::string normalise_path(std::string_view raw) {
   if (already_normal(raw)) return std::string(raw);
   std::vector<std::string_view> parts;

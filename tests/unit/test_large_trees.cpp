@@ -5,9 +5,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
+#include <memory_resource>
 
 #include "imgsmith/attribution.hpp"
+#include "imgsmith/bulk_memory.hpp"
 #include "imgsmith/merged_tree.hpp"
 #include "scan_helpers.hpp"
 
@@ -190,4 +193,42 @@ TEST_CASE("attribution: a large image is classified in parallel, in tree order, 
   CHECK(category_of("/opt/models/model.safetensors") == "model-weights");
   CHECK(category_of("/usr/share/bench/d39/f39999") == "other");
   CHECK(attr.total_bytes == a.final_bytes);
+}
+
+TEST_CASE("bulk memory: large blocks are 2 MiB-aligned and usable, small ones come from the heap") {
+  std::pmr::memory_resource* bulk = bulk_memory();
+  for (const std::size_t size : {std::size_t{1} << 20, std::size_t{3} << 20, std::size_t{5000000}}) {
+    void* p = bulk->allocate(size, 64);
+    CHECK(reinterpret_cast<std::uintptr_t>(p) % (std::size_t{2} << 20) == 0);
+    auto* bytes = static_cast<unsigned char*>(p);
+    bytes[0] = 1;
+    bytes[size - 1] = 2;  // the whole block is mapped
+    CHECK(bytes[0] + bytes[size - 1] == 3);
+    bulk->deallocate(p, size, 64);
+  }
+  void* small = bulk->allocate(100, 8);
+  static_cast<char*>(small)[99] = 'x';
+  bulk->deallocate(small, 100, 8);
+
+  std::pmr::vector<std::uint64_t> v(bulk);
+  for (std::uint64_t i = 0; i < 1000000; ++i) v.push_back(i);  // grows through both kinds
+  CHECK(v[999999] == 999999);
+}
+
+TEST_CASE("text arena: texts stay put across blocks, past the block size, and through a move") {
+  TextArena arena;
+  std::vector<std::string_view> views;
+  std::vector<std::string> originals;
+  for (int i = 0; i < 200000; ++i) originals.push_back("usr/share/file-" + std::to_string(i));
+  originals.push_back(std::string(5u << 20, 'p'));  // longer than any block
+  for (const auto& s : originals) views.push_back(arena.store(s));
+  CHECK(arena.store("").empty());
+  TextArena moved(std::move(arena));
+  TextArena assigned;
+  assigned.store("dropped when assigned over");
+  assigned = std::move(moved);
+  for (std::size_t i = 0; i < originals.size(); ++i) {
+    INFO("text " << i);
+    REQUIRE(views[i] == originals[i]);
+  }
 }

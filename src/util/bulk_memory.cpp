@@ -1,0 +1,55 @@
+#include "imgsmith/bulk_memory.hpp"
+
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <new>
+
+namespace imgsmith {
+namespace {
+
+constexpr std::size_t kHugePage = 2u << 20;
+constexpr std::size_t kSmall = 1u << 20;
+
+std::size_t round_up(std::size_t n) { return (n + kHugePage - 1) / kHugePage * kHugePage; }
+
+class BulkMemory final : public std::pmr::memory_resource {
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override {
+    if (bytes < kSmall || alignment > kHugePage)
+      return std::pmr::new_delete_resource()->allocate(bytes, alignment);
+    // Over-allocate by a huge page so an aligned block fits, then return the
+    // slack: a huge page needs a 2 MiB-aligned virtual address.
+    const std::size_t size = round_up(bytes);
+    void* raw = ::mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) throw std::bad_alloc();
+    const auto start = reinterpret_cast<std::uintptr_t>(raw);
+    const std::uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+    if (aligned > start) ::munmap(raw, aligned - start);
+    const std::size_t tail = (start + size + kHugePage) - (aligned + size);
+    if (tail > 0) ::munmap(reinterpret_cast<void*>(aligned + size), tail);
+    ::madvise(reinterpret_cast<void*>(aligned), size, MADV_HUGEPAGE);  // advice only
+    return reinterpret_cast<void*>(aligned);
+  }
+
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
+    if (bytes < kSmall || alignment > kHugePage) {
+      std::pmr::new_delete_resource()->deallocate(p, bytes, alignment);
+      return;
+    }
+    ::munmap(p, round_up(bytes));
+  }
+
+  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
+    return this == &other;
+  }
+};
+
+}  // namespace
+
+std::pmr::memory_resource* bulk_memory() {
+  static BulkMemory resource;
+  return &resource;
+}
+
+}  // namespace imgsmith
