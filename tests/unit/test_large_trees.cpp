@@ -232,3 +232,15 @@ TEST_CASE("text arena: texts stay put across blocks, past the block size, and th
     REQUIRE(views[i] == originals[i]);
   }
 }
+
+TEST_CASE("largest files: among equal sizes the list is chosen by path, not by walk order") {
+  Layer layer;
+  for (int i = 9; i >= 0; --i) layer.entries.push_back(file("data/f" + std::to_string(i), 10));
+  layer.entries.push_back(file("data/big", 11));
+  const auto [image, scans] = scanned_stack({layer});
+  const Analysis a = analyze_layers(image, scans, 3);
+  REQUIRE(a.largest_files.size() == 3);
+  CHECK(a.largest_files[0].path == "/data/big");
+  CHECK(a.largest_files[1].path == "/data/f0");
+  CHECK(a.largest_files[2].path == "/data/f1");
+}
