@@ -100,8 +100,7 @@ class ChildIndex {
     FileNode* node = nullptr;  // nullptr: never used; tombstone(): erased
   };
   static FileNode* tombstone();
-  void rehash(std::size_t live);
-
+  void rehash(std::size_t want);
 
   std::pmr::vector<Slot> slots_{bulk_memory()};
   std::size_t used_ = 0;    // slots holding a node or a tombstone

@@ -131,8 +131,14 @@ std::vector<std::shared_ptr<const LayerScan>> scan_blobs(
   if (feed != nullptr) {
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
-    feed->merge_until_closed();
+    std::exception_ptr merge_error;
+    try {
+      feed->merge_until_closed();
+    } catch (...) {
+      merge_error = std::current_exception();  // the scans still have to stop first
+    }
     for (auto& t : pool) t.join();
+    if (merge_error) std::rethrow_exception(merge_error);
   } else if (threads <= 1) {
     worker();
   } else {

@@ -1,6 +1,5 @@
 #include <algorithm>
 #include <exception>
-#include <iterator>
 #include <thread>
 #include <unordered_map>
 
