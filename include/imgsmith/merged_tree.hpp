@@ -152,6 +152,7 @@ class MergedTree {
                     const std::string& at);
   void release(FileNode& node, std::uint32_t layer, HiddenBy how, const std::string& at);
   void add_entry(const TarEntry& entry, std::uint32_t layer);
+  void add_entries(std::span<const TarEntry> entries, std::uint32_t layer);
   void record_waste(const std::string& at, HiddenBy how, const Inode& inode, std::uint32_t layer);
 
   FileNode* new_node(std::string_view name, EntryType type, std::uint32_t layer, FileNode* parent,

@@ -262,17 +262,18 @@ void MergedTree::apply(const LayerScan& layer, std::uint32_t index) {
     if (FileNode* gone = child(d, target); gone != nullptr)
       remove_child(*d, *gone, index, HiddenBy::Deleted, at);
   }
-  for (const auto& e : layer.entries) {
-    const auto name = split_path(e.path).second;
-    if (name.starts_with(kWhiteoutPrefix)) continue;
-    add_entry(e, index);
-  }
+  add_entries(layer.entries, index);
+}
+
+// A layer's own entries, in tar order; its markers were handled before.
+void MergedTree::add_entries(std::span<const TarEntry> entries, std::uint32_t layer) {
+  for (const auto& e : entries)
+    if (!split_path(e.path).second.starts_with(kWhiteoutPrefix)) add_entry(e, layer);
 }
 
 void MergedTree::add_first_layer(std::span<const TarEntry> entries) {
   index_.reserve(entries.size());
-  for (const auto& e : entries)
-    if (!split_path(e.path).second.starts_with(kWhiteoutPrefix)) add_entry(e, 0);
+  add_entries(entries, 0);
 }
 
 std::uint64_t MergedTree::visible_bytes() const {

@@ -179,8 +179,7 @@ struct FileToClassify {
 
 struct Walker {
   const CompiledRules& compiled;
-  std::span<const MergedTree::Inode> inodes;
-  std::vector<bool> seen;
+  std::vector<bool> seen;  // per content
   std::vector<Directory> directories;
   std::vector<FileToClassify> files;
 
@@ -373,7 +372,7 @@ Attribution attribute(const Analysis& analysis, const RuleSet& base_rules) {
   if (analysis.tree) {
     const CompiledRules compiled(rules);
     const auto& inodes = analysis.tree->inodes();
-    Walker walker{compiled, inodes, std::vector<bool>(inodes.size(), false), {}, {}};
+    Walker walker{compiled, std::vector<bool>(inodes.size(), false), {}, {}};
     walker.files.reserve(inodes.size());  // at most one per content
     walker.walk_from_root(analysis.tree->root());
     const Classifier classifier{rules, compiled, owners, inodes, walker.directories,
