@@ -42,11 +42,15 @@ struct PythonProject {
   bool installable = false;            // pyproject has a [build-system] (or is Poetry's)
   bool requirements_need_source = false;  // "-e ." or a local path in requirements
   std::vector<std::string> index_options;  // --index-url/--extra-index-url lines seen
+  // Indexes pyproject.toml names ([[tool.uv.index]], [[tool.poetry.source]]),
+  // as pip options: pip must be given them when no lock file installs.
+  std::vector<std::string> pyproject_indexes;
   std::string python_constraint;       // ">=3.10", "==3.11.*"
   std::string python_constraint_source;
   std::vector<std::string> cmd;        // the detected entrypoint, JSON-form words
   std::string cmd_source;
   int port = 0;                        // the port a web server listens on
+  std::vector<std::string> env;        // KEY=VALUE the entrypoint needs (GRADIO_SERVER_NAME=0.0.0.0)
 };
 
 struct CudaCppProject {
@@ -68,9 +72,13 @@ struct Project {
   std::vector<Evidence> evidence;
 };
 
-// Reads the project at `dir`. Throws InputError when it cannot be read, or
-// when nothing in it is recognisable (the message lists what was looked for).
-Project detect_project(const std::filesystem::path& dir);
+// Reads the project at `dir`. Throws InputError when it cannot be read, when
+// nothing in it is recognisable (the message lists what was looked for), or
+// when an input would make a wrong image (a broken requirements line, a
+// conda environment, ...): the message names the file and line.
+// `requirements` (--requirements) names the requirements file to install,
+// relative to `dir`; empty lets gen choose.
+Project detect_project(const std::filesystem::path& dir, const std::string& requirements = {});
 
 // What the user asked for on the command line; empty means "decide".
 struct Options {
@@ -87,6 +95,7 @@ struct Options {
   bool compose = false;
   bool syntax = false;             // emit "# syntax=docker/dockerfile:1"
   std::vector<std::string> cmd;    // --cmd, split into words
+  int port = 0;                    // --port: the port the app listens on; 0 keeps the detected one
 };
 
 // Everything the templates need, decided. Strings are rendered as they are.
@@ -110,6 +119,8 @@ struct Plan {
   bool nvidia_env = false;
   std::vector<std::string> cmd;
   int port = 0;
+  std::vector<std::string> env;  // KEY=VALUE set in the final stage for the entrypoint
+  std::string shm_size;        // docker run --shm-size ("8g"); "" keeps Docker's 64 MB
   int min_driver = 0;
   std::string size_class;
   std::vector<std::string> why_base;  // the chosen base and why, in sentences

@@ -26,6 +26,7 @@ struct GenArgs {
   std::string dir = ".";
   gen::Options options;
   std::string cmd;
+  std::string requirements;
   bool no_probe = false;
   bool to_stdout = false;
   bool force = false;
@@ -41,7 +42,7 @@ int run_gen(GenArgs args) {
   if (!args.cmd.empty()) args.options.cmd = gen::split_command(args.cmd);
   args.options.probe = !args.no_probe;
   const fs::path dir = args.dir;
-  const gen::Project project = gen::detect_project(dir);
+  const gen::Project project = gen::detect_project(dir, args.requirements);
   const gen::Plan plan = gen::make_plan(project, args.options);
   const gen::Rendered files = gen::render_plan(plan);
 
@@ -53,6 +54,11 @@ int run_gen(GenArgs args) {
     if (plan.probe)
       report << "note: --stdout wrote nothing; the Dockerfile copies .imgsmith/imgsmith-probe, which\n"
                 "      `imgsmith probe --write .imgsmith/imgsmith-probe` puts in place\n";
+    // stdout holds the Dockerfile alone, so it can be piped; the compose
+    // file asked for is not dropped without a word.
+    if (plan.compose)
+      report << "note: --stdout prints only the Dockerfile; compose.yaml was not written (run without --stdout "
+                "to write it)\n";
     return kExitOk;
   }
 
@@ -126,6 +132,13 @@ void register_gen_command(CLI::App& app, int& exit_code) {
                   "A directory of wheels in the project: pip installs from it alone (--no-index),\n"
                   "for air-gapped builds");
   cmd->add_option("--index-url", args->options.index_url, "pip's package index (a private index or mirror)");
+  cmd->add_option("--requirements", args->requirements,
+                  "The requirements file to install, relative to DIR (default: requirements.txt, else\n"
+                  "the requirements*.txt files; of -cpu and -gpu alternatives, the GPU one)");
+  cmd->add_option("--port", args->options.port,
+                  "The port the app listens on (default: the detected server's: uvicorn 8000,\n"
+                  "Streamlit 8501, Gradio 7860, Jupyter 8888)")
+      ->check(CLI::Range(1, 65535));
   cmd->add_option("--cmd", args->cmd, "The command the image runs, e.g. 'python -m app' (default: detected)");
   cmd->add_flag("--no-probe", args->no_probe, "Do not bake in imgsmith-probe as the entrypoint");
   cmd->add_flag("--compose", args->options.compose, "Also write compose.yaml with the GPU reservation");

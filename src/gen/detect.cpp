@@ -28,7 +28,37 @@ const std::set<std::string> kSkippedDirs = {".git", ".hg", ".svn", ".venv", "ven
 constexpr int kMaxDepth = 8;
 constexpr std::size_t kMaxEntries = 50000;
 
+// What a path is when it is not a regular file, for messages: "a directory".
+std::string kind_of(const fs::file_status& status) {
+  switch (status.type()) {
+    case fs::file_type::directory: return "a directory";
+    case fs::file_type::fifo: return "a FIFO (named pipe)";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::block:
+    case fs::file_type::character: return "a device";
+    case fs::file_type::not_found: return "missing";
+    default: return "of a type gen cannot read";
+  }
+}
+
+// True for a regular file, false when nothing is there; anything else with
+// that name (a directory, a FIFO...) is a mistake worth stopping for, since
+// skipping it would silently build the wrong image. stat() never opens the
+// path, so a FIFO cannot block gen.
+bool regular_or_absent(const fs::path& path) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (status.type() == fs::file_type::not_found) return false;
+  if (ec)
+    throw InputError(path.string() + ": cannot look at it (" + ec.message() + "); check its permissions");
+  if (status.type() == fs::file_type::regular) return true;
+  throw InputError(path.string() + ": is " + kind_of(status) +
+                   ", not a regular file; gen reads it as a project file, so replace it with a file or rename it");
+}
+
 std::string read_text(const fs::path& path) {
+  if (!regular_or_absent(path))
+    throw InputError(path.string() + ": missing; create it, or fix what names it");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw InputError(path.string() + ": cannot read it (" + std::strerror(errno) +
@@ -147,13 +177,24 @@ class RequirementsReader {
   RequirementsReader(const fs::path& root, PythonProject& py, std::vector<Evidence>& evidence)
       : root_(root), py_(py), evidence_(evidence) {}
 
-  void read(const std::string& rel, int depth) {
+  void read(const std::string& rel, int depth, const std::string& named_at = "") {
     if (depth > 10 || !visited_.insert(rel).second) return;
     const fs::path path = root_ / rel;
-    if (!fs::is_regular_file(path))
-      throw InputError(path.string() + ": named by -r but missing; fix the include or create it");
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);
+    if (status.type() == fs::file_type::not_found)
+      throw InputError(path.string() + ": " + (named_at.empty() ? "" : "named by -r at " + named_at + " but ") +
+                       "missing; fix the include or create it");
+    if (status.type() != fs::file_type::regular)
+      throw InputError(path.string() + ": is " + kind_of(status) +
+                       ", not a regular file; pip cannot read requirements from it. Replace it with a file");
     py_.requirement_files.push_back(rel);
-    std::istringstream lines(read_text(path));
+    const std::string text = read_text(path);
+    if (const auto nul = text.find('\0'); nul != std::string::npos)
+      throw InputError(path.string() + ":" + std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<long>(nul), '\n')) +
+                       ": holds a NUL byte, so it is binary or not UTF-8 (UTF-16?), not a requirements file; "
+                       "save it as UTF-8 text");
+    std::istringstream lines(text);
     std::string line;
     std::string logical;
     int number = 0;
@@ -174,17 +215,32 @@ class RequirementsReader {
   }
 
  private:
+  // One line pip would read. Anything that is neither a requirement, an
+  // option, a path nor a URL makes pip fail in the build, or worse, is a
+  // half-resolved merge: stop here, naming the line.
   void handle(const std::string& line, const std::string& rel, int number, int depth) {
     const std::string where = rel + ":" + std::to_string(number);
+    const std::string at = (root_ / rel).string() + ":" + std::to_string(number);
+    for (const char* marker : {"<<<<<<<", "=======", ">>>>>>>", "|||||||"})
+      if (line.rfind(marker, 0) == 0)
+        throw InputError(at + ": a merge-conflict marker (" + marker +
+                         "); resolve the conflict in this file, then run gen again");
     if (line.empty() || line[0] == '#') return;
     if (line[0] == '-') {
       const auto space = line.find_first_of(" =");
       const std::string flag = line.substr(0, space);
       const std::string value = space == std::string::npos ? "" : std::string(trim(line.substr(space + 1)));
       if (flag == "-r" || flag == "--requirement" || flag == "-c" || flag == "--constraint") {
-        const std::string inc = (fs::path(rel).parent_path() / value).lexically_normal().generic_string();
+        const fs::path named = fs::path(value);
+        const std::string inc = (fs::path(rel).parent_path() / named).lexically_normal().generic_string();
+        // docker build sees only the build context, the project directory:
+        // COPY ../shared.txt fails there, so say so now.
+        if (named.is_absolute() || inc == ".." || inc.rfind("../", 0) == 0)
+          throw InputError(at + ": " + flag + " " + value + " is outside the project directory " + root_.string() +
+                           ", which is the docker build context; COPY cannot reach it. Copy the file into the "
+                           "project, or run gen on the directory that holds both");
         evidence_.push_back({where, "includes " + inc});
-        read(inc, depth + 1);
+        read(inc, depth + 1, at);
       } else if (flag == "-e" || flag == "--editable") {
         py_.requirements_need_source = true;
         evidence_.push_back({where, "installs " + value + " from the source tree, so the code is "
@@ -196,13 +252,43 @@ class RequirementsReader {
       }
       return;
     }
-    if (line[0] == '.' || line[0] == '/') {
+    if (line[0] == '.' || line[0] == '/' || looks_like_path(line)) {
       py_.requirements_need_source = true;
       evidence_.push_back({where, "installs the local path " + line + ", so the code is copied "
                                   "before the dependencies are installed"});
       return;
     }
-    if (auto r = parse_requirement(line, where)) py_.requirements.push_back(*r);
+    if (looks_like_url(line)) {
+      evidence_.push_back({where, "installs " + line + " by URL"});
+      return;
+    }
+    // Per-requirement options ("pkg==1.0 --hash=sha256:...") are pip's, not
+    // part of the requirement.
+    const std::string requirement(trim(line.substr(0, line.find(" --"))));
+    if (auto r = parse_requirement(requirement, where)) {
+      py_.requirements.push_back(*r);
+      return;
+    }
+    throw InputError(at + ": '" + (line.size() > 60 ? line.substr(0, 60) + "..." : line) +
+                     "' is not a requirement (PEP 508: name[extras] specifier ; marker), a pip option, a path "
+                     "or a URL; fix or delete the line");
+  }
+
+  static bool looks_like_url(const std::string& line) {
+    static const std::regex kScheme(R"(^[A-Za-z][A-Za-z0-9+.-]*://)");
+    return std::regex_search(line, kScheme);
+  }
+
+  // pip takes "wheels/x.whl" or "pkg/" as a path when it holds a '/' before
+  // any space, or names an archive.
+  static bool looks_like_path(const std::string& line) {
+    const std::string first = line.substr(0, line.find_first_of(" \t;"));
+    if (looks_like_url(first)) return false;
+    for (const char* ext : {".whl", ".tar.gz", ".zip"}) {
+      const std::string e = ext;
+      if (first.size() > e.size() && first.compare(first.size() - e.size(), e.size(), e) == 0) return true;
+    }
+    return first.find('/') != std::string::npos && first.find('@') == std::string::npos;
   }
 
   fs::path root_;
@@ -259,6 +345,21 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
       for (const auto& [name, target] : *s)
         scripts.emplace_back(std::string(name.str()), target.is_string() ? target.as_string()->get() : std::string());
   }
+  // Where uv and Poetry fetch packages (PyTorch's CUDA indexes, mostly):
+  // ignored, pip would install PyPI's build, another CUDA than asked for.
+  auto read_indexes = [&](const toml::array* indexes, const std::string& label) {
+    if (indexes == nullptr || !use_deps) return;
+    for (std::size_t i = 0; i < indexes->size(); ++i)
+      if (const auto* index = indexes->get(i)->as_table())
+        if (const auto* url = (*index)["url"].as_string()) {
+          const std::string option = "--extra-index-url " + url->get();
+          py.index_options.push_back(option);
+          py.pyproject_indexes.push_back(option);
+          evidence.push_back({"pyproject.toml " + label, "package index " + url->get()});
+        }
+  };
+  read_indexes(doc["tool"]["uv"]["index"].as_array(), "[[tool.uv.index]]");
+  read_indexes(doc["tool"]["poetry"]["source"].as_array(), "[[tool.poetry.source]]");
   if (const auto* poetry = doc["tool"]["poetry"].as_table()) {
     const auto* mode = (*poetry)["package-mode"].as_boolean();
     py.installable = mode == nullptr || mode->get();
@@ -345,9 +446,15 @@ void detect_entrypoint(const fs::path& root, PythonProject& py, const std::vecto
   }
   static const std::regex kFastApi(R"(^\s*([A-Za-z_]\w*)\s*(:[^=]*)?=\s*(fastapi\.)?FastAPI\s*\()");
   static const std::regex kFlask(R"(^\s*([A-Za-z_]\w*)\s*(:[^=]*)?=\s*(flask\.)?Flask\s*\()");
-  for (const char* candidate : {"app/main.py", "main.py", "app.py", "server.py", "serve.py"}) {
+  static const std::regex kStreamlit(R"(^\s*(import|from)\s+streamlit\b)");
+  static const std::regex kGradio(R"(^\s*(import|from)\s+gradio\b)");
+  // Every candidate is read for an app a server runs before any is run as a
+  // plain script: main.py may be a CLI beside the real server in app.py.
+  static const char* const kCandidates[] = {"app/main.py", "main.py",          "app.py",  "server.py",
+                                            "serve.py",    "streamlit_app.py", "demo.py", "train.py"};
+  for (const char* candidate : kCandidates) {
     const fs::path path = root / candidate;
-    if (!fs::is_regular_file(path)) continue;
+    if (!regular_or_absent(path)) continue;
     std::string module = candidate;
     module.resize(module.size() - 3);
     std::replace(module.begin(), module.end(), '/', '.');
@@ -358,7 +465,8 @@ void detect_entrypoint(const fs::path& root, PythonProject& py, const std::vecto
       ++number;
       // Only short lines that mention an app are worth a regular expression
       // (libstdc++'s recurses per character).
-      if (line.size() > 1000 || (line.find("FastAPI") == std::string::npos && line.find("Flask") == std::string::npos))
+      if (line.size() > 1000 || (line.find("FastAPI") == std::string::npos && line.find("Flask") == std::string::npos &&
+                                 line.find("streamlit") == std::string::npos && line.find("gradio") == std::string::npos))
         continue;
       std::smatch m;
       const std::string where = std::string(candidate) + ":" + std::to_string(number);
@@ -387,17 +495,72 @@ void detect_entrypoint(const fs::path& root, PythonProject& py, const std::vecto
         py.cmd_source = where;
         return;
       }
+      if (std::regex_search(line, kStreamlit)) {
+        // Streamlit binds every interface by default, but saying so keeps
+        // the CMD honest; its port is 8501.
+        py.port = 8501;
+        py.cmd = {"streamlit", "run", candidate, "--server.address=0.0.0.0", "--server.port=8501",
+                  "--server.headless=true"};
+        py.cmd_source = where;
+        evidence.push_back({where, "a Streamlit app, served by streamlit run on port 8501"});
+        return;
+      }
+      if (std::regex_search(line, kGradio)) {
+        // Gradio's launch() listens on 127.0.0.1 unless GRADIO_SERVER_NAME
+        // says otherwise, which no port mapping can reach.
+        py.port = 7860;
+        py.cmd = {"python", candidate};
+        py.env = {"GRADIO_SERVER_NAME=0.0.0.0", "GRADIO_SERVER_PORT=7860"};
+        py.cmd_source = where;
+        evidence.push_back({where, "a Gradio app on port 7860, told by GRADIO_SERVER_NAME to listen on every "
+                                   "interface"});
+        return;
+      }
     }
+  }
+  for (const char* candidate : kCandidates) {
+    if (!regular_or_absent(root / candidate)) continue;
     py.cmd = {"python", candidate};
     py.cmd_source = candidate;
     evidence.push_back({candidate, "entrypoint: python " + std::string(candidate)});
     return;
   }
+  // A package run as `python -m pkg`, or notebooks served by Jupyter Lab.
+  std::vector<std::string> packages;
+  std::vector<std::string> notebooks;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    const std::string name = e.path().filename().string();
+    std::error_code type_ec;
+    if (e.is_directory(type_ec) && name[0] != '.' && kSkippedDirs.count(name) == 0 &&
+        regular_or_absent(e.path() / "__main__.py"))
+      packages.push_back(name);
+    if (e.path().extension() == ".ipynb" && e.is_regular_file(type_ec)) notebooks.push_back(name);
+  }
+  std::sort(packages.begin(), packages.end());
+  std::sort(notebooks.begin(), notebooks.end());
+  if (!packages.empty()) {
+    py.cmd = {"python", "-m", packages.front()};
+    py.cmd_source = packages.front() + "/__main__.py";
+    evidence.push_back({py.cmd_source, "entrypoint: python -m " + packages.front()});
+    return;
+  }
+  if (!notebooks.empty()) {
+    py.port = 8888;
+    py.cmd = {"jupyter", "lab", "--ip=0.0.0.0", "--port=8888", "--no-browser"};
+    py.cmd_source = notebooks.front();
+    evidence.push_back({notebooks.front(), std::to_string(notebooks.size()) +
+                                               " notebook(s): Jupyter Lab on port 8888 (its login token is in the "
+                                               "container's log)"});
+    if (!depends_on(py, "jupyterlab") && !depends_on(py, "jupyter"))
+      evidence.push_back({notebooks.front(), "warning: jupyterlab is not among the dependencies; add it, or the "
+                                             "container will not start"});
+  }
 }
 
 std::string read_python_version_file(const fs::path& root) {
   const fs::path path = root / ".python-version";
-  if (!fs::is_regular_file(path)) return "";
+  if (!regular_or_absent(path)) return "";
   std::string text(trim(read_text(path)));
   const auto newline = text.find('\n');
   if (newline != std::string::npos) text = trim(text.substr(0, newline));
@@ -405,34 +568,146 @@ std::string read_python_version_file(const fs::path& root) {
   return major_minor(text);
 }
 
-std::optional<PythonProject> detect_python(const fs::path& root, std::vector<Evidence>& evidence) {
+// The accelerator a requirements file is written for, from the words of its
+// name: "cpu", "gpu" (gpu, cuda, cuda12, cu121...) or "" for neither.
+std::string requirements_variant(const std::string& name) {
+  static const std::regex kCudaWord(R"((gpu|cuda\d*|cu\d{2,3}))");
+  std::string word;
+  std::string variant;
+  for (char c : name + ".") {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      continue;
+    }
+    if (word == "cpu") variant = "cpu";
+    else if (std::regex_match(word, kCudaWord)) variant = "gpu";
+    word.clear();
+  }
+  return variant;
+}
+
+// Which requirements files install the app: --requirements when given, else
+// requirements.txt, else every requirements*.txt that is not for development.
+// Files for the CPU and for the GPU are alternatives, never merged: merged,
+// the CPU index wins and a GPU project gets a CPU image.
+std::vector<std::string> choose_requirements(const fs::path& root, const std::string& chosen,
+                                             std::vector<Evidence>& evidence) {
+  if (!chosen.empty()) {
+    const fs::path rel = fs::path(chosen).lexically_normal();
+    const std::string text = rel.generic_string();
+    if (rel.is_absolute() || text == ".." || text.rfind("../", 0) == 0)
+      throw InputError("--requirements " + chosen + ": give a file inside the project " + root.string() +
+                       " (the docker build context)");
+    evidence.push_back({"--requirements", "installs " + text + ", as asked"});
+    return {text};
+  }
+  if (regular_or_absent(root / "requirements.txt")) return {"requirements.txt"};
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("requirements", 0) != 0 || e.path().extension() != ".txt") continue;
+    if (is_dev_requirements(name)) {
+      evidence.push_back({name, "skipped: development requirements"});
+      continue;
+    }
+    regular_or_absent(e.path());  // a directory or FIFO by that name stops here
+    files.push_back(name);
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> gpu;
+  std::vector<std::string> cpu;
+  for (const auto& f : files) {
+    const std::string v = requirements_variant(f);
+    if (v == "gpu") gpu.push_back(f);
+    if (v == "cpu") cpu.push_back(f);
+  }
+  if (gpu.size() > 1)
+    throw InputError(root.string() + ": " + join(gpu, " and ") +
+                     " are alternatives for different GPU builds; choose one with --requirements FILE");
+  if (!gpu.empty() && !cpu.empty()) {
+    for (const auto& c : cpu) {
+      files.erase(std::find(files.begin(), files.end(), c));
+      evidence.push_back({c, "skipped: the CPU alternative to " + gpu.front() +
+                                 "; gen installs the GPU one (--requirements " + c + " picks this instead)"});
+    }
+  }
+  return files;
+}
+
+// A conda environment file, read as far as gen needs: its conda packages,
+// its Python, and whether it has a pip: section. YAML in the shape conda
+// writes (`dependencies:` then `- name=version` items).
+struct CondaEnvironment {
+  std::string file;
+  int dependencies_line = 0;
+  std::vector<std::pair<std::string, int>> conda_packages;  // name, line (python and pip left out)
+  std::string python;                                       // "3.10"
+  int pip_packages = 0;
+};
+
+std::optional<CondaEnvironment> read_conda_environment(const fs::path& root) {
+  for (const char* name : {"environment.yml", "environment.yaml"}) {
+    if (!regular_or_absent(root / name)) continue;
+    CondaEnvironment env;
+    env.file = name;
+    std::istringstream lines(read_text(root / name));
+    std::string line;
+    int number = 0;
+    bool in_dependencies = false;
+    std::size_t pip_indent = std::string::npos;  // indent of the pip: list items
+    while (std::getline(lines, line)) {
+      ++number;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      const std::string text(trim(line));
+      if (text.empty() || text[0] == '#') continue;
+      const std::size_t indent = line.find_first_not_of(" \t");
+      if (indent == 0) {
+        in_dependencies = text.rfind("dependencies:", 0) == 0;
+        if (in_dependencies) env.dependencies_line = number;
+        pip_indent = std::string::npos;
+        continue;
+      }
+      if (!in_dependencies || text.rfind("- ", 0) != 0) continue;
+      std::string item(trim(text.substr(2)));
+      if (pip_indent != std::string::npos && indent > pip_indent) {
+        ++env.pip_packages;
+        continue;
+      }
+      pip_indent = std::string::npos;
+      if (item == "pip:") {
+        pip_indent = indent;
+        continue;
+      }
+      if (const auto colons = item.find("::"); colons != std::string::npos) item = item.substr(colons + 2);
+      const auto end = item.find_first_of("=<>! ");
+      const std::string pkg = normalise_name(item.substr(0, end));
+      if (pkg == "python") {
+        // conda's "python=3.10" means 3.10.*; ">=3.9" gives its lower bound.
+        const auto version = end == std::string::npos ? std::string::npos : item.find_first_not_of("=<>! ", end);
+        if (version != std::string::npos) env.python = major_minor(item.substr(version));
+        continue;
+      }
+      if (pkg != "pip" && !pkg.empty()) env.conda_packages.emplace_back(pkg, number);
+    }
+    return env;
+  }
+  return std::nullopt;
+}
+
+std::optional<PythonProject> detect_python(const fs::path& root, const std::string& chosen_requirements,
+                                           std::vector<Evidence>& evidence) {
   PythonProject py;
   bool recognised = false;
   std::vector<std::pair<std::string, std::string>> scripts;  // name, module:function
 
-  // Which requirements files install the app: requirements.txt if present,
-  // else every requirements*.txt that is not for development.
-  std::vector<std::string> req_files;
-  if (fs::is_regular_file(root / "requirements.txt")) {
-    req_files.push_back("requirements.txt");
-  } else {
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(root, ec)) {
-      const std::string name = e.path().filename().string();
-      if (name.rfind("requirements", 0) != 0 || e.path().extension() != ".txt") continue;
-      if (is_dev_requirements(name)) {
-        evidence.push_back({name, "skipped: development requirements"});
-        continue;
-      }
-      req_files.push_back(name);
-    }
-    std::sort(req_files.begin(), req_files.end());
-  }
+  const std::vector<std::string> req_files = choose_requirements(root, chosen_requirements, evidence);
+  const std::optional<CondaEnvironment> conda = read_conda_environment(root);
 
-  const bool has_pyproject = fs::is_regular_file(root / "pyproject.toml") &&
+  const bool has_pyproject = regular_or_absent(root / "pyproject.toml") &&
                              read_pyproject(root, py, evidence, scripts, req_files.empty());
   for (const char* lock : {"uv.lock", "poetry.lock"})
-    if (has_pyproject && fs::is_regular_file(root / lock)) {
+    if (has_pyproject && regular_or_absent(root / lock)) {
       py.lock = lock;
       break;
     }
@@ -453,11 +728,50 @@ std::optional<PythonProject> detect_python(const fs::path& root, std::vector<Evi
     evidence.push_back({req_files.front(), std::to_string(py.requirements.size()) +
                                                " requirements from " +
                                                std::to_string(py.requirement_files.size()) + " file(s)"});
-  } else if (fs::is_regular_file(root / "setup.py")) {
+  } else if (regular_or_absent(root / "setup.py")) {
     recognised = true;
     py.installable = true;
     py.requirements_need_source = true;
     evidence.push_back({"setup.py", "a setuptools project: pip installs it from the source tree"});
+  }
+
+  if (conda) {
+    const std::string at = conda->file + ":" + std::to_string(conda->dependencies_line);
+    const bool pip_sources = !req_files.empty() || !py.lock.empty() || !py.requirements.empty() || py.installable;
+    if (!pip_sources) {
+      // An image without the environment's packages cannot run the app, so
+      // refuse rather than write one.
+      std::vector<std::string> names;
+      for (const auto& [name, line] : conda->conda_packages) names.push_back(name);
+      if (names.size() > 5) {
+        names.resize(5);
+        names.push_back("...");
+      }
+      throw InputError((root / conda->file).string() + ":" + std::to_string(conda->dependencies_line) +
+                       ": a conda environment" + (names.empty() ? "" : " (" + join(names, ", ") + ")") +
+                       ", which gen does not install (it has no micromamba step), and an image without it would "
+                       "not run. List the packages in requirements.txt under their pip names, then run gen again");
+    }
+    // Both: pip's files are what the project installs with pip; conda
+    // packages pip does not get are named, never dropped silently.
+    const std::string pip_file = !req_files.empty() ? req_files.front() : (py.lock.empty() ? "pyproject.toml" : py.lock);
+    evidence.push_back({at, "not installed: " + pip_file + " lists the Python dependencies and pip installs them; "
+                            "gen does not install conda environments"});
+    static const std::set<std::string> kFromTheImage = {"cudatoolkit", "cudnn", "nccl", "pytorch-cuda", "cuda"};
+    std::vector<std::string> missing;
+    for (const auto& [name, line] : conda->conda_packages) {
+      const std::string pip_name = name == "pytorch" ? "torch" : name;
+      if (kFromTheImage.count(name) != 0 || name.rfind("cuda-", 0) == 0 || depends_on(py, pip_name)) continue;
+      missing.push_back(name + " (line " + std::to_string(line) + ")");
+    }
+    if (!missing.empty())
+      evidence.push_back({conda->file, "warning: conda packages not in " + pip_file + " will be missing from the "
+                                           "image: " + join(missing, ", ") + "; add those pip has to " + pip_file +
+                                           ", and install the others another way (--base, or your own RUN apt-get)"});
+    if (py.python_constraint.empty() && !conda->python.empty()) {
+      py.python_constraint = "==" + conda->python + ".*";
+      py.python_constraint_source = conda->file + " python";
+    }
   }
 
   if (const std::string v = read_python_version_file(root); !v.empty()) {
@@ -585,7 +899,7 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
   bool cmake_cuda = false;
   std::set<std::string> libs;
   std::string project_name;
-  const bool cmake_project = fs::is_regular_file(root / "CMakeLists.txt");
+  const bool cmake_project = regular_or_absent(root / "CMakeLists.txt");
   for (const auto& file : cmake_project ? walk.cmake_lists : std::vector<fs::path>{}) {
     const std::string rel = relative_to_root(file, root);
     if (is_vendored(rel)) continue;
@@ -655,6 +969,10 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
   // Plain *.cu sources: one nvcc command builds them, and their #includes
   // tell which CUDA libraries to link.
   static const std::regex kInclude(R"(^\s*#\s*include\s*[<"]([^>"]+)[>"])");
+  // A definition of main: "int main(", "auto main (", GNU style's "main ("
+  // at the start of a line; not "domain(", not a comment line.
+  static const std::regex kMain(R"(^\s*([A-Za-z_][\w:<>\*&\s]*[\s\*&])?main\s*\()");
+  std::string main_at;
   for (const auto* list : {&walk.cuda_sources, &walk.cpp_sources})
     for (const auto& f : *list) {
       const std::string rel = relative_to_root(f, root);
@@ -662,7 +980,12 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
       if (f.extension() != ".cuh") cpp.sources.push_back(rel);
       std::istringstream lines(read_text(f));
       std::string line;
+      int number = 0;
       while (std::getline(lines, line)) {
+        ++number;
+        if (main_at.empty() && line.size() <= 1000 && line.find("main") != std::string::npos &&
+            std::regex_search(line, kMain))
+          main_at = rel + ":" + std::to_string(number);
         std::smatch m;
         if (line.size() > 1000 || line.find("include") == std::string::npos || !std::regex_search(line, m, kInclude))
           continue;
@@ -671,6 +994,14 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
           evidence.push_back({rel, "includes " + m[1].str() + ": links -l" + hit->second});
       }
     }
+  // nvcc -o links a program; sources without main() are a library, which
+  // would fail to link in the build (or, worse, be shipped as a "program").
+  if (main_at.empty())
+    throw InputError((root / relative_to_root(walk.cuda_sources.front(), root)).string() +
+                     ": none of the " + std::to_string(cpp.sources.size()) +
+                     " CUDA/C++ sources defines main(), so they are a library, and gen builds programs. "
+                     "Run gen on the program that uses it, or build the library with CMake");
+  evidence.push_back({main_at, "defines main(): the sources build one program"});
   cpp.cuda_libs.assign(libs.begin(), libs.end());
   evidence.push_back({cpp.sources.empty() ? "." : cpp.sources.front(),
                       std::to_string(cpp.sources.size()) + " CUDA/C++ sources, built with one nvcc command"});
@@ -679,7 +1010,7 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
 
 }  // namespace
 
-Project detect_project(const fs::path& dir) {
+Project detect_project(const fs::path& dir, const std::string& requirements) {
   std::error_code ec;
   const auto status = fs::status(dir, ec);
   if (ec || !fs::exists(status))
@@ -699,7 +1030,7 @@ Project detect_project(const fs::path& dir) {
   if (walk.truncated)
     p.evidence.push_back({".", "stopped looking after " + std::to_string(kMaxEntries) + " entries"});
   p.has_cuda_sources = !walk.cuda_sources.empty();
-  p.python = detect_python(dir, p.evidence);
+  p.python = detect_python(dir, requirements, p.evidence);
   if (!p.python) p.cuda_cpp = detect_cuda_cpp(dir, walk, p.evidence);
   else if (p.has_cuda_sources)
     p.evidence.push_back({relative_to_root(walk.cuda_sources.front(), dir),
@@ -708,7 +1039,8 @@ Project detect_project(const fs::path& dir) {
     throw InputError(dir.string() +
                      ": found nothing gen knows how to build. It looked for Python "
                      "(requirements*.txt, pyproject.toml, setup.py, main.py, app.py, app/main.py, "
-                     "server.py) and CUDA C/C++ (CMakeLists.txt with CUDA, *.cu files)");
+                     "server.py, train.py, a package with __main__.py, *.ipynb) and CUDA C/C++ (CMakeLists.txt "
+                     "with CUDA, *.cu files)");
   return p;
 }
 

@@ -23,6 +23,18 @@ struct CudaRelease {
   std::string cuda;  // "12.4.1"
   std::vector<std::string> os;
   std::string cudnn_tag;  // "cudnn", "cudnn8", "cudnn9"
+  int cudnn_major = 9;    // the cuDNN its cudnn images carry
+};
+
+// A range of a framework's releases built for one CUDA and cuDNN
+// (data/framework-cuda.json), with the page that says so.
+struct FrameworkBuild {
+  std::string package;                // PEP 503 name
+  std::vector<std::string> releases;  // X.Y, oldest first
+  std::string cuda;                   // "11.8", or a major "12"
+  int cudnn = 0;                      // cuDNN major
+  std::string source;                 // upstream page
+  std::string note;
 };
 
 struct Flavour {
@@ -45,6 +57,7 @@ struct FrameworkNeed {
   std::map<std::string, std::string> extras;  // extra -> need
   std::string cuda;  // the CUDA its build expects ("11.8", or a major "12"); "" any
   std::map<std::string, std::string> extra_cuda;  // extra -> cuda
+  std::string shared_memory;  // why it needs a larger /dev/shm; "" when it does not
 };
 
 struct NamePattern {
@@ -54,7 +67,10 @@ struct NamePattern {
 struct Tables {
   std::string torch_index_url;
   std::vector<TorchRelease> torch;
-  std::map<int, int> minimum_driver;  // CUDA major -> driver
+  std::map<int, int> minimum_driver;  // CUDA major -> driver (minor-version compatibility)
+  std::map<std::string, int> require_cuda_driver;  // X.Y -> first driver supporting it (NVIDIA_REQUIRE_CUDA)
+  std::string require_cuda_source;
+  std::vector<FrameworkBuild> framework_builds;
   std::string repository;             // nvidia/cuda
   std::string default_cuda;           // X.Y
   std::vector<std::string> os_preference;

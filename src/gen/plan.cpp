@@ -65,6 +65,10 @@ std::string mirrored(const std::string& ref, const std::string& mirror) {
   return prefix + "/" + path;
 }
 
+// /dev/shm for projects whose framework needs it: room for a few DataLoader
+// workers' batches, as PyTorch's own Docker instructions suggest raising it.
+constexpr const char* kSharedMemory = "8g";
+
 std::string size_text(double bytes) { return format_size(static_cast<std::uint64_t>(bytes)); }
 
 struct Decider {
@@ -96,6 +100,42 @@ struct Decider {
                      " image in gen's table; choose one of " + join(all, ", ") + " with --cuda");
   }
 
+  // A release whose cuDNN images carry the cuDNN major a framework loads: a
+  // cuDNN 8 build cannot load cuDNN 9, and the reverse. NVIDIA did not publish
+  // every CUDA release with every cuDNN, so the nearest older release of the
+  // same CUDA major stands in (its libraries load by major version, the same
+  // sonames), with a warning; an explicit --cuda is never changed.
+  const CudaRelease& release_with_cudnn(const std::string& wanted, const std::string& why, int cudnn,
+                                        const std::string& framework, bool asked) {
+    const CudaRelease& exact = release_for(wanted, why);
+    if (exact.cudnn_major == cudnn) return exact;
+    std::vector<const CudaRelease*> same_major;
+    std::vector<std::string> names;
+    for (const auto& r : t.releases)
+      if (r.cudnn_major == cudnn) {
+        names.push_back(r.cuda);
+        if (std::stoi(r.cuda) == std::stoi(wanted)) same_major.push_back(&r);
+      }
+    const std::string need = framework + " loads cuDNN " + std::to_string(cudnn);
+    if (asked || same_major.empty())
+      throw InputError((asked ? "--cuda " + wanted : "CUDA " + wanted + " (" + why + ")") + ": " + need + ", and " +
+                       t.repository + "'s " + exact.cuda + " cuDNN images carry cuDNN " +
+                       std::to_string(exact.cudnn_major) + "; " +
+                       (names.empty() ? "gen's table has no image with it"
+                                      : "choose one of " + join(names, ", ") + " with --cuda") +
+                       ", or pin a release of the framework built for cuDNN " + std::to_string(exact.cudnn_major));
+    const CudaRelease* chosen = same_major.front();
+    for (const auto* r : same_major)
+      if (!version_less(wanted, major_minor(r->cuda))) chosen = r;  // the newest not above the wanted release
+    p.warnings.push_back(need + " and was built for CUDA " + wanted + ", but NVIDIA publishes no cuDNN " +
+                         std::to_string(cudnn) + " image for it; gen uses " + chosen->cuda + " (" +
+                         chosen->cudnn_tag + "), the nearest CUDA " + std::to_string(std::stoi(wanted)) +
+                         " release with cuDNN " + std::to_string(cudnn) + ". Test the image, or pass --cuda");
+    decide("data/cuda-images.json", "CUDA " + chosen->cuda + ": the nearest release whose cuDNN images carry cuDNN " +
+                                        std::to_string(cudnn) + " (" + framework + " asked for " + wanted + ")");
+    return *chosen;
+  }
+
   std::string choose_os(const CudaRelease& release) {
     if (!o.os.empty()) {
       if (!contains(release.os, o.os))
@@ -112,7 +152,12 @@ struct Decider {
     return t.repository + ":" + release.cuda + "-" + (cudnn ? release.cudnn_tag + "-" : "") + flavor + "-" + os;
   }
 
+  // NVIDIA's images set NVIDIA_REQUIRE_CUDA=cuda>=X.Y, and the container
+  // toolkit refuses a host whose driver supports less: the image's X.Y
+  // decides, not the CUDA major's minor-version compatibility floor.
   int min_driver(const std::string& cuda) {
+    if (const auto it = t.require_cuda_driver.find(major_minor(cuda)); it != t.require_cuda_driver.end())
+      return it->second;
     const auto it = t.minimum_driver.find(std::stoi(cuda));
     return it == t.minimum_driver.end() ? 0 : it->second;
   }
@@ -182,7 +227,59 @@ struct Decider {
     bool cpu_torch = false;
     std::string cuda;         // what a framework's build expects, when it says
     std::string cuda_source;  // which requirement said it
+    int cudnn = 0;            // the cuDNN major a framework's build loads; 0 when none says
+    std::string cudnn_source;
   };
+
+  // The newest of `releases` (X.Y) that `specifier` allows: what pip would
+  // install today, as far as a table knows. "" when none does.
+  static std::string newest_allowed(const std::vector<std::string>& releases, const std::string& specifier) {
+    std::string best;
+    for (const auto& r : releases)
+      if (python_satisfies(r, specifier) && (best.empty() || version_less(best, r))) best = r;
+    return best;
+  }
+
+  static bool exact_pin(const std::string& specifier) {
+    return specifier.rfind("==", 0) == 0 && specifier.find(',') == std::string::npos;
+  }
+
+  // A framework loading the system's CUDA: its release range decides the
+  // CUDA and cuDNN it was built for (data/framework-cuda.json).
+  void framework_build(const Requirement& r, GpuNeeds& g) {
+    std::vector<const FrameworkBuild*> rows;
+    std::vector<std::string> releases;
+    for (const auto& b : t.framework_builds)
+      if (b.package == r.name) {
+        rows.push_back(&b);
+        releases.insert(releases.end(), b.releases.begin(), b.releases.end());
+      }
+    if (rows.empty()) return;
+    const std::string release = newest_allowed(releases, r.specifier);
+    if (release.empty()) {
+      p.warnings.push_back(r.name + r.specifier + " (" + r.source + ") is not in gen's table "
+                           "(data/framework-cuda.json, " + releases.front() + " to " + releases.back() +
+                           "), so gen cannot tell which CUDA and cuDNN it was built for; check its "
+                           "documentation and pass --cuda");
+      return;
+    }
+    const FrameworkBuild* row = nullptr;
+    for (const auto* b : rows)
+      if (contains(b->releases, release)) row = b;
+    const std::string cuda_text = row->cuda.find('.') == std::string::npos ? row->cuda + ".x" : row->cuda;
+    decide(r.source, std::string(exact_pin(r.specifier) ? "" : r.name + (r.specifier.empty() ? " unpinned" : r.specifier) +
+                                                              ": pip installs the newest it allows, " + release + "; ") +
+                         r.name + " " + release + " is built for CUDA " + cuda_text + " and cuDNN " +
+                         std::to_string(row->cudnn) + " (" + row->source + ")");
+    if (g.cuda.empty()) {
+      g.cuda = row->cuda;
+      g.cuda_source = r.source + " (" + r.name + " " + release + ")";
+    }
+    if (g.cudnn == 0) {
+      g.cudnn = row->cudnn;
+      g.cudnn_source = r.name + " " + release;
+    }
+  }
 
   GpuNeeds python_needs(const PythonProject& py) {
     GpuNeeds g;
@@ -194,7 +291,15 @@ struct Decider {
       std::string why;
       std::string size;
       std::string cuda;
+      bool from_extra = false;  // an extra, not the package itself, decided the need
       if (const auto it = t.frameworks.find(r.name); it != t.frameworks.end()) {
+        // Docker gives a container 64 MB of /dev/shm; PyTorch's DataLoader
+        // workers and NCCL die with "Bus error" in it. CPU builds too.
+        if (!it->second.shared_memory.empty() && p.shm_size.empty()) {
+          p.shm_size = kSharedMemory;
+          decide(r.source, r.name + ": " + it->second.shared_memory + ", and Docker's default is 64 MB: the run "
+                           "command gives --shm-size=" + kSharedMemory + " (or run it with --ipc=host)");
+        }
         need_text = it->second.need;
         why = it->second.why;
         size = it->second.size;
@@ -202,6 +307,7 @@ struct Decider {
         for (const auto& extra : r.extras)
           if (const auto e = it->second.extras.find(extra); e != it->second.extras.end()) {
             need_text = e->second;
+            from_extra = true;
             why = "the [" + extra + "] extra: " +
                   (e->second == "bundled" ? "brings its own CUDA libraries as pip wheels"
                                           : "uses the system's CUDA and cuDNN libraries");
@@ -228,6 +334,9 @@ struct Decider {
         if (!cpu_index && py.lock.empty() && !contains(p.pip_index_args, cpu_url)) p.pip_index_args.push_back(cpu_url);
       }
       if (r.name == "torch" && need != Need::None) g.torch = &r;
+      // Only a build that loads the system's libraries cares which the image
+      // carries; an extra such as tensorflow[and-cuda] brings its own.
+      if (need >= Need::System && !from_extra) framework_build(r, g);
       if (need != Need::None && !cuda.empty() && g.cuda.empty()) {
         g.cuda = cuda;
         g.cuda_source = r.source + " (" + r.name + ")";
@@ -247,15 +356,21 @@ struct Decider {
   // requirements already name, the plain PyPI wheel's, or the newest 12.x.
   std::string torch_cuda(const PythonProject& py, const Requirement& torch) {
     const std::string label = local_label(torch.specifier);
-    std::string version = major_minor(lower_bound_release(torch.specifier));
+    // pip installs the newest torch the specifier allows, so ">=2.4" means
+    // the newest release in the table, not 2.4.
+    std::vector<std::string> known;
+    for (const auto& r : t.torch) known.push_back(r.torch);
+    std::string version = newest_allowed(known, torch.specifier);
     const TorchRelease* row = nullptr;
-    if (version.empty()) {
-      row = &t.torch.back();
+    for (const auto& r : t.torch)
+      if (r.torch == version) row = &r;
+    if (row == nullptr) version = major_minor(lower_bound_release(torch.specifier));
+    if (torch.specifier.empty()) {
       p.warnings.push_back("torch is not pinned (" + torch.source + "): pip installs the newest; gen assumed torch " +
                            row->torch + ". Pin it for a reproducible image.");
-    } else {
-      for (const auto& r : t.torch)
-        if (r.torch == version) row = &r;
+    } else if (row != nullptr && !exact_pin(torch.specifier)) {
+      decide(torch.source, "torch" + torch.specifier + ": pip installs the newest it allows; per " +
+                               "data/torch-cuda.json that is torch " + row->torch);
     }
     auto cu = [](const std::string& build) {
       std::string s = "cu";
@@ -283,7 +398,8 @@ struct Decider {
     }
     if (row == nullptr) {
       const std::string cuda = o.cuda.empty() ? t.default_cuda : major_minor(o.cuda);
-      p.warnings.push_back("torch " + version + " is not in gen's table (data/torch-cuda.json): the image uses CUDA " +
+      p.warnings.push_back("torch " + (version.empty() ? torch.specifier : version) +
+                           " is not in gen's table (data/torch-cuda.json): the image uses CUDA " +
                            cuda + "; check that torch's wheels match it, or pass --cuda");
       return cuda;
     }
@@ -371,8 +487,9 @@ struct Decider {
                                               : tag(release, p.flavor, p.cudnn && p.flavor != "base", p.os);
     p.builder_image = mirrored(builder, o.registry_mirror);
     decide(p.os, "final image " + p.final_image + "; builder " + p.builder_image);
-    decide("data/cuda-drivers.json", "CUDA " + release.cuda + " needs a host driver >= " +
-                                         std::to_string(p.min_driver));
+    decide("data/cuda-drivers.json", "the image sets NVIDIA_REQUIRE_CUDA=cuda>=" + major_minor(release.cuda) +
+                                         ", so the host driver must be >= " + std::to_string(p.min_driver) +
+                                         " (" + t.require_cuda_source + ")");
   }
 
   void size_class(const std::string& extra) {
@@ -401,6 +518,8 @@ struct Decider {
     } else if (!py.requirements.empty()) {
       p.install_mode = "pyproject";
       for (const auto& r : py.requirements) p.pyproject_deps.push_back(shell_quote(r.text));
+      for (const auto& index : py.pyproject_indexes)
+        if (!contains(p.pip_index_args, index)) p.pip_index_args.push_back(index);
     } else {
       p.install_mode = "none";
     }
@@ -517,7 +636,10 @@ struct Decider {
         why = "gen's default";
         decide("data/cuda-images.json", "CUDA " + cuda + ": gen's default; set --cuda to match your framework's build");
       }
-      const CudaRelease& release = release_for(cuda, why);
+      const bool cudnn_wanted = g.need == Need::SystemCudnn || o.cudnn;
+      const CudaRelease& release = cudnn_wanted && g.cudnn != 0
+                                       ? release_with_cudnn(cuda, why, g.cudnn, g.cudnn_source, why == "--cuda")
+                                       : release_for(cuda, why);
       const std::string names = join(g.reasons, ", ");
       const bool plural = g.reasons.size() > 1;
       std::vector<std::string> reasons;
@@ -546,9 +668,12 @@ struct Decider {
     } else {
       throw InputError(project.dir.string() +
                        ": found no entrypoint. gen looked for [project.scripts], app/main.py, main.py, app.py, "
-                       "server.py and serve.py; pass the command with --cmd 'python -m yourpackage'");
+                       "server.py, serve.py, streamlit_app.py, demo.py, train.py, a package with __main__.py "
+                       "and notebooks; pass the command with --cmd 'python -m yourpackage'");
     }
     p.port = py.port;
+    p.env = py.env;
+    if (o.port != 0) use_port(o.cmd.empty());
   }
 
   // ----- CUDA C/C++ projects ------------------------------------------------
@@ -622,10 +747,42 @@ struct Decider {
         decide("CMakeLists.txt", "runs " + p.cmd.front() + ", the first of " + std::to_string(p.targets.size()) +
                                      " executables (--cmd picks another)");
     }
+    if (o.port != 0) use_port(false);
     size_class(" plus the program");
   }
 
+  // --port: the detected server is told to listen there (its --port
+  // argument, its bind address, its environment); a command gen did not
+  // write only gets the port published, and a warning.
+  void use_port(bool detected_command) {
+    const std::string from = std::to_string(p.port);
+    const std::string to = std::to_string(o.port);
+    bool changed = false;
+    auto rewrite = [&](std::string& word) {
+      for (const std::string& lead : {std::string(), std::string(":"), std::string("=")}) {
+        const std::string old_tail = lead + from;
+        if (p.port != 0 && word.size() >= old_tail.size() &&
+            word.compare(word.size() - old_tail.size(), old_tail.size(), old_tail) == 0 &&
+            (!lead.empty() || word == from)) {
+          word.replace(word.size() - from.size(), from.size(), to);
+          changed = true;
+          return;
+        }
+      }
+    };
+    if (detected_command) {
+      for (auto& w : p.cmd) rewrite(w);
+      for (auto& e : p.env) rewrite(e);
+    }
+    if (!changed)
+      p.warnings.push_back("--port " + to + ": gen publishes the port but cannot tell " + join(p.cmd, " ") +
+                           " to listen on it; make sure the app does, on 0.0.0.0");
+    decide("--port", "the app listens on port " + to + (changed ? ", in place of " + from : ""));
+    p.port = o.port;
+  }
+
   void validate() {
+    if (o.port < 0 || o.port > 65535) throw InputError("--port " + std::to_string(o.port) + ": give a TCP port from 1 to 65535");
     static const std::regex kCuda(R"(\d+\.\d+(\.\d+)?)");
     static const std::regex kPython(R"(3\.\d+)");
     if (o.flavor != "auto" && o.flavor != "base" && o.flavor != "runtime" && o.flavor != "devel")

@@ -3,6 +3,7 @@
 // Python release a project accepts.
 #include <algorithm>
 #include <cctype>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,11 @@ std::optional<Requirement> parse_requirement(const std::string& text, const std:
   std::string spec;
   for (char c : rest)
     if (!std::isspace(static_cast<unsigned char>(c))) spec += c;
+  // Every clause is an operator and a version; "numpy is great" is prose.
+  static const std::regex kClause(R"((===|~=|==|!=|<=|>=|<|>)[A-Za-z0-9.*+!_-]+)");
+  if (!spec.empty())
+    for (const auto& clause : split(spec, ","))
+      if (!std::regex_match(clause, kClause)) return std::nullopt;
   r.specifier = spec;
   return r;
 }

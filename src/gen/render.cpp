@@ -27,7 +27,8 @@ std::string port_args(const Plan& p) {
 std::string build_command(const Plan& p) { return "DOCKER_BUILDKIT=1 docker build -t " + p.project_name + " ."; }
 
 std::string run_command(const Plan& p, const std::string& gpus) {
-  return "docker run --rm" + (p.gpu ? " --gpus " + gpus : std::string()) + port_args(p) + " " + p.project_name;
+  return "docker run --rm" + (p.gpu ? " --gpus " + gpus : std::string()) +
+         (p.shm_size.empty() ? std::string() : " --shm-size=" + p.shm_size) + port_args(p) + " " + p.project_name;
 }
 
 km::data plan_data(const Plan& p) {
@@ -82,10 +83,21 @@ km::data plan_data(const Plan& p) {
   d.set("nvidia_env", p.nvidia_env);
   d.set("probe", p.probe);
   d.set("gpu", p.gpu);
+  d.set("has_app_env", !p.env.empty());
+  d.set("app_env", join(p.env, " "));
+  d.set("has_shm_size", !p.shm_size.empty());
+  d.set("shm_size", p.shm_size + "b");  // compose spells sizes "8gb"
   d.set("has_port", p.port != 0);
   d.set("port", std::to_string(p.port));
   d.set("description", "Built from a Dockerfile by imgsmith gen (" + p.kind + ")");
   d.set("cmd_json", command_json(p.cmd));
+  // The files the Dockerfile names in COPY must survive .dockerignore, even
+  // when they sit in a folder it leaves out (-r env/base.txt, a wheelhouse
+  // under venv/): a build that cannot find them fails.
+  std::vector<std::string> copied = p.requirement_files;
+  if (!p.wheelhouse.empty()) copied.push_back(p.wheelhouse);
+  d.set("has_copied_paths", !copied.empty());
+  d.set("copied_paths", list_of(copied));
   d.set("cudnn", p.cudnn && p.flavor != "base");
   d.set("cudnn_size", t.cudnn_extra.size);
   const auto f = t.flavours.find(p.flavor);
@@ -150,8 +162,9 @@ std::string summary(const Plan& p) {
   for (const auto& w : p.why_base) line("", w);
   line("size", p.size_class);
   if (p.gpu)
-    line("driver", "host NVIDIA driver >= " + std::to_string(p.min_driver) + " (CUDA " + p.cuda +
-                       "), with the NVIDIA Container Toolkit");
+    line("driver", "host NVIDIA driver >= " + std::to_string(p.min_driver) + ": the image sets NVIDIA_REQUIRE_CUDA=cuda>=" +
+                       major_minor(p.cuda) + ", and the NVIDIA Container Toolkit refuses to start it on an older "
+                       "driver");
   else
     line("driver", "none: the image uses no GPU");
   line("build", build_command(p));

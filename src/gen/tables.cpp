@@ -61,14 +61,20 @@ Tables load() {
   const json drivers = table("cuda-drivers.json");
   for (const auto& [major, driver] : drivers.at("minimum_driver").items())
     t.minimum_driver[std::stoi(major)] = driver.get<int>();
+  for (const auto& [cuda, driver] : drivers.at("require_cuda").items()) t.require_cuda_driver[cuda] = driver.get<int>();
+  t.require_cuda_source = drivers.value("require_cuda_source", std::string());
 
   const json images = table("cuda-images.json");
   t.repository = images.at("repository").get<std::string>();
   t.default_cuda = images.at("default_cuda").get<std::string>();
   t.os_preference = strings(images.at("os_preference"));
-  for (const auto& r : images.at("releases"))
-    t.releases.push_back({r.at("cuda").get<std::string>(), strings(r.at("os")),
-                          r.at("cudnn_tag").get<std::string>()});
+  for (const auto& r : images.at("releases")) {
+    // A table without cudnn_major (an old override) is read from the tag:
+    // "cudnn8" names cuDNN 8; "cudnn9" and the plain "cudnn" carry cuDNN 9.
+    const std::string cudnn_tag = r.at("cudnn_tag").get<std::string>();
+    t.releases.push_back({r.at("cuda").get<std::string>(), strings(r.at("os")), cudnn_tag,
+                          r.value("cudnn_major", cudnn_tag == "cudnn8" ? 8 : 9)});
+  }
   for (const auto& [name, f] : images.at("flavours").items()) t.flavours[name] = flavour(f);
   t.cudnn_extra = flavour(images.at("cudnn_extra"));
   for (const auto& [major, archs] : images.at("cuda_architectures").items())
@@ -86,13 +92,19 @@ Tables load() {
   const json frameworks = table("python-frameworks.json");
   for (const auto& p : frameworks.at("packages")) {
     FrameworkNeed need{p.at("need").get<std::string>(), p.at("why").get<std::string>(),
-                       p.value("size", std::string()), {}, p.value("cuda", std::string()), {}};
+                       p.value("size", std::string()), {}, p.value("cuda", std::string()), {},
+                       p.value("shared_memory", std::string())};
     if (p.contains("extras"))
       for (const auto& [extra, n] : p.at("extras").items()) need.extras[extra] = n.get<std::string>();
     if (p.contains("extra_cuda"))
       for (const auto& [extra, c] : p.at("extra_cuda").items()) need.extra_cuda[extra] = c.get<std::string>();
     t.frameworks[p.at("name").get<std::string>()] = need;
   }
+  const json builds = table("framework-cuda.json");
+  for (const auto& r : builds.at("rows"))
+    t.framework_builds.push_back({r.at("package").get<std::string>(), strings(r.at("releases")),
+                                  r.at("cuda").get<std::string>(), r.at("cudnn").get<int>(),
+                                  r.at("source").get<std::string>(), r.value("note", std::string())});
   for (const auto& p : frameworks.at("patterns"))
     t.patterns.push_back({p.at("prefix").get<std::string>(), p.at("suffix").get<std::string>(),
                           p.at("need").get<std::string>(), p.at("why").get<std::string>(),

@@ -26,7 +26,8 @@ check "the probe is executable" test -x "$api/.imgsmith/imgsmith-probe"
 "$bin" probe --write "$tmp/probe-ref"
 check "the probe is the embedded one" cmp -s "$tmp/probe-ref" "$api/.imgsmith/imgsmith-probe"
 check "the summary names the base" grep -q "image   nvidia/cuda:12.4.1-base-ubuntu22.04" "$tmp/out"
-check "the summary gives the driver" grep -q "driver >= 525" "$tmp/out"
+check "the summary gives the driver the image's NVIDIA_REQUIRE_CUDA needs" \
+  grep -q "driver >= 550: the image sets NVIDIA_REQUIRE_CUDA=cuda>=12.4" "$tmp/out"
 check "the summary gives a shared-machine run" grep -qF -- "--gpus '\"device=0\"'" "$tmp/out"
 check "nothing half-written is left" test -z "$(find "$api" -name '*.tmp*' -o -name '.*.tmp*')"
 
@@ -97,6 +98,49 @@ expect "an open quote in --cmd" 2 "$bin" gen "$api2" --stdout --cmd "python 'x"
 mkdir -p "$tmp/badtoml" && printf '[project\n' > "$tmp/badtoml/pyproject.toml"
 expect "broken pyproject.toml" 2 "$bin" gen "$tmp/badtoml"
 check "it names the file and line" grep -q "pyproject.toml:1: not valid TOML" "$tmp/err"
+# Inputs that would make an image that cannot work: exit 2, one line naming
+# the file (and line), nothing written.
+conda=$tmp/conda && mkdir -p "$conda"
+printf 'name: x\ndependencies:\n  - python=3.11\n  - faiss-gpu\n' > "$conda/environment.yml"
+echo "print('hi')" > "$conda/main.py"
+expect "a conda environment.yml" 2 "$bin" gen "$conda"
+check "it names the file and line" grep -q "$conda/environment.yml:2: a conda environment (faiss-gpu)" "$tmp/err"
+check "in one line" test "$(wc -l < "$tmp/err")" = 1
+check "and writes nothing" test -z "$(ls -A "$conda" | grep -v -e environment.yml -e main.py)"
+conflict=$tmp/conflict && mkdir -p "$conflict" && echo "print('hi')" > "$conflict/main.py"
+printf 'numpy==2.1.3\n<<<<<<< HEAD\ntorch==2.6.0\n=======\ntorch==2.7.0\n>>>>>>> main\n' > "$conflict/requirements.txt"
+expect "merge-conflict markers in requirements.txt" 2 "$bin" gen "$conflict"
+check "it names file:line" grep -q "$conflict/requirements.txt:2: a merge-conflict marker" "$tmp/err"
+check "and writes nothing" test ! -e "$conflict/Dockerfile"
+fifo=$tmp/fifo && mkdir -p "$fifo" && echo "print('hi')" > "$fifo/main.py" && mkfifo "$fifo/requirements.txt"
+expect "a FIFO named requirements.txt (never opened: no hang)" 2 timeout 10 "$bin" gen "$fifo"
+check "it says it is not a regular file" grep -q "requirements.txt: is a FIFO (named pipe), not a regular file" "$tmp/err"
+outside=$tmp/mono && mkdir -p "$outside/svc" && echo "numpy==2.1.3" > "$outside/shared.txt"
+printf -- '-r ../shared.txt\n' > "$outside/svc/requirements.txt" && echo "print('hi')" > "$outside/svc/main.py"
+expect "an include outside the build context" 2 "$bin" gen "$outside/svc" --stdout
+check "it explains the build context" grep -q "requirements.txt:1: -r ../shared.txt is outside the project directory .*build context" "$tmp/err"
+check "no COPY ../ is printed" test -z "$(grep 'COPY \.\./' "$tmp/out")"
+split=$tmp/split && mkdir -p "$split" && echo "print('hi')" > "$split/main.py"
+printf -- '--index-url https://download.pytorch.org/whl/cpu\ntorch==2.6.0\n' > "$split/requirements-cpu.txt"
+echo "torch==2.6.0" > "$split/requirements-gpu.txt"
+expect "-cpu and -gpu requirements" 0 "$bin" gen "$split" --stdout --explain
+check "the GPU file is installed" grep -q -- "-r requirements-gpu.txt" "$tmp/out"
+check "the CPU file is not" test -z "$(grep requirements-cpu.txt "$tmp/out")"
+check "--explain says why" grep -q "requirements-cpu.txt: skipped: the CPU alternative to requirements-gpu.txt" "$tmp/err"
+expect "--requirements picks the CPU file" 0 "$bin" gen "$split" --stdout --requirements requirements-cpu.txt
+check "on the CPU image" grep -q "^FROM python:3" "$tmp/out"
+expect "--port moves the detected server" 0 "$bin" gen "$api2" --stdout --port 9000
+check "uvicorn listens on it" grep -q '"--port", "9000"\]$' "$tmp/out"
+check "and it is published" grep -q "^EXPOSE 9000$" "$tmp/out"
+check "the run command shares memory with torch's workers" grep -q -- "--shm-size=8g -p 9000:9000" "$tmp/err"
+expect "--stdout --compose" 0 "$bin" gen "$api2" --stdout --compose
+check "says compose.yaml was not written" grep -q "compose.yaml was not written" "$tmp/err"
+check "and writes none" test ! -e "$api2/compose.yaml"
+expect "a --port out of range" 2 "$bin" gen "$api2" --stdout --port 70000
+lib=$tmp/culib && mkdir -p "$lib" && printf '__global__ void k() {}\n' > "$lib/kernels.cu"
+expect "a .cu library with no main()" 2 "$bin" gen "$lib"
+check "it says it is a library" grep -q "kernels.cu: none of the 1 CUDA/C++ sources defines main()" "$tmp/err"
+
 if [ "$(id -u)" != 0 ]; then  # root may write anywhere
   ro=$(fresh fraud-api-cpu)
   chmod a-w "$ro"

@@ -28,13 +28,21 @@ RUN cmake --install /build --prefix /opt/app
 # It is for code that loads those libraries from the system; it has no compiler.
 FROM nvidia/cuda:12.8.1-runtime-ubuntu24.04
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+# The app runs as 'app', whose home is its own and writable: libraries cache
+# under $HOME at run time (Hugging Face, torch hub, Triton, Jupyter, CUDA's
+# JIT cache), and a home that is the read-only code dir kills them on first use.
+# Each directory is listed so that every one is created owned by app.
 RUN groupadd --system --gid 10001 app \
- && useradd --system --uid 10001 --gid app --home-dir /app --shell /usr/sbin/nologin app
+ && useradd --system --uid 10001 --gid app --no-create-home --home-dir /home/app --shell /usr/sbin/nologin app \
+ && install -d -o app -g app -m 0750 /home/app /home/app/.cache
+ENV HOME=/home/app \
+    XDG_CACHE_HOME=/home/app/.cache
 COPY --from=builder /opt/app /opt/app
 ENV PATH=/opt/app/bin:$PATH
 # Checks the GPU at start, explains any failure in one line, then runs CMD.
 # gen wrote it with mode 0755, which COPY keeps.
 COPY .imgsmith/imgsmith-probe /usr/local/bin/imgsmith-probe
+# The code stays owned by root: the app can read it, not change it.
 WORKDIR /app
 USER app
 LABEL org.opencontainers.image.title="cuda-saxpy" \

@@ -26,13 +26,23 @@ RUN rm -rf /app/.imgsmith
 # Nothing in this project uses a GPU, so the image has no CUDA at all.
 FROM python:3.12-slim-bookworm
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+# The app runs as 'app', whose home is its own and writable: libraries cache
+# under $HOME at run time (Hugging Face, torch hub, Triton, Jupyter, CUDA's
+# JIT cache), and a home that is the read-only code dir kills them on first use.
+# Each directory is listed so that every one is created owned by app.
 RUN groupadd --system --gid 10001 app \
- && useradd --system --uid 10001 --gid app --home-dir /app --shell /usr/sbin/nologin app
+ && useradd --system --uid 10001 --gid app --no-create-home --home-dir /home/app --shell /usr/sbin/nologin app \
+ && install -d -o app -g app -m 0750 /home/app /home/app/.cache /home/app/.cache/huggingface /home/app/.cache/torch
+ENV HOME=/home/app \
+    XDG_CACHE_HOME=/home/app/.cache \
+    HF_HOME=/home/app/.cache/huggingface \
+    TORCH_HOME=/home/app/.cache/torch
 COPY --from=builder /opt/venv /opt/venv
 ENV VIRTUAL_ENV=/opt/venv \
     PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1
+# The code stays owned by root: the app can read it, not change it.
 WORKDIR /app
 COPY --from=builder /app /app
 USER app

@@ -2,7 +2,7 @@
 # base flavour: torch brings its own CUDA libraries as pip wheels, so runtime's would go unused.
 #
 # Build:  DOCKER_BUILDKIT=1 docker build -t pytorch-api .
-# Run:    docker run --rm --gpus all -p 8000:8000 pytorch-api
+# Run:    docker run --rm --gpus all --shm-size=8g -p 8000:8000 pytorch-api
 
 # ---- builder: installs the dependencies into /opt/venv ----
 FROM nvidia/cuda:12.4.1-base-ubuntu22.04 AS builder
@@ -41,8 +41,17 @@ RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
     --mount=type=cache,target=/var/lib/apt,sharing=locked \
     apt-get update \
  && apt-get install -y --no-install-recommends python3.10=3.10.*
+# The app runs as 'app', whose home is its own and writable: libraries cache
+# under $HOME at run time (Hugging Face, torch hub, Triton, Jupyter, CUDA's
+# JIT cache), and a home that is the read-only code dir kills them on first use.
+# Each directory is listed so that every one is created owned by app.
 RUN groupadd --system --gid 10001 app \
- && useradd --system --uid 10001 --gid app --home-dir /app --shell /usr/sbin/nologin app
+ && useradd --system --uid 10001 --gid app --no-create-home --home-dir /home/app --shell /usr/sbin/nologin app \
+ && install -d -o app -g app -m 0750 /home/app /home/app/.cache /home/app/.cache/huggingface /home/app/.cache/torch
+ENV HOME=/home/app \
+    XDG_CACHE_HOME=/home/app/.cache \
+    HF_HOME=/home/app/.cache/huggingface \
+    TORCH_HOME=/home/app/.cache/torch
 COPY --from=builder /opt/venv /opt/venv
 ENV VIRTUAL_ENV=/opt/venv \
     PATH=/opt/venv/bin:$PATH \
@@ -51,6 +60,7 @@ ENV VIRTUAL_ENV=/opt/venv \
 # Checks the GPU at start, explains any failure in one line, then runs CMD.
 # gen wrote it with mode 0755, which COPY keeps.
 COPY .imgsmith/imgsmith-probe /usr/local/bin/imgsmith-probe
+# The code stays owned by root: the app can read it, not change it.
 WORKDIR /app
 COPY --from=builder /app /app
 USER app

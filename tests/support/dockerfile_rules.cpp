@@ -137,6 +137,14 @@ std::vector<std::string> check_rules(const std::string& text, const RuleContext&
   bool final_nvidia_env = false;
   std::string entrypoint;
   std::string cmd;
+  // The run-time user's home: created by useradd, owned by the user, and
+  // named by HOME; caches under it are written at run time.
+  std::string home_dir;
+  std::string home_owned_by;  // the owner given when the home was created
+  std::string env_home;
+  std::string env_cache;
+  std::vector<std::string> final_workdirs;
+  bool code_given_to_user = false;
   for (const auto& i : d.instructions) {
     const bool in_final = i.stage == final_stage;
     if (i.keyword == "FROM") {
@@ -191,6 +199,30 @@ std::vector<std::string> check_rules(const std::string& text, const RuleContext&
       if (in_final && has(i.args, "nvcc")) fail("no-compiler", &i, "runs nvcc in the final stage");
     }
     if (in_final) {
+      if (i.keyword == "RUN" && has(i.args, "useradd")) {
+        const auto w = words(i.args);
+        bool in_useradd = false;
+        for (std::size_t k = 0; k + 1 < w.size(); ++k) {
+          if (w[k] == "useradd") in_useradd = true;
+          if (w[k] == "&&") in_useradd = false;
+          if (in_useradd && (w[k] == "--home-dir" || w[k] == "-d")) home_dir = w[k + 1];
+          // install -d -o USER ... DIR: the home is created owned by USER.
+          if (w[k] == "install" && !home_dir.empty() &&
+              std::find(w.begin() + static_cast<long>(k), w.end(), home_dir) != w.end())
+            for (std::size_t j = k; j + 1 < w.size() && w[j] != "&&"; ++j)
+              if (w[j] == "-o") home_owned_by = w[j + 1];
+        }
+      }
+      if (i.keyword == "ENV") {
+        static const std::regex kHome(R"((^|\s)HOME=(\S+))");
+        static const std::regex kCache(R"(XDG_CACHE_HOME=(\S+))");
+        std::smatch m;
+        if (std::regex_search(i.args, m, kHome)) env_home = m[2].str();
+        if (std::regex_search(i.args, m, kCache)) env_cache = m[1].str();
+      }
+      if (i.keyword == "WORKDIR") final_workdirs.push_back(i.args);
+      if ((i.keyword == "COPY" && has(i.args, "--chown")) || (i.keyword == "RUN" && has(i.args, "chown -R")))
+        code_given_to_user = true;
       if (i.keyword == "USER") last_user = i.args;
       if (i.keyword == "LABEL" && has(i.args, "org.opencontainers.image.title=")) final_has_labels = true;
       if (i.keyword == "ENV" && has(i.args, "NVIDIA_VISIBLE_DEVICES") && has(i.args, "NVIDIA_DRIVER_CAPABILITIES"))
@@ -201,6 +233,20 @@ std::vector<std::string> check_rules(const std::string& text, const RuleContext&
   }
   if (last_user.empty() || last_user == "root" || last_user == "0" || last_user.rfind("0:", 0) == 0)
     fail("DL3002", nullptr, "the final stage runs as root");
+  if (!last_user.empty() && last_user != "root" && last_user != "0") {
+    const std::string user = last_user.substr(0, last_user.find(':'));
+    if (home_dir.empty()) {
+      fail("home", nullptr, "the user " + user + " is created without --home-dir");
+    } else {
+      if (std::find(final_workdirs.begin(), final_workdirs.end(), home_dir) != final_workdirs.end())
+        fail("home", nullptr, "the home " + home_dir + " is the code directory, which the user cannot write");
+      if (home_owned_by != user) fail("home", nullptr, "the home " + home_dir + " is not created owned by " + user);
+      if (env_home != home_dir) fail("home", nullptr, "HOME is not set to " + home_dir);
+      if (env_cache.rfind(home_dir + "/", 0) != 0)
+        fail("home", nullptr, "XDG_CACHE_HOME is not under " + home_dir);
+    }
+  }
+  if (code_given_to_user) fail("read-only-code", nullptr, "the code is handed to the run-time user to change");
   for (const auto& [what, value] : {std::pair<std::string, std::string>{"CMD", cmd}, {"ENTRYPOINT", entrypoint}}) {
     if (value.empty()) continue;
     const auto parsed = nlohmann::json::parse(value, nullptr, false);

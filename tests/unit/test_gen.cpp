@@ -1,7 +1,10 @@
 // imgsmith gen: detection, decisions and the rules every rendered Dockerfile
 // must pass, on small projects written here and on examples/.
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -15,6 +18,7 @@
 
 using namespace imgsmith;
 using namespace imgsmith::gen;
+using namespace std::string_literals;
 using imgsmith::testing::TempDir;
 namespace fs = std::filesystem;
 
@@ -130,7 +134,7 @@ TEST_CASE("gen: every torch CUDA build and the default CUDA have a base image") 
     CHECK(plan.final_image.rfind("nvidia/cuda:", 0) == 0);
     CHECK(plan.min_driver >= 525);
   }
-  CHECK(make_plan(project, Options{}).min_driver == 525);
+  CHECK(make_plan(project, Options{}).min_driver == 550);  // its 12.4 image: NVIDIA_REQUIRE_CUDA=cuda>=12.4
 }
 
 // ----- detection ----------------------------------------------------------
@@ -272,7 +276,7 @@ TEST_CASE("gen: a CMake project asking for a newer toolkit gets it") {
 TEST_CASE("gen: plain .cu files build with one nvcc, their #includes pick the libraries") {
   ProjectDir p({{"kernels/fft.cu", "#include <cufft.h>\n#include \"common.cuh\"\n"},
                 {"kernels/common.cuh", ""},
-                {"main.cpp", "#include <cublas_v2.h>\n"}},
+                {"main.cpp", "#include <cublas_v2.h>\nint main() { return 0; }\n"}},
                Named{"Signal Lab"});
   const Plan plan = plan_for(p);
   CHECK(plan.project_name == "signal-lab");
@@ -525,7 +529,7 @@ TEST_CASE("gen: odd CMake projects") {
   ProjectDir named({{"CMakeLists.txt", "project(saxpy LANGUAGES CXX CUDA)\nadd_executable(${PROJECT_NAME} main.cu)\n"}});
   CHECK(plan_for(named).cmd == std::vector<std::string>{"/opt/app/bin/saxpy"});
   // A vendored library's CMakeLists.txt does not hide plain .cu sources.
-  ProjectDir vendored({{"main.cu", "#include <cufft.h>\n"}, {"third_party/fmt/CMakeLists.txt", "project(fmt)\n"},
+  ProjectDir vendored({{"main.cu", "#include <cufft.h>\nint main(int argc, char** argv) { return 0; }\n"}, {"third_party/fmt/CMakeLists.txt", "project(fmt)\n"},
                        {"my kernel.cu", ""}});
   const Plan v = plan_for(vendored);
   CHECK(v.nvcc_libs == std::vector<std::string>{"-lcufft"});
@@ -581,7 +585,7 @@ TEST_CASE("gen: bad projects get one message naming the input and what to do") {
   ProjectDir bad_toml({{"pyproject.toml", "[project]\nname = 'x'\ndependencies = [\n"}});
   CHECK_THROWS_WITH(detect_project(bad_toml.dir), Catch::Contains("pyproject.toml:") && Catch::Contains("not valid TOML"));
   ProjectDir missing_include({{"requirements.txt", "-r base.txt\n"}});
-  CHECK_THROWS_WITH(detect_project(missing_include.dir), Catch::Contains("base.txt: named by -r but missing"));
+  CHECK_THROWS_WITH(detect_project(missing_include.dir), Catch::Contains("base.txt: named by -r at ") && Catch::Contains("requirements.txt:1 but missing"));
   ProjectDir no_entry({{"requirements.txt", "numpy==2.1.3\n"}});
   CHECK_THROWS_WITH(plan_for(no_entry), Catch::Contains("found no entrypoint") && Catch::Contains("--cmd"));
   Options cmd;
@@ -593,5 +597,331 @@ TEST_CASE("gen: bad projects get one message naming the input and what to do") {
     ProjectDir locked({{"requirements.txt", "numpy\n"}, {"main.py", ""}});
     fs::permissions(locked.dir / "requirements.txt", fs::perms::none);
     CHECK_THROWS_WITH(detect_project(locked.dir), Catch::Contains("cannot read"));
+  }
+}
+
+// ----- issue 11: images that run, inputs that cannot be built ---------------
+
+TEST_CASE("gen: the run-time user owns a writable home with the caches, the code stays root's") {
+  ProjectDir torch({{"requirements.txt", kTorchApi}, {"main.py", kFastApiMain}});
+  ProjectDir cpu({{"requirements.txt", "scikit-learn==1.5.2\n"}, {"main.py", ""}});
+  ProjectDir cu({{"main.cu", "int main() { return 0; }\n"}});
+  for (const ProjectDir* p : {&torch, &cpu, &cu}) {
+    const Plan plan = plan_for(*p);
+    const std::string df = render_plan(plan).dockerfile;
+    INFO(plan.kind << "\n" << df);
+    CHECK(df.find("--home-dir /app") == std::string::npos);
+    CHECK(df.find("--home-dir /home/app") != std::string::npos);
+    CHECK(df.find("install -d -o app -g app -m 0750 /home/app /home/app/.cache") != std::string::npos);
+    CHECK(df.find("ENV HOME=/home/app") != std::string::npos);
+    CHECK(df.find("XDG_CACHE_HOME=/home/app/.cache") != std::string::npos);
+    CHECK(df.find("--chown") == std::string::npos);  // the code is not the user's to change
+    const bool python = plan.kind != "cuda-cpp";
+    CHECK((df.find("HF_HOME=/home/app/.cache/huggingface") != std::string::npos) == python);
+    CHECK((df.find("/home/app/.cache/huggingface /home/app/.cache/torch") != std::string::npos) == python);
+    CHECK(broken_rules(df, {plan.probe, plan.gpu, false, plan.source_before_deps, false}) == "");
+  }
+}
+
+TEST_CASE("gen: a broken requirements file stops gen at its line") {
+  auto error_for = [](const std::string& requirements) {
+    ProjectDir p({{"requirements.txt", requirements}, {"main.py", ""}});
+    try {
+      detect_project(p.dir);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string conflict = error_for("numpy==2.1.3\n<<<<<<< HEAD\ntorch==2.6.0\n=======\ntorch==2.7.0\n>>>>>>> b\n");
+  CHECK_THAT(conflict, Catch::Contains("requirements.txt:2: a merge-conflict marker (<<<<<<<)"));
+  CHECK_THAT(error_for("numpy==2.1.3\n=======\n"), Catch::Contains("requirements.txt:2: a merge-conflict marker"));
+  CHECK_THAT(error_for("numpy==2.1.3\nthis is not a requirement\n"),
+             Catch::Contains("requirements.txt:2: 'this is not a requirement' is not a requirement"));
+  CHECK_THAT(error_for("numpy===\n"), Catch::Contains("requirements.txt:1:"));
+  CHECK_THAT(error_for("numpy==2.1.3\nscipy\0==1\n"s), Catch::Contains("requirements.txt:2: holds a NUL byte"));
+  CHECK_THAT(error_for("\xff\xfen\0u\0m\0p\0y\0\n\0"s), Catch::Contains("requirements.txt:1: holds a NUL byte"));
+  // What pip accepts is still accepted.
+  ProjectDir fine({{"requirements.txt", "numpy >= 1.26, < 3 ; python_version >= '3.9'\n"
+                                        "requests[socks]~=2.32\n"
+                                        "mylib @ https://example.com/mylib-1.0-py3-none-any.whl\n"
+                                        "git+https://github.com/org/repo.git@v1#egg=repo\n"
+                                        "wheels/local-1.0-py3-none-any.whl\n"
+                                        "--hash=sha256:abc\n"
+                                        "pkg==1.0 \\\n    --hash=sha256:def\n"},
+                   {"main.py", ""}});
+  CHECK(detect_project(fine.dir).python->requirements.size() == 4);
+}
+
+TEST_CASE("gen: a requirements.txt that is not a regular file is named as such, never opened") {
+  ProjectDir dir({{"main.py", ""}});
+  fs::create_directories(dir.dir / "requirements.txt");
+  CHECK_THROWS_WITH(detect_project(dir.dir), Catch::Contains("requirements.txt: is a directory, not a regular file") &&
+                                                 !Catch::Contains("missing"));
+  ProjectDir fifo({{"main.py", ""}});
+  REQUIRE(::mkfifo((fifo.dir / "requirements.txt").c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(detect_project(fifo.dir), Catch::Contains("is a FIFO (named pipe), not a regular file"));
+  ProjectDir included({{"requirements.txt", "-r base.txt\n"}, {"main.py", ""}});
+  REQUIRE(::mkfifo((included.dir / "base.txt").c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(detect_project(included.dir), Catch::Contains("base.txt: is a FIFO (named pipe)"));
+  ProjectDir globbed({{"requirements-gpu.txt", "torch==2.6.0\n"}, {"main.py", ""}});
+  fs::create_directories(globbed.dir / "requirements-extra.txt");
+  CHECK_THROWS_WITH(detect_project(globbed.dir), Catch::Contains("requirements-extra.txt: is a directory"));
+}
+
+TEST_CASE("gen: an include outside the project is refused: the build context cannot reach it") {
+  TempDir tmp;
+  const fs::path root = tmp.path();
+  fs::create_directories(root / "svc");
+  imgsmith::testing::write_file(root / "shared.txt", "numpy==2.1.3\n");
+  imgsmith::testing::write_file(root / "svc" / "requirements.txt", "fastapi==0.115.6\n-r ../shared.txt\n");
+  imgsmith::testing::write_file(root / "svc" / "main.py", "");
+  CHECK_THROWS_WITH(detect_project(root / "svc"), Catch::Contains("requirements.txt:2: -r ../shared.txt is outside "
+                                                                  "the project directory") &&
+                                                      Catch::Contains("build context"));
+  imgsmith::testing::write_file(root / "svc" / "requirements.txt", "-c /etc/constraints.txt\n");
+  CHECK_THROWS_WITH(detect_project(root / "svc"), Catch::Contains("outside the project directory"));
+  CHECK_THROWS_WITH(detect_project(root / "svc", "../shared.txt"), Catch::Contains("--requirements ../shared.txt"));
+}
+
+TEST_CASE("gen: CPU and GPU requirements files are alternatives: the GPU one, or the one asked for") {
+  ProjectDir p({{"requirements-cpu.txt", "--extra-index-url https://download.pytorch.org/whl/cpu\ntorch==2.6.0\n"},
+                {"requirements-gpu.txt", "torch==2.6.0\n"},
+                {"requirements-common.txt", "fastapi==0.115.6\n"},
+                {"main.py", ""}});
+  const Project project = detect_project(p.dir);
+  CHECK(project.python->install_files == std::vector<std::string>{"requirements-common.txt", "requirements-gpu.txt"});
+  const Plan gpu = make_plan(project, {});
+  CHECK(gpu.gpu);
+  CHECK(gpu.final_image == "nvidia/cuda:12.4.1-base-ubuntu22.04");
+  CHECK(explains(gpu, "requirements-cpu.txt: skipped: the CPU alternative to requirements-gpu.txt"));
+  CHECK(render_plan(gpu).dockerfile.find("requirements-cpu.txt") == std::string::npos);
+  const Plan cpu = make_plan(detect_project(p.dir, "requirements-cpu.txt"), {});
+  CHECK_FALSE(cpu.gpu);
+  CHECK(cpu.requirement_files_top == std::vector<std::string>{"requirements-cpu.txt"});
+  ProjectDir cuda_names({{"requirements-cu118.txt", "torch==2.6.0\n"}, {"requirements-cu124.txt", "torch==2.6.0\n"},
+                         {"main.py", ""}});
+  CHECK_THROWS_WITH(detect_project(cuda_names.dir),
+                    Catch::Contains("requirements-cu118.txt and requirements-cu124.txt are alternatives") &&
+                        Catch::Contains("--requirements"));
+}
+
+TEST_CASE("gen: a conda environment is refused, never turned into an image without its packages") {
+  const std::string env = "name: research\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.11\n"
+                          "  - pytorch::pytorch=2.3\n  - numpy\n  - faiss-gpu\n  - pip\n  - pip:\n      - wandb==0.18.0\n";
+  for (const char* name : {"environment.yml", "environment.yaml"}) {
+    ProjectDir alone({{name, env}, {"main.py", "print('hi')\n"}});
+    CHECK_THROWS_WITH(detect_project(alone.dir), Catch::Contains(std::string(name) + ":4: a conda environment "
+                                                                                     "(pytorch, numpy, faiss-gpu)") &&
+                                                     Catch::Contains("requirements.txt"));
+  }
+  // Beside requirements.txt, pip's file is installed, and --explain and the
+  // warnings say what conda listed that pip does not get.
+  ProjectDir both({{"environment.yml", env}, {"requirements.txt", "torch==2.6.0\nnumpy==2.1.3\n"}, {"main.py", ""}});
+  const Plan plan = plan_for(both);
+  CHECK(plan.install_mode == "requirements");
+  CHECK(explains(plan, "environment.yml:4: not installed: requirements.txt lists the Python dependencies"));
+  CHECK(mentions(plan.warnings, "faiss-gpu (line 8)"));
+  CHECK_FALSE(mentions(plan.warnings, "pytorch (line"));
+  CHECK_FALSE(mentions(plan.warnings, "numpy (line"));
+}
+
+TEST_CASE("gen: .cu sources without main() are a library, not a program") {
+  ProjectDir lib({{"kernels.cu", "__global__ void k() {}\nvoid launch() { k<<<1, 1>>>(); }\n"},
+                  {"kernels.cuh", "void launch();\n"}, {"domain.cpp", "int domain(int x) { return x; }\n"}});
+  CHECK_THROWS_WITH(detect_project(lib.dir), Catch::Contains("kernels.cu: none of the 2 CUDA/C++ sources defines "
+                                                             "main()") &&
+                                                 Catch::Contains("library"));
+  ProjectDir program({{"kernels.cu", "__global__ void k() {}\n"}, {"app.cpp", "int\nmain(int argc, char** argv) {}\n"}});
+  CHECK(explains(plan_for(program), "app.cpp:2: defines main()"));  // GNU style: the type on the line before
+  ProjectDir prog({{"kernels.cu", "__global__ void k() {}\n"}, {"app.cpp", "int main(int argc, char** argv) {}\n"}});
+  CHECK(explains(plan_for(prog), "app.cpp:1: defines main()"));
+}
+
+TEST_CASE("gen: framework releases map to the CUDA and cuDNN they were built for") {
+  auto plan = [](const std::string& requirements, Options o = {}) {
+    ProjectDir p({{"requirements.txt", requirements}, {"main.py", ""}});
+    return plan_for(p, o);
+  };
+  CHECK(plan("onnxruntime-gpu==1.17.3\n").final_image == "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04");
+  CHECK(plan("onnxruntime-gpu==1.18.1\n").final_image == "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04");
+  CHECK(plan("onnxruntime-gpu>=1.17,<1.19\n").final_image == "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04");
+  CHECK(plan("onnxruntime-gpu==1.19.2\n").final_image == "nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04");
+  CHECK(plan("onnxruntime-gpu\n").final_image == "nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04");
+  CHECK(plan("tensorflow==2.13.1\n").final_image == "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04");
+  CHECK(plan("tensorflow==2.15.1\n").final_image == "nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04");
+  const Plan tf216 = plan("tensorflow==2.16.2\n");
+  CHECK(tf216.final_image == "nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04");
+  CHECK(mentions(tf216.warnings, "no cuDNN 8 image for it; gen uses 12.2.2"));
+  CHECK(explains(tf216, "tensorflow 2.16 is built for CUDA 12.3 and cuDNN 8 (https://www.tensorflow.org/install/source#gpu)"));
+  CHECK(plan("tensorflow~=2.17.0\n").final_image == "nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04");
+  CHECK(plan("tensorflow==2.18.0\n").final_image == "nvidia/cuda:12.5.1-cudnn-runtime-ubuntu24.04");
+  const Plan newest = plan("tensorflow>=2.12\n");
+  CHECK(newest.final_image == "nvidia/cuda:12.5.1-cudnn-runtime-ubuntu24.04");
+  CHECK(explains(newest, "tensorflow>=2.12: pip installs the newest it allows, 2.18"));
+  CHECK(plan("tensorflow[and-cuda]==2.16.1\n").flavor == "base");  // brings its own cuDNN
+  Options cuda128;
+  cuda128.cuda = "12.8";
+  CHECK_THROWS_WITH(plan("tensorflow==2.16.1\n", cuda128),
+                    Catch::Contains("--cuda 12.8: tensorflow 2.16 loads cuDNN 8") && Catch::Contains("12.2.2"));
+  CHECK(mentions(plan("tensorflow==2.99.0\n").warnings, "not in gen's table"));
+}
+
+TEST_CASE("gen: every framework row names its page and lands on an image with its cuDNN") {
+  std::ifstream in(fs::path(IMGSMITH_SOURCE_DIR) / "data" / "framework-cuda.json");
+  const auto table = nlohmann::json::parse(in);
+  for (const auto& row : table.at("rows")) {
+    CHECK(row.at("source").get<std::string>().rfind("https://", 0) == 0);
+    for (const auto& release : row.at("releases")) {
+      const std::string pin = row.at("package").get<std::string>() + "==" + release.get<std::string>() + ".0";
+      INFO(pin);
+      ProjectDir p({{"requirements.txt", pin + "\n"}, {"main.py", ""}});
+      const Plan plan = plan_for(p);
+      const bool cudnn8 = plan.final_image.find("-cudnn8-") != std::string::npos;
+      CHECK(cudnn8 == (row.at("cudnn").get<int>() == 8));
+      CHECK(plan.cudnn);
+    }
+  }
+}
+
+TEST_CASE("gen: a torch range means what pip installs today, the newest the table allows") {
+  auto plan = [](const std::string& requirements) {
+    ProjectDir p({{"requirements.txt", requirements}, {"main.py", ""}});
+    return plan_for(p);
+  };
+  const Plan at_least = plan("torch>=2.4\n");
+  CHECK(explains(at_least, "torch>=2.4: pip installs the newest it allows; per data/torch-cuda.json that is torch 2.11"));
+  CHECK(at_least.cuda == "12.9.1");
+  CHECK(plan("torch\n").cuda == "12.9.1");
+  CHECK(plan("torch<2.5\n").pip_index_args == std::vector<std::string>{"--extra-index-url https://download.pytorch.org/whl/cu124"});
+  CHECK(plan("torch>=2.6,<2.8\n").cuda == "12.6.3");  // 2.7's PyPI wheel
+}
+
+TEST_CASE("gen: the driver statement is the image's NVIDIA_REQUIRE_CUDA, not the CUDA major's floor") {
+  ProjectDir torch({{"requirements.txt", "torch==2.6.0\n"}, {"main.py", ""}});
+  const Plan t = plan_for(torch);
+  CHECK(t.min_driver == 550);  // cuda>=12.4
+  CHECK_THAT(summary(t), Catch::Contains("driver >= 550: the image sets NVIDIA_REQUIRE_CUDA=cuda>=12.4"));
+  ProjectDir cu({{"main.cu", "int main() {}\n"}});
+  CHECK(plan_for(cu).min_driver == 570);  // 12.8, gen's default
+  ProjectDir ort({{"requirements.txt", "onnxruntime-gpu==1.18.0\n"}, {"main.py", ""}});
+  CHECK(plan_for(ort).min_driver == 520);  // 11.8
+}
+
+TEST_CASE("gen: .dockerignore leaves out secrets, ML artefacts and venvs everywhere, never what COPY names") {
+  ProjectDir p({{"requirements.txt", "-r env/base.txt\ntorch==2.6.0\n"}, {"env/base.txt", "numpy==2.1.3\n"},
+                {"main.py", ""}});
+  const Plan plan = plan_for(p);
+  const std::string ignore = render_plan(plan).dockerignore;
+  for (const char* pattern : {"**/*.pem", "**/*.key", "**/id_rsa*", "**/.aws", "**/.ssh", "**/.netrc", "**/.env",
+                              "**/.env.*", "**/checkpoints", "**/wandb", "**/mlruns", "**/lightning_logs",
+                              "**/.ipynb_checkpoints", "**/.venv", "**/venv"}) {
+    INFO(pattern);
+    CHECK(ignore.find(std::string("\n") + pattern + "\n") != std::string::npos);
+  }
+  // env/ is left out, but the Dockerfile copies env/base.txt: it stays in.
+  CHECK(ignore.find("\nenv\n") != std::string::npos);
+  CHECK(ignore.find("\n!env/base.txt\n") != std::string::npos);
+  CHECK(ignore.find("\n!requirements.txt\n") != std::string::npos);
+  const auto last_exclusion = ignore.rfind("\n**/");
+  CHECK(ignore.find("\n!env/base.txt\n") > last_exclusion);  // exceptions come after what they undo
+}
+
+TEST_CASE("gen: torch projects get shared memory for DataLoader workers and NCCL in the run command") {
+  for (const std::string torch : {"torch==2.6.0\n", "torch==2.6.0+cpu\n", "vllm==0.6.4\n"}) {
+    ProjectDir p({{"requirements.txt", torch}, {"main.py", ""}});
+    Options o;
+    o.compose = true;
+    const Plan plan = plan_for(p, o);
+    INFO(torch);
+    CHECK(plan.shm_size == "8g");
+    CHECK_THAT(summary(plan), Catch::Contains("docker run --rm") && Catch::Contains(" --shm-size=8g "));
+    CHECK_THAT(render_plan(plan).compose, Catch::Contains("    shm_size: \"8gb\"\n"));
+    CHECK(explains(plan, "Docker's default is 64 MB"));
+  }
+  ProjectDir sklearn({{"requirements.txt", "scikit-learn==1.5.2\n"}, {"main.py", ""}});
+  CHECK(plan_for(sklearn).shm_size.empty());
+  // Downloaded models outlive the container in compose's named volume, at
+  // the cache the image's HOME holds; C++ programs get none.
+  Options compose;
+  compose.compose = true;
+  const std::string yaml = render_plan(plan_for(sklearn, compose)).compose;
+  CHECK_THAT(yaml, Catch::Contains("    volumes:\n      - model-cache:/home/app/.cache\n") &&
+                       Catch::EndsWith("\nvolumes:\n  model-cache: {}\n"));
+  ProjectDir cu({{"main.cu", "int main() {}\n"}});
+  CHECK(render_plan(plan_for(cu, compose)).compose.find("volumes") == std::string::npos);
+  CHECK(summary(plan_for(sklearn)).find("--shm-size") == std::string::npos);
+}
+
+TEST_CASE("gen: the entrypoints ML projects have: Streamlit, Gradio, train.py, python -m, notebooks, --port") {
+  ProjectDir streamlit({{"requirements.txt", "streamlit==1.40.0\n"}, {"app.py", "import streamlit as st\nst.title('x')\n"}});
+  const Plan s = plan_for(streamlit);
+  CHECK(s.cmd == std::vector<std::string>{"streamlit", "run", "app.py", "--server.address=0.0.0.0",
+                                          "--server.port=8501", "--server.headless=true"});
+  CHECK(s.port == 8501);
+  CHECK_THAT(render_plan(s).dockerfile, Catch::Contains("\nEXPOSE 8501\n"));
+
+  ProjectDir gradio({{"requirements.txt", "gradio==5.9.1\n"}, {"main.py", "print('cli')\n"},
+                     {"demo.py", "import gradio as gr\ngr.Interface(fn=str, inputs='text', outputs='text').launch()\n"}});
+  const Plan g = plan_for(gradio);
+  CHECK(g.cmd == std::vector<std::string>{"python", "demo.py"});
+  CHECK(g.port == 7860);
+  const std::string gdf = render_plan(g).dockerfile;
+  CHECK_THAT(gdf, Catch::Contains("\nENV GRADIO_SERVER_NAME=0.0.0.0 GRADIO_SERVER_PORT=7860\n"));
+  CHECK(broken_rules(gdf, {false, false, false, false, false}) == "");
+  Options port;
+  port.port = 7000;
+  const Plan moved = plan_for(gradio, port);
+  CHECK(moved.port == 7000);
+  CHECK(moved.env == std::vector<std::string>{"GRADIO_SERVER_NAME=0.0.0.0", "GRADIO_SERVER_PORT=7000"});
+
+  ProjectDir fastapi({{"requirements.txt", "fastapi==0.115.6\nuvicorn==0.34.0\n"}, {"main.py", "print('cli')\n"},
+                      {"server.py", kFastApiMain}});
+  const Plan f = plan_for(fastapi);  // the server, not the CLI beside it
+  CHECK(f.cmd == std::vector<std::string>{"uvicorn", "server:app", "--host", "0.0.0.0", "--port", "8000"});
+  Options p9000;
+  p9000.port = 9000;
+  const Plan f9 = plan_for(fastapi, p9000);
+  CHECK(f9.cmd == std::vector<std::string>{"uvicorn", "server:app", "--host", "0.0.0.0", "--port", "9000"});
+  CHECK_THAT(summary(f9), Catch::Contains("-p 9000:9000"));
+  Options cmd_and_port;
+  cmd_and_port.port = 9000;
+  cmd_and_port.cmd = {"python", "-m", "svc"};
+  CHECK(mentions(plan_for(fastapi, cmd_and_port).warnings, "cannot tell python -m svc to listen on it"));
+
+  ProjectDir train({{"requirements.txt", "torch==2.6.0\n"}, {"train.py", ""}, {"explore.ipynb", "{}"}});
+  CHECK(plan_for(train).cmd == std::vector<std::string>{"python", "train.py"});
+  CHECK(plan_for(train).port == 0);
+
+  ProjectDir module({{"requirements.txt", "numpy==2.1.3\n"}, {"trainer/__main__.py", ""}, {"trainer/__init__.py", ""}});
+  CHECK(plan_for(module).cmd == std::vector<std::string>{"python", "-m", "trainer"});
+
+  ProjectDir notebooks({{"requirements.txt", "jupyterlab==4.3.4\npandas==2.2.3\n"}, {"analysis.ipynb", "{}"}});
+  const Plan n = plan_for(notebooks);
+  CHECK(n.cmd == std::vector<std::string>{"jupyter", "lab", "--ip=0.0.0.0", "--port=8888", "--no-browser"});
+  CHECK(n.port == 8888);
+  CHECK_THAT(render_plan(n).dockerfile, Catch::Contains("\nEXPOSE 8888\n"));
+  ProjectDir bare_notebooks({{"requirements.txt", "pandas==2.2.3\n"}, {"analysis.ipynb", "{}"}});
+  CHECK(mentions(plan_for(bare_notebooks).warnings, "jupyterlab is not among the dependencies"));
+}
+
+TEST_CASE("gen: the indexes pyproject.toml names decide torch's CUDA and reach pip, with no lock") {
+  ProjectDir uv({{"pyproject.toml", "[project]\nname = 'x'\nversion = '1'\ndependencies = ['torch==2.4.0']\n"
+                                    "[[tool.uv.index]]\nname = 'pytorch-cu121'\n"
+                                    "url = 'https://download.pytorch.org/whl/cu121'\nexplicit = true\n"
+                                    "[tool.uv.sources]\ntorch = { index = 'pytorch-cu121' }\n"},
+                 {"main.py", ""}});
+  ProjectDir poetry({{"pyproject.toml", "[tool.poetry]\nname = 'x'\nversion = '1'\npackage-mode = false\n"
+                                        "[tool.poetry.dependencies]\npython = '^3.10'\n"
+                                        "torch = { version = '2.4.0', source = 'pytorch' }\n"
+                                        "[[tool.poetry.source]]\nname = 'pytorch'\n"
+                                        "url = 'https://download.pytorch.org/whl/cu121'\npriority = 'explicit'\n"},
+                     {"main.py", ""}});
+  for (const ProjectDir* p : {&uv, &poetry}) {
+    const Plan plan = plan_for(*p);
+    CHECK(plan.cuda == "12.1.1");
+    CHECK(plan.pip_index_args == std::vector<std::string>{"--extra-index-url https://download.pytorch.org/whl/cu121"});
+    CHECK_THAT(render_plan(plan).dockerfile, Catch::Contains("pip install --extra-index-url "
+                                                             "https://download.pytorch.org/whl/cu121 torch==2.4.0"));
   }
 }

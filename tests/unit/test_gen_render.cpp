@@ -110,10 +110,10 @@ TEST_CASE("gen properties: the rule checker catches what it is meant to") {
       {"DL3007", {"FROM nvidia/cuda:12.4.1-base-ubuntu22.04 AS builder", "FROM nvidia/cuda:latest AS builder"}},
       {"DL3006", {"FROM nvidia/cuda:12.4.1-base-ubuntu22.04\n", "FROM ubuntu\n"}},
       {"DL3008", {"python3.10=3.10.* python3.10-venv", "python3.10 python3.10-venv"}},
-      {"DL3015", {"install -y --no-install-recommends python3.10=3.10.*\nRUN groupadd",
-                  "install -y python3.10=3.10.*\nRUN groupadd"}},
-      {"DL3009", {"    --mount=type=cache,target=/var/lib/apt,sharing=locked \\\n    apt-get update \\\n && apt-get install -y --no-install-recommends python3.10=3.10.*\nRUN groupadd",
-                  "    apt-get update \\\n && apt-get install -y --no-install-recommends python3.10=3.10.*\nRUN groupadd"}},
+      {"DL3015", {"install -y --no-install-recommends python3.10=3.10.*\n# The app runs as",
+                  "install -y python3.10=3.10.*\n# The app runs as"}},
+      {"DL3009", {"    --mount=type=cache,target=/var/lib/apt,sharing=locked \\\n    apt-get update \\\n && apt-get install -y --no-install-recommends python3.10=3.10.*\n# The app runs as",
+                  "    apt-get update \\\n && apt-get install -y --no-install-recommends python3.10=3.10.*\n# The app runs as"}},
       {"DL3042", {"RUN --mount=type=cache,target=/root/.cache/pip \\\n    pip install -r", "RUN pip install -r"}},
       {"DL3013", {"pip install -r requirements.txt", "pip install -r requirements.txt torch"}},
       {"DL3002", {"USER app", "USER root"}},
@@ -124,6 +124,10 @@ TEST_CASE("gen properties: the rule checker catches what it is meant to") {
       {"probe", {"ENTRYPOINT [\"/usr/local/bin/imgsmith-probe\", \"--\"]\n", ""}},
       {"labels", {"LABEL org.opencontainers.image.title", "LABEL title"}},
       {"layers", {"COPY requirements.txt requirements.txt\n", "COPY . .\n"}},
+      {"home", {"--home-dir /home/app", "--home-dir /app"}},
+      {"home", {"install -d -o app -g app", "install -d"}},
+      {"home", {"ENV HOME=/home/app", "ENV HOME_UNSET=/home/app"}},
+      {"read-only-code", {"COPY --from=builder /app /app", "COPY --chown=app --from=builder /app /app"}},
   };
   for (const auto& [rule, edit] : breaks) {
     const auto at = good.find(edit.first);
