@@ -2,6 +2,8 @@
 #pragma once
 
 #include <ostream>
+#include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +20,18 @@ struct Report {
   const std::vector<Finding>* findings = nullptr;
   const GateResult& gate;
 };
+
+// File names are bytes, and JSON strings must be UTF-8. Every renderer and
+// diff's reader use one escaping: `path` is always valid UTF-8, each byte
+// that is not part of a valid sequence shown as U+FFFD; when the name was
+// not valid UTF-8, `path_bytes` beside it holds the name's raw bytes in hex,
+// so the exact name can be recovered. Other image strings (created_by,
+// tags, messages) are made valid UTF-8 the same way, with no _bytes field.
+void put_path(nlohmann::json& item, std::string_view path, const std::string& key = "path");
+// The raw name back: from `path_bytes` when present, else `path`.
+std::string path_of(const nlohmann::json& item, const std::string& key = "path");
+// A JSON string that dumps whatever bytes `s` holds.
+nlohmann::json json_text(std::string_view s);
 
 nlohmann::json report_to_json(const Report& report);
 void render_text(const Report& report, std::ostream& out);

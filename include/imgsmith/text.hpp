@@ -1,7 +1,8 @@
 // Small string helpers shared by the parsers (sizes, .dive-ci, Python
-// requirements, HTTP headers).
+// requirements, HTTP headers), and the escaping of file names in reports.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,5 +16,31 @@ std::string to_lower(std::string_view s);
 // The pieces between each `sep` ("a,,b" -> {"a", "", "b"}).
 std::vector<std::string> split(const std::string& s, const std::string& sep);
 std::string join(const std::vector<std::string>& parts, const std::string& sep);
+
+// File names are bytes: these keep them safe in reports.
+//
+// True when `s` is valid UTF-8 (no overlong forms, no surrogates, nothing
+// past U+10FFFF). ASCII is checked eight bytes at a time.
+bool is_valid_utf8(std::string_view s);
+// `s` made valid UTF-8 for JSON: each byte that is not part of a valid
+// sequence becomes U+FFFD. Valid input comes back unchanged.
+std::string utf8_replaced(std::string_view s);
+// Lower-case hex of the raw bytes ("\xe9t" -> "e974"), and back (nullopt
+// for an odd length or a non-hex digit).
+std::string to_hex(std::string_view s);
+std::optional<std::string> from_hex(std::string_view hex);
+// `s` for a terminal, a table or XML: never a raw control character or an
+// invalid byte. \n \r \t stay readable as those two characters; other C0
+// controls, DEL and invalid UTF-8 bytes become \xNN (ESC is \x1b); C1
+// controls, the bidirectional overrides and isolates (U+202A..E,
+// U+2066..9), U+2028/9 and U+FFFE/F become \u{NNNN}. Everything else,
+// backslashes included, is kept. An ASCII name without controls comes back
+// as it is, after one scan.
+std::string visible(std::string_view s);
+// True when visible(s) would change `s`.
+bool needs_escape(std::string_view s);
+// At most `max` bytes of valid UTF-8 `s`, cut at a character boundary, the
+// last three bytes "..." when it was cut.
+std::string shorten(std::string_view s, std::size_t max);
 
 }  // namespace imgsmith

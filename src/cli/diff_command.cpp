@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "imgsmith/diff.hpp"
@@ -26,6 +27,14 @@ struct DiffArgs {
   std::string policy;
   bool no_policy = false;
   bool quiet = false;
+  std::size_t top = 10;
+};
+
+// One side of the comparison: its report, and every file when it is an
+// image analysed now (a saved report lists only its largest files).
+struct Side {
+  nlohmann::json report;
+  std::optional<FileSet> files;
 };
 
 // A saved report is a JSON document; anything else is an image to analyse.
@@ -46,20 +55,22 @@ std::optional<nlohmann::json> saved_report(const std::string& path) {
   }
 }
 
-nlohmann::json side(const std::string& input, const DiffArgs& args, const RuleSet& rules,
-                    ProgressLine& progress) {
+Side side(const std::string& input, const DiffArgs& args, const RuleSet& rules,
+          ProgressLine& progress) {
   if (auto report = saved_report(input)) {
     if (report->value("schema", "") != "imgsmith.analysis/v1")
       throw InputError(input + ": a JSON file that is not an imgsmith.analysis/v1 report");
-    return *report;
+    return Side{std::move(*report), std::nullopt};
   }
   AnalyzeOptions options;
   if (!args.platform.empty()) options.selector.platform = Platform::parse(args.platform);
-  options.top = 50;  // enough large files to see which came and went
+  options.top = args.top;
   options.progress = [&progress, &input](const std::string& s) { progress.show(input + ": " + s); };
   const PipelineResult r = run_pipeline(input, options, rules, {});
   const GateResult no_gate;
-  return report_to_json(Report{r.analysis, &r.attribution, &r.findings, no_gate});
+  Side out{report_to_json(Report{r.analysis, &r.attribution, &r.findings, no_gate}), std::nullopt};
+  if (r.analysis.tree) out.files = file_set(*r.analysis.tree);
+  return out;
 }
 
 int run_diff(DiffArgs args) {
@@ -79,12 +90,17 @@ int run_diff(DiffArgs args) {
   }
   const RuleSet rules = rules_with(args.rules);
   ProgressLine progress(!args.quiet);
-  const nlohmann::json old_report = side(args.old_input, args, rules, progress);
-  const nlohmann::json new_report = side(args.new_input, args, rules, progress);
+  const Side old_side = side(args.old_input, args, rules, progress);
+  const Side new_side = side(args.new_input, args, rules, progress);
   progress.clear();
-  const nlohmann::json d = diff_reports(old_report, new_report, gate);
+  DiffOptions options;
+  options.old_files = old_side.files ? &*old_side.files : nullptr;
+  options.new_files = new_side.files ? &*new_side.files : nullptr;
+  options.top = args.top;
+  const nlohmann::json d = diff_reports(old_side.report, new_side.report, gate, options);
   std::ostringstream out;
-  if (args.format == "json") out << d.dump(2) << "\n";
+  if (args.format == "json")
+    out << d.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else if (args.format == "markdown") render_diff_markdown(d, out);
   else render_diff_text(d, out);
   write_output(args.output, out.str());
@@ -101,11 +117,14 @@ void register_diff_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<DiffArgs>();
   CLI::App* cmd = app.add_subcommand(
       "diff",
-      "Compare two images: growth per category and layer, large files that came\n"
-      "or went, findings that appeared or went away.");
+      "Compare two images: growth per category and layer, files that came, went\n"
+      "or changed size, findings that appeared or went away.");
   cmd->footer(
       "OLD and NEW are anything analyze reads, or a report saved earlier with\n"
       "`imgsmith analyze --format json -o base.json`, so CI can keep a baseline file.\n"
+      "Two images are compared file by file; a saved report knows only its largest\n"
+      "files, so against one a file is said to have entered or left that list\n"
+      "unless it is known to be new or gone.\n"
       "\n"
       "Exit status: 0 the gate passed (or none was set); 1 --max-growth was exceeded;\n"
       "2 bad usage or bad input.");
@@ -117,6 +136,8 @@ void register_diff_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-growth", args->max_growth,
                   "Fail when the final size grew by more than SIZE, or PCT% of the old size");
   cmd->add_option("--platform", args->platform, "Platform to pick from multi-platform images");
+  cmd->add_option("--top", args->top, "How many files to list in each list (the counts count all)")
+      ->check(CLI::Range(1, 100000));
   cmd->add_option("--rules", args->rules, "Attribution rules tried before the built-in ones");
   cmd->add_option("--policy", args->policy, "Read max-growth from this imgsmith.toml ([diff])");
   cmd->add_flag("--no-policy", args->no_policy, "Ignore any imgsmith.toml");

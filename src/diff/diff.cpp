@@ -3,10 +3,16 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "imgsmith/error.hpp"
+#include "imgsmith/render.hpp"
 #include "imgsmith/size.hpp"
+#include "imgsmith/text.hpp"
 
 namespace imgsmith {
 namespace {
@@ -121,32 +127,147 @@ json diff_layers(const json& old_doc, const json& new_doc) {
   return {{"shared", shared}, {"added", added}, {"removed", removed}};
 }
 
-json diff_files(const json& old_doc, const json& new_doc) {
-  // Reports list different numbers of largest files (a baseline saved with
-  // the default --top holds fewer): compare the same number from each side.
-  const json olds = old_doc.value("largest_files", json::array());
-  const json news = new_doc.value("largest_files", json::array());
-  const std::size_t k = std::min(olds.size(), news.size());
-  std::map<std::string, std::uint64_t> a, b;
-  for (const auto& f : olds) a[f.value("path", "")] = f.value("bytes", std::uint64_t{0});
-  for (const auto& f : news) b[f.value("path", "")] = f.value("bytes", std::uint64_t{0});
-  json came = json::array(), went = json::array(), changed = json::array();
-  for (std::size_t i = 0; i < k; ++i) {
-    const std::string p = news[i].value("path", "");
-    const std::uint64_t n = news[i].value("bytes", std::uint64_t{0});
-    if (!a.count(p))
-      came.push_back({{"path", p}, {"bytes", n}});
-    else if (a.at(p) != n)
-      changed.push_back(named("path", p, triple(a.at(p), n)));
+// One side's files: every visible file of an image analysed in this run, or
+// only the largest files a saved report lists.
+struct FileSide {
+  std::vector<FileSet::File> from_report;
+  const FileSet* set = nullptr;
+  bool complete = false;
+  // A partial side lists every file larger than this (the smallest listed):
+  // a file larger than it that the list lacks was not there at that size.
+  std::optional<std::uint64_t> listed_above;
+  std::size_t listed = 0;
+  const std::vector<FileSet::File>& files() const { return set != nullptr ? set->files : from_report; }
+};
+
+FileSide file_side(const json& doc, const FileSet* set) {
+  FileSide side;
+  if (set != nullptr) {
+    side.set = set;
+    side.complete = true;
+    return side;
   }
-  for (std::size_t i = 0; i < k; ++i) {
-    const std::string p = olds[i].value("path", "");
-    if (!b.count(p))
-      went.push_back({{"path", p}, {"bytes", olds[i].value("bytes", std::uint64_t{0})}});
+  const json& list = doc.contains("largest_files") ? doc["largest_files"] : json::array();
+  if (list.is_array())
+    for (const auto& f : list) {
+      if (!f.is_object()) continue;
+      side.from_report.push_back(
+          FileSet::File{path_of(f), f.value("bytes", std::uint64_t{0}), true});
+      const std::uint64_t b = side.from_report.back().bytes;
+      side.listed_above = side.listed_above ? std::min(*side.listed_above, b) : b;
+    }
+  side.listed = side.from_report.size();
+  return side;
+}
+
+// Paths in byte order; a path repeated in a report counts once.
+std::vector<const FileSet::File*> by_path(const std::vector<FileSet::File>& files) {
+  std::vector<const FileSet::File*> out;
+  out.reserve(files.size());
+  for (const auto& f : files) out.push_back(&f);
+  std::sort(out.begin(), out.end(), [](const auto* a, const auto* b) { return a->path < b->path; });
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const auto* a, const auto* b) { return a->path == b->path; }),
+            out.end());
+  return out;
+}
+
+struct Change {
+  const std::string* path = nullptr;
+  std::uint64_t old_bytes = 0, new_bytes = 0;
+  bool hard_link = false;  // another name of content listed under its first name
+  std::uint64_t size() const { return std::max(old_bytes, new_bytes); }
+  std::uint64_t magnitude() const {
+    return new_bytes > old_bytes ? new_bytes - old_bytes : old_bytes - new_bytes;
   }
-  // Among the largest files of one side and not listed on the other: a file
-  // can enter the list by growing, so "new" means new to the list.
-  return {{"new_large", came}, {"vanished_large", went}, {"resized", changed}};
+};
+
+// The largest `top` of `changes` as JSON, largest first (equal ones by path).
+json cut(std::vector<Change>& changes, std::size_t top, bool resized) {
+  // A hard link's bytes are its first name's: it adds or frees none, so it goes last.
+  const auto key = [resized](const Change& c) {
+    return resized ? c.magnitude() : c.hard_link ? 0 : c.size();
+  };
+  const auto first = [&](const Change& a, const Change& b) {
+    return key(a) != key(b) ? key(a) > key(b) : *a.path < *b.path;
+  };
+  const std::size_t n = std::min(top, changes.size());
+  std::partial_sort(changes.begin(), changes.begin() + static_cast<std::ptrdiff_t>(n), changes.end(),
+                    first);
+  json out = json::array();
+  for (std::size_t i = 0; i < n; ++i) {
+    const Change& c = changes[i];
+    json item = json::object();
+    put_path(item, *c.path);
+    if (resized) {
+      item["old"] = c.old_bytes;
+      item["new"] = c.new_bytes;
+      item["delta"] = signed_delta(c.old_bytes, c.new_bytes);
+    } else {
+      item["bytes"] = c.size();
+    }
+    if (c.hard_link) item["hard_link"] = true;
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+json diff_files(const json& old_doc, const json& new_doc, const DiffOptions& options) {
+  const FileSide a = file_side(old_doc, options.old_files);
+  const FileSide b = file_side(new_doc, options.new_files);
+  const auto olds = by_path(a.files()), news = by_path(b.files());
+  std::vector<Change> added, removed, resized, entered, left;
+  std::uint64_t added_bytes = 0, removed_bytes = 0;
+  // A file only one side has: new or gone when the other side is complete;
+  // against a partial side, only "not in its list" is known, and only said
+  // when the file is larger than everything that list had to leave out.
+  const auto only_new = [&](const FileSet::File& f) {
+    if (a.complete) {
+      added.push_back(Change{&f.path, 0, f.bytes, !f.listed});
+      added_bytes += f.listed ? f.bytes : 0;
+    } else if (f.listed && a.listed_above && f.bytes > *a.listed_above) {
+      entered.push_back(Change{&f.path, 0, f.bytes});
+    }
+  };
+  const auto only_old = [&](const FileSet::File& f) {
+    if (b.complete) {
+      removed.push_back(Change{&f.path, f.bytes, 0, !f.listed});
+      removed_bytes += f.listed ? f.bytes : 0;
+    } else if (f.listed && b.listed_above && f.bytes > *b.listed_above) {
+      left.push_back(Change{&f.path, f.bytes, 0});
+    }
+  };
+  std::size_t i = 0, j = 0;
+  while (i < olds.size() || j < news.size()) {
+    if (j == news.size() || (i < olds.size() && olds[i]->path < news[j]->path)) {
+      only_old(*olds[i++]);
+    } else if (i == olds.size() || news[j]->path < olds[i]->path) {
+      only_new(*news[j++]);
+    } else {
+      // Content that changed size is shown once, under its first name.
+      if (olds[i]->bytes != news[j]->bytes && (olds[i]->listed || news[j]->listed))
+        resized.push_back(Change{&news[j]->path, olds[i]->bytes, news[j]->bytes});
+      ++i, ++j;
+    }
+  }
+  json out = {{"old_complete", a.complete},
+              {"new_complete", b.complete},
+              {"counts",
+               {{"added", added.size()},
+                {"removed", removed.size()},
+                {"resized", resized.size()},
+                {"entered_largest", entered.size()},
+                {"left_largest", left.size()}}},
+              {"added_bytes", added_bytes},
+              {"removed_bytes", removed_bytes}};
+  if (!a.complete) out["old_listed"] = a.listed;
+  if (!b.complete) out["new_listed"] = b.listed;
+  out["added"] = cut(added, options.top, false);
+  out["removed"] = cut(removed, options.top, false);
+  out["resized"] = cut(resized, options.top, true);
+  out["entered_largest"] = cut(entered, options.top, false);
+  out["left_largest"] = cut(left, options.top, false);
+  return out;
 }
 
 json diff_findings(const json& old_doc, const json& new_doc) {
@@ -181,31 +302,110 @@ std::string growth_pct(std::uint64_t a, std::uint64_t b) {
   return buf;
 }
 
-// "  + 1.23 MB  what" for each item: layers and large files that came or went.
-void list_items(std::ostream& out, char sign, const json& items, const char* bytes_key,
-                const char* label_key) {
+// One line per item: "  + 1.23 MB  what", the label shown safely.
+void list_items(std::ostream& out, const char* sign, const json& items, const char* bytes_key,
+                const char* label_key, const char* note = "") {
   for (const auto& item : items)
     out << "  " << sign << " " << format_size(item[bytes_key].get<std::uint64_t>()) << "  "
-        << item[label_key].get<std::string>().substr(0, 70) << "\n";
+        << shorten(visible(path_of(item, label_key)), 70)
+        << (item.value("hard_link", false) ? " (hard link)" : "") << note << "\n";
+}
+
+std::size_t count_of(const json& files, const char* key) {
+  return files.contains("counts") ? files["counts"].value(key, std::size_t{0}) : 0;
+}
+
+// The files that changed, saying what the comparison could know.
+void render_files_text(const json& files, std::ostream& out) {
+  const std::size_t added = count_of(files, "added"), removed = count_of(files, "removed"),
+                    resized = count_of(files, "resized"), entered = count_of(files, "entered_largest"),
+                    left = count_of(files, "left_largest");
+  const bool complete = files.value("old_complete", false) && files.value("new_complete", false);
+  out << "\nFILES  " << (complete ? "every file compared" : "largest files compared (a saved report lists only those)")
+      << ": " << added << " added";
+  if (added > 0 && files.contains("added_bytes"))
+    out << " (" << format_size(files["added_bytes"].get<std::uint64_t>()) << ")";
+  out << ", " << removed << " removed";
+  if (removed > 0 && files.contains("removed_bytes"))
+    out << " (" << format_size(files["removed_bytes"].get<std::uint64_t>()) << ")";
+  out << ", " << resized << " resized\n";
+  const auto more = [&](const json& list, std::size_t total) {
+    if (total > list.size()) out << "    ... " << format_count(total - list.size()) << " more\n";
+  };
+  list_items(out, "+", files["added"], "bytes", "path");
+  more(files["added"], added);
+  list_items(out, "-", files["removed"], "bytes", "path");
+  more(files["removed"], removed);
+  for (const auto& item : files["resized"])
+    out << "  ~ " << signed_size(item["delta"].get<std::int64_t>()) << "  "
+        << shorten(visible(path_of(item)), 70) << " (" << format_size(item["old"].get<std::uint64_t>())
+        << " -> " << format_size(item["new"].get<std::uint64_t>()) << ")\n";
+  more(files["resized"], resized);
+  if (entered > 0) {
+    const std::string note = "  entered the old report's largest-" +
+                             std::to_string(files.value("old_listed", std::size_t{0})) +
+                             " list (new, or grown)";
+    list_items(out, ">", files["entered_largest"], "bytes", "path", note.c_str());
+    more(files["entered_largest"], entered);
+  }
+  if (left > 0) {
+    const std::string note = "  left the new report's largest-" +
+                             std::to_string(files.value("new_listed", std::size_t{0})) +
+                             " list (removed, or shrunk)";
+    list_items(out, "<", files["left_largest"], "bytes", "path", note.c_str());
+    more(files["left_largest"], left);
+  }
+}
+
+void collect_files(const FileNode& node, std::string& path, std::span<const MergedTree::Inode> inodes,
+                   EntryType pass, std::vector<bool>& seen, std::vector<FileSet::File>& out) {
+  for (const FileNode* child : node.children()) {
+    const std::size_t at = path.size();
+    path.push_back('/');
+    path += child->name;
+    if (child->type == pass && child->inode >= 0) {
+      const auto id = static_cast<std::size_t>(child->inode);
+      out.push_back(FileSet::File{path, inodes[id].size, !seen[id]});
+      seen[id] = true;
+    }
+    if (child->has_children()) collect_files(*child, path, inodes, pass, seen, out);
+    path.resize(at);
+  }
 }
 
 }  // namespace
 
-json diff_reports(const json& old_doc, const json& new_doc, const DiffGate& gate) {
+FileSet file_set(const MergedTree& tree) {
+  FileSet set;
+  std::vector<bool> seen(tree.inodes().size(), false);
+  std::string path;
+  // Regular-file names first, then hard links: the name a report lists for
+  // each content is the first one met, as in analyze's largest files.
+  for (const EntryType pass : {EntryType::File, EntryType::Hardlink})
+    collect_files(tree.root(), path, tree.inodes(), pass, seen, set.files);
+  return set;
+}
+
+json diff_reports(const json& old_doc, const json& new_doc, const DiffGate& gate,
+                  const DiffOptions& options) {
   check_report(old_doc, "OLD");
   check_report(new_doc, "NEW");
   json out;
   out["schema"] = "imgsmith.diff/v1";
-  out["old"] = {{"source", old_doc.value("source", "")},
-                {"tags", old_doc["image"].value("tags", json::array())}};
-  out["new"] = {{"source", new_doc.value("source", "")},
-                {"tags", new_doc["image"].value("tags", json::array())}};
+  for (const auto& [key, doc] : {std::pair<const char*, const json*>{"old", &old_doc}, {"new", &new_doc}}) {
+    json side = json::object();
+    put_path(side, path_of(*doc, "source"), "source");
+    side["tags"] = doc->contains("image") && (*doc)["image"].is_object()
+                       ? (*doc)["image"].value("tags", json::array())
+                       : json::array();
+    out[key] = side;
+  }
   out["size"] = json::object();
   for (const char* key : {"final_bytes", "layers_bytes", "wasted_bytes", "compressed_bytes"})
     out["size"][key] = triple(bytes_at(old_doc, "size", key), bytes_at(new_doc, "size", key));
   out["categories"] = diff_categories(old_doc, new_doc);
   out["layers"] = diff_layers(old_doc, new_doc);
-  out["files"] = diff_files(old_doc, new_doc);
+  out["files"] = diff_files(old_doc, new_doc, options);
   out["findings"] = diff_findings(old_doc, new_doc);
 
   const std::uint64_t a = bytes_at(old_doc, "size", "final_bytes"),
@@ -246,39 +446,36 @@ void render_diff_text(const json& d, std::ostream& out) {
                   growth_pct(t["old"].get<std::uint64_t>(), t["new"].get<std::uint64_t>()).c_str());
     out << buf;
   };
-  out << "OLD  " << d["old"]["source"].get<std::string>() << "\nNEW  "
-      << d["new"]["source"].get<std::string>() << "\n\nSIZE\n";
+  out << "OLD  " << visible(path_of(d["old"], "source")) << "\nNEW  "
+      << visible(path_of(d["new"], "source")) << "\n\nSIZE\n";
   line("final", size["final_bytes"]);
   line("layers", size["layers_bytes"]);
   line("wasted", size["wasted_bytes"]);
   out << "\nCATEGORIES\n";
   for (const auto& c : d["categories"]) {
     if (c["delta"].get<std::int64_t>() == 0 && c["children"].empty()) continue;
-    line(c["name"].get<std::string>().c_str(), c);
+    line(visible(c["name"].get<std::string>()).c_str(), c);
     for (std::size_t i = 0; i < c["children"].size() && i < 5; ++i) {
       const auto& k = c["children"][i];
-      line(("  " + k["name"].get<std::string>()).c_str(), k);
+      line(("  " + visible(k["name"].get<std::string>())).c_str(), k);
     }
   }
   const auto& layers = d["layers"];
   out << "\nLAYERS  " << layers["shared"].get<std::size_t>() << " shared, "
       << layers["added"].size() << " added, " << layers["removed"].size() << " removed\n";
-  list_items(out, '+', layers["added"], "size_bytes", "created_by");
-  list_items(out, '-', layers["removed"], "size_bytes", "created_by");
-  const auto& files = d["files"];
-  if (!files["new_large"].empty() || !files["vanished_large"].empty()) out << "\nLARGE FILES\n";
-  list_items(out, '+', files["new_large"], "bytes", "path");
-  list_items(out, '-', files["vanished_large"], "bytes", "path");
+  list_items(out, "+", layers["added"], "size_bytes", "created_by");
+  list_items(out, "-", layers["removed"], "size_bytes", "created_by");
+  render_files_text(d["files"], out);
   const auto& findings = d["findings"];
   out << "\nFINDINGS\n";
   for (const auto& f : findings["appeared"])
-    out << "  appeared  " << f["id"].get<std::string>() << " ("
+    out << "  appeared  " << visible(f["id"].get<std::string>()) << " ("
         << format_size(f["bytes"].get<std::uint64_t>()) << ")\n";
   for (const auto& f : findings["gone"])
-    out << "  gone      " << f["id"].get<std::string>() << " ("
+    out << "  gone      " << visible(f["id"].get<std::string>()) << " ("
         << format_size(f["bytes"].get<std::uint64_t>()) << ")\n";
   for (const auto& f : findings["changed"])
-    out << "  changed   " << f["id"].get<std::string>() << " "
+    out << "  changed   " << visible(f["id"].get<std::string>()) << " "
         << signed_size(f["delta"].get<std::int64_t>()) << "\n";
   if (findings["appeared"].empty() && findings["gone"].empty() && findings["changed"].empty())
     out << "  unchanged\n";
@@ -301,7 +498,7 @@ void render_diff_markdown(const json& d, std::ostream& out) {
   out << "| category | old | new | change |\n| --- | ---: | ---: | ---: |\n";
   for (const auto& c : d["categories"]) {
     if (c["old"].get<std::uint64_t>() == 0 && c["new"].get<std::uint64_t>() == 0) continue;
-    out << "| " << c["name"].get<std::string>() << " | "
+    out << "| " << visible(c["name"].get<std::string>()) << " | "
         << format_size(c["old"].get<std::uint64_t>()) << " | "
         << format_size(c["new"].get<std::uint64_t>()) << " | "
         << signed_size(c["delta"].get<std::int64_t>()) << " |\n";

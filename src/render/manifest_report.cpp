@@ -5,6 +5,7 @@
 #include "format.hpp"
 #include "imgsmith/render.hpp"
 #include "imgsmith/size.hpp"
+#include "imgsmith/text.hpp"
 
 namespace imgsmith {
 
@@ -14,30 +15,32 @@ nlohmann::json manifest_to_json(const ManifestReport& r) {
     layers.push_back({{"index", i},
                       {"digest", r.layers[i].digest},
                       {"compressed_bytes", r.layers[i].compressed_bytes},
-                      {"created_by", r.layers[i].created_by}});
+                      {"created_by", json_text(r.layers[i].created_by)}});
+  nlohmann::json tags = nlohmann::json::array(), warnings = nlohmann::json::array();
+  for (const auto& t : r.tags) tags.push_back(json_text(t));
+  for (const auto& w : r.warnings) warnings.push_back(json_text(w));
   return {{"schema", "imgsmith.manifest/v1"},
-          {"source", r.source},
-          {"tags", r.tags},
-          {"platform", r.platform},
-          {"config_digest", r.config_digest},
-          {"created", r.created},
+          {"source", json_text(r.source)},
+          {"tags", tags},
+          {"platform", json_text(r.platform)},
+          {"config_digest", json_text(r.config_digest)},
+          {"created", json_text(r.created)},
           {"compressed_bytes", r.compressed_bytes},
           {"layers", layers},
-          {"warnings", r.warnings},
+          {"warnings", warnings},
           {"io", {{"bytes_read", r.bytes_read}, {"seconds", r.seconds}}}};
 }
 
 void render_manifest_text(const ManifestReport& r, std::ostream& out) {
   char line[512];
-  out << "IMAGE   " << r.source << "\n";
-  out << "SOURCE  registry manifest (" << r.platform << ", " << r.layers.size() << " layers)\n";
-  out << "CONFIG  " << r.config_digest << "\n\n";
+  out << "IMAGE   " << visible(r.source) << "\n";
+  out << "SOURCE  registry manifest (" << visible(r.platform) << ", " << r.layers.size() << " layers)\n";
+  out << "CONFIG  " << visible(r.config_digest) << "\n\n";
   out << "LAYER  COMPRESSED       %  DIGEST         CREATED BY\n";
   for (std::size_t i = 0; i < r.layers.size(); ++i) {
     const ManifestLayer& l = r.layers[i];
-    const std::string digest = l.digest.substr(l.digest.find(':') + 1, 12);
-    std::string created = l.created_by;
-    if (created.size() > 60) created = created.substr(0, 57) + "...";
+    const std::string digest = visible(l.digest.substr(l.digest.find(':') + 1, 12));
+    const std::string created = shorten(visible(l.created_by), 60);
     std::snprintf(line, sizeof line, "%5zu  %10s  %6s  %-13s  %s\n", i, format_size(l.compressed_bytes).c_str(),
                   render_detail::percent(l.compressed_bytes, r.compressed_bytes).c_str(), digest.c_str(),
                   created.c_str());

@@ -1,8 +1,51 @@
 #include "imgsmith/text.hpp"
 
 #include <cctype>
+#include <cstdio>
 
 namespace imgsmith {
+namespace {
+
+// The length of the valid UTF-8 sequence that starts at s[i], with its code
+// point in `cp`; 0 when the byte there starts none.
+std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t& cp) {
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  if (b0 < 0x80) {
+    cp = b0;
+    return 1;
+  }
+  std::size_t len = 0;
+  char32_t least = 0;
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    len = 2, cp = b0 & 0x1Fu, least = 0x80;
+  } else if ((b0 & 0xF0u) == 0xE0) {
+    len = 3, cp = b0 & 0x0Fu, least = 0x800;
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    len = 4, cp = b0 & 0x07u, least = 0x10000;
+  } else {
+    return 0;
+  }
+  if (s.size() - i < len) return 0;
+  for (std::size_t k = 1; k < len; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if ((b & 0xC0u) != 0x80) return 0;
+    cp = (cp << 6) | (b & 0x3Fu);
+  }
+  if (cp < least || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return len;
+}
+
+// Printable code points that still move the cursor, reorder the line or are
+// not characters: shown as \u{NNNN}.
+bool hidden_effect(char32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029 || cp == 0xFFFE ||
+         cp == 0xFFFF;
+}
+
+bool plain_ascii(unsigned char c) { return c >= 0x20 && c < 0x7F; }
+
+}  // namespace
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -32,6 +75,131 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? "" : sep) + parts[i];
   return out;
+}
+
+bool is_valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    char32_t cp = 0;
+    const std::size_t n = utf8_sequence(s, i, cp);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string utf8_replaced(std::string_view s) {
+  if (is_valid_utf8(s)) return std::string(s);
+  std::string out;
+  out.reserve(s.size() + 16);
+  std::size_t i = 0;
+  while (i < s.size()) {
+    char32_t cp = 0;
+    const std::size_t n = utf8_sequence(s, i, cp);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string to_hex(std::string_view s) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * s.size());
+  for (const char c : s) {
+    const auto b = static_cast<unsigned char>(c);
+    out.push_back(kDigits[b >> 4]);
+    out.push_back(kDigits[b & 0x0Fu]);
+  }
+  return out;
+}
+
+std::optional<std::string> from_hex(std::string_view hex) {
+  if (hex.size() % 2 != 0) return std::nullopt;
+  const auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(hex.size() / 2);
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    const int hi = digit(hex[i]), lo = digit(hex[i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out.push_back(static_cast<char>(hi * 16 + lo));
+  }
+  return out;
+}
+
+bool needs_escape(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (plain_ascii(c)) {
+      ++i;
+      continue;
+    }
+    if (c < 0x80) return true;  // C0 controls and DEL
+    char32_t cp = 0;
+    const std::size_t n = utf8_sequence(s, i, cp);
+    if (n == 0 || hidden_effect(cp)) return true;
+    i += n;
+  }
+  return false;
+}
+
+std::string visible(std::string_view s) {
+  if (!needs_escape(s)) return std::string(s);
+  std::string out;
+  out.reserve(s.size() + 16);
+  char buf[16];
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (plain_ascii(c)) {
+      out.push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    if (c == '\n' || c == '\r' || c == '\t') {
+      out += c == '\n' ? "\\n" : c == '\r' ? "\\r" : "\\t";
+      ++i;
+      continue;
+    }
+    char32_t cp = 0;
+    const std::size_t n = c < 0x80 ? 0 : utf8_sequence(s, i, cp);
+    if (n == 0) {  // a control character or a byte outside any valid sequence
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+      ++i;
+    } else if (hidden_effect(cp)) {
+      std::snprintf(buf, sizeof buf, "\\u{%04x}", static_cast<unsigned>(cp));
+      out += buf;
+      i += n;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string shorten(std::string_view s, std::size_t max) {
+  if (s.size() <= max) return std::string(s);
+  if (max < 3) return std::string(max, '.');
+  std::size_t cut = max - 3;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0u) == 0x80) --cut;
+  return std::string(s.substr(0, cut)) + "...";
 }
 
 }  // namespace imgsmith

@@ -108,5 +108,141 @@ check "it says why" grep -q "does not speak TLS" "$tmp/err"
 expect "a missing archive is a file error, not a registry lookup" 2 "$bin" analyze "$tmp/missing.tar"
 check "it names the file" grep -q "$tmp/missing.tar: No such file" "$tmp/err"
 
+# File names are bytes: an image with every odd class of name (Latin-1, an
+# invalid sequence, newline, CR, tab, escape sequences, DEL, a C1 control, a
+# bidi override, a 4,000-byte name in a pax header), as docker save writes it.
+python3 - "$tmp" <<'PY'
+import hashlib, io, json, sys, tarfile
+out = sys.argv[1]
+long_name = b"odd/long/" + b"/".join([b"d" * 99] * 40)
+long_name = long_name[:3995] + b"/file"
+names = [b"odd/latin1-caf\xe9", b"odd/bytes-\xff\xfe\xc3", b"odd/new\nline", b"odd/carriage\rreturn",
+         b"odd/tab\there", b"odd/esc\x1b[2J\x1b[31mred", b"odd/del\x7f", b"odd/c1-\xc2\x9b2J",
+         b"odd/bidi-\xe2\x80\xaetxt.exe", b"odd/na\xc3\xafve", long_name]
+def s(b): return b.decode("utf-8", "surrogateescape")
+def layer(entries):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT, encoding="utf-8",
+                      errors="surrogateescape") as t:
+        for name, size in entries:
+            info = tarfile.TarInfo(s(name)); info.size = size; info.mtime = 1700000000
+            t.addfile(info, io.BytesIO(b"x" * size))
+    return buf.getvalue()
+def save(path, layers, history):
+    with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as t:
+        def add(name, data):
+            info = tarfile.TarInfo(name); info.size = len(data); t.addfile(info, io.BytesIO(data))
+        ids = []
+        for i, l in enumerate(layers):
+            add("l%d/layer.tar" % i, l); ids.append("l%d/layer.tar" % i)
+        config = json.dumps({"architecture": "amd64", "os": "linux", "config": {},
+            "rootfs": {"type": "layers", "diff_ids": ["sha256:" + hashlib.sha256(l).hexdigest() for l in layers]},
+            "history": [{"created_by": h} for h in history]}).encode()
+        add("config.json", config)
+        add("manifest.json", json.dumps([{"Config": "config.json", "RepoTags": ["odd:1"], "Layers": ids}]).encode())
+base = layer([(n, 1000 + 100 * i) for i, n in enumerate(names)])
+again = layer([(b"odd/.wh.latin1-caf\xe9", 0), (names[5], 5000)])
+gone = layer([(b"odd/.wh.esc\x1b[2J\x1b[31mred", 0)])
+history = ["ADD odd.tar /", "RUN \x1b[2J\rprintf caf\u00e9"]
+save(out + "/odd.tar", [base, again], history)
+save(out + "/odd2.tar", [base, again, gone], history + ["RUN rm"])
+with open(out + "/names", "w") as f:
+    json.dump([n.hex() for n in names], f)
+# v1 and v2 for diff: v2 adds two large files (n1, n2), removes "gone" and resizes d.
+v1 = layer([(b"a", 5000), (b"gone", 4500), (b"b", 4000), (b"c", 3000), (b"d", 2000), (b"e", 1000)])
+v2 = layer([(b"n1", 6000), (b"n2", 5500), (b"a", 5000), (b"b", 4000), (b"c", 3000), (b"d", 2500), (b"e", 1000)])
+save(out + "/v1.tar", [v1], ["ADD v1"])
+save(out + "/v2.tar", [v2], ["ADD v2"])
+PY
+# Nothing a terminal, a log or an XML parser could act on: no raw control
+# character but the line ends, no C1 control, no bidi override, no invalid UTF-8.
+inert() {
+  python3 -c '
+import sys
+t = open(sys.argv[1], "rb").read().decode("utf-8")  # raises on invalid UTF-8
+bad = [c for c in t if (ord(c) < 32 and c != "\n") or 0x7f <= ord(c) <= 0x9f or c == "\u202e"]
+sys.exit(1 if bad else 0)' "$1"
+}
+expect "odd names: json" 0 "$bin" analyze "$tmp/odd.tar" --format json --top 100 -o "$tmp/odd.json"
+cat >"$tmp/odd-check.py" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [bytes.fromhex(h) for h in json.load(open(sys.argv[2]))]
+def raw(item, key="path"):
+    return bytes.fromhex(item[key + "_bytes"]) if key + "_bytes" in item else item[key].encode()
+listed = {raw(f): f for f in d["largest_files"]}
+ok = True
+for n in names[1:]:  # the Latin-1 name is deleted by layer 1
+    f = listed.get(b"/" + n)
+    try:
+        n.decode("utf-8")
+        valid = True
+    except UnicodeDecodeError:
+        valid = False
+    ok = ok and f is not None and ("path_bytes" in f) == (not valid)
+ok = ok and any(raw(w) == b"/" + names[0] for w in d["waste"])
+ok = ok and any(raw(p) == b"/" + names[5] for p in d["dive"]["inefficient_paths"])
+ok = ok and "\x1b[2J\r" in d["layers"][1]["created_by"]
+sys.exit(0 if ok else 1)
+PY
+check "odd names: every name round-trips through path / path_bytes" python3 "$tmp/odd-check.py" "$tmp/odd.json" "$tmp/names"
+expect "odd names: text" 0 "$bin" analyze "$tmp/odd.tar" --top 100
+check "odd names: text is inert" inert "$tmp/out"
+check "odd names: text shows escapes" grep -qF '/odd/esc\x1b[2J\x1b[31mred' "$tmp/out"
+check "odd names: a newline in a name starts no line" sh -c "! grep -q '^line' '$tmp/out'"
+check "odd names: Latin-1 shown as \\xe9" grep -qF '/odd/latin1-caf\xe9' "$tmp/out"
+expect "odd names: markdown" 0 "$bin" analyze "$tmp/odd.tar" --format markdown
+check "odd names: markdown is inert" inert "$tmp/out"
+expect "odd names: junit" 1 "$bin" analyze "$tmp/odd.tar" --format junit --deny deleted-in-later-layer -o "$tmp/odd.xml" -q
+check "odd names: junit is inert" inert "$tmp/odd.xml"
+check "odd names: junit is XML" python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$tmp/odd.xml"
+odd_source="$tmp/odd-$(printf '\351\033')[2J.tar"
+cp "$tmp/odd.tar" "$odd_source"
+expect "odd names: a source name that is not UTF-8" 0 "$bin" analyze "$odd_source" --format json -o "$tmp/odd-src.json"
+check "odd names: source_bytes gives the name back" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if bytes.fromhex(d["source_bytes"]).endswith(b"/odd-\xe9\x1b[2J.tar") else 1)' "$tmp/odd-src.json"
+expect "odd names: diff of a saved report and an image, json" 0 "$bin" diff "$tmp/odd.json" "$tmp/odd2.tar" --format json -o "$tmp/odd-diff.json" -q
+check "odd names: diff reads names back through path_bytes" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))["files"]
+names = [bytes.fromhex(h) for h in json.load(open(sys.argv[2]))]
+removed = [bytes.fromhex(f["path_bytes"]) if "path_bytes" in f else f["path"].encode() for f in d["removed"]]
+sys.exit(0 if removed == [b"/" + names[5]] and not d["added"] and not d["resized"] else 1)' "$tmp/odd-diff.json" "$tmp/names"
+expect "odd names: diff text" 0 "$bin" diff "$tmp/odd.tar" "$tmp/odd2.tar"
+check "odd names: diff text is inert" inert "$tmp/out"
+check "odd names: diff text shows the removed name escaped" grep -qF -- '- 5.00 kB  /odd/esc\x1b[2J\x1b[31mred' "$tmp/out"
+
+# diff compares sets: a file that only dropped out of the other side's
+# largest-files list is not gone.
+expect "v1 report" 0 "$bin" analyze "$tmp/v1.tar" --top 4 --format json -o "$tmp/v1.json"
+expect "v2 report" 0 "$bin" analyze "$tmp/v2.tar" --top 4 --format json -o "$tmp/v2.json"
+expect "diff of two saved reports" 0 "$bin" diff "$tmp/v1.json" "$tmp/v2.json" --format json -q
+check "no file still there is called removed" python3 -c '
+import json, sys
+f = json.load(open(sys.argv[1]))["files"]
+p = lambda l: [x["path"] for x in f[l]]
+sys.exit(0 if p("removed") == [] and p("left_largest") == ["/gone"] and p("entered_largest") == ["/n1", "/n2"] else 1)' "$tmp/out"
+expect "diff of two images" 0 "$bin" diff "$tmp/v1.tar" "$tmp/v2.tar" --format json --top 1 -q
+check "images are compared file by file, lists cut to --top" python3 -c '
+import json, sys
+f = json.load(open(sys.argv[1]))["files"]
+p = lambda l: [x["path"] for x in f[l]]
+sys.exit(0 if p("removed") == ["/gone"] and p("added") == ["/n1"] and f["counts"]["added"] == 2 and p("resized") == ["/d"] else 1)' "$tmp/out"
+expect "diff of a saved report and an image, text" 0 "$bin" diff "$tmp/v1.json" "$tmp/v2.tar"
+check "a file the report cannot place is not called removed" sh -c "! grep -q '^  - .*/c\$' '$tmp/out'"
+check "a file gone from the image is" grep -q '^  - 4.50 kB  /gone$' "$tmp/out"
+
+# --top cuts every list; the totals count all.
+expect "top cuts dive's inefficient paths" 0 "$bin" analyze "$dive" --top 2 --format json
+check "at most --top inefficient paths, the total beside them" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+i = d["dive"]["inefficient_paths"]
+ok = len(i) == 2 and d["dive"]["inefficient_paths_total"] > 2 and len(d["largest_files"]) == 2
+ok = ok and len(d["waste"]) <= 2 and all(len(f["paths"]) <= 2 for f in d["findings"])
+sys.exit(0 if ok else 1)' "$tmp/out"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

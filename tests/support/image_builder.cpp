@@ -178,6 +178,49 @@ std::string tar_of(const std::vector<Member>& members) {
   return w.finish();
 }
 
+const std::vector<OddName>& odd_names() {
+  static const std::vector<OddName> names = [] {
+    // 4,000 bytes: "odd/long/" then 99-byte directories, the last one cut to fit.
+    std::string long_name = "odd/long/";
+    while (long_name.size() < 4000) long_name += std::string(99, 'd') + "/";
+    long_name.resize(3995);
+    long_name += "/file";
+    return std::vector<OddName>{
+        {"odd/latin1-caf\xe9", false},
+        {"odd/new\nline", true},
+        {"odd/carriage\rreturn", true},
+        {"odd/tab\there", true},
+        {"odd/esc\x1b[2J\x1b[31mred", true},
+        {"odd/bytes-\xff\xfe\xc3", false},
+        {"odd/del\x7f", true},
+        {"odd/c1-\xc2\x9b" "2J", true},
+        {"odd/bidi-\xe2\x80\xaetxt.exe", true},
+        {"odd/na\xc3\xafve-\xc3\xbcnic\xc3\xb8" "de", true},
+        {long_name, true},
+    };
+  }();
+  return names;
+}
+
+Image odd_names_image() {
+  Image image;
+  Layer base;
+  base.created_by = "ADD odd.tar /";
+  base.entries.push_back(dir("odd"));
+  std::size_t size = 1000;
+  for (const auto& n : odd_names()) {
+    base.entries.push_back(file(n.path, size));
+    size += 100;
+  }
+  base.entries.push_back(hardlink("odd/link-\xe9", "odd/missing-\xe9"));
+  Layer next;
+  next.created_by = "RUN \x1b[2J\rprintf '\\n' && " + std::string(42, 'a') + "\xc3\xa9\xc3\xa9 done";
+  next.entries.push_back(whiteout(odd_names()[0].path));
+  next.entries.push_back(file(odd_names()[4].path, 5000));
+  image.layers = {base, next};
+  return image;
+}
+
 json Image::config() const {
   json c = {{"architecture", architecture}, {"os", os}};
   c["config"] = {{"Env", {"PATH=/usr/bin:/bin"}}};

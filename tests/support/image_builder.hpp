@@ -61,6 +61,20 @@ struct Image {
   std::string config_bytes() const { return config().dump(); }
 };
 
+// File names are bytes: an image carrying every odd class of name, as
+// paths without the leading "/". Layer 0 adds a file under each name (sizes
+// 1000, 1100, ... in the order of odd_names(), so each is among the largest
+// files), a hard link to a missing target and a lost file; layer 1, whose
+// created_by holds an escape sequence, a carriage return and a multi-byte
+// character that a 67-byte prefix cuts, deletes the Latin-1 name and
+// rewrites the escape-sequence name.
+struct OddName {
+  std::string path;
+  bool valid_utf8 = true;
+};
+const std::vector<OddName>& odd_names();
+Image odd_names_image();
+
 // docker save from Docker <= 24: <id>/layer.tar, config <hex>.json,
 // manifest.json and repositories written last; a layer listed twice is
 // stored once and linked (../<id>/layer.tar) the second time.

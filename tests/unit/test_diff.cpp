@@ -1,11 +1,15 @@
 #include <catch2/catch.hpp>
 
+#include <sstream>
+
 #include "fixtures.hpp"
+#include "image_builder.hpp"
 #include "imgsmith/attribution.hpp"
 #include "imgsmith/diff.hpp"
 #include "imgsmith/error.hpp"
 #include "imgsmith/findings.hpp"
 #include "imgsmith/render.hpp"
+#include "imgsmith/text.hpp"
 
 using namespace imgsmith;
 
@@ -48,7 +52,8 @@ TEST_CASE("diff: an image against itself shows no change") {
   CHECK(d["size"]["final_bytes"]["delta"] == 0);
   CHECK(d["layers"]["shared"] == 14);
   CHECK(d["layers"]["added"].empty());
-  CHECK(d["files"]["new_large"].empty());
+  for (const char* list : {"added", "removed", "resized", "entered_largest", "left_largest"})
+    CHECK(d["files"][list].empty());
   CHECK(d["findings"]["changed"].empty());
   CHECK(d["gate"]["passed"] == true);
 }
@@ -68,4 +73,139 @@ TEST_CASE("diff: a document that is not an analysis report is refused") {
   const auto r = report_of("test-docker-image.tar");
   CHECK_THROWS_AS(diff_reports(nlohmann::json{{"schema", "other"}}, r, DiffGate{}), InputError);
   CHECK_THROWS_AS(diff_reports(r, nlohmann::json::array(), DiffGate{}), InputError);
+}
+
+namespace {
+
+using namespace imgsmith::testing;
+
+// An image analysed now: its report, as a saved baseline would read back,
+// and its every file.
+struct Analysed {
+  nlohmann::json report;
+  FileSet files;
+};
+
+Analysed analysed(const Image& image, std::size_t top) {
+  TempDir tmp;
+  write_file(tmp / "img.tar", docker25_save(image));
+  AnalyzeOptions options;
+  options.capture = is_package_database;
+  options.top = top;
+  const Analysis a = analyze_image(tmp / "img.tar", options);
+  const Attribution attr = attribute(a, builtin_rules());
+  const auto findings = find_waste(a, attr, {});
+  const GateResult gate;
+  return {nlohmann::json::parse(report_to_json(Report{a, &attr, &findings, gate}).dump()),
+          file_set(*a.tree)};
+}
+
+std::vector<std::string> paths(const nlohmann::json& list) {
+  std::vector<std::string> out;
+  for (const auto& item : list) out.push_back(path_of(item));
+  return out;
+}
+
+using Paths = std::vector<std::string>;
+
+// v1: a 5000, gone 4500, b 4000, c 3000, d 2000, e 1000.
+// v2: n1 6000, n2 5500, a, b, c unchanged, d 2500, e unchanged; gone removed.
+Image version(int v) {
+  Image image;
+  Layer l;
+  l.entries = {file("a", 5000), file("b", 4000), file("c", 3000), file("e", 1000)};
+  if (v == 1) {
+    l.entries.push_back(file("gone", 4500));
+    l.entries.push_back(file("d", 2000));
+  } else {
+    l.entries.push_back(file("n1", 6000));
+    l.entries.push_back(file("n2", 5500));
+    l.entries.push_back(file("d", 2500));
+  }
+  image.layers = {l};
+  return image;
+}
+
+}  // namespace
+
+TEST_CASE("diff: two saved reports never call a file gone that only left the other's list") {
+  // Saved with --top 4: v1 lists a, gone, b, c; v2 lists n1, n2, a, b.
+  const auto old_r = analysed(version(1), 4).report, new_r = analysed(version(2), 4).report;
+  const auto f = diff_reports(old_r, new_r, DiffGate{})["files"];
+  CHECK(f["old_complete"] == false);
+  CHECK(f["new_complete"] == false);
+  CHECK(f["removed"].empty());
+  CHECK(f["added"].empty());
+  // c (3000) is still there: v2's list ends at 4000, so its absence says nothing.
+  // gone (4500) would be in v2's list at its old size: it left it.
+  CHECK(paths(f["left_largest"]) == Paths{"/gone"});
+  CHECK(paths(f["entered_largest"]) == Paths{"/n1", "/n2"});
+  CHECK(f["resized"].empty());
+  std::ostringstream text;
+  render_diff_text(diff_reports(old_r, new_r, DiffGate{}), text);
+  CHECK_THAT(text.str(), Catch::Contains("/gone  left the new report's largest-4 list"));
+  CHECK_THAT(text.str(), !Catch::Contains("- 3.00 kB  /c"));
+}
+
+TEST_CASE("diff: images analysed now are compared file by file, then cut to --top") {
+  const auto old_a = analysed(version(1), 2), new_a = analysed(version(2), 2);
+  DiffOptions o;
+  o.old_files = &old_a.files;
+  o.new_files = &new_a.files;
+  o.top = 10;
+  auto f = diff_reports(old_a.report, new_a.report, DiffGate{}, o)["files"];
+  CHECK(f["old_complete"] == true);
+  CHECK(paths(f["added"]) == Paths{"/n1", "/n2"});
+  CHECK(f["added_bytes"] == 11500);
+  CHECK(paths(f["removed"]) == Paths{"/gone"});
+  REQUIRE(paths(f["resized"]) == Paths{"/d"});
+  CHECK(f["resized"][0]["delta"] == 500);
+  CHECK(f["entered_largest"].empty());
+  CHECK(f["left_largest"].empty());
+  o.top = 1;
+  f = diff_reports(old_a.report, new_a.report, DiffGate{}, o)["files"];
+  CHECK(paths(f["added"]) == Paths{"/n1"});
+  CHECK(f["counts"]["added"] == 2);
+  CHECK(f["added_bytes"] == 11500);
+}
+
+TEST_CASE("diff: a saved baseline against an image analysed now") {
+  const auto old_r = analysed(version(1), 4).report;  // lists a, gone, b, c
+  const auto new_a = analysed(version(2), 4);
+  DiffOptions o;
+  o.new_files = &new_a.files;
+  const auto f = diff_reports(old_r, new_a.report, DiffGate{}, o)["files"];
+  CHECK(paths(f["removed"]) == Paths{"/gone"});  // known: the new image has every file
+  CHECK(f["added"].empty());                     // the baseline cannot say n1 is new...
+  CHECK(paths(f["entered_largest"]) == Paths{"/n1", "/n2"});  // ...only that it was not that large
+  CHECK(f["resized"].empty());  // d is not in the baseline's list
+}
+
+TEST_CASE("diff: odd file names read back from a saved report through path_bytes") {
+  const auto old_r = analysed(odd_names_image(), 100).report;
+  Image next = odd_names_image();
+  next.layers.push_back(Layer{{whiteout(odd_names()[4].path)}});  // the escape-sequence name goes
+  const auto new_a = analysed(next, 100);
+  DiffOptions o;
+  o.new_files = &new_a.files;
+  const auto d = nlohmann::json::parse(diff_reports(old_r, new_a.report, DiffGate{}, o).dump());
+  // The Latin-1-free but invalid name "odd/bytes-\xff\xfe\xc3" matches
+  // itself only when read back through path_bytes.
+  CHECK(paths(d["files"]["removed"]) == Paths{"/" + odd_names()[4].path});
+  CHECK(d["files"]["resized"].empty());
+  CHECK(d["files"]["entered_largest"].empty());
+  // Both ways: image against image, the invalid name in the JSON diff.
+  Image fewer = odd_names_image();
+  fewer.layers.push_back(Layer{{whiteout(odd_names()[5].path)}});
+  const auto old_a = analysed(odd_names_image(), 100), fewer_a = analysed(fewer, 100);
+  o.old_files = &old_a.files;
+  o.new_files = &fewer_a.files;
+  const auto e = nlohmann::json::parse(diff_reports(old_a.report, fewer_a.report, DiffGate{}, o).dump());
+  REQUIRE(e["files"]["removed"].size() == 1);
+  CHECK(e["files"]["removed"][0]["path_bytes"] == to_hex("/" + odd_names()[5].path));
+  CHECK(path_of(e["files"]["removed"][0]) == "/" + odd_names()[5].path);
+  std::ostringstream text;
+  render_diff_text(e, text);
+  CHECK_THAT(text.str(), Catch::Contains("/odd/bytes-\\xff\\xfe\\xc3"));
+  CHECK(is_valid_utf8(text.str()));
 }

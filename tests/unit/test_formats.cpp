@@ -219,3 +219,19 @@ TEST_CASE("image selection picks an image by tag and names the tags when none ma
   options.selector.image = "test/image:1";
   check_sample(analyze_file(tmp / "a.tar", options));
 }
+
+TEST_CASE("file names are bytes: every odd name class and a 4,000-byte name read through pax") {
+  TempDir tmp;
+  write_file(tmp / "save.tar", docker25_save(odd_names_image()));
+  const Analysis a = analyze_file(tmp / "save.tar");
+  REQUIRE(a.tree != nullptr);
+  REQUIRE(odd_names()[10].path.size() == 4000);
+  for (std::size_t i = 1; i < odd_names().size(); ++i) {  // [0] is deleted by layer 1
+    INFO(i);
+    const FileNode* node = a.tree->find(odd_names()[i].path);
+    REQUIRE(node != nullptr);
+    CHECK(node->size == (i == 4 ? 5000 : 1000 + 100 * i));
+  }
+  CHECK(a.tree->find(odd_names()[0].path) == nullptr);
+  CHECK(a.layers[1].created_by.find("\x1b[2J\r") != std::string::npos);
+}
