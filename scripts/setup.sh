@@ -6,10 +6,10 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libarchive-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
-  libcli11-dev catch2 libkainjow-mustache-dev libtomlplusplus-dev
+  libcli11-dev catch2 libkainjow-mustache-dev libtomlplusplus-dev libsqlite3-dev
   zlib1g-dev libzstd-dev
   # used by the tests, the example and the benchmark
-  zstd gzip tar python3 time debootstrap
+  zstd gzip tar python3 time debootstrap rpm
   # the registry tests: a real registry, a pusher, htpasswd, token signing, curl
   docker-registry skopeo apache2-utils openssl curl
   # the Docker engine tests (the test starts dockerd itself)

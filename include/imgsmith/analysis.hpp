@@ -24,6 +24,7 @@ struct LayerReport {
   std::string compression;
   std::uint64_t entries = 0;
   std::string created_by;
+  bool base = false;  // one of the base image's layers (the first FROM), not the user's
 };
 
 struct FileReport {
@@ -61,11 +62,18 @@ struct Analysis {
   std::size_t top = 10;           // how many files and waste rows reports list
   std::vector<std::string> warnings;
   std::string working_dir;        // the config's WorkingDir
+  // Provenance: the first `base_layers` layers are the base image's; how
+  // that was decided ("history", "--base-layers", "" for no base found).
+  std::size_t base_layers = 0;
+  std::string base_evidence;
 
   // The merged filesystem, and the captured package-database files that are
   // visible in it (the top layer's copy of each path), for attribution.
   std::shared_ptr<const MergedTree> tree;
   std::vector<CapturedFile> metadata;
+  // The first bytes of files judged by their content (model formats), from
+  // the layer whose copy is visible.
+  std::vector<CapturedFile> file_heads;
   std::vector<DuplicateGroup> duplicates;  // with --hash only; most bytes first
 
   std::uint64_t bytes_read = 0;  // from disk, to show what seeking saved
@@ -80,7 +88,14 @@ struct AnalyzeOptions {
   CaptureFn capture;     // package-database files to keep (attribution)
   bool hash_duplicates = false;  // digest files whose sizes collide (--hash)
   RegistryOptions registry;      // when the input is a registry reference
+  // How many layers are the base image's (--base-layers); unset: read
+  // from the config's history.
+  std::optional<std::size_t> base_layers;
 };
+
+// Marks the first `count` layers as the base image's (clamped to the
+// layer count), with how that was decided.
+void set_base_layers(Analysis& analysis, std::size_t count, std::string evidence);
 
 // Opens, resolves and analyses the image at `path`. Throws InputError.
 Analysis analyze_image(const std::string& path, const AnalyzeOptions& options);

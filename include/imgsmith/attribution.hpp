@@ -26,13 +26,20 @@ struct AttributionRule {
   std::string category;
   std::string child;  // may hold {dist} or {package}
   std::vector<Glob> paths, python_dists, deb_packages;
+  std::vector<Glob> packages;             // the system package (dpkg or conda) owning the file
+  std::vector<Glob> installers;           // "pip", "apt", "conda", "unowned"
+  std::vector<Glob> except_python_dists;  // not when the file belongs to one of these
+  std::vector<Glob> except_packages;      // not when one of these system packages owns it
+  std::vector<Glob> content;              // the format its first bytes show: safetensors, pytorch, ...
   std::optional<std::uint64_t> min_bytes;
   std::string source;  // "built-in" or the rules file, for --explain-style messages
 };
 
+// A CUDA library's origin: the first rule whose conditions all hold.
 struct OriginRule {
   std::string origin;
   std::vector<Glob> paths;
+  std::vector<Glob> installers;  // "pip", "apt", "conda", "unowned"
 };
 
 struct RuleSet {
@@ -50,14 +57,23 @@ RuleSet with_user_rules(const RuleSet& base, const std::string& path);
 // The same from text (tests).
 RuleSet with_user_rules_text(const RuleSet& base, const std::string& text, const std::string& label);
 
-// The package databases a scan must capture for attribution.
-bool is_package_database(std::string_view path, std::uint64_t size);
+// The package databases a scan must capture for attribution: kCaptureAll
+// for one, 0 otherwise.
+std::uint64_t is_package_database(std::string_view path, std::uint64_t size);
+// What attribution needs of each file: package databases whole, and the
+// first bytes of every file large enough to be model weights, which are
+// judged by their content (model_format.hpp).
+std::uint64_t attribution_capture(std::string_view path, std::uint64_t size);
+// Files smaller than this are never model weights.
+inline constexpr std::uint64_t kModelMinBytes = 1'000'000;
 
 struct CategoryNode {
   std::string name;
   std::uint64_t bytes = 0;
   std::uint64_t files = 0;
-  std::map<std::string, std::uint64_t> origins;  // cuda only: toolkit, pip, conda, bundled...
+  // Where the bytes came from: for cuda toolkit, pip, conda, bundled, apt...;
+  // for framework and python the installer (pip, apt, conda, unowned).
+  std::map<std::string, std::uint64_t> origins;
   std::vector<CategoryNode> children;            // largest first
 };
 
@@ -67,7 +83,7 @@ struct AttributedFile {
   std::uint32_t layer = 0;
   std::uint16_t category = 0;  // index into Attribution::categories
   std::string child;
-  std::string origin;  // cuda only
+  std::string origin;  // cuda, framework and python only
 };
 
 struct Attribution {

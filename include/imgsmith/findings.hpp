@@ -25,14 +25,28 @@ struct Finding {
   std::string fix;
   std::vector<FindingPath> paths;   // the largest, at most `top`
   std::vector<std::uint32_t> layers;  // layers that added the bytes (and hid them)
+  // Below the significance floor: reported for information, not counted in
+  // summaries and never matched by --deny.
+  bool info = false;
+  // Of `bytes`, those the base image's layers added (Analysis::base_layers):
+  // the user's Dockerfile cannot remove them.
+  std::uint64_t base_bytes = 0;
+};
+
+// A finding is significant when its saving reaches either figure; one below
+// both is info (448 kB of static archives in a 2 GB image is true but not
+// worth a failed build).
+struct FindingFloor {
+  std::uint64_t min_bytes = 1'000'000;
+  double min_percent = 0.5;  // of the final image's bytes
 };
 
 // Every finding id imgsmith can report.
 const std::vector<std::string>& finding_ids();
 
-// Findings with bytes > 0, largest saving first. Paths matching `ignore`
-// are left out of every finding.
+// Findings with bytes > 0: significant ones first, each group largest
+// saving first. Paths matching `ignore` are left out of every finding.
 std::vector<Finding> find_waste(const Analysis& analysis, const Attribution& attribution,
-                                const std::vector<Glob>& ignore);
+                                const std::vector<Glob>& ignore, const FindingFloor& floor = {});
 
 }  // namespace imgsmith

@@ -1,5 +1,8 @@
-// Path globs for rules and --ignore: "*" and "?" stay within one path
-// segment, "**" crosses segments ("/a/**/b" also matches "/a/b").
+// Path globs: the one matcher for attribution rules, origins, --ignore,
+// budgets and findings. "*", "?" and character classes ("[abc]", "[a-z]",
+// "[!abc]") stay within one path segment; "**" crosses segments, and "**/"
+// also stands for no directory at all ("/a/**/b" matches "/a/b", and
+// "**/NAME/**" matches everything under any directory called NAME).
 #pragma once
 
 #include <string>
@@ -23,9 +26,10 @@ class Glob {
   // wildcard-free run, which must all appear in a match.
   std::string pattern_;
   std::string prefix_, suffix_, literal_;
+  bool has_wildcard_ = false;
   // "**/NAME" with no other slash tests only the last path segment.
-  bool basename_only_ = false;
-  std::string basename_pattern_, basename_prefix_;
+  bool basename_only_ = false, basename_has_wildcard_ = false;
+  std::string basename_pattern_, basename_prefix_, basename_suffix_;
 };
 
 // Whether any of `globs` matches `text` (rules, --ignore).

@@ -26,11 +26,13 @@ struct TarEntry {
   EntryType type = EntryType::Other;
 };
 
-// A small file whose content the analysis needs (package databases: dpkg
-// file lists, Python RECORD files), read while the layer is scanned.
+// A file whose content the analysis needs, read while the layer is scanned:
+// whole for package databases (dpkg file lists, Python RECORD files), the
+// first bytes only for files judged by their content (model formats).
 struct CapturedFile {
   std::string path;  // normalised
   std::string content;
+  bool whole = true;  // false: `content` is the file's first bytes
 };
 
 // Receives a layer's entries, in tar order and in batches, on the thread
@@ -38,8 +40,11 @@ struct CapturedFile {
 // the call; the paths it views stay valid as long as the finished scan.
 using EntrySink = std::function<void(std::span<const TarEntry> batch)>;
 
-// Which entries to capture, by normalised path and size.
-using CaptureFn = std::function<bool(std::string_view path, std::uint64_t size)>;
+// Which entries to capture, by normalised path and size: how many of the
+// file's first bytes to keep (0: none; kCaptureAll, or the size or more: the
+// whole file). Used to pick files to digest too, where nonzero means digest.
+using CaptureFn = std::function<std::uint64_t(std::string_view path, std::uint64_t size)>;
+inline constexpr std::uint64_t kCaptureAll = UINT64_MAX;
 
 struct LayerScan {
   std::pmr::vector<TarEntry> entries{bulk_memory()};

@@ -44,6 +44,39 @@ std::vector<std::string> created_by_per_layer(const nlohmann::json& config, std:
   return out;
 }
 
+// How many layers the base image (the first FROM) has, from the history:
+// a base image's history ends with its CMD or ENTRYPOINT (ubuntu, debian,
+// python, nvidia/cuda all do), so the layers before the last CMD or
+// ENTRYPOINT that more layers follow are the base's. 0 when the history
+// says nothing (FROM scratch, no history).
+std::size_t base_layers_from_history(const nlohmann::json& config) {
+  const auto history = config.find("history");
+  if (history == config.end() || !history->is_array()) return 0;
+  std::size_t layers = 0, base = 0;
+  bool pending = false;  // a CMD/ENTRYPOINT seen, no layer after it yet
+  std::size_t candidate = 0;
+  for (const auto& h : *history) {
+    if (!h.is_object()) continue;
+    const auto empty = h.find("empty_layer");
+    const bool is_empty = empty != h.end() && empty->is_boolean() && empty->get<bool>();
+    std::string_view text = h.contains("created_by") && h["created_by"].is_string()
+                                ? std::string_view(h["created_by"].get_ref<const std::string&>())
+                                : std::string_view();
+    if (text.starts_with("/bin/sh -c #(nop)")) text.remove_prefix(17);
+    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+    if (is_empty && (text.starts_with("CMD ") || text.starts_with("ENTRYPOINT "))) {
+      pending = true;
+      candidate = layers;
+    }
+    if (!is_empty) {
+      ++layers;
+      if (pending) base = candidate;
+      pending = false;
+    }
+  }
+  return base;
+}
+
 // The first layer's entries, handed over by the thread that scans it and
 // merged on the analysing thread meanwhile: on two cores the merge then
 // costs little more than the scan (MergedTree::add_first_layer says why
@@ -338,6 +371,8 @@ Analysis analyze_layers(const ResolvedImage& image,
     a.layers.push_back(std::move(layer));
   }
   if (all_compressed) a.compressed_bytes = compressed_total;
+  if (const std::size_t base = base_layers_from_history(image.config); base > 0)
+    set_base_layers(a, base, "history");
   for (const auto& w : tree.warnings()) a.warnings.push_back(w);
 
   a.final_bytes = tree.visible_bytes();
@@ -364,7 +399,7 @@ Analysis analyze_layers(const ResolvedImage& image,
     for (const auto& f : scan->captured) newest[f.path] = &f;
   for (const auto& [path, file] : newest)
     if (const FileNode* node = tree.find(path); node != nullptr && node->type == EntryType::File)
-      a.metadata.push_back(*file);
+      (file->whole ? a.metadata : a.file_heads).push_back(*file);
   if (const auto cfg = image.config.find("config"); cfg != image.config.end() && cfg->is_object())
     a.working_dir = config_string(*cfg, "WorkingDir");
   a.tree = std::move(tree_owner);
@@ -412,6 +447,7 @@ Analysis analyze_image(const std::string& path, const AnalyzeOptions& options) {
   PartialMerge started;
   const auto scans = scan_all(*store, image, options, started);
   Analysis a = analyze_layers(image, scans, options.top, std::move(started));
+  if (options.base_layers) set_base_layers(a, *options.base_layers, "--base-layers");
   if (options.hash_duplicates) a.duplicates = find_duplicates(*store, image, scans, *a.tree, options);
   a.source = path;
   auto store_warnings = store->warnings();
@@ -419,6 +455,13 @@ Analysis analyze_image(const std::string& path, const AnalyzeOptions& options) {
   a.bytes_read = store->bytes_read();
   a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return a;
+}
+
+void set_base_layers(Analysis& analysis, std::size_t count, std::string evidence) {
+  count = std::min(count, analysis.layers.size());
+  for (std::size_t i = 0; i < analysis.layers.size(); ++i) analysis.layers[i].base = i < count;
+  analysis.base_layers = count;
+  analysis.base_evidence = count > 0 ? std::move(evidence) : std::string();
 }
 
 }  // namespace imgsmith

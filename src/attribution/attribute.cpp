@@ -4,120 +4,24 @@
 #include <unordered_map>
 
 #include "imgsmith/attribution.hpp"
+#include "imgsmith/model_format.hpp"
+#include "owners.hpp"
 
 namespace imgsmith {
 namespace {
 
-std::string_view dirname_of(std::string_view p) {
-  const auto slash = p.rfind('/');
-  return slash == std::string_view::npos ? std::string_view() : p.substr(0, slash);
-}
+using attribution_detail::FileOwners;
+using attribution_detail::Owner;
+using attribution_detail::Ownership;
+using attribution_detail::normalise_dist;
 
-std::string_view basename_of(std::string_view p) {
-  const auto slash = p.rfind('/');
-  return slash == std::string_view::npos ? p : p.substr(slash + 1);
-}
-
-// The first field of a RECORD line (CSV: a path with a comma is quoted).
-std::string record_path(std::string_view line) {
-  if (!line.empty() && line.front() == '"') {
-    std::string out;
-    for (std::size_t i = 1; i < line.size(); ++i) {
-      if (line[i] == '"') {
-        if (i + 1 < line.size() && line[i + 1] == '"') {
-          out.push_back('"');
-          ++i;
-          continue;
-        }
-        break;
-      }
-      out.push_back(line[i]);
-    }
-    return out;
-  }
-  return std::string(line.substr(0, line.find(',')));
-}
-
-template <typename Fn>
-void for_each_line(const std::string& text, Fn fn) {
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + start, end - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (!line.empty()) fn(line);
-    start = end + 1;
-  }
-}
-
-// Who installed each file: Python distributions (RECORD) and Debian
-// packages (dpkg file lists), keyed by normalised path.
-// Looked up by string_view, so a lookup allocates nothing.
-struct PathHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-using PathMap = std::unordered_map<std::string, std::string, PathHash, std::equal_to<>>;
-
-struct Owners {
-  PathMap python_dist;
-  PathMap deb_package;
-
-  explicit Owners(const std::vector<CapturedFile>& metadata) {
-    for (const auto& f : metadata) {
-      const std::string_view path = f.path;
-      if (path.ends_with(".dist-info/RECORD")) {
-        const std::string_view info = dirname_of(path);
-        const std::string site(dirname_of(info));
-        std::string_view dist = basename_of(info);
-        dist = dist.substr(0, dist.find('-'));
-        for_each_line(f.content, [&](std::string_view line) {
-          const std::string rel = record_path(line);
-          python_dist.emplace(normalise_path(site + "/" + rel), std::string(dist));
-        });
-      } else {
-        std::string_view pkg = basename_of(path);
-        pkg.remove_suffix(5);  // ".list"
-        pkg = pkg.substr(0, pkg.find(':'));
-        for_each_line(f.content, [&](std::string_view line) {
-          deb_package.emplace(normalise_path(line), std::string(pkg));
-        });
-      }
-    }
-  }
-
-  // dpkg lists may name /lib/x where a merged-/usr image keeps /usr/lib/x.
-  const std::string* package_of(std::string_view path) const {
-    if (deb_package.empty()) return nullptr;
-    if (const auto it = deb_package.find(path); it != deb_package.end()) return &it->second;
-    if (path.starts_with("usr/"))
-      if (const auto it = deb_package.find(path.substr(4)); it != deb_package.end())
-        return &it->second;
-    return nullptr;
-  }
-  const std::string* dist_of(std::string_view path) const {
-    if (python_dist.empty()) return nullptr;
-    const auto it = python_dist.find(path);
-    return it == python_dist.end() ? nullptr : &it->second;
-  }
-};
-
-
-
-// Python distribution names compare case-insensitively with - and . as _.
-std::string normalise_dist(std::string_view name) {
-  std::string out(name);
-  for (char& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (c == '-' || c == '.') c = '_';
-  }
-  return out;
-}
-
-std::string expand_child(const std::string& child, const std::string* dist, const std::string* pkg) {
+std::string expand_child(const std::string& child, const std::string* dist, const std::string* pkg,
+                         std::string_view content) {
+  if (child == "{content}") return content.empty() ? "unknown" : std::string(content);
+  // A rule for {package} that matched on a Python distribution alone
+  // (no system package) names the distribution.
   if (child == "{dist}") return dist != nullptr ? *dist : "unknown";
-  if (child == "{package}") return pkg != nullptr ? *pkg : "unknown";
+  if (child == "{package}") return pkg != nullptr ? *pkg : dist != nullptr ? *dist : "unknown";
   return child;
 }
 
@@ -214,11 +118,13 @@ struct Walker {
 struct Classifier {
   const RuleSet& rules;
   const CompiledRules& compiled;
-  const Owners& owners;
+  const Ownership& owners;
+  // Files judged by their first bytes: normalised path -> format name.
+  const std::unordered_map<std::string_view, std::string_view>& content_formats;
   std::span<const MergedTree::Inode> inodes;
   const std::vector<Directory>& directories;
   std::vector<std::uint16_t> category_index;  // rule -> category
-  std::uint16_t other, cuda;
+  std::uint16_t other, cuda, framework, python;
 
   bool matches(const CompiledGlobs& c, const Directory& dir, std::string_view path,
                std::string_view base) const {
@@ -242,8 +148,12 @@ struct Classifier {
     f.bytes = inode.size;
     f.layer = inode.layer;
     const std::string_view key = path.substr(1);
-    const std::string* dist = owners.dist_of(key);
-    const std::string* pkg = owners.package_of(key);
+    const FileOwners own = owners.of(key);
+    const std::string* dist = own.dist();
+    const Owner* system = own.system;
+    const std::string* pkg = system != nullptr ? &system->package : nullptr;
+    const std::string* deb = system != nullptr && system->installer == "apt" ? pkg : nullptr;
+    const std::string_view installer = own.installer();
     const std::string dist_key = dist != nullptr ? normalise_dist(*dist) : std::string();
     f.category = other;
     f.child = "other";
@@ -252,19 +162,35 @@ struct Classifier {
       if (r.min_bytes && f.bytes < *r.min_bytes) continue;
       if (!r.python_dists.empty() && (dist == nullptr || !matches_any(r.python_dists, dist_key)))
         continue;
-      if (!r.deb_packages.empty() && (pkg == nullptr || !matches_any(r.deb_packages, *pkg))) continue;
+      if (!r.except_python_dists.empty() && dist != nullptr && matches_any(r.except_python_dists, dist_key))
+        continue;
+      if (!r.except_packages.empty() && pkg != nullptr && matches_any(r.except_packages, *pkg)) continue;
+      if (!r.deb_packages.empty() && (deb == nullptr || !matches_any(r.deb_packages, *deb))) continue;
+      if (!r.packages.empty() && (pkg == nullptr || !matches_any(r.packages, *pkg))) continue;
+      if (!r.installers.empty() && !matches_any(r.installers, installer)) continue;
+      std::string_view content;
+      if (!r.content.empty()) {
+        const auto it = content_formats.find(key);
+        if (it == content_formats.end() || !matches_any(r.content, it->second)) continue;
+        content = it->second;
+      }
       if (!r.paths.empty() && !matches(compiled.rules[i], dir, path, base)) continue;
       f.category = category_index[i];
-      f.child = expand_child(r.child, dist, pkg);
+      f.child = expand_child(r.child, dist, pkg, content);
       break;
     }
     if (f.category == cuda) {
       f.origin = "other";
-      for (std::size_t i = 0; i < rules.origins.size(); ++i)
-        if (matches(compiled.origins[i], dir, path, base)) {
-          f.origin = rules.origins[i].origin;
-          break;
-        }
+      for (std::size_t i = 0; i < rules.origins.size(); ++i) {
+        const OriginRule& o = rules.origins[i];
+        if (!o.installers.empty() && !matches_any(o.installers, installer)) continue;
+        if (!o.paths.empty() && !matches(compiled.origins[i], dir, path, base)) continue;
+        f.origin = o.origin;
+        break;
+      }
+    } else if (f.category == framework || f.category == python) {
+      // Who installed it: the same torch from pip, apt or conda.
+      f.origin = std::string(installer);
     }
     return f;
   }
@@ -359,12 +285,23 @@ bool copied_by_layer(const Analysis& analysis, std::uint32_t layer) {
   return !text.ends_with(" /") && !text.ends_with(" in /");
 }
 
+bool ran_by_layer(const Analysis& analysis, std::uint32_t layer) {
+  if (layer >= analysis.layers.size()) return false;
+  std::string_view text = analysis.layers[layer].created_by;
+  if (text.starts_with("/bin/sh -c #(nop)")) return false;
+  return text.starts_with("RUN ") || text.starts_with("/bin/sh -c ") || text.starts_with("|");
+}
+
 }  // namespace
 
 Attribution attribute(const Analysis& analysis, const RuleSet& base_rules) {
   Attribution result;
   const RuleSet rules = with_image_rules(base_rules, analysis);
-  const Owners owners(analysis.metadata);
+  const Ownership owners(analysis.metadata);
+  std::unordered_map<std::string_view, std::string_view> content_formats;
+  for (const auto& head : analysis.file_heads)
+    if (const ModelFormat format = sniff_model_format(head.content); format != ModelFormat::None)
+      content_formats.emplace(head.path, model_format_name(format));
   std::vector<std::uint16_t> category_index;
   for (const auto& r : rules.rules)
     category_index.push_back(index_of(rules, r.category));
@@ -375,17 +312,41 @@ Attribution attribute(const Analysis& analysis, const RuleSet& base_rules) {
     Walker walker{compiled, std::vector<bool>(inodes.size(), false), {}, {}};
     walker.files.reserve(inodes.size());  // at most one per content
     walker.walk_from_root(analysis.tree->root());
-    const Classifier classifier{rules, compiled, owners, inodes, walker.directories,
-                                category_index, other, index_of(rules, "cuda")};
+    const Classifier classifier{rules, compiled, owners, content_formats, inodes, walker.directories,
+                                category_index, other, index_of(rules, "cuda"),
+                                index_of(rules, "framework"), index_of(rules, "python")};
     result.path_text = std::make_shared<std::vector<TextArena>>();
     classifier.classify_all(walker.files, result.files, *result.path_text);
   }
   const std::uint16_t app = index_of(rules, "app");
-  for (auto& f : result.files)
-    if (f.category == other && f.child == "other" && copied_by_layer(analysis, f.layer)) {
-      f.category = app;
-      f.child = "copied";
+  // Provenance, where the history tells the base image's layers from the
+  // user's: what no package owns is the user's when the user's layers
+  // added it, and the generic app paths (/root, /home, /opt...) are not
+  // the user's app when the base image filled them.
+  const bool provenance = analysis.base_layers > 0;
+  const auto is_base = [&](std::uint32_t layer) {
+    return layer < analysis.layers.size() && analysis.layers[layer].base;
+  };
+  for (auto& f : result.files) {
+    if (provenance && is_base(f.layer)) {
+      if (f.category == app && f.child == "app") {
+        f.category = other;
+        f.child = "base-image";
+      }
+      continue;
     }
+    if (f.category != other) continue;
+    const bool system_unowned = f.child == "system-unowned";
+    if (f.child != "other" && !(provenance && system_unowned)) continue;
+    if (copied_by_layer(analysis, f.layer)) {
+      f.category = app;
+      f.child = "copied";  // COPY --from=builder /out/app /usr/local/bin/
+    } else if (provenance && ran_by_layer(analysis, f.layer) &&
+               (f.path.starts_with("/usr/local/") || f.path.starts_with("/opt/"))) {
+      f.category = app;
+      f.child = "built";  // make install, a RUN that downloads a binary
+    }
+  }
 
   std::vector<std::map<std::string, CategoryNode>> children(rules.categories.size());
   for (const auto& name : rules.categories) result.categories.push_back(CategoryNode{name, 0, 0, {}, {}});

@@ -16,6 +16,7 @@ struct Builder {
   std::set<std::uint32_t> layers;
   std::vector<FindingPath> paths;  // a min-heap on bytes while collecting
   std::size_t top = 10;
+  const std::vector<LayerReport>* image_layers = nullptr;
 
   static bool larger(const FindingPath& a, const FindingPath& b) {
     return a.bytes != b.bytes ? a.bytes > b.bytes : a.path < b.path;
@@ -23,6 +24,8 @@ struct Builder {
   void add(std::string_view path, std::uint64_t bytes, std::uint32_t layer) {
     f.bytes += bytes;
     layers.insert(layer);
+    if (image_layers != nullptr && layer < image_layers->size() && (*image_layers)[layer].base)
+      f.base_bytes += bytes;
     // The heap's smallest, compared without copying the path first.
     const bool fits = paths.size() < top || bytes > paths.front().bytes ||
                       (bytes == paths.front().bytes && path < paths.front().path);
@@ -64,11 +67,12 @@ const std::vector<std::string>& finding_ids() {
 }
 
 std::vector<Finding> find_waste(const Analysis& a, const Attribution& attr,
-                                const std::vector<Glob>& ignore) {
+                                const std::vector<Glob>& ignore, const FindingFloor& floor) {
   std::map<std::string, Builder> b;
   auto start = [&](const std::string& id, std::string message, std::string fix) -> Builder& {
     Builder& x = b[id];
     x.top = a.top;
+    x.image_layers = &a.layers;
     x.f.id = id;
     x.f.message = std::move(message);
     x.f.fix = std::move(fix);
@@ -138,7 +142,9 @@ std::vector<Finding> find_waste(const Analysis& a, const Attribution& attr,
       pkgcache.add(file.path, file.bytes, file.layer);
     if (category == "cache" && file.child == "apt-lists") lists.add(file.path, file.bytes, file.layer);
     if (category == "model-weights") weights.add(file.path, file.bytes, file.layer);
-    if (file.path.ends_with(".a")) statics.add(file.path, file.bytes, file.layer);
+    // Only archives that are build tools: a Python distribution's own (numpy's
+    // libnpymath.a) cannot be removed without it.
+    if (category == "build-tools" && file.path.ends_with(".a")) statics.add(file.path, file.bytes, file.layer);
     if (file.path.starts_with("/usr/share/doc/") || file.path.starts_with("/usr/share/man/") ||
         file.path.starts_with("/usr/share/info/") || file.path.starts_with("/usr/share/locale/"))
       docs.add(file.path, file.bytes, file.layer);
@@ -200,10 +206,32 @@ std::vector<Finding> find_waste(const Analysis& a, const Attribution& attr,
   if (groups > 0)
     dups.f.message = std::to_string(groups) + " sets of identical files are stored at different paths";
 
+  // What the base image brought: the user's Dockerfile cannot remove it,
+  // only hide it, so the fix is another base (or a slimmer flavour of it).
+  for (auto& [id, builder] : b) {
+    Finding& f = builder.f;
+    if (f.base_bytes == 0 || id == "cuda-duplicated" || id == "duplicate-content") continue;
+    if (f.base_bytes == f.bytes) {
+      f.message = "from the base image: " + f.message;
+      f.fix = "these bytes are in the base image's layers, which no later RUN can remove (rm only hides "
+              "them): choose a smaller base or flavour (-slim, runtime instead of devel, base instead of "
+              "runtime), or copy what you need FROM it into a smaller final stage";
+    } else {
+      f.message += " (" + format_size(f.base_bytes) + " of it from the base image, which only another "
+                   "base removes)";
+    }
+  }
+
   std::vector<Finding> out;
-  for (auto& [id, builder] : b)
-    if (builder.f.bytes > 0) out.push_back(builder.done());
+  const double percent_floor = static_cast<double>(a.final_bytes) * floor.min_percent / 100.0;
+  for (auto& [id, builder] : b) {
+    if (builder.f.bytes == 0) continue;
+    Finding f = builder.done();
+    f.info = f.bytes < floor.min_bytes && static_cast<double>(f.bytes) < percent_floor;
+    out.push_back(std::move(f));
+  }
   std::sort(out.begin(), out.end(), [](const Finding& x, const Finding& y) {
+    if (x.info != y.info) return !x.info;
     return x.bytes != y.bytes ? x.bytes > y.bytes : x.id < y.id;
   });
   return out;

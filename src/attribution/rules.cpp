@@ -6,6 +6,7 @@
 
 #include "imgsmith/attribution.hpp"
 #include "imgsmith/error.hpp"
+#include "imgsmith/model_format.hpp"
 
 namespace imgsmith {
 
@@ -36,7 +37,11 @@ void parse_into(const json& doc, const std::string& label, const std::vector<std
       const std::string where = label + ": origin " + std::to_string(origins.size() + 1);
       if (!item.is_object() || !item.contains("origin") || !item["origin"].is_string())
         throw InputError(where + ": needs \"origin\" and \"paths\"");
-      origins.push_back(OriginRule{item["origin"].get<std::string>(), globs(item, "paths", where)});
+      OriginRule rule{item["origin"].get<std::string>(), globs(item, "paths", where),
+                      globs(item, "installers", where)};
+      if (rule.paths.empty() && rule.installers.empty())
+        throw InputError(where + ": needs \"paths\" or \"installers\"");
+      origins.push_back(std::move(rule));
     }
   }
   const auto r = doc.find("rules");
@@ -59,12 +64,19 @@ void parse_into(const json& doc, const std::string& label, const std::vector<std
     rule.paths = globs(item, "paths", where);
     rule.python_dists = globs(item, "python_dists", where);
     rule.deb_packages = globs(item, "deb_packages", where);
+    rule.packages = globs(item, "packages", where);
+    rule.installers = globs(item, "installers", where);
+    rule.except_python_dists = globs(item, "except_python_dists", where);
+    rule.except_packages = globs(item, "except_packages", where);
+    rule.content = globs(item, "content", where);
     if (const auto m = item.find("min_bytes"); m != item.end()) {
       if (!m->is_number_unsigned()) throw InputError(where + ": \"min_bytes\" must be a byte count");
       rule.min_bytes = m->get<std::uint64_t>();
     }
-    if (rule.paths.empty() && rule.python_dists.empty() && rule.deb_packages.empty())
-      throw InputError(where + ": needs \"paths\", \"python_dists\" or \"deb_packages\"");
+    if (rule.paths.empty() && rule.python_dists.empty() && rule.deb_packages.empty() &&
+        rule.packages.empty() && rule.installers.empty() && rule.content.empty())
+      throw InputError(where + ": needs \"paths\", \"python_dists\", \"deb_packages\", \"packages\", "
+                               "\"installers\" or \"content\"");
     rules.push_back(std::move(rule));
   }
 }
@@ -107,10 +119,37 @@ RuleSet with_user_rules(const RuleSet& base, const std::string& path) {
   return with_user_rules_text(base, text.str(), path);
 }
 
-bool is_package_database(std::string_view path, std::uint64_t size) {
+namespace {
+
+bool is_database(std::string_view path, std::uint64_t size) {
+  // rpm's database holds every header in full (file names, digests, scripts).
+  if (path == "var/lib/rpm/rpmdb.sqlite" || path == "usr/lib/sysimage/rpm/rpmdb.sqlite")
+    return size <= (256u << 20);
   if (size > (16u << 20)) return false;
-  if (path.starts_with("var/lib/dpkg/info/") && path.ends_with(".list")) return true;
-  return path.ends_with(".dist-info/RECORD");
+  if (path.starts_with("var/lib/dpkg/")) {
+    if (path.starts_with("var/lib/dpkg/info/") && path.ends_with(".list")) return true;
+    return path == "var/lib/dpkg/status";
+  }
+  if (path.ends_with(".dist-info/RECORD") || path.ends_with(".egg-info/installed-files.txt")) return true;
+  // conda and mamba: PREFIX/conda-meta/NAME-VERSION-BUILD.json
+  if (path.ends_with(".json")) {
+    const auto slash = path.rfind('/');
+    return slash != std::string_view::npos && path.substr(0, slash).ends_with("conda-meta") &&
+           (slash == 10 || path[slash - 11] == '/');
+  }
+  return false;
+}
+
+
+}  // namespace
+
+std::uint64_t is_package_database(std::string_view path, std::uint64_t size) {
+  return is_database(path, size) ? kCaptureAll : 0;
+}
+
+std::uint64_t attribution_capture(std::string_view path, std::uint64_t size) {
+  if (is_database(path, size)) return kCaptureAll;
+  return size >= kModelMinBytes ? kModelHeadBytes : 0;
 }
 
 }  // namespace imgsmith

@@ -1,6 +1,8 @@
 #include "analyze_command.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -12,6 +14,7 @@
 #include "imgsmith/gate.hpp"
 #include "imgsmith/render.hpp"
 #include "imgsmith/size.hpp"
+#include "imgsmith/text.hpp"
 #include "output_file.hpp"
 #include "pipeline.hpp"
 #include "policy.hpp"
@@ -30,6 +33,8 @@ struct AnalyzeArgs {
   bool quiet = false;
   bool hash = false;
   std::string max_size, max_wasted, dive_ci, rules;
+  std::string finding_floor = "1MB,0.5%";
+  std::optional<std::size_t> base_layers;
   std::vector<std::string> budgets, deny, ignore;
   std::string policy;
   bool no_policy = false;
@@ -60,7 +65,8 @@ int run_manifest_only(const AnalyzeArgs& args, const AnalyzeOptions& options) {
   if (!args.quiet)
     for (const auto& w : r.warnings) std::cerr << "imgsmith: warning: " << w << "\n";
   std::ostringstream text;
-  if (args.format == "json") text << manifest_to_json(r).dump(2) << "\n";
+  if (args.format == "json")
+    text << manifest_to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else render_manifest_text(r, text);
   write_output(args.output, text.str());
   return kExitOk;
@@ -147,6 +153,33 @@ RegistryOptions registry_options(const AnalyzeArgs& args) {
   return r;
 }
 
+// --finding-floor "1MB,0.5%": a finding saving less than both is info.
+// One figure sets that figure alone; "0" makes every finding significant.
+FindingFloor finding_floor(const std::string& text) {
+  FindingFloor floor{0, 0.0};
+  bool size_given = false, percent_given = false;
+  for (const std::string& raw : split(text, ",")) {
+    const std::string part(trim(raw));
+    if (part.ends_with('%')) {
+      char* end = nullptr;
+      const std::string number = part.substr(0, part.size() - 1);
+      floor.min_percent = std::strtod(number.c_str(), &end);
+      if (number.empty() || *end != '\0' || floor.min_percent < 0 || floor.min_percent > 100)
+        throw InputError("--finding-floor '" + text + "': a percentage is 0% to 100%");
+      percent_given = true;
+    } else {
+      floor.min_bytes = size_flag("--finding-floor", part);
+      size_given = true;
+    }
+  }
+  if (!size_given && !percent_given) throw InputError("--finding-floor '" + text + "': give SIZE, PCT% or both");
+  // One figure alone: the other does not make a finding significant.
+  if (!size_given) floor.min_bytes = UINT64_MAX;
+  if (!percent_given) floor.min_percent = 101.0;
+  if ((size_given && floor.min_bytes == 0) || (percent_given && floor.min_percent == 0.0)) floor = {0, 0.0};
+  return floor;
+}
+
 int run_analyze(const AnalyzeArgs& given) {
   if (given.manifest_only) {
     AnalyzeOptions options;
@@ -165,11 +198,12 @@ int run_analyze(const AnalyzeArgs& given) {
   options.top = args.top;
   options.threads = args.threads;
   options.hash_duplicates = args.hash;
+  options.base_layers = args.base_layers;
   options.registry = registry_options(args);
   ProgressLine progress(!args.quiet);
   options.progress = [&progress](const std::string& s) { progress.show(s); };
 
-  const PipelineResult result = run_pipeline(args.image, options, rules, ignore);
+  const PipelineResult result = run_pipeline(args.image, options, rules, ignore, finding_floor(args.finding_floor));
   progress.clear();
   const Analysis& analysis = result.analysis;
   const Attribution& attribution = result.attribution;
@@ -182,7 +216,9 @@ int run_analyze(const AnalyzeArgs& given) {
 
   std::string report;
   if (args.format == "json") {
-    report = report_to_json(full).dump(2) + "\n";
+    // Every string in the report is valid UTF-8 (file names carry path_bytes
+    // when they were not); replacing is only a guard, never an exception.
+    report = report_to_json(full).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   } else {
     std::ostringstream text;
     if (args.format == "markdown") render_markdown(full, text);
@@ -241,7 +277,9 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", args->format, "Report format")
       ->check(CLI::IsMember({"text", "json", "markdown", "junit"}));
   cmd->add_option("-o,--output", args->output, "Write the report to FILE (default stdout)");
-  cmd->add_option("--top", args->top, "How many largest files and waste entries to list")
+  cmd->add_option("--top", args->top,
+                  "How many entries each list holds: largest files, waste, dive's inefficient\n"
+                  "paths, each finding's paths (the totals count everything)")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--threads", args->threads,
                   "Layers read in parallel (default: one per core; 4 downloads for a registry)")
@@ -268,6 +306,14 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
       ->group(gate);
   cmd->add_option("--deny", args->deny, "Fail when this finding is present, e.g. devel-in-final (repeatable)")
       ->group(gate);
+  cmd->add_option("--base-layers", args->base_layers,
+                  "The first N layers are the base image's (default: read from the history, where\n"
+                  "the base's CMD/ENTRYPOINT ends it); findings and attribution tell them apart")
+      ->type_name("N");
+  cmd->add_option("--finding-floor", args->finding_floor,
+                  "Findings saving less than SIZE and less than PCT% of the final image are\n"
+                  "info: listed, not counted, never matched by --deny (default 1MB,0.5%; 0 = none)")
+      ->type_name("SIZE,PCT%");
   cmd->add_option("--ignore", args->ignore,
                   "Keep paths matching GLOB out of findings and waste, e.g. '/opt/models/**' (repeatable)")
       ->group(gate);

@@ -11,15 +11,15 @@ RuleSet rules_with(const std::string& user_rules_file) {
 }
 
 PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options, const RuleSet& rules,
-                            const std::vector<Glob>& ignore) {
-  options.capture = is_package_database;
+                            const std::vector<Glob>& ignore, const FindingFloor& floor) {
+  options.capture = attribution_capture;
   PipelineResult r;
   r.analysis = analyze_image(image, options);
   // --ignore keeps paths out of the waste list too; the size figures stay.
   std::erase_if(r.analysis.waste, [&](const WasteGroup& w) { return matches_any(ignore, w.path); });
   if (options.progress) options.progress("attributing bytes");
   r.attribution = attribute(r.analysis, rules);
-  r.findings = find_waste(r.analysis, r.attribution, ignore);
+  r.findings = find_waste(r.analysis, r.attribution, ignore, floor);
   return r;
 }
 

@@ -21,7 +21,7 @@ struct PipelineResult {
 RuleSet rules_with(const std::string& user_rules_file);
 
 PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options, const RuleSet& rules,
-                            const std::vector<Glob>& ignore);
+                            const std::vector<Glob>& ignore, const FindingFloor& floor = {});
 
 // Shows progress on a terminal only: CI logs get the report, not a ticker.
 class ProgressLine {

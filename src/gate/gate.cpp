@@ -93,8 +93,9 @@ GateResult evaluate_gate(const Analysis& a, const GateConfig& g, const Attributi
   if (findings != nullptr)
     for (const auto& id : g.deny) {
       std::uint64_t bytes = 0;
+      // A finding below the significance floor is information, not a failure.
       for (const auto& f : *findings)
-        if (f.id == id) bytes = f.bytes;
+        if (f.id == id && !f.info) bytes = f.bytes;
       GateCheck c{"deny:" + id, std::uint64_t{0}, bytes, bytes == 0, ""};
       if (!c.passed)
         c.message = "finding " + id + " is present (" + format_count(bytes) + " B would be saved)";

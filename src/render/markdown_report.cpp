@@ -7,26 +7,35 @@
 #include "format.hpp"
 #include "imgsmith/render.hpp"
 #include "imgsmith/size.hpp"
+#include "imgsmith/text.hpp"
 
 namespace imgsmith {
 namespace {
 
 
-// Table cells cannot hold a bare pipe or a newline.
-std::string cell(std::string s) {
+// Table cells cannot hold a bare pipe, a newline or markup; image strings
+// never hold a raw control character (visible() escapes them).
+std::string cell(const std::string& s) {
   std::string out;
-  for (char c : s) {
+  for (char c : visible(s)) {
     if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
+    else if (c == '<') out += "&lt;";
     else out.push_back(c);
   }
   return out;
 }
 
+// `s` as inline code, with a longer fence when it holds a backtick.
+std::string code(const std::string& s) {
+  const std::string v = visible(s);
+  return v.find('`') == std::string::npos ? "`" + v + "`" : "`` " + v + " ``";
+}
 
+// XML 1.0 allows no control character but tab and newlines, even escaped:
+// visible() leaves none.
 std::string xml(const std::string& s) {
   std::string out;
-  for (char c : s) {
+  for (char c : visible(s)) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
@@ -44,7 +53,7 @@ void render_markdown(const Report& report, std::ostream& out) {
   const Analysis& a = report.analysis;
   std::string tags;
   for (const auto& t : a.tags) tags += (tags.empty() ? "" : ", ") + t;
-  out << "### imgsmith: `" << (tags.empty() ? a.source : tags) << "`\n\n";
+  out << "### imgsmith: " << code(tags.empty() ? a.source : tags) << "\n\n";
   if (!report.gate.checks.empty())
     out << (report.gate.passed ? "**Gate passed.**" : "**Gate failed.**") << "\n\n";
   out << "| | bytes | |\n| --- | ---: | --- |\n";
@@ -63,9 +72,15 @@ void render_markdown(const Report& report, std::ostream& out) {
     for (const auto& c : report.attribution->categories) {
       if (c.bytes == 0) continue;
       std::string children;
-      for (std::size_t i = 0; i < c.children.size() && i < 3; ++i)
+      for (std::size_t i = 0; i < c.children.size() && i < 3; ++i) {
         children += (i == 0 ? "" : ", ") + c.children[i].name + " " + format_size(c.children[i].bytes);
-      out << "| " << c.name << " | " << format_size(c.bytes) << " | "
+        // Where they came from: the installer for frameworks and Python, the copy for CUDA.
+        std::string origins;
+        for (const auto& [origin, bytes] : c.children[i].origins)
+          origins += (origins.empty() ? "" : ", ") + origin + " " + format_size(bytes);
+        if (!origins.empty()) children += " (" + origins + ")";
+      }
+      out << "| " << cell(c.name) << " | " << format_size(c.bytes) << " | "
           << render_detail::percent(c.bytes, report.attribution->total_bytes) << " | " << cell(children) << " |\n";
     }
     out << "\n";
@@ -73,14 +88,14 @@ void render_markdown(const Report& report, std::ostream& out) {
   if (report.findings != nullptr && !report.findings->empty()) {
     out << "| finding | saves | fix |\n| --- | ---: | --- |\n";
     for (const auto& f : *report.findings)
-      out << "| `" << f.id << "` " << cell(f.message) << " | " << format_size(f.bytes) << " | "
-          << cell(f.fix) << " |\n";
+      out << "| `" << f.id << "`" << (f.info ? " (info)" : "") << " " << cell(f.message) << " | "
+          << format_size(f.bytes) << " | " << cell(f.fix) << " |\n";
     out << "\n";
   }
   if (!report.gate.checks.empty()) {
     out << "| rule | limit | actual | |\n| --- | ---: | ---: | --- |\n";
     for (const auto& c : report.gate.checks)
-      out << "| " << c.rule << " | " << render_detail::gate_value(c.limit) << " | " << render_detail::gate_value(c.actual) << " | "
+      out << "| " << cell(c.rule) << " | " << render_detail::gate_value(c.limit) << " | " << render_detail::gate_value(c.actual) << " | "
           << (c.passed ? "pass" : "**FAIL**") << " |\n";
   }
 }

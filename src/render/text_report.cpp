@@ -4,6 +4,7 @@
 #include "imgsmith/render.hpp"
 #include "format.hpp"
 #include "imgsmith/size.hpp"
+#include "imgsmith/text.hpp"
 
 namespace imgsmith {
 namespace {
@@ -24,8 +25,7 @@ std::string readable_created_by(std::string s) {
   s = b == std::string::npos ? "" : s.substr(b);
   for (char& c : s)
     if (c == '\n' || c == '\t') c = ' ';
-  if (s.size() > kCreatedByWidth) s = s.substr(0, kCreatedByWidth - 3) + "...";
-  return s;
+  return shorten(visible(s), kCreatedByWidth);
 }
 
 
@@ -40,7 +40,7 @@ void render_categories(const Attribution& attr, std::ostream& out) {
   out << "\nWHERE THE BYTES ARE (final filesystem)\n";
   for (const auto& c : attr.categories) {
     if (c.bytes == 0) continue;
-    out << fmt("  %-14s %10s  %6s\n", c.name.c_str(), format_size(c.bytes).c_str(),
+    out << fmt("  %-14s %10s  %6s\n", visible(c.name).c_str(), format_size(c.bytes).c_str(),
                render_detail::percent(c.bytes, attr.total_bytes).c_str());
     std::size_t shown = 0;
     for (const auto& child : c.children) {
@@ -50,10 +50,11 @@ void render_categories(const Attribution& attr, std::ostream& out) {
       }
       std::string origins;
       for (const auto& [origin, bytes] : child.origins)
-        origins += (origins.empty() ? "  [" : ", ") + origin + " " + format_size(bytes);
+        origins += (origins.empty() ? "  [" : ", ") + visible(origin) + " " + format_size(bytes);
       if (!origins.empty()) origins += "]";
-      out << fmt("    %-24s %10s  %6s%s\n", child.name.c_str(), format_size(child.bytes).c_str(),
-                 render_detail::percent(child.bytes, attr.total_bytes).c_str(), origins.c_str());
+      out << fmt("    %-24s %10s  %6s", visible(child.name).c_str(), format_size(child.bytes).c_str(),
+                 render_detail::percent(child.bytes, attr.total_bytes).c_str())
+          << origins << "\n";
     }
   }
 }
@@ -61,12 +62,19 @@ void render_categories(const Attribution& attr, std::ostream& out) {
 void render_findings(const std::vector<Finding>& findings, std::ostream& out) {
   out << "\nFINDINGS (largest saving first)\n";
   if (findings.empty()) out << "  none\n";
+  bool info_heading = false;
   for (const auto& f : findings) {
-    out << fmt("  %10s  %s: %s\n", format_size(f.bytes).c_str(), f.id.c_str(), f.message.c_str());
-    out << "              fix: " << f.fix << "\n";
+    // Below the significance floor: listed apart, after the ones that count.
+    if (f.info && !info_heading) {
+      out << "  below the floor (--finding-floor), for information:\n";
+      info_heading = true;
+    }
+    out << fmt("  %10s  %s: ", format_size(f.bytes).c_str(), f.id.c_str()) << visible(f.message)
+        << "\n";
+    out << "              fix: " << visible(f.fix) << "\n";
     for (std::size_t i = 0; i < f.paths.size() && i < 3; ++i)
-      out << fmt("              %10s  %s\n", format_size(f.paths[i].bytes).c_str(),
-                 f.paths[i].path.c_str());
+      out << fmt("              %10s  ", format_size(f.paths[i].bytes).c_str())
+          << visible(f.paths[i].path) << "\n";
   }
 }
 
@@ -76,22 +84,29 @@ void render_text(const Report& report, std::ostream& out) {
   const Analysis& a = report.analysis;
   const GateResult& gate = report.gate;
   std::string tags;
-  for (const auto& t : a.tags) tags += (tags.empty() ? "" : ", ") + t;
+  for (const auto& t : a.tags) tags += (tags.empty() ? "" : ", ") + visible(t);
   out << "IMAGE   " << (tags.empty() ? "(untagged)" : tags) << "\n";
-  out << "SOURCE  " << a.source << "  (" << a.format << ", " << a.os << "/" << a.architecture
-      << (a.variant.empty() ? "" : "/" + a.variant) << ", " << a.layers.size() << " layers)\n";
-  out << "CONFIG  " << a.config_digest << "\n\n";
+  out << "SOURCE  " << visible(a.source) << "  (" << visible(a.format) << ", " << visible(a.os) << "/"
+      << visible(a.architecture) << (a.variant.empty() ? "" : "/" + visible(a.variant)) << ", "
+      << a.layers.size() << " layers)\n";
+  out << "CONFIG  " << visible(a.config_digest) << "\n\n";
 
   out << fmt("%5s  %10s  %6s  %7s  %10s  %s\n", "LAYER", "SIZE", "%", "ENTRIES", "COMPRESSED",
              "CREATED BY");
+  // The base image's layers are marked '*': what they hold, no later RUN removes.
   for (const auto& l : a.layers)
-    out << fmt("%5u  %10s  %6s  %7s  %10s  %s\n", l.index, format_size(l.size_bytes).c_str(),
+    out << fmt("%4u%c  %10s  %6s  %7s  %10s  ", l.index, l.base ? '*' : ' ', format_size(l.size_bytes).c_str(),
                render_detail::percent(l.size_bytes, a.layers_bytes).c_str(), format_count(l.entries).c_str(),
-               l.compressed_bytes ? format_size(*l.compressed_bytes).c_str() : "-",
-               readable_created_by(l.created_by).c_str());
-  out << fmt("%5s  %10s  %6s  %7s  %10s\n\n", "TOTAL", format_size(a.layers_bytes).c_str(),
+               l.compressed_bytes ? format_size(*l.compressed_bytes).c_str() : "-")
+        << readable_created_by(l.created_by) << "\n";
+  out << fmt("%5s  %10s  %6s  %7s  %10s\n", "TOTAL", format_size(a.layers_bytes).c_str(),
              "100.0%", format_count(a.layer_entries).c_str(),
              a.compressed_bytes ? format_size(*a.compressed_bytes).c_str() : "-");
+  if (a.base_layers > 0)
+    out << fmt("  * the base image's layers (%zu, from the %s)\n", a.base_layers,
+               a.base_evidence == "history" ? "history: they end with the base's CMD/ENTRYPOINT"
+                                            : "--base-layers flag");
+  out << "\n";
 
   out << "SIZE\n";
   out << fmt("  %-11s %16s B  %10s  sum of the layers' file bytes\n", "layers",
@@ -118,18 +133,20 @@ void render_text(const Report& report, std::ostream& out) {
 
   if (!a.largest_files.empty()) {
     out << "\nLARGEST FILES\n";
-    for (const auto& f : a.largest_files)
-      out << fmt("  %10s  layer %-3u  %s%s\n", format_size(f.bytes).c_str(), f.layer,
-                 f.path.c_str(),
-                 f.hard_links > 0 ? fmt(" (+%u hard links)", f.hard_links).c_str() : "");
+    for (std::size_t i = 0; i < a.largest_files.size() && i < a.top; ++i) {
+      const FileReport& f = a.largest_files[i];
+      out << fmt("  %10s  layer %-3u  ", format_size(f.bytes).c_str(), f.layer) << visible(f.path)
+          << (f.hard_links > 0 ? fmt(" (+%u hard links)", f.hard_links) : "") << "\n";
+    }
   }
   if (!a.waste.empty()) {
     out << "\nTOP WASTE (bytes added by one layer and hidden by another)\n";
     for (std::size_t i = 0; i < a.waste.size() && i < a.top; ++i) {
       const WasteGroup& w = a.waste[i];
-      out << fmt("  %10s  %-11s layer %u -> %-3u %s%s\n", format_size(w.bytes).c_str(),
-                 hidden_by_name(w.how), w.added_layer, w.hidden_layer, w.path.c_str(),
-                 w.files > 1 ? fmt(" (%s files)", format_count(w.files).c_str()).c_str() : "");
+      out << fmt("  %10s  %-11s layer %u -> %-3u ", format_size(w.bytes).c_str(),
+                 hidden_by_name(w.how), w.added_layer, w.hidden_layer)
+          << visible(w.path)
+          << (w.files > 1 ? fmt(" (%s files)", format_count(w.files).c_str()) : "") << "\n";
     }
   }
 
@@ -142,8 +159,9 @@ void render_text(const Report& report, std::ostream& out) {
     out << "\nGATE  " << (gate.passed ? "passed" : "FAILED") << " (" << gate.checks.size()
         << " rules, " << failed << " failed)\n";
     for (const auto& c : gate.checks)
-      out << "  " << (c.passed ? "pass  " : "FAIL  ") << c.rule << " (limit " << render_detail::gate_value(c.limit)
-          << ")" << (c.passed ? "" : ": " + c.message) << "\n";
+      out << "  " << (c.passed ? "pass  " : "FAIL  ") << visible(c.rule) << " (limit "
+          << render_detail::gate_value(c.limit) << ")" << (c.passed ? "" : ": " + visible(c.message))
+          << "\n";
   }
 }
 

@@ -94,12 +94,23 @@ void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& ca
     if (entry.type == EntryType::File) entry.size = header.size;
     if (entry.type == EntryType::Hardlink) entry.link = scan.text.store(normalise_path(header.link));
     if (entry.type == EntryType::Symlink) entry.link = scan.text.store(header.link);
-    if (entry.type == EntryType::File && capture && capture(entry.path, entry.size)) {
-      scan.captured.push_back(CapturedFile{std::string(entry.path), reader.read_entry_data()});
-    } else if (entry.type == EntryType::File && hash && hash(entry.path, entry.size)) {
-      Sha256 digest;
-      reader.stream_entry_data([&](const char* p, std::size_t n) { digest.update(p, n); });
-      scan.digests.emplace_back(std::string(entry.path), digest.digest());
+    if (entry.type == EntryType::File) {
+      const std::uint64_t keep = capture ? capture(entry.path, entry.size) : 0;
+      if (keep > 0 && keep >= entry.size) {
+        scan.captured.push_back(CapturedFile{std::string(entry.path), reader.read_entry_data(), true});
+      } else if (hash && hash(entry.path, entry.size) != 0) {
+        // Digested as it streams past; its first bytes kept on the way.
+        Sha256 digest;
+        std::string head;
+        reader.stream_entry_data([&](const char* p, std::size_t n) {
+          digest.update(p, n);
+          if (head.size() < keep) head.append(p, std::min<std::size_t>(n, keep - head.size()));
+        });
+        scan.digests.emplace_back(std::string(entry.path), digest.digest());
+        if (keep > 0) scan.captured.push_back(CapturedFile{std::string(entry.path), std::move(head), false});
+      } else if (keep > 0) {
+        scan.captured.push_back(CapturedFile{std::string(entry.path), reader.read_entry_head(keep), false});
+      }
     }
     scan.content_bytes += entry.size;
     scan.entries.push_back(entry);

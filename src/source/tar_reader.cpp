@@ -170,6 +170,21 @@ std::string TarReader::read_entry_data() {
   return data;
 }
 
+std::string TarReader::read_entry_head(std::uint64_t n) {
+  std::string data;
+  n = std::min(n, pending_data_);
+  data.reserve(static_cast<std::size_t>(n));
+  while (data.size() < n) {
+    const std::size_t got = next_data_chunk(static_cast<std::size_t>(
+        std::min<std::uint64_t>(n - data.size(), buf_.size())));
+    data.append(buf_.data() + pos_, got);
+    pos_ += got;
+    offset_ += got;
+    pending_data_ -= got;
+  }
+  return data;
+}
+
 bool TarReader::next(TarHeader& header) {
   if (pending_data_ + pending_padding_ > 0) {
     const std::uint64_t skipped = skip(pending_data_ + pending_padding_);

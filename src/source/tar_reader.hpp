@@ -36,6 +36,9 @@ class TarReader {
   // Reads the data of the entry next() just returned, instead of skipping
   // it. Throws InputError when the data is cut short.
   std::string read_entry_data();
+  // Reads at most `n` bytes from the start of that entry's data; the rest
+  // is skipped (by seeking where the stream can) by the next next().
+  std::string read_entry_head(std::uint64_t n);
   // Streams the data of the entry next() just returned to `sink`.
   template <typename Sink>
   void stream_entry_data(Sink&& sink);

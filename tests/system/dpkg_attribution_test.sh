@@ -13,17 +13,11 @@ skip() { echo "dpkg attribution: SKIPPED: $*"; exit 0; }
 root_tar=$("$(dirname "$0")/debootstrap_root.sh" "$cache") || skip "no Debian root could be made"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/root" "$tmp/img/layer"
+mkdir -p "$tmp/root"
 tar -C "$tmp/root" -xf "$root_tar"
 
-# A legacy docker save of the root as its only layer.
-cp "$root_tar" "$tmp/img/layer/layer.tar"
-diff_id="sha256:$(sha256sum "$root_tar" | cut -d' ' -f1)"
-printf '{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":["%s"]},"history":[{"created_by":"debootstrap --variant=minbase bookworm"}]}' \
-  "$diff_id" >"$tmp/img/config.json"
-printf '[{"Config":"config.json","RepoTags":["debian:bookworm-minbase"],"Layers":["layer/layer.tar"]}]' \
-  >"$tmp/img/manifest.json"
-tar -C "$tmp/img" -cf "$tmp/image.tar" layer config.json manifest.json
+"$(dirname "$0")/one_layer_image.sh" "$root_tar" "$tmp/image.tar" debian:bookworm-minbase \
+  "debootstrap --variant=minbase bookworm"
 
 "$bin" analyze "$tmp/image.tar" --format json -o "$tmp/report.json" -q
 

@@ -1,13 +1,17 @@
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <sstream>
 
 #include "fixtures.hpp"
+#include "image_builder.hpp"
 #include "imgsmith/attribution.hpp"
 #include "imgsmith/findings.hpp"
 #include "imgsmith/render.hpp"
+#include "imgsmith/text.hpp"
 
 using namespace imgsmith;
+using imgsmith::testing::odd_names;
 
 namespace {
 
@@ -83,4 +87,179 @@ TEST_CASE("json: categories and findings are in the report") {
   CHECK(j.at("findings")[0].at("id") == "deleted-in-later-layer");
   CHECK(j.at("findings")[0].at("bytes") == 19215);
   CHECK(j.at("findings")[1].at("bytes") == 12810);
+}
+
+TEST_CASE("text: visible() shows controls and invalid bytes escaped, keeps the rest") {
+  CHECK(visible("/usr/lib/x86_64-linux-gnu/libc.so.6") == "/usr/lib/x86_64-linux-gnu/libc.so.6");
+  CHECK_FALSE(needs_escape("/plain ascii/name.txt"));
+  CHECK(visible("a\nb\rc\td") == "a\\nb\\rc\\td");
+  CHECK(visible("x\x1b[2J") == "x\\x1b[2J");
+  CHECK(visible(std::string("nul\0", 4)) == "nul\\x00");
+  CHECK(visible("del\x7f") == "del\\x7f");
+  CHECK(visible("caf\xe9") == "caf\\xe9");                  // Latin-1
+  CHECK(visible("\xc0\xaf") == "\\xc0\\xaf");               // overlong
+  CHECK(visible("\xed\xa0\x80") == "\\xed\\xa0\\x80");      // a surrogate
+  CHECK(visible("cut\xc3") == "cut\\xc3");                  // a sequence cut short
+  CHECK(visible("csi\xc2\x9b") == "csi\\u{009b}");          // C1 control
+  CHECK(visible("bidi\xe2\x80\xae") == "bidi\\u{202e}");    // right-to-left override
+  CHECK(visible("na\xc3\xafve \xe2\x82\xac") == "na\xc3\xafve \xe2\x82\xac");  // ordinary UTF-8
+  CHECK(visible("back\\slash") == "back\\slash");
+}
+
+TEST_CASE("text: UTF-8 replacement, hex and shortening") {
+  CHECK(is_valid_utf8("na\xc3\xafve"));
+  CHECK_FALSE(is_valid_utf8("caf\xe9"));
+  CHECK(utf8_replaced("caf\xe9!") == "caf\xef\xbf\xbd!");
+  CHECK(utf8_replaced("ok") == "ok");
+  CHECK(to_hex("\xe9t") == "e974");
+  CHECK(from_hex("e974") == std::optional<std::string>("\xe9t"));
+  CHECK(from_hex("E974") == std::optional<std::string>("\xe9t"));
+  CHECK_FALSE(from_hex("e97").has_value());
+  CHECK_FALSE(from_hex("zz").has_value());
+  CHECK(shorten("abcdef", 10) == "abcdef");
+  CHECK(shorten("abcdef", 5) == "ab...");
+  CHECK(shorten("a\xc3\xa9" "bcd", 5) == "a...");  // never half a character
+  CHECK(is_valid_utf8(shorten("a\xc3\xa9" "bcd", 5)));
+}
+
+namespace {
+
+// The odd-names image, saved under a name that is itself odd.
+struct OddRendered {
+  testing::TempDir tmp;
+  std::string source;
+  Analysis analysis;
+  Attribution attribution;
+  std::vector<Finding> findings;
+  GateResult gate;
+
+  OddRendered() {
+    source = tmp / "odd-\x1b[2J-\xe9.tar";
+    testing::write_file(source, testing::docker25_save(testing::odd_names_image()));
+    AnalyzeOptions options;
+    options.capture = is_package_database;
+    options.top = 100;
+    analysis = analyze_image(source, options);
+    attribution = attribute(analysis, builtin_rules());
+    findings = find_waste(analysis, attribution, {});
+    GateConfig g;
+    g.max_size = 1;
+    g.deny = {"deleted-in-later-layer"};
+    gate = evaluate_gate(analysis, g, &attribution, &findings);
+  }
+  Report report() const { return Report{analysis, &attribution, &findings, gate}; }
+};
+
+// No raw control character but the line ends, no C1 control, no invalid
+// byte: nothing a terminal or an XML parser could act on.
+void check_inert(const std::string& text) {
+  CHECK(is_valid_utf8(text));
+  std::size_t raw = 0;
+  for (const char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if ((b < 0x20 && c != '\n') || b == 0x7f) ++raw;
+  }
+  CHECK(raw == 0);
+  CHECK(text.find("\xc2\x9b") == std::string::npos);
+  CHECK(text.find("\xe2\x80\xae") == std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("json: file names that are not UTF-8 dump, and round-trip through path_bytes") {
+  const OddRendered r;
+  std::string dumped;
+  REQUIRE_NOTHROW(dumped = report_to_json(r.report()).dump(2));
+  const auto j = nlohmann::json::parse(dumped);
+  CHECK(path_of(j, "source") == r.source);
+  CHECK(j.contains("source_bytes"));
+
+  std::map<std::string, nlohmann::json> largest;
+  for (const auto& f : j.at("largest_files")) largest[path_of(f)] = f;
+  for (const auto& name : odd_names()) {
+    if (name.path == odd_names()[0].path) continue;  // deleted by layer 1
+    INFO(visible(name.path));
+    const auto it = largest.find("/" + name.path);
+    REQUIRE(it != largest.end());
+    CHECK(it->second.contains("path_bytes") == !name.valid_utf8);
+    CHECK(is_valid_utf8(it->second.at("path").get<std::string>()));
+  }
+  CHECK(largest.count("/" + odd_names()[10].path) == 1);  // the 4,000-byte name
+
+  // The Latin-1 name, deleted by layer 1, is waste and a finding's path.
+  const std::string latin1 = "/" + odd_names()[0].path;
+  bool in_waste = false, in_finding = false;
+  for (const auto& w : j.at("waste"))
+    if (path_of(w) == latin1) in_waste = w.at("path") == "/odd/latin1-caf\xef\xbf\xbd";
+  for (const auto& f : j.at("findings"))
+    for (const auto& p : f.at("paths")) in_finding = in_finding || path_of(p) == latin1;
+  CHECK(in_waste);
+  CHECK(in_finding);
+  // The rewritten escape-sequence name is one of dive's inefficient paths.
+  bool inefficient = false;
+  for (const auto& p : j.at("dive").at("inefficient_paths"))
+    inefficient = inefficient || path_of(p) == "/" + odd_names()[4].path;
+  CHECK(inefficient);
+  // created_by keeps its characters; a message that cut it mid-character
+  // and a warning naming a Latin-1 hard link are valid UTF-8 too.
+  CHECK(j.at("layers")[1].at("created_by").get<std::string>().find("\x1b[2J\r") != std::string::npos);
+  CHECK_THAT(j.at("warnings").dump(), Catch::Contains("link-\\ufffd") || Catch::Contains("link-\xef\xbf\xbd"));
+}
+
+TEST_CASE("text, markdown and junit: odd names and created_by are shown escaped, never raw") {
+  const OddRendered r;
+  std::ostringstream text, md, junit;
+  render_text(r.report(), text);
+  render_markdown(r.report(), md);
+  render_junit(r.report(), junit);
+  check_inert(text.str());
+  check_inert(md.str());
+  check_inert(junit.str());
+  const std::string t = text.str();
+  CHECK_THAT(t, Catch::Contains("/odd/new\\nline"));
+  CHECK_THAT(t, Catch::Contains("/odd/carriage\\rreturn"));
+  CHECK_THAT(t, Catch::Contains("/odd/tab\\there"));
+  CHECK_THAT(t, Catch::Contains("/odd/esc\\x1b[2J\\x1b[31mred"));
+  CHECK_THAT(t, Catch::Contains("/odd/bytes-\\xff\\xfe\\xc3"));
+  CHECK_THAT(t, Catch::Contains("/odd/latin1-caf\\xe9"));
+  CHECK_THAT(t, Catch::Contains("/odd/del\\x7f"));
+  CHECK_THAT(t, Catch::Contains("/odd/c1-\\u{009b}2J"));
+  CHECK_THAT(t, Catch::Contains("/odd/bidi-\\u{202e}txt.exe"));
+  CHECK_THAT(t, Catch::Contains("/odd/na\xc3\xafve-\xc3\xbcnic\xc3\xb8" "de"));
+  CHECK_THAT(t, Catch::Contains("odd-\\x1b[2J-\\xe9.tar"));
+  CHECK_THAT(t, Catch::Contains(odd_names()[10].path));  // the long name whole
+  // A name's newline starts no line of its own.
+  CHECK_THAT(t, !Catch::Contains("\nline"));
+  CHECK_THAT(md.str(), Catch::Contains("\\x1b[2J\\rprintf"));
+  CHECK_THAT(junit.str(), Catch::Contains("odd-\\x1b[2J-\\xe9.tar"));
+}
+
+TEST_CASE("json and text: every list is cut to --top, the totals count all") {
+  testing::Image image;
+  testing::Layer base, again;
+  for (int i = 0; i < 30; ++i) {
+    base.entries.push_back(testing::file("d/f" + std::to_string(i), 100 + static_cast<std::size_t>(i)));
+    again.entries.push_back(testing::file("d/f" + std::to_string(i), 200 + static_cast<std::size_t>(i)));
+  }
+  image.layers = {base, again};
+  testing::TempDir tmp;
+  testing::write_file(tmp / "img.tar", testing::docker25_save(image));
+  AnalyzeOptions options;
+  options.capture = is_package_database;
+  options.top = 5;
+  const Analysis a = analyze_image(tmp / "img.tar", options);
+  const Attribution attr = attribute(a, builtin_rules());
+  const auto findings = find_waste(a, attr, {});
+  const GateResult gate;
+  const auto j = report_to_json(Report{a, &attr, &findings, gate});
+  CHECK(j.at("dive").at("inefficient_paths").size() == 5);
+  CHECK(j.at("dive").at("inefficient_paths_total") == 30);
+  CHECK(j.at("dive").at("inefficient_paths")[0].at("path") == "/d/f29");
+  CHECK(j.at("dive").at("wasted_bytes") == a.dive.wasted_bytes);
+  CHECK(j.at("largest_files").size() == 5);
+  CHECK(j.at("waste").size() == 5);
+  for (const auto& f : j.at("findings")) CHECK(f.at("paths").size() <= 5);
+  std::ostringstream text;
+  render_text(Report{a, &attr, &findings, gate}, text);
+  CHECK(count(text.str(), "overwritten layer") == 5);
 }
