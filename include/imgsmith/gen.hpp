@@ -51,6 +51,12 @@ struct PythonProject {
   std::string cmd_source;
   int port = 0;                        // the port a web server listens on
   std::vector<std::string> env;        // KEY=VALUE the entrypoint needs (GRADIO_SERVER_NAME=0.0.0.0)
+  // A torch CUDA extension (torch.utils.cpp_extension / CUDAExtension in
+  // setup.py or pyproject.toml): built against the installed torch on devel.
+  // [project.optional-dependencies]: extra name -> its requirements
+  std::map<std::string, std::vector<Requirement>> optional_dependencies;
+  bool cuda_extension = false;
+  std::string cuda_extension_source;   // file:line
 };
 
 struct CudaCppProject {
@@ -61,6 +67,9 @@ struct CudaCppProject {
   bool cmake_install = false;           // the CMakeLists has install() rules
   bool sets_architectures = false;      // the project chooses its own CUDA archs
   std::string min_cuda;                 // find_package(CUDAToolkit X.Y)
+  std::string min_cuda_source;          // CMakeLists.txt:N
+  std::string min_cmake;                // cmake_minimum_required(VERSION X.Y[...Z])
+  std::string min_cmake_source;         // CMakeLists.txt:N
 };
 
 struct Project {
@@ -69,6 +78,9 @@ struct Project {
   std::optional<PythonProject> python;
   std::optional<CudaCppProject> cuda_cpp;
   bool has_cuda_sources = false;  // *.cu anywhere (a Python project's extension, too)
+  // Debian packages the project declares outside pip: apt.txt, one per line
+  // as repo2docker reads it. {source "apt.txt:3", text "ffmpeg"}.
+  std::vector<Evidence> system_packages;
   std::vector<Evidence> evidence;
 };
 
@@ -96,6 +108,11 @@ struct Options {
   bool syntax = false;             // emit "# syntax=docker/dockerfile:1"
   std::vector<std::string> cmd;    // --cmd, split into words
   int port = 0;                    // --port: the port the app listens on; 0 keeps the detected one
+  bool runtime_compiler = true;    // false: --no-runtime-compiler, no gcc/Python headers for Triton
+  // From imgsmith.toml's [gen] table (source names the file, for messages):
+  std::vector<std::string> system_packages;  // Debian packages, as apt.txt lists them
+  std::vector<std::string> extras;           // optional dependency groups of the project to install
+  std::string policy_source;                 // "imgsmith.toml [gen]"
 };
 
 // Everything the templates need, decided. Strings are rendered as they are.
@@ -125,6 +142,11 @@ struct Plan {
   std::string size_class;
   std::vector<std::string> why_base;  // the chosen base and why, in sentences
   std::vector<std::string> warnings;
+  std::vector<std::string> notes;     // what a choice costs, printed as "note:"
+  std::vector<std::string> declared_apt;  // the project's own apt packages (apt.txt, [gen]), as written
+  bool runtime_compiler = false;      // gcc and the Python headers in the final stage (Triton)
+  std::vector<std::string> cleanup_paths;  // builder-only paths removed from /app before the final stage copies it
+  std::string torch_cuda_arch_list;   // TORCH_CUDA_ARCH_LIST for a CUDA extension build; "" when none
   std::vector<Evidence> explain;      // detection evidence, then decisions
   // Python install details
   std::string install_mode;           // requirements | pyproject | uv | poetry
@@ -143,7 +165,8 @@ struct Plan {
   bool cmake = false;
   bool cmake_install = false;
   std::vector<std::string> targets;
-  std::string cuda_architectures;     // CMake form "75-real;...;90"
+  std::string cuda_architectures;     // CMake form "75-real;...;90"; "" when the project sets its own
+  std::string cmake_from_pypi;        // X.Y: the builder's OS has an older CMake, so uv installs this series
   std::string nvcc_arch_flags;        // -gencode ... for plain nvcc
   std::vector<std::string> nvcc_sources;
   std::vector<std::string> nvcc_libs;

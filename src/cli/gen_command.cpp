@@ -15,6 +15,7 @@
 #include "imgsmith/error.hpp"
 #include "imgsmith/gen.hpp"
 #include "output_file.hpp"
+#include "policy.hpp"
 #include "probe_command.hpp"
 
 namespace imgsmith {
@@ -28,6 +29,7 @@ struct GenArgs {
   std::string cmd;
   std::string requirements;
   bool no_probe = false;
+  bool no_runtime_compiler = false;
   bool to_stdout = false;
   bool force = false;
   bool explain = false;
@@ -41,6 +43,10 @@ void print_explain(const gen::Plan& plan, std::ostream& out) {
 int run_gen(GenArgs args) {
   if (!args.cmd.empty()) args.options.cmd = gen::split_command(args.cmd);
   args.options.probe = !args.no_probe;
+  // imgsmith.toml's [gen] table fills what no flag set.
+  if (const auto policy = load_gen_policy(args.dir)) apply_gen_policy(*policy, args.options, args.requirements);
+  if (args.options.flavor.empty()) args.options.flavor = "auto";
+  args.options.runtime_compiler = !args.no_runtime_compiler;
   const fs::path dir = args.dir;
   const gen::Project project = gen::detect_project(dir, args.requirements);
   const gen::Plan plan = gen::make_plan(project, args.options);
@@ -111,6 +117,10 @@ void register_gen_command(CLI::App& app, int& exit_code) {
       "and gets `base`; TensorFlow and onnxruntime-gpu load the system's and get\n"
       "`runtime` with cuDNN; programs linking cuBLAS & co. get `runtime`.\n"
       "\n"
+      "apt.txt (one Debian package per line) adds system packages; imgsmith.toml's\n"
+      "[gen] table (cuda, flavor, cmd, port, system_packages, requirements, extras)\n"
+      "holds what would otherwise be flags, which override it.\n"
+      "\n"
       "It writes Dockerfile, .dockerignore (and compose.yaml with --compose) in\n"
       "DIR, and the probe as .imgsmith/imgsmith-probe, the image's entrypoint.\n"
       "Existing files are never replaced without --force.\n"
@@ -118,6 +128,7 @@ void register_gen_command(CLI::App& app, int& exit_code) {
       "Exit status: 0 written; 2 bad usage, an unreadable or unrecognised project,\n"
       "or a file that exists without --force.");
   cmd->add_option("DIR", args->dir, "The project directory (default: the current one)");
+  args->options.flavor.clear();  // unset, so that imgsmith.toml's [gen] flavor can fill it
   cmd->add_option("--flavor", args->options.flavor,
                   "The final stage's CUDA image: auto (default), base, runtime or devel");
   cmd->add_option("--cuda", args->options.cuda, "CUDA release X.Y[.Z] (default: from the framework)");
@@ -141,6 +152,9 @@ void register_gen_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 65535));
   cmd->add_option("--cmd", args->cmd, "The command the image runs, e.g. 'python -m app' (default: detected)");
   cmd->add_flag("--no-probe", args->no_probe, "Do not bake in imgsmith-probe as the entrypoint");
+  cmd->add_flag("--no-runtime-compiler", args->no_runtime_compiler,
+                "Leave gcc and the Python headers out of the final image, which Triton (vllm,\n"
+                "sglang, triton) otherwise gets to compile its kernels at start");
   cmd->add_flag("--compose", args->options.compose, "Also write compose.yaml with the GPU reservation");
   cmd->add_flag("--syntax", args->options.syntax,
                 "Start with '# syntax=docker/dockerfile:1' (BuildKit then pulls that frontend)");

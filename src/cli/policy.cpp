@@ -3,9 +3,11 @@
 #include <toml++/toml.h>
 
 #include <filesystem>
+#include <regex>
 #include <set>
 
 #include "imgsmith/error.hpp"
+#include "imgsmith/gen.hpp"
 
 namespace imgsmith {
 namespace {
@@ -90,12 +92,91 @@ Policy load_policy(const std::string& path) {
         if (key == "max-growth") p.max_growth = text_of(path, key, v);
         else throw InputError(where(path, v) + ": unknown key '" + key + "' in [diff]");
       }
+    } else if (section_name == "gen") {
+      continue;  // imgsmith gen's; load_gen_policy reads and checks it
     } else {
       throw InputError(where(path, section) + ": unknown section [" + section_name +
-                       "] (imgsmith.toml has [analyze] and [diff])");
+                       "] (imgsmith.toml has [analyze], [diff] and [gen])");
     }
   }
   return p;
+}
+
+std::optional<GenPolicy> load_gen_policy(const std::string& project_dir) {
+  const auto found = find_policy(project_dir);
+  if (!found) return std::nullopt;
+  const std::string& path = *found;
+  toml::table doc;
+  try {
+    doc = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw InputError(path + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()) +
+                     "; fix the file");
+  }
+  const toml::node* section = doc.get("gen");
+  if (section == nullptr) return std::nullopt;
+  GenPolicy g;
+  g.path = path;
+  auto bad = [&](const toml::node& v, const std::string& key, const std::string& what) {
+    return InputError(where(path, v) + ": [gen] " + key + ": " + what);
+  };
+  auto string_of = [&](const toml::node& v, const std::string& key, const std::string& example) {
+    const auto* s = v.as_string();
+    if (s == nullptr) throw bad(v, key, "must be a string, such as " + example);
+    return s->get();
+  };
+  static const std::regex kCuda(R"(\d+\.\d+(\.\d+)?)");
+  // Debian's package names (Policy 5.6.1), optionally pinned as apt takes it.
+  static const std::regex kPackage(R"([a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+~:*-]+)?)");
+  for (const auto& [k, v] : table_at(path, *section, "gen")) {
+    const std::string key(k.str());
+    if (key == "cuda") {
+      g.cuda = string_of(v, key, "\"12.4\"");
+      if (!std::regex_match(*g.cuda, kCuda)) throw bad(v, key, "'" + *g.cuda + "' is no CUDA release; give X.Y or X.Y.Z, such as \"12.8\"");
+    } else if (key == "flavor") {
+      g.flavor = string_of(v, key, "\"runtime\"");
+      if (*g.flavor != "auto" && *g.flavor != "base" && *g.flavor != "runtime" && *g.flavor != "devel")
+        throw bad(v, key, "'" + *g.flavor + "': choose auto, base, runtime or devel");
+    } else if (key == "requirements") {
+      g.requirements = string_of(v, key, "\"requirements-gpu.txt\"");
+    } else if (key == "cmd") {
+      if (v.is_array()) {
+        g.cmd = list_of(path, "[gen] cmd", v);
+      } else {
+        try {
+          g.cmd = gen::split_command(string_of(v, key, "\"python -m app\" or [\"python\", \"-m\", \"app\"]"));
+        } catch (const InputError& e) {
+          throw bad(v, key, e.what());
+        }
+      }
+      if (g.cmd->empty()) throw bad(v, key, "is empty; give the command the image runs");
+    } else if (key == "port") {
+      const auto* i = v.as_integer();
+      if (i == nullptr || i->get() < 1 || i->get() > 65535) throw bad(v, key, "give a TCP port from 1 to 65535, such as 8080");
+      g.port = static_cast<int>(i->get());
+    } else if (key == "system_packages") {
+      g.system_packages = list_of(path, "[gen] system_packages", v);
+      for (const auto& p : g.system_packages)
+        if (!std::regex_match(p, kPackage))
+          throw bad(v, key, "'" + p + "' is not a Debian package name (lower case, such as \"ffmpeg\" or \"libgl1\")");
+    } else if (key == "extras") {
+      g.extras = list_of(path, "[gen] extras", v);
+    } else {
+      throw bad(v, key, "unknown key; [gen] has cuda, flavor, cmd, port, system_packages, requirements and extras");
+    }
+  }
+  return g;
+}
+
+void apply_gen_policy(const GenPolicy& g, gen::Options& o, std::string& requirements) {
+  if (o.cuda.empty() && g.cuda) o.cuda = *g.cuda;
+  if (o.flavor.empty() && g.flavor) o.flavor = *g.flavor;
+  if (o.cmd.empty() && g.cmd) o.cmd = *g.cmd;
+  if (o.port == 0 && g.port) o.port = *g.port;
+  if (requirements.empty() && g.requirements) requirements = *g.requirements;
+  o.system_packages = g.system_packages;
+  o.extras = g.extras;
+  o.policy_source = g.path + " [gen]";
 }
 
 std::optional<std::string> find_policy(const std::string& start) {

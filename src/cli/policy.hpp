@@ -11,12 +11,20 @@
 //   "cuda/cudnn" = "1GiB"
 //   [diff]
 //   max-growth = "5%"
+//   [gen]                            # what would otherwise be gen's flags
+//   cuda = "12.4"                    # also flavor, requirements
+//   cmd = "python -m app"            # or ["python", "-m", "app"]
+//   port = 8080
+//   system_packages = ["ffmpeg", "libgl1"]
+//   extras = ["gpu"]
 #pragma once
 
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "imgsmith/gen.hpp"
 
 namespace imgsmith {
 
@@ -32,6 +40,26 @@ struct Policy {
 // against the file's directory. Throws InputError naming the file and line
 // for bad TOML, an unknown key or a value of the wrong type.
 Policy load_policy(const std::string& path);
+
+// The [gen] table: the choices a team would otherwise pass to `imgsmith gen`
+// as flags, committed once. Flags override it.
+struct GenPolicy {
+  std::string path;  // the file it was read from
+  std::optional<std::string> cuda, flavor, requirements;
+  std::optional<std::vector<std::string>> cmd;  // words, as --cmd splits them
+  std::optional<int> port;
+  std::vector<std::string> system_packages;  // Debian packages, as apt.txt lists them
+  std::vector<std::string> extras;           // the project's optional dependency groups to install
+};
+
+// The [gen] table of the nearest imgsmith.toml in `project_dir` or above it;
+// nothing when there is no file or no table. Throws InputError naming the
+// file, line and key for a value gen cannot use.
+std::optional<GenPolicy> load_gen_policy(const std::string& project_dir);
+
+// Fills from `g` what the flags left unset (flags override the file): an
+// empty cuda, requirements or cmd, port 0, and a flavor of "" (then "auto").
+void apply_gen_policy(const GenPolicy& g, gen::Options& options, std::string& requirements);
 
 // The nearest imgsmith.toml in `start` or a directory above it.
 std::optional<std::string> find_policy(const std::string& start);

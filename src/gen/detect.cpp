@@ -337,6 +337,16 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
           if (auto r = parse_requirement(s->get(), "pyproject.toml [project] dependencies"))
             if (use_deps) py.requirements.push_back(*r);
     }
+    if (const auto* optional = (*project)["optional-dependencies"].as_table())
+      for (const auto& [extra, list] : *optional) {
+        auto& group = py.optional_dependencies[normalise_name(std::string(extra.str()))];
+        if (const auto* deps = list.as_array())
+          for (std::size_t i = 0; i < deps->size(); ++i)
+            if (const auto* s = deps->get(i)->as_string())
+              if (auto r = parse_requirement(s->get(), "pyproject.toml [project.optional-dependencies] " +
+                                                           std::string(extra.str())))
+                group.push_back(*r);
+      }
     if (const auto* rp = (*project)["requires-python"].as_string()) {
       py.python_constraint = rp->get();
       py.python_constraint_source = "pyproject.toml requires-python";
@@ -725,6 +735,12 @@ std::optional<PythonProject> detect_python(const fs::path& root, const std::stri
     RequirementsReader reader(root, py, evidence);
     for (const auto& f : req_files) reader.read(f, 0);
     py.install_files = req_files;
+    // setup.py beside the requirements builds the project's own package (a
+    // CUDA extension, most often): pip installs it after them.
+    if (regular_or_absent(root / "setup.py")) {
+      py.installable = true;
+      evidence.push_back({"setup.py", "a setuptools project: pip installs it after the requirements"});
+    }
     evidence.push_back({req_files.front(), std::to_string(py.requirements.size()) +
                                                " requirements from " +
                                                std::to_string(py.requirement_files.size()) + " file(s)"});
@@ -771,6 +787,25 @@ std::optional<PythonProject> detect_python(const fs::path& root, const std::stri
     if (py.python_constraint.empty() && !conda->python.empty()) {
       py.python_constraint = "==" + conda->python + ".*";
       py.python_constraint_source = conda->file + " python";
+    }
+  }
+
+  // A torch CUDA extension: setup.py (or a pyproject build hook) building
+  // with torch.utils.cpp_extension's CUDAExtension.
+  for (const char* file : {"setup.py", "pyproject.toml"}) {
+    if (py.cuda_extension || !regular_or_absent(root / file)) continue;
+    std::istringstream lines(read_text(root / file));
+    std::string line;
+    int number = 0;
+    while (std::getline(lines, line)) {
+      ++number;
+      if (line.find("torch.utils.cpp_extension") == std::string::npos && line.find("CUDAExtension") == std::string::npos)
+        continue;
+      py.cuda_extension = true;
+      py.cuda_extension_source = std::string(file) + ":" + std::to_string(number);
+      evidence.push_back({py.cuda_extension_source, "a torch CUDA extension (torch.utils.cpp_extension): compiled in "
+                                                    "the builder, on devel"});
+      break;
     }
   }
 
@@ -821,6 +856,7 @@ const std::map<std::string, std::string>& header_libraries() {
 struct CMakeCommand {
   std::string name;
   std::vector<std::string> args;
+  int line = 0;  // where the command starts, for messages
 };
 
 // Reads the commands of a CMakeLists.txt by hand: a regular expression over
@@ -830,6 +866,8 @@ std::vector<CMakeCommand> cmake_commands(const std::string& text) {
   std::vector<CMakeCommand> out;
   std::size_t i = 0;
   const std::size_t n = text.size();
+  int line = 1;
+  std::size_t counted = 0;  // text[0, counted) has been counted into line
   while (i < n) {
     if (!(std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_')) {
       ++i;
@@ -844,6 +882,9 @@ std::vector<CMakeCommand> cmake_commands(const std::string& text) {
       continue;
     }
     CMakeCommand c;
+    line += static_cast<int>(std::count(text.begin() + static_cast<long>(counted), text.begin() + static_cast<long>(i), '\n'));
+    counted = i;
+    c.line = line;
     for (std::size_t x = i; x < j; ++x) c.name += static_cast<char>(std::tolower(static_cast<unsigned char>(text[x])));
     int depth = 1;
     std::string word;
@@ -919,8 +960,22 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
       } else if (c.name == "find_package" && !c.args.empty() && c.args.front() == "CUDAToolkit") {
         cmake_cuda = true;
         const bool versioned = c.args.size() > 1 && std::isdigit(static_cast<unsigned char>(c.args[1][0]));
-        if (versioned) cpp.min_cuda = c.args[1];
+        if (versioned) {
+          cpp.min_cuda = c.args[1];
+          cpp.min_cuda_source = rel + ":" + std::to_string(c.line);
+        }
         evidence.push_back({rel, "find_package(CUDAToolkit" + (versioned ? " " + c.args[1] : std::string()) + ")"});
+      } else if (c.name == "cmake_minimum_required") {
+        // VERSION 3.24 or a policy range 3.24...3.28: the first is the minimum.
+        for (std::size_t k = 0; k + 1 < c.args.size(); ++k)
+          if (c.args[k] == "VERSION") {
+            const std::string v = c.args[k + 1].substr(0, c.args[k + 1].find("..."));
+            if (!v.empty() && std::isdigit(static_cast<unsigned char>(v[0])) &&
+                (cpp.min_cmake.empty() || version_less(cpp.min_cmake, v))) {
+              cpp.min_cmake = v;
+              cpp.min_cmake_source = rel + ":" + std::to_string(c.line);
+            }
+          }
       } else if (c.name == "install") {
         cpp.cmake_install = true;
       } else if (c.name == "add_executable" && !c.args.empty()) {
@@ -944,6 +999,25 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
         if (a.find("CUDA_ARCHITECTURES") != std::string::npos) cpp.sets_architectures = true;
         if (a.rfind("CUDA::", 0) == 0) libs.insert(a.substr(6));
       }
+      // cuDNN and NCCL have no CUDA:: targets: projects find them by hand
+      // (find_library(... cudnn), find_path(... cudnn.h), NCCL_* variables,
+      // find_package(NCCL)), and fail at configure on an image without them.
+      const std::string where = rel + ":" + std::to_string(c.line);
+      for (const auto& a : c.args) {
+        std::string l;
+        for (char ch : a) l += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        const bool finder = c.name == "find_library" || c.name == "find_path" || c.name == "find_package" ||
+                            c.name == "find_file";
+        for (const char* lib : {"cudnn", "nccl"}) {
+          const std::string name = lib;
+          const bool named = l == name || l == name + ".h" || l == "lib" + name + ".so" || l == "lib" + name ||
+                             (c.name == "find_package" && l == name && &a == &c.args.front());
+          const bool variable = a.rfind(upper(name) + "_", 0) == 0 || a.rfind("${" + upper(name) + "_", 0) == 0;
+          if (((finder && named) || variable) && libs.insert(name).second)
+            evidence.push_back({where, c.name + "(" + join(c.args, " ").substr(0, 80) + "): the program uses " +
+                                           (name == "cudnn" ? "cuDNN" : "NCCL")});
+        }
+      }
     }
   }
   if (cmake_cuda) {
@@ -954,7 +1028,8 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
                        "so add one with a literal name");
     cpp.cuda_libs.assign(libs.begin(), libs.end());
     std::vector<std::string> targets_of_libs;
-    for (const auto& l : cpp.cuda_libs) targets_of_libs.push_back("CUDA::" + l);
+    for (const auto& l : cpp.cuda_libs)
+      targets_of_libs.push_back(l == "cudnn" || l == "nccl" ? l + " (found by hand)" : "CUDA::" + l);
     evidence.push_back({"CMakeLists.txt", "executables: " + join(cpp.targets, ", ") +
                                               (targets_of_libs.empty()
                                                    ? "; links no CUDA library targets"
@@ -1008,6 +1083,30 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
   return cpp;
 }
 
+// apt.txt, as repo2docker reads it: one Debian package per line, '#'
+// comments. A line that is no package name would fail apt in the build, so
+// it stops gen here, naming the line.
+void read_apt_txt(const fs::path& root, Project& p) {
+  const fs::path path = root / "apt.txt";
+  if (!regular_or_absent(path)) return;
+  static const std::regex kPackage(R"([a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+~:*-]+)?)");
+  std::istringstream lines(read_text(path));
+  std::string line;
+  int number = 0;
+  while (std::getline(lines, line)) {
+    ++number;
+    const std::string text(trim(line.substr(0, line.find('#'))));
+    if (text.empty()) continue;
+    if (text.size() > 200 || !std::regex_match(text, kPackage))
+      throw InputError(path.string() + ":" + std::to_string(number) + ": '" + text.substr(0, 60) +
+                       "' is not a Debian package name; apt.txt lists one package per line (such as ffmpeg or "
+                       "libgl1, optionally pinned as ffmpeg=7:5.1.*), with # comments. Fix or delete the line");
+    p.system_packages.push_back({"apt.txt:" + std::to_string(number), text});
+  }
+  if (!p.system_packages.empty())
+    p.evidence.push_back({"apt.txt", std::to_string(p.system_packages.size()) + " system package(s) installed with apt"});
+}
+
 }  // namespace
 
 Project detect_project(const fs::path& dir, const std::string& requirements) {
@@ -1035,6 +1134,7 @@ Project detect_project(const fs::path& dir, const std::string& requirements) {
   else if (p.has_cuda_sources)
     p.evidence.push_back({relative_to_root(walk.cuda_sources.front(), dir),
                           "CUDA sources in a Python project (an extension): a GPU image builds them on devel"});
+  if (p.python || p.cuda_cpp) read_apt_txt(dir, p);
   if (!p.python && !p.cuda_cpp)
     throw InputError(dir.string() +
                      ": found nothing gen knows how to build. It looked for Python "

@@ -48,6 +48,7 @@ struct OsPackages {
   std::vector<std::string> python_runtime;
   std::vector<std::string> python_build;
   std::vector<std::string> cmake_build;
+  std::vector<std::string> runtime_compiler;  // gcc and the Python headers, for Triton
 };
 
 struct FrameworkNeed {
@@ -58,6 +59,10 @@ struct FrameworkNeed {
   std::string cuda;  // the CUDA its build expects ("11.8", or a major "12"); "" any
   std::map<std::string, std::string> extra_cuda;  // extra -> cuda
   std::string shared_memory;  // why it needs a larger /dev/shm; "" when it does not
+  std::string runtime_compiler;  // why it compiles code when the app runs (Triton); "" when it does not
+  // The torch each range of its releases pins: {first release, torch}, oldest first.
+  std::vector<std::pair<std::string, std::string>> torch_pins;
+  std::string torch_pins_source;
 };
 
 struct NamePattern {
@@ -84,6 +89,8 @@ struct Tables {
   std::string cpu_image;  // with {version}
   std::string uv_image;
   std::vector<std::string> poetry;
+  std::vector<std::string> cpu_runtime_compiler;  // gcc on the CPU image (its Python has headers)
+  std::string runtime_compiler_size;
   std::map<std::string, FrameworkNeed> frameworks;
   std::vector<NamePattern> patterns;
 };

@@ -91,6 +91,12 @@ struct Decider {
     return newest.empty() ? spec : newest;
   }
 
+  std::string lowest_of_major(const std::string& major) {
+    for (const auto& r : t.releases)
+      if (r.cuda.rfind(major + ".", 0) == 0) return major_minor(r.cuda);
+    return cuda_for_major(major);
+  }
+
   const CudaRelease& release_for(const std::string& wanted, const std::string& why) {
     for (const auto& r : t.releases)
       if (r.cuda == wanted || r.cuda.rfind(wanted + ".", 0) == 0) return r;
@@ -229,7 +235,40 @@ struct Decider {
     std::string cuda_source;  // which requirement said it
     int cudnn = 0;            // the cuDNN major a framework's build loads; 0 when none says
     std::string cudnn_source;
+    std::string runtime_compiler;         // why something compiles code when the app runs (Triton)
+    std::string runtime_compiler_source;  // which requirement
   };
+
+  // The torch a framework pins (vllm==0.8.5 installs torch==2.6.0), so that
+  // torch's CUDA build decides the image, as if the project had listed it.
+  Requirement implied_torch;
+
+  void torch_pinned_by(const Requirement& r, const FrameworkNeed& f) {
+    if (f.torch_pins.empty() || !implied_torch.name.empty()) return;
+    const std::pair<std::string, std::string>* row = nullptr;
+    if (exact_pin(r.specifier)) {
+      std::string version = r.specifier.substr(2);
+      version = version.substr(0, version.find('+'));
+      for (const auto& pin : f.torch_pins)
+        if (!version_less(version, pin.first)) row = &pin;
+    } else {
+      // pip installs the newest release the specifier allows.
+      for (const auto& pin : f.torch_pins)
+        if (r.specifier.empty() || python_satisfies(major_minor(pin.first), r.specifier)) row = &pin;
+    }
+    if (row == nullptr) {
+      p.warnings.push_back(r.name + r.specifier + " (" + r.source + ") is older than gen's table of the torch it pins; "
+                           "list torch==X in the requirements so that gen can choose its CUDA");
+      return;
+    }
+    implied_torch.name = "torch";
+    implied_torch.specifier = "==" + row->second;
+    implied_torch.text = "torch" + implied_torch.specifier;
+    implied_torch.source = r.source;
+    decide(r.source, r.name + (r.specifier.empty() ? " unpinned" : r.specifier) + " installs torch==" + row->second +
+                         " (it pins torch from " + r.name + " " + row->first + " on; " + f.torch_pins_source +
+                         "): torch's CUDA build decides the image");
+  }
 
   // The newest of `releases` (X.Y) that `specifier` allows: what pip would
   // install today, as far as a table knows. "" when none does.
@@ -300,6 +339,11 @@ struct Decider {
           decide(r.source, r.name + ": " + it->second.shared_memory + ", and Docker's default is 64 MB: the run "
                            "command gives --shm-size=" + kSharedMemory + " (or run it with --ipc=host)");
         }
+        if (!it->second.runtime_compiler.empty() && g.runtime_compiler.empty()) {
+          g.runtime_compiler = it->second.runtime_compiler;
+          g.runtime_compiler_source = r.source + " (" + r.name + ")";
+        }
+        torch_pinned_by(r, it->second);
         need_text = it->second.need;
         why = it->second.why;
         size = it->second.size;
@@ -349,6 +393,7 @@ struct Decider {
       if (need >= g.need && need != Need::None && !contains(g.reasons, r.name)) g.reasons.push_back(r.name);
       g.need = std::max(g.need, need);
     }
+    if (g.torch == nullptr && g.need != Need::None && !implied_torch.name.empty()) g.torch = &implied_torch;
     return g;
   }
 
@@ -555,6 +600,79 @@ struct Decider {
                (p.source_before_deps ? "" : "; dependencies in their own layer before the code"));
   }
 
+  // A torch CUDA extension compiles in the builder, where no GPU is
+  // visible: torch cannot ask the GPU for its architecture, so
+  // TORCH_CUDA_ARCH_LIST comes from gen's table; and build isolation would
+  // install a second torch (maybe another CUDA build) to compile against,
+  // so the extension builds against the venv's.
+  void cuda_extension(const PythonProject& py) {
+    if (!p.gpu) return;  // the CPU image's warning says why nothing compiles
+    const auto a = t.cuda_architectures.find(std::to_string(std::stoi(p.cuda)));
+    std::vector<std::string> list;
+    if (a != t.cuda_architectures.end())
+      for (const auto& sm : a->second)
+        list.push_back(sm.substr(0, sm.size() - 1) + "." + sm.substr(sm.size() - 1));
+    if (!list.empty()) list.back() += "+PTX";
+    p.torch_cuda_arch_list = join(list, ";");
+    if (!p.install_project) {
+      p.warnings.push_back(py.cuda_extension_source + ": a CUDA extension, but nothing installs the project (no "
+                           "[build-system] or setup.py); the image will not have it");
+      return;
+    }
+    p.project_install_args = "--no-build-isolation " + p.project_install_args;
+    // The compiler setuptools calls, and Python's headers; devel has nvcc.
+    for (const auto& pkg : t.os.at(p.os).cmake_build)
+      if (pkg.rfind("g++", 0) == 0 && !contains(p.builder_apt, pkg)) p.builder_apt.push_back(pkg);
+    if (!p.managed_python) {
+      const std::string dev = "python" + p.python + "-dev=" + p.python + ".*";
+      if (!contains(p.builder_apt, dev)) p.builder_apt.push_back(dev);
+    }
+    // setuptools leaves its build tree and objects beside the code, which
+    // the final stage copies: only the venv may carry the result.
+    p.cleanup_paths.push_back("/app/build");
+    decide(py.cuda_extension_source, "a torch CUDA extension: built on " + p.builder_image + " with TORCH_CUDA_ARCH_LIST=\"" +
+                                         p.torch_cuda_arch_list + "\" (data/cuda-images.json) and pip "
+                                         "--no-build-isolation after torch is installed; build/ and object files "
+                                         "are removed before the final stage copies /app");
+    if (py.requirements.empty())
+      p.warnings.push_back(py.cuda_extension_source + ": the extension builds without build isolation, so torch must "
+                           "be installed first: list it in requirements.txt");
+  }
+
+  // Triton (vLLM, SGLang, torch.compile) compiles kernels when the app
+  // starts, with the C compiler and Python's headers: without them the
+  // server dies with "Failed to find C compiler" (vllm #2997, sglang #1067).
+  // This is the one case where a compiler belongs in the final stage.
+  void runtime_compiler(const GpuNeeds& g) {
+    if (g.runtime_compiler.empty()) return;
+    if (!o.runtime_compiler) {
+      decide("--no-runtime-compiler", "no C compiler in the final image, as asked, although " +
+                                          g.runtime_compiler_source + ": " + g.runtime_compiler);
+      p.warnings.push_back(g.runtime_compiler_source + ": " + g.runtime_compiler +
+                           "; --no-runtime-compiler left gcc and the Python headers out, so it fails at start unless "
+                           "the kernels are cached or compiled ahead of time");
+      return;
+    }
+    std::vector<std::string> packages;
+    if (p.kind == "python-cpu") {
+      packages = t.cpu_runtime_compiler;  // Docker's python images carry the headers
+    } else {
+      for (const auto& pkg : t.os.at(p.os).runtime_compiler)
+        // uv's managed Python carries its headers; the OS's needs its -dev.
+        if (!p.managed_python || pkg.rfind("gcc", 0) == 0) packages.push_back(pkg);
+    }
+    for (const auto& pkg : packages)
+      if (!contains(p.final_apt, pkg)) p.final_apt.push_back(pkg);
+    p.runtime_compiler = true;
+    std::vector<std::string> names;
+    for (const auto& pkg : packages) names.push_back(pkg.substr(0, pkg.find('=')));
+    decide(g.runtime_compiler_source, g.runtime_compiler + ": the final image gets " + join(names, " and ") +
+                                          " (" + t.runtime_compiler_size + ")");
+    p.notes.push_back(g.runtime_compiler_source + ": " + g.runtime_compiler + ", so the final image gets " +
+                      join(names, " and ") + ", " + t.runtime_compiler_size + "; --no-runtime-compiler leaves them "
+                      "out");
+  }
+
   // --wheelhouse and --index-url replace where pip looks, for air-gapped
   // builds and private mirrors; a lock names its own sources.
   void package_sources(const PythonProject& py) {
@@ -571,14 +689,38 @@ struct Decider {
         throw InputError("--wheelhouse " + o.wheelhouse + ": no such directory in " + project.dir.string());
       p.wheelhouse = rel.generic_string();
       while (p.wheelhouse.size() > 1 && p.wheelhouse.back() == '/') p.wheelhouse.pop_back();
-      p.pip_index_args = {"--no-index", "--find-links " + p.wheelhouse};
-      decide("--wheelhouse", "pip installs only from " + p.wheelhouse + ", with no index");
+      // A bind mount, not a COPY: the wheels (gigabytes with torch) reach
+      // no layer, and COPY . . brings a second copy that is removed from
+      // /app before the final stage copies it.
+      p.pip_index_args = {"--no-index", "--find-links /wheels"};
+      p.cleanup_paths.push_back(shell_quote("/app/" + p.wheelhouse));
+      if (p.install_project) p.project_install_args = "--no-index --find-links /wheels " + p.project_install_args;
+      decide("--wheelhouse", "pip installs only from " + p.wheelhouse + " (bind-mounted at /wheels), with no index; "
+                             "the wheels never reach the final image");
     } else {
       p.pip_index_args.erase(std::remove_if(p.pip_index_args.begin(), p.pip_index_args.end(),
                                             [](const std::string& a) { return a.rfind("--index-url", 0) == 0; }),
                              p.pip_index_args.end());
+      // A private index or mirror is the only source: the public PyTorch
+      // indexes gen would add for torch's CUDA build go; the mirror must
+      // carry that build.
+      std::vector<std::string> dropped;
+      p.pip_index_args.erase(std::remove_if(p.pip_index_args.begin(), p.pip_index_args.end(),
+                                            [&](const std::string& a) {
+                                              if (a.find(t.torch_index_url) == std::string::npos) return false;
+                                              dropped.push_back(a.substr(a.find(' ') + 1));
+                                              return true;
+                                            }),
+                             p.pip_index_args.end());
       p.pip_index_args.insert(p.pip_index_args.begin(), "--index-url " + o.index_url);
-      decide("--index-url", "pip's index is " + o.index_url);
+      if (p.install_project) p.project_install_args = "--index-url " + o.index_url + " " + p.project_install_args;
+      if (!dropped.empty())
+        p.warnings.push_back("--index-url " + o.index_url + ": gen left out " + join(dropped, ", ") +
+                             "; your index must carry those builds (torch's CUDA wheels)");
+      for (const auto& opt : py.index_options)
+        p.warnings.push_back("--index-url " + o.index_url + ": a requirements file still names '" + opt +
+                             "', which pip reads at build time; remove it for a build that uses your index alone");
+      decide("--index-url", "pip's index is " + o.index_url + ", and no public index is named");
     }
   }
 
@@ -627,6 +769,15 @@ struct Decider {
         cuda = o.cuda;
         why = "--cuda";
         decide("--cuda", "CUDA " + o.cuda + ", as asked");
+      } else if (!g.cuda.empty() && g.need == Need::Bundled && g.cuda.find('.') == std::string::npos) {
+        // The wheels bring their own CUDA libraries and need only a driver
+        // of their major (minor-version compatibility); the image's
+        // NVIDIA_REQUIRE_CUDA is the only other demand, so the lowest
+        // release of that major runs on the most hosts.
+        cuda = lowest_of_major(g.cuda);
+        why = g.cuda_source;
+        decide(g.cuda_source, "CUDA " + cuda + ": its wheels bring their own CUDA " + g.cuda + " libraries, so the "
+                              "lowest CUDA " + g.cuda + " image (the oldest driver) is enough");
       } else if (!g.cuda.empty()) {
         cuda = cuda_for_major(g.cuda);
         why = g.cuda_source;
@@ -652,14 +803,23 @@ struct Decider {
         reasons.push_back(names + (plural ? " load" : " loads") + " CUDA and cuDNN libraries from the system");
       choose_flavor(g.need, reasons, g.torch != nullptr);
       choose_gpu_python(py, release);
-      set_images(release, project.has_cuda_sources);
+      set_images(release, project.has_cuda_sources || py.cuda_extension);
       p.probe = o.probe;
       std::string extra = " plus the dependencies";
       if (g.torch != nullptr) extra = " plus torch with its CUDA wheels (" + t.frameworks.at("torch").size + ")";
       size_class(extra);
     }
     python_install(py);
+    if (!extras_.empty() && p.install_mode == "requirements" && p.install_project) {
+      // -r files do not name the extras: pip resolves them with the project.
+      p.project_install_args = "'.[" + join(extras_, ",") + "]'";
+      decide(o.policy_source + " extras", "installs the project with its extras " + join(extras_, ", "));
+    } else if (!extras_.empty()) {
+      decide(o.policy_source + " extras", "the extras " + join(extras_, ", ") + " are installed with the dependencies");
+    }
+    if (py.cuda_extension) cuda_extension(py);
     package_sources(py);
+    runtime_compiler(g);
     if (!o.cmd.empty()) {
       p.cmd = o.cmd;
       decide("--cmd", "runs " + join(o.cmd, " "));
@@ -689,12 +849,18 @@ struct Decider {
       system_libs.push_back(lib);
       need = std::max(need, lib.rfind("cudnn", 0) == 0 ? Need::SystemCudnn : Need::System);
     }
+    if (contains(cpp.cuda_libs, "nccl"))
+      decide("CMakeLists.txt", "NCCL: runtime carries libnccl2 and the devel builder libnccl-dev (its headers)");
     if (system_libs.empty())
       reasons.push_back("the program links only the CUDA runtime, so runtime's libraries would go unused");
     else
       reasons.push_back("the program links " + join(system_libs, ", ") + ", which runtime carries and base does not");
     std::string cuda = t.default_cuda;
     std::string why = "gen's default";
+    if (!o.cuda.empty() && !cpp.min_cuda.empty() && version_less(major_minor(o.cuda), major_minor(cpp.min_cuda)))
+      throw InputError("--cuda " + o.cuda + ": " + cpp.min_cuda_source + " asks for find_package(CUDAToolkit " +
+                       cpp.min_cuda + "), so CMake would stop at configure with an older toolkit; pass --cuda " +
+                       major_minor(cpp.min_cuda) + " or newer, or lower the version in CMakeLists.txt");
     if (!o.cuda.empty()) {
       cuda = o.cuda;
       why = "--cuda";
@@ -706,8 +872,11 @@ struct Decider {
     const CudaRelease& release = release_for(cuda, why);
     choose_flavor(need, reasons, false);
     p.os = choose_os(release);
+    if (cpp.cmake) cmake_version(cpp, release);
     set_images(release, true);
-    p.builder_apt = t.os.at(p.os).cmake_build;
+    if (cpp.cmake)
+      for (const auto& pkg : t.os.at(p.os).cmake_build)
+        if (p.cmake_from_pypi.empty() || pkg.rfind("cmake=", 0) != 0) p.builder_apt.push_back(pkg);
     if (!cpp.cmake) p.builder_apt.clear();  // nvcc alone needs nothing beyond devel
     p.probe = o.probe;
     p.cmake = cpp.cmake;
@@ -723,7 +892,9 @@ struct Decider {
       gencode.push_back("-gencode arch=compute_" + archs[i] + ",code=sm_" + archs[i]);
       if (last) gencode.push_back("-gencode arch=compute_" + archs[i] + ",code=compute_" + archs[i]);
     }
-    p.cuda_architectures = join(cmake_archs, ";");
+    // The project's CMAKE_CUDA_ARCHITECTURES wins: a -D on the command line
+    // would override its default, against what --explain says.
+    if (!cpp.sets_architectures || !cpp.cmake) p.cuda_architectures = join(cmake_archs, ";");
     p.nvcc_arch_flags = join(gencode, " ");
     decide(cpp.sets_architectures ? "CMakeLists.txt" : "data/cuda-images.json",
            cpp.sets_architectures ? "the project's own CUDA architectures win over gen's default"
@@ -749,6 +920,35 @@ struct Decider {
     }
     if (o.port != 0) use_port(false);
     size_class(" plus the program");
+  }
+
+  // The OS's CMake (its apt series, "cmake=3.22.*"), as X.Y.
+  std::string os_cmake(const std::string& os) {
+    for (const auto& pkg : t.os.at(os).cmake_build)
+      if (pkg.rfind("cmake=", 0) == 0) return major_minor(pkg.substr(6));
+    return "";
+  }
+
+  // cmake_minimum_required above the builder OS's CMake stops the build at
+  // its first line: another OS of the release whose CMake suffices, else
+  // CMake's own wheels from PyPI, installed by uv (they are self-contained).
+  void cmake_version(const CudaCppProject& cpp, const CudaRelease& release) {
+    if (cpp.min_cmake.empty()) return;
+    const std::string need = major_minor(cpp.min_cmake);
+    const std::string have = os_cmake(p.os);
+    if (have.empty() || !version_less(have, need)) return;
+    if (o.os.empty())
+      for (const auto& os : release.os)
+        if (const std::string c = os_cmake(os); !c.empty() && !version_less(c, need)) {
+          decide(cpp.min_cmake_source, "cmake_minimum_required(VERSION " + cpp.min_cmake + "): " + p.os + "'s CMake is " +
+                                           have + ", " + os + "'s " + c + ", so the images are on " + os);
+          p.os = os;
+          return;
+        }
+    p.cmake_from_pypi = need;
+    p.uv_image = mirrored(t.uv_image, o.registry_mirror);
+    decide(cpp.min_cmake_source, "cmake_minimum_required(VERSION " + cpp.min_cmake + "): " + p.os + "'s CMake is " +
+                                     have + ", so the builder installs CMake " + need + ".* from PyPI with uv");
   }
 
   // --port: the detected server is told to listen there (its --port
@@ -781,6 +981,56 @@ struct Decider {
     p.port = o.port;
   }
 
+  // What the project declares outside pip (apt.txt, [gen] system_packages):
+  // run-time packages into the final stage; -dev packages, which are for
+  // compiling, into the builder only.
+  void system_packages() {
+    std::vector<Evidence> all = project.system_packages;
+    for (const auto& s : o.system_packages) all.push_back({o.policy_source + " system_packages", s});
+    std::vector<std::string> unpinned;
+    for (const auto& [source, spec] : all) {
+      const std::string name = spec.substr(0, spec.find('='));
+      const bool dev = name.size() > 4 && name.compare(name.size() - 4, 4, "-dev") == 0;
+      auto& list = dev ? p.builder_apt : p.final_apt;
+      if (!contains(list, spec)) list.push_back(spec);
+      p.declared_apt.push_back(spec);
+      if (spec.find('=') == std::string::npos) unpinned.push_back(name);
+      decide(source, spec + ": installed with apt in the " + (dev ? "builder (headers, for compiling)" : "final stage"));
+    }
+    if (!unpinned.empty())
+      p.notes.push_back(join(unpinned, ", ") + (unpinned.size() > 1 ? " are" : " is") + " installed unpinned, as "
+                        "declared (hadolint DL3008): write NAME=VERSION* (such as ffmpeg=7:5.1.*) to pin");
+  }
+
+  // [gen] extras: the project's optional dependency groups, installed with it
+  // and seen by every decision (an extra may bring torch).
+  PythonProject with_extras(const PythonProject& given) {
+    PythonProject py = given;
+    if (o.extras.empty()) return py;
+    const std::string where = (o.policy_source.empty() ? std::string("extras") : o.policy_source + " extras");
+    std::vector<std::string> names;
+    for (const auto& [name, reqs] : py.optional_dependencies) names.push_back(name);
+    std::vector<std::string> wanted;
+    for (const auto& e : o.extras) {
+      const std::string n = normalise_name(e);
+      const auto it = py.optional_dependencies.find(n);
+      if (it == py.optional_dependencies.end())
+        throw InputError(where + ": '" + e + "' is not an extra of this project; pyproject.toml " +
+                         (names.empty() ? std::string("has no [project.optional-dependencies]")
+                                        : "[project.optional-dependencies] has " + join(names, ", ")));
+      py.requirements.insert(py.requirements.end(), it->second.begin(), it->second.end());
+      wanted.push_back(n);
+    }
+    if (!py.lock.empty() || (!py.install_files.empty() && !py.installable))
+      throw InputError(where + ": extras are installed with the project from pyproject.toml, but " +
+                       (py.lock.empty() ? std::string("it has no [build-system] to install it with")
+                                        : py.lock + " decides what is installed") +
+                       "; list those packages in the requirements instead");
+    extras_ = wanted;
+    return py;
+  }
+  std::vector<std::string> extras_;
+
   void validate() {
     if (o.port < 0 || o.port > 65535) throw InputError("--port " + std::to_string(o.port) + ": give a TCP port from 1 to 65535");
     static const std::regex kCuda(R"(\d+\.\d+(\.\d+)?)");
@@ -801,15 +1051,16 @@ struct Decider {
 }  // namespace
 
 Plan make_plan(const Project& project, const Options& options) {
-  Decider d{project, options, builtin_tables(), {}};
+  Decider d{project, options, builtin_tables(), {}, {}, {}};
   d.validate();
   d.p.project_name = project.name;
   d.p.explain = project.evidence;
   d.p.syntax = options.syntax;
   d.p.compose = options.compose;
-  if (project.python) d.python(*project.python);
+  if (project.python) d.python(d.with_extras(*project.python));
   else if (project.cuda_cpp) d.cuda_cpp(*project.cuda_cpp);
   else throw InputError(project.dir.string() + ": nothing to build");
+  d.system_packages();
   if (d.p.template_name.empty()) d.p.template_name = d.p.flavor;
   if (!options.probe && d.p.gpu) d.decide("--no-probe", "no probe: the app is the entrypoint");
   return d.p;

@@ -64,6 +64,15 @@ km::data plan_data(const Plan& p) {
   d.set("pip_index_args", list_of(p.pip_index_args));
   d.set("has_wheelhouse", !p.wheelhouse.empty());
   d.set("wheelhouse", p.wheelhouse);
+  d.set("runtime_compiler", p.runtime_compiler);
+  d.set("runtime_compiler_size", t.runtime_compiler_size);
+  d.set("has_cleanup_paths", !p.cleanup_paths.empty());
+  d.set("cleanup_paths", list_of(p.cleanup_paths));
+  d.set("has_torch_cuda_arch_list", !p.torch_cuda_arch_list.empty());
+  d.set("torch_cuda_arch_list", p.torch_cuda_arch_list);
+  d.set("has_cuda_architectures", !p.cuda_architectures.empty());
+  d.set("cmake_from_pypi", !p.cmake_from_pypi.empty());
+  d.set("cmake_series", p.cmake_from_pypi);
   d.set("pyproject_deps", list_of(p.pyproject_deps));
   d.set("poetry_packages", list_of(p.poetry_packages));
   d.set("install_project", p.install_project);
@@ -170,6 +179,7 @@ std::string summary(const Plan& p) {
   line("build", build_command(p));
   line("run", run_command(p, "all"));
   if (p.gpu) line("", run_command(p, "'\"device=0\"'") + "   # one GPU of a shared machine");
+  for (const auto& n : p.notes) s += "note: " + n + "\n";
   for (const auto& w : p.warnings) s += "warning: " + w + "\n";
   return s;
 }

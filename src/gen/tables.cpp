@@ -81,19 +81,27 @@ Tables load() {
     if (major[0] != '_') t.cuda_architectures[major] = strings(archs);
   for (const auto& [name, o] : images.at("os").items())
     t.os[name] = {o.at("python").get<std::string>(), strings(o.at("python_runtime")),
-                  strings(o.at("python_build")), strings(o.at("cmake_build"))};
+                  strings(o.at("python_build")), strings(o.at("cmake_build")),
+                  strings(o.value("runtime_compiler", json::array()))};
   const json& py = images.at("python");
   t.known_python = strings(py.at("known"));
   t.preferred_python = py.at("preferred").get<std::string>();
   t.cpu_image = py.at("cpu_image").get<std::string>();
   t.uv_image = py.at("uv_image").get<std::string>();
   t.poetry = strings(py.at("poetry"));
+  t.cpu_runtime_compiler = strings(py.value("cpu_runtime_compiler", json::array()));
+  t.runtime_compiler_size = py.value("runtime_compiler_size", std::string());
 
   const json frameworks = table("python-frameworks.json");
   for (const auto& p : frameworks.at("packages")) {
     FrameworkNeed need{p.at("need").get<std::string>(), p.at("why").get<std::string>(),
                        p.value("size", std::string()), {}, p.value("cuda", std::string()), {},
-                       p.value("shared_memory", std::string())};
+                       p.value("shared_memory", std::string()), p.value("runtime_compiler", std::string()), {}, {}};
+    if (p.contains("torch_pins")) {
+      need.torch_pins_source = p.at("torch_pins").value("source", std::string());
+      for (const auto& pin : p.at("torch_pins").at("from"))
+        need.torch_pins.emplace_back(pin.at(0).get<std::string>(), pin.at(1).get<std::string>());
+    }
     if (p.contains("extras"))
       for (const auto& [extra, n] : p.at("extras").items()) need.extras[extra] = n.get<std::string>();
     if (p.contains("extra_cuda"))

@@ -149,5 +149,43 @@ if [ "$(id -u)" != 0 ]; then  # root may write anywhere
   check "it leaves no Dockerfile" test ! -e "$ro/Dockerfile"
 fi
 
+# imgsmith.toml's [gen] table holds what would otherwise be flags; flags win.
+team="$tmp/team"
+mkdir -p "$team"
+printf 'torch==2.7.1\nfastapi==0.115.6\nuvicorn==0.34.0\n' >"$team/requirements.txt"
+printf 'from fastapi import FastAPI\napp = FastAPI()\n' >"$team/main.py"
+printf 'ffmpeg\n' >"$team/apt.txt"
+printf '[gen]\ncuda = "12.8"\nport = 9000\ncmd = ["python", "main.py"]\nsystem_packages = ["libgl1"]\n' >"$team/imgsmith.toml"
+expect "gen reads imgsmith.toml [gen]" 0 "$bin" gen "$team" --stdout
+check "its cuda" grep -q "^FROM nvidia/cuda:12.8.1-base-ubuntu24.04$" "$tmp/out"
+check "its cmd" grep -q '^CMD \["python", "main.py"\]$' "$tmp/out"
+check "its port" grep -q "^EXPOSE 9000$" "$tmp/out"
+check "its system packages and apt.txt's, in the final stage" \
+  grep -q "apt-get install -y --no-install-recommends python3.12=3.12.\* ffmpeg libgl1$" "$tmp/out"
+expect "flags override the file" 0 "$bin" gen "$team" --stdout --cuda 12.6 --port 8100 --cmd "python -m app"
+check "--cuda wins" grep -q "^FROM nvidia/cuda:12.6.3-base-ubuntu24.04$" "$tmp/out"
+check "--port wins" grep -q "^EXPOSE 8100$" "$tmp/out"
+check "--cmd wins" grep -q '^CMD \["python", "-m", "app"\]$' "$tmp/out"
+printf '[gen]\nflavor = "tiny"\n' >"$team/imgsmith.toml"
+expect "a bad [gen] value" 2 "$bin" gen "$team"
+check "names the file, line and key" grep -q "$team/imgsmith.toml:2: \[gen\] flavor: 'tiny': choose auto, base, runtime or devel" "$tmp/err"
+check "and writes nothing" test ! -e "$team/Dockerfile" -a ! -e "$team/.imgsmith"
+printf 'ffmpeg\napt-get install x\n' >"$team/apt.txt"
+rm "$team/imgsmith.toml"
+expect "a bad apt.txt line" 2 "$bin" gen "$team"
+check "names the line" grep -q "$team/apt.txt:2: 'apt-get install x' is not a Debian package name" "$tmp/err"
+check "and writes nothing" test ! -e "$team/Dockerfile"
+
+# Triton compiles kernels at start: gcc and the headers, unless told not to.
+vllm="$tmp/vllm"
+mkdir -p "$vllm"
+printf 'vllm==0.8.5\n' >"$vllm/requirements.txt"
+printf 'import vllm\n' >"$vllm/main.py"
+expect "a vllm project" 0 "$bin" gen "$vllm" --stdout
+check "gets gcc and the Python headers in the final stage" grep -q "python3.10=3.10.\* gcc=4:11.\* python3.10-dev=3.10.\*$" "$tmp/out"
+check "with a note of the cost" grep -q "^note: requirements.txt:1 (vllm): Triton .*--no-runtime-compiler" "$tmp/err"
+expect "--no-runtime-compiler" 0 "$bin" gen "$vllm" --stdout --no-runtime-compiler
+check "leaves them out" test -z "$(grep gcc "$tmp/out")"
+
 echo "gen cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -170,20 +170,33 @@ std::vector<std::string> check_rules(const std::string& text, const RuleContext&
       const auto packages = apt_packages(i.args);
       if (!packages.empty()) {
         for (const auto& p : packages)
-          if (!has(p, "=")) fail("DL3008", &i, "apt package " + p + " is not pinned");
+          if (!has(p, "=") &&
+              std::find(context.declared_apt.begin(), context.declared_apt.end(), p) == context.declared_apt.end())
+            fail("DL3008", &i, "apt package " + p + " is not pinned");
         if (!has(i.args, "--no-install-recommends")) fail("DL3015", &i, "apt-get install without --no-install-recommends");
         if (!has(i.args, "target=/var/lib/apt") && !has(i.args, "rm -rf /var/lib/apt/lists"))
           fail("DL3009", &i, "apt lists stay in the layer");
         if (in_final)
-          for (const auto& p : packages)
-            for (const char* compiler : {"cuda-nvcc", "cuda-toolkit", "build-essential", "g++", "gcc", "cmake"})
-              if (p.rfind(compiler, 0) == 0) fail("no-compiler", &i, "installs " + p + " in the final stage");
+          for (const auto& p : packages) {
+            for (const char* compiler : {"cuda-nvcc", "cuda-toolkit", "build-essential", "g++", "gcc", "cmake", "clang"})
+              if (p.rfind(compiler, 0) == 0 && !(context.runtime_compiler && p.rfind("gcc=", 0) == 0))
+                fail("no-compiler", &i, "installs " + p + " in the final stage");
+            const bool documented = std::any_of(d.comments.begin(), d.comments.end(),
+                                                [](const std::string& c) { return has(c, "Triton"); });
+            if (context.runtime_compiler && p.rfind("gcc=", 0) == 0 && !documented)
+              fail("no-compiler", &i, "installs gcc in the final stage without saying why (Triton)");
+            // Headers are for compiling: only Triton's documented case.
+            static const std::regex kPythonDev(R"(^(lib)?python3\.\d+-dev(=|$))");
+            if (std::regex_search(p, kPythonDev) && !context.runtime_compiler)
+              fail("no-compiler", &i, "installs " + p + " (headers to compile against) in the final stage");
+          }
       }
       for (const auto& args : pip_installs(i.args)) {
         if (code_copied && !deps_installed) code_before_deps = true;
         deps_installed = true;
         for (std::size_t k = 0; k < args.size(); ++k) {
-          if (args[k] == ".") continue;
+          // The project itself, with its extras: '.[gpu]'.
+          if (args[k] == "." || args[k].rfind(".[", 0) == 0 || args[k].rfind("'.[", 0) == 0) continue;
           std::string a = args[k];
           if (a.front() == '\'') a = a.substr(1);
           if (!std::regex_search(a, std::regex("(==|>=|<=|~=|!=|<|>|@)")))

@@ -30,6 +30,12 @@ struct RuleContext {
   bool devel_final_allowed = false;  // --flavor devel was asked for
   bool source_before_deps = false;
   bool syntax_line = false;
+  // Triton compiles kernels at start (gen's documented exception): gcc and
+  // the Python headers may be installed in the final stage, nothing else.
+  bool runtime_compiler = false;
+  // apt packages the project itself declares (apt.txt, imgsmith.toml), which
+  // gen installs as written: unpinned ones are the project's choice.
+  std::vector<std::string> declared_apt;
 };
 
 // Every rule the Dockerfile breaks, one line each ("DL3008 line 12: ...").

@@ -15,6 +15,7 @@
 #include "image_builder.hpp"
 #include "imgsmith/error.hpp"
 #include "imgsmith/gen.hpp"
+#include "policy.hpp"
 
 using namespace imgsmith;
 using namespace imgsmith::gen;
@@ -509,7 +510,7 @@ TEST_CASE("gen: frameworks that name their CUDA get it") {
   const Plan jax = plan("jax[cuda13]==0.7.0\n");
   CHECK(jax.cuda == "13.0.0");
   CHECK(jax.min_driver == 580);
-  CHECK(plan("nvidia-cublas-cu12==12.6.4.1\n").cuda == "12.8.1");
+  CHECK(plan("nvidia-cublas-cu12==12.6.4.1\n").cuda == "12.1.1");  // bundled: the lowest 12.x image
   ProjectDir indexed({{"requirements.txt", "--index-url https://download.pytorch.org/whl/cu118\ntorch==2.6.0\n"},
                       {"main.py", ""}});
   Options o;
@@ -550,11 +551,11 @@ TEST_CASE("gen: --wheelhouse installs offline from the project's wheels, --index
   Options o;
   o.wheelhouse = "./wheels/";
   const Plan plan = plan_for(p, o);
-  CHECK(plan.pip_index_args == std::vector<std::string>{"--no-index", "--find-links wheels"});
+  CHECK(plan.pip_index_args == std::vector<std::string>{"--no-index", "--find-links /wheels"});
   const std::string df = render_plan(plan).dockerfile;
-  const auto copy = df.find("COPY wheels wheels");
-  REQUIRE(copy != std::string::npos);
-  CHECK(copy < df.find("pip install --no-index --find-links wheels -r requirements.txt"));
+  const auto mount = df.find("--mount=type=bind,source=wheels,target=/wheels");
+  REQUIRE(mount != std::string::npos);
+  CHECK(mount < df.find("pip install --no-index --find-links /wheels -r requirements.txt"));
   CHECK(broken_rules(df, {false, false, false, false, false}) == "");
   for (const std::string bad : {"/abs/wheels", "../wheels", "missing"}) {
     o.wheelhouse = bad;
@@ -924,4 +925,322 @@ TEST_CASE("gen: the indexes pyproject.toml names decide torch's CUDA and reach p
     CHECK_THAT(render_plan(plan).dockerfile, Catch::Contains("pip install --extra-index-url "
                                                              "https://download.pytorch.org/whl/cu121 torch==2.4.0"));
   }
+}
+
+// ----- issue 11, remaining classes ------------------------------------------
+
+TEST_CASE("gen: Triton users get a C compiler and the Python headers in the final stage, or not when asked") {
+  const std::string vllm = "vllm==0.8.5\nfastapi==0.115.6\nuvicorn==0.34.0\n";
+  ProjectDir p({{"requirements.txt", vllm}, {"server.py", kFastApiMain}});
+  const Plan plan = plan_for(p);
+  // vllm 0.8.5 pins torch 2.6.0, whose PyPI wheel is CUDA 12.4: on 22.04, Python 3.10.
+  CHECK(plan.final_image == "nvidia/cuda:12.4.1-base-ubuntu22.04");
+  CHECK(plan.runtime_compiler);
+  CHECK(std::find(plan.final_apt.begin(), plan.final_apt.end(), "gcc=4:11.*") != plan.final_apt.end());
+  CHECK(std::find(plan.final_apt.begin(), plan.final_apt.end(), "python3.10-dev=3.10.*") != plan.final_apt.end());
+  CHECK(mentions(plan.notes, "~150-200 MB"));
+  CHECK(mentions(plan.notes, "--no-runtime-compiler"));
+  CHECK(summary(plan).find("note: requirements.txt:1 (vllm): Triton") != std::string::npos);
+  const std::string df = render_plan(plan).dockerfile;
+  imgsmith::test::RuleContext context{true, true, false, false, false};
+  // The checker forbids compilers in the final stage, except this documented case.
+  CHECK(broken_rules(df, context).find("no-compiler") != std::string::npos);
+  context.runtime_compiler = true;
+  CHECK(broken_rules(df, context) == "");
+  // ... and only gcc with its reason: g++ or an undocumented gcc still fails.
+  std::string gxx = df;
+  gxx.replace(gxx.find("gcc=4:11.*"), 10, "g++=4:11.*");
+  CHECK(broken_rules(gxx, context).find("no-compiler") != std::string::npos);
+  std::string silent = std::regex_replace(df, std::regex("Triton"), "It");
+  CHECK(broken_rules(silent, context).find("without saying why") != std::string::npos);
+
+  Options o;
+  o.runtime_compiler = false;
+  const Plan without = plan_for(p, o);
+  CHECK_FALSE(without.runtime_compiler);
+  CHECK(std::find(without.final_apt.begin(), without.final_apt.end(), "gcc=4:11.*") == without.final_apt.end());
+  CHECK(mentions(without.warnings, "--no-runtime-compiler left gcc"));
+  CHECK(broken_rules(render_plan(without).dockerfile, {true, true, false, false, false}) == "");
+
+  // triton itself, sglang; uv's managed Python carries its headers: gcc alone.
+  ProjectDir triton({{"requirements.txt", "torch==2.6.0\ntriton==3.2.0\n"}, {"train.py", ""}});
+  CHECK(plan_for(triton).runtime_compiler);
+  ProjectDir sglang({{"pyproject.toml", "[project]\nname='s'\nversion='1'\nrequires-python='>=3.11'\n"
+                                        "dependencies=['sglang==0.4.1', 'torch==2.5.1']\n"},
+                     {"main.py", ""}});
+  const Plan s = plan_for(sglang);
+  CHECK(s.managed_python);
+  CHECK(s.runtime_compiler);
+  CHECK(mentions(s.final_apt, "gcc="));
+  CHECK_FALSE(mentions(s.final_apt, "-dev"));
+  // Nothing compiling at run time: no compiler.
+  ProjectDir torch({{"requirements.txt", kTorchApi}, {"main.py", kFastApiMain}});
+  CHECK_FALSE(plan_for(torch).runtime_compiler);
+}
+
+TEST_CASE("gen: a framework that pins torch gets torch's CUDA build") {
+  auto plan = [](const std::string& requirements) {
+    ProjectDir p({{"requirements.txt", requirements}, {"main.py", ""}});
+    return plan_for(p);
+  };
+  CHECK(plan("vllm==0.8.5\n").cuda == "12.4.1");  // torch 2.6.0: PyPI's cu124
+  CHECK(plan("vllm==0.6.3\n").cuda == "12.4.1");  // torch 2.4.0: the newest 12.x build, cu124
+  CHECK(plan("vllm==0.6.3\n").pip_index_args ==
+        std::vector<std::string>{"--extra-index-url https://download.pytorch.org/whl/cu124"});
+  CHECK(plan("vllm==0.10.2\n").cuda == "12.8.1");  // torch 2.8.0: 12.8
+  CHECK(plan("vllm>=0.8,<0.9\n").cuda == "12.4.1");
+  // The project's own torch pin wins over the one vllm implies.
+  CHECK(plan("vllm==0.8.5\ntorch==2.7.1\n").cuda == "12.6.3");
+}
+
+TEST_CASE("gen: wheels that bring their own CUDA get the lowest image of their major, the widest driver range") {
+  ProjectDir jax({{"requirements.txt", "jax[cuda12]==0.4.35\n"}, {"main.py", ""}});
+  const Plan j = plan_for(jax);
+  CHECK(j.final_image == "nvidia/cuda:12.1.1-base-ubuntu22.04");
+  CHECK(j.min_driver == 530);
+  CHECK(explains(j, "lowest CUDA 12 image"));
+  // System libraries (CuPy) still get gen's default 12.x.
+  ProjectDir cupy({{"requirements.txt", "cupy-cuda12x==13.3.0\n"}, {"main.py", ""}});
+  CHECK(plan_for(cupy).cuda == "12.8.1");
+}
+
+TEST_CASE("gen: a torch CUDA extension builds on devel with TORCH_CUDA_ARCH_LIST, no isolation, no build tree shipped") {
+  ProjectDir p({{"requirements.txt", "torch==2.6.0\n"},
+                {"setup.py", "from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, "
+                             "CUDAExtension\nsetup(name='ops', ext_modules=[CUDAExtension('ops._C', ['k.cu'])])\n"},
+                {"k.cu", "__global__ void k() {}\n"},
+                {"main.py", "import ops\n"}});
+  const Plan plan = plan_for(p);
+  CHECK(plan.builder_image == "nvidia/cuda:12.4.1-devel-ubuntu22.04");
+  CHECK(plan.final_image == "nvidia/cuda:12.4.1-base-ubuntu22.04");
+  CHECK(plan.torch_cuda_arch_list == "7.5;8.0;8.6;8.9;9.0+PTX");  // data/cuda-images.json, CUDA 12
+  CHECK(explains(plan, "setup.py:2: a torch CUDA extension"));
+  const std::string df = render_plan(plan).dockerfile;
+  INFO(df);
+  const auto deps = df.find("pip install -r requirements.txt");
+  const auto arch = df.find("ENV TORCH_CUDA_ARCH_LIST=\"7.5;8.0;8.6;8.9;9.0+PTX\"");
+  const auto ext = df.find("pip install --no-build-isolation --no-deps .");
+  const auto clean = df.find("RUN rm -rf /app/.imgsmith /app/build");
+  const auto final_copy = df.find("COPY --from=builder /app /app");
+  REQUIRE(deps != std::string::npos);
+  REQUIRE(arch != std::string::npos);
+  REQUIRE(ext != std::string::npos);
+  REQUIRE(clean != std::string::npos);
+  CHECK(deps < arch);  // torch is installed before the extension builds against it
+  CHECK(arch < ext);
+  CHECK(ext < clean);
+  CHECK(clean < final_copy);
+  CHECK(df.find("-name '*.o'", clean) != std::string::npos);
+  CHECK(std::find(plan.builder_apt.begin(), plan.builder_apt.end(), "g++=4:11.*") != plan.builder_apt.end());
+  CHECK(std::find(plan.builder_apt.begin(), plan.builder_apt.end(), "python3.10-dev=3.10.*") != plan.builder_apt.end());
+  CHECK(broken_rules(df, {true, true, false, true, false}) == "");
+  // pyproject.toml's build hook counts too; a CUDA 13 build gets CUDA 13's architectures.
+  ProjectDir py({{"pyproject.toml", "[build-system]\nrequires=['setuptools','torch']\n[project]\nname='o'\nversion='1'\n"
+                                    "dependencies=['torch==2.9.0']\n[tool.ext]\nbuilder='torch.utils.cpp_extension'\n"},
+                 {"main.py", ""}});
+  Options o;
+  o.cuda = "13.0";
+  CHECK(plan_for(py, o).torch_cuda_arch_list == "7.5;8.0;8.6;8.9;9.0;10.0;12.0+PTX");
+}
+
+TEST_CASE("gen: --wheelhouse ships no wheel, installs the project offline; --index-url leaves no public index") {
+  ProjectDir p({{"pyproject.toml", "[build-system]\nrequires=['setuptools']\n[project]\nname='svc'\nversion='1'\n"},
+                {"requirements.txt", "torch==2.6.0\nfastapi==0.115.6\nuvicorn==0.34.0\n"},
+                {"wheels/torch-2.6.0-cp310-cp310-linux_x86_64.whl", "zip"},
+                {"main.py", kFastApiMain}});
+  Options o;
+  o.wheelhouse = "wheels";
+  const Plan plan = plan_for(p, o);
+  const std::string df = render_plan(plan).dockerfile;
+  INFO(df);
+  CHECK(df.find("COPY wheels") == std::string::npos);  // never a layer of wheels
+  CHECK(df.find("--mount=type=bind,source=wheels,target=/wheels") != std::string::npos);
+  CHECK(df.find("pip install --no-index --find-links /wheels -r requirements.txt") != std::string::npos);
+  CHECK(df.find("pip install --no-index --find-links /wheels --no-deps .") != std::string::npos);
+  // COPY . . brings the wheels into the builder's /app: removed before the final stage copies it.
+  const auto clean = df.find("RUN rm -rf /app/.imgsmith /app/wheels");
+  REQUIRE(clean != std::string::npos);
+  CHECK(clean < df.find("COPY --from=builder /app /app"));
+  CHECK(df.find("download.pytorch.org") == std::string::npos);
+  CHECK(broken_rules(df, {true, true, false, false, false}) == "");
+
+  // --index-url: torch 2.5 would come from PyTorch's cu124 index; the mirror must carry it.
+  ProjectDir t({{"requirements.txt", "torch==2.5.1\n"}, {"main.py", ""}});
+  Options index;
+  index.index_url = "https://pypi.internal.example/simple";
+  const Plan ti = plan_for(t, index);
+  const std::string tdf = render_plan(ti).dockerfile;
+  CHECK(tdf.find("download.pytorch.org") == std::string::npos);
+  CHECK(tdf.find("pip install --index-url https://pypi.internal.example/simple -r requirements.txt") != std::string::npos);
+  CHECK(mentions(ti.warnings, "https://download.pytorch.org/whl/cu124"));
+  // The project's install uses the private index too; pyproject's indexes go.
+  ProjectDir uv({{"pyproject.toml", "[build-system]\nrequires=['setuptools']\n[project]\nname='x'\nversion='1'\n"
+                                    "dependencies=['torch==2.6.0']\n[[tool.uv.index]]\nname='cu126'\n"
+                                    "url='https://download.pytorch.org/whl/cu126'\n"},
+                 {"main.py", ""}});
+  const std::string udf = render_plan(plan_for(uv, index)).dockerfile;
+  CHECK(udf.find("download.pytorch.org") == std::string::npos);
+  CHECK(udf.find("pip install --index-url https://pypi.internal.example/simple --no-deps .") != std::string::npos);
+}
+
+TEST_CASE("gen: CMake projects that find cuDNN and NCCL themselves, their minimum toolkit, their own architectures") {
+  ProjectDir p({{"CMakeLists.txt", "cmake_minimum_required(VERSION 3.22)\nproject(t LANGUAGES CXX CUDA)\n"
+                                   "find_package(CUDAToolkit 12.4 REQUIRED)\n"
+                                   "find_library(CUDNN_LIB NAMES cudnn)\nadd_executable(t main.cu)\n"
+                                   "target_link_libraries(t PRIVATE ${CUDNN_LIB})\n"},
+                {"main.cu", "int main() { return 0; }\n"}});
+  const Plan plan = plan_for(p);
+  CHECK(plan.final_image == "nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04");
+  CHECK(plan.builder_image == "nvidia/cuda:12.8.1-cudnn-devel-ubuntu24.04");
+  CHECK(explains(plan, "CMakeLists.txt:4: find_library"));
+  ProjectDir header({{"CMakeLists.txt", "project(t LANGUAGES CUDA)\nfind_path(CUDNN_INC cudnn.h)\nadd_executable(t m.cu)\n"},
+                     {"m.cu", ""}});
+  CHECK(plan_for(header).cudnn);
+  for (const std::string nccl : {"find_package(NCCL REQUIRED)\n", "find_library(NCCL_LIBRARY nccl)\n",
+                                 "include_directories(${NCCL_INCLUDE_DIRS})\n"}) {
+    INFO(nccl);
+    ProjectDir n({{"CMakeLists.txt", "project(t LANGUAGES CUDA)\n" + nccl + "add_executable(t m.cu)\n"}, {"m.cu", ""}});
+    const Plan np = plan_for(n);
+    CHECK(np.flavor == "runtime");  // runtime carries libnccl2
+    CHECK_FALSE(np.cudnn);
+  }
+  // A --cuda below the project's minimum fails at configure: refused, naming the line.
+  Options old;
+  old.cuda = "12.2";
+  CHECK_THROWS_WITH(plan_for(p, old), Catch::Contains("--cuda 12.2: CMakeLists.txt:3 asks for find_package(CUDAToolkit 12.4)"));
+  old.cuda = "12.4";
+  CHECK_NOTHROW(plan_for(p, old));
+  // The project's CMAKE_CUDA_ARCHITECTURES is not overridden.
+  ProjectDir own({{"CMakeLists.txt", "set(CMAKE_CUDA_ARCHITECTURES 80 90)\nproject(s LANGUAGES CUDA)\nadd_executable(s s.cu)\n"},
+                  {"s.cu", ""}});
+  const std::string odf = render_plan(plan_for(own)).dockerfile;
+  CHECK(odf.find("-DCMAKE_CUDA_ARCHITECTURES") == std::string::npos);
+  CHECK(odf.find("RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release") != std::string::npos);
+  CHECK(render_plan(plan).dockerfile.find("-DCMAKE_CUDA_ARCHITECTURES=\"75-real;80-real;86-real;89-real;90\"") !=
+        std::string::npos);
+}
+
+TEST_CASE("gen: apt.txt declares system packages: run-time ones in the final stage, -dev ones in the builder") {
+  ProjectDir p({{"requirements.txt", "soundfile==0.12.1\n"},
+                {"apt.txt", "# as repo2docker reads it\nffmpeg\n\nlibsndfile1-dev  # for building\nlibgl1=1.7.*\n"},
+                {"main.py", ""}});
+  const Plan plan = plan_for(p);
+  CHECK(mentions(plan.final_apt, "ffmpeg"));
+  CHECK(mentions(plan.final_apt, "libgl1=1.7.*"));
+  CHECK_FALSE(mentions(plan.final_apt, "libsndfile1-dev"));
+  CHECK(mentions(plan.builder_apt, "libsndfile1-dev"));
+  CHECK(explains(plan, "apt.txt:2: ffmpeg: installed with apt in the final stage"));
+  CHECK(mentions(plan.notes, "ffmpeg, libsndfile1-dev are installed unpinned"));
+  const std::string df = render_plan(plan).dockerfile;
+  INFO(df);
+  CHECK(df.find("apt-get install -y --no-install-recommends ffmpeg libgl1=1.7.*\n") != std::string::npos);
+  imgsmith::test::RuleContext context{false, false, false, false, false};
+  CHECK(broken_rules(df, context).find("DL3008") != std::string::npos);  // hadolint would say so
+  context.declared_apt = plan.declared_apt;
+  CHECK(broken_rules(df, context) == "");  // the project's own choice, named in a note
+  // A CUDA C++ program gets them too.
+  ProjectDir cu({{"main.cu", "int main() { return 0; }\n"}, {"apt.txt", "libopencv-core406t64\n"}});
+  CHECK(mentions(plan_for(cu).final_apt, "libopencv-core406t64"));
+  for (const std::string bad : {"ffmpeg\nsudo apt-get install x\n", "ffmpeg\nFFmpeg\n", "ffmpeg\n<<<<<<< HEAD\n"}) {
+    INFO(bad);
+    ProjectDir b({{"requirements.txt", "numpy==2.1.3\n"}, {"apt.txt", bad}, {"main.py", ""}});
+    CHECK_THROWS_WITH(detect_project(b.dir), Catch::Contains("apt.txt:2: '") && Catch::Contains("not a Debian package name"));
+  }
+}
+
+TEST_CASE("gen: imgsmith.toml's [gen] table holds the flags a team commits; flags override; bad values name the key") {
+  const std::string toml = "[gen]\ncuda = \"12.6\"\nflavor = \"runtime\"\ncmd = \"python -m svc --fast\"\nport = 9000\n"
+                           "system_packages = [\"libgl1\"]\nrequirements = \"requirements-gpu.txt\"\nextras = [\"gpu\"]\n";
+  ProjectDir p({{"imgsmith.toml", toml},
+                {"pyproject.toml", "[build-system]\nrequires=['setuptools']\n[project]\nname='svc'\nversion='1'\n"
+                                   "[project.optional-dependencies]\ngpu=['onnxruntime-gpu==1.20.1']\n"},
+                {"requirements-gpu.txt", "torch==2.7.1\n"}, {"requirements.txt", "numpy==2.1.3\n"},
+                {"svc/__main__.py", ""}});
+  const auto g = imgsmith::load_gen_policy(p.dir.string());
+  REQUIRE(g);
+  Options o;
+  o.flavor.clear();
+  std::string requirements;
+  imgsmith::apply_gen_policy(*g, o, requirements);
+  CHECK(o.cuda == "12.6");
+  CHECK(o.flavor == "runtime");
+  CHECK(o.cmd == std::vector<std::string>{"python", "-m", "svc", "--fast"});
+  CHECK(o.port == 9000);
+  CHECK(requirements == "requirements-gpu.txt");
+  const Plan plan = make_plan(detect_project(p.dir, requirements), o);
+  CHECK(plan.final_image == "nvidia/cuda:12.6.3-cudnn-runtime-ubuntu24.04");  // the gpu extra's onnxruntime-gpu
+  CHECK(plan.requirement_files_top == std::vector<std::string>{"requirements-gpu.txt"});
+  CHECK(plan.project_install_args == "'.[gpu]'");
+  CHECK(mentions(plan.final_apt, "libgl1"));
+  CHECK(plan.port == 9000);
+  // Flags override the file.
+  Options flags;
+  flags.cuda = "12.8";
+  flags.port = 8100;
+  flags.cmd = {"python", "app.py"};
+  flags.flavor = "base";
+  std::string req = "requirements.txt";
+  imgsmith::apply_gen_policy(*g, flags, req);
+  CHECK(flags.cuda == "12.8");
+  CHECK(flags.port == 8100);
+  CHECK(flags.cmd == std::vector<std::string>{"python", "app.py"});
+  CHECK(flags.flavor == "base");
+  CHECK(req == "requirements.txt");
+  // Every bad value: the file, its line, the key, what to do.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"cuda = \"twelve\"", "[gen] cuda: 'twelve' is no CUDA release"},
+      {"cuda = 12.4", "[gen] cuda: must be a string"},
+      {"flavor = \"tiny\"", "[gen] flavor: 'tiny': choose auto, base, runtime or devel"},
+      {"port = 0", "[gen] port: give a TCP port from 1 to 65535"},
+      {"port = \"80\"", "[gen] port: give a TCP port"},
+      {"cmd = \"python 'open\"", "[gen] cmd: "},
+      {"cmd = []", "[gen] cmd: is empty"},
+      {"system_packages = [\"Bad Pkg\"]", "[gen] system_packages: 'Bad Pkg' is not a Debian package name"},
+      {"extras = [1]", "[gen] extras must be a list of strings"},
+      {"colour = \"red\"", "[gen] colour: unknown key"},
+  };
+  for (const auto& [line, message] : bad) {
+    INFO(line);
+    ProjectDir b({{"imgsmith.toml", "[gen]\n" + line + "\n"}, {"main.py", ""}});
+    CHECK_THROWS_WITH(imgsmith::load_gen_policy(b.dir.string()),
+                      Catch::Contains((b.dir / "imgsmith.toml").string() + ":2: ") && Catch::Contains(message));
+  }
+  // An extra the project does not have.
+  ProjectDir e({{"imgsmith.toml", "[gen]\nextras = [\"cpu\"]\n"}, {"pyproject.toml", "[project]\nname='x'\nversion='1'\n"
+                "[project.optional-dependencies]\ngpu=['torch==2.6.0']\n"}, {"main.py", ""}});
+  Options eo;
+  std::string er;
+  imgsmith::apply_gen_policy(*imgsmith::load_gen_policy(e.dir.string()), eo, er);
+  CHECK_THROWS_WITH(make_plan(detect_project(e.dir), eo),
+                    Catch::Contains("imgsmith.toml [gen] extras: 'cpu' is not an extra of this project") &&
+                        Catch::Contains("has gpu"));
+}
+
+TEST_CASE("gen: a project needing a newer CMake than the builder's OS gets CMake's own wheels") {
+  const std::string lists = "cmake_minimum_required(VERSION 3.30...3.31)\nproject(s LANGUAGES CXX CUDA)\n"
+                            "add_executable(s s.cu)\n";
+  ProjectDir p({{"CMakeLists.txt", lists}, {"s.cu", "int main() { return 0; }\n"}});
+  Options o;
+  o.cuda = "12.4";  // ubuntu22.04 only: CMake 3.22
+  const Plan plan = plan_for(p, o);
+  CHECK(plan.cmake_from_pypi == "3.30");
+  CHECK_FALSE(mentions(plan.builder_apt, "cmake="));
+  CHECK(mentions(plan.builder_apt, "g++="));
+  CHECK(mentions(plan.builder_apt, "make="));
+  CHECK(explains(plan, "CMakeLists.txt:1: cmake_minimum_required(VERSION 3.30): ubuntu22.04's CMake is 3.22"));
+  const std::string df = render_plan(plan).dockerfile;
+  INFO(df);
+  const auto uv = df.find("COPY --from=ghcr.io/astral-sh/uv:");
+  const auto tool = df.find("uv tool install \"cmake==3.30.*\"");
+  REQUIRE(uv != std::string::npos);
+  REQUIRE(tool != std::string::npos);
+  CHECK(uv < tool);
+  CHECK(tool < df.find("RUN cmake -S ."));
+  CHECK(broken_rules(df, {true, true, false, false, false}) == "");
+  // The OS's CMake suffices: apt's, as before.
+  ProjectDir old({{"CMakeLists.txt", "cmake_minimum_required(VERSION 3.18)\nproject(s LANGUAGES CUDA)\nadd_executable(s s.cu)\n"},
+                  {"s.cu", ""}});
+  const Plan a = plan_for(old, o);
+  CHECK(a.cmake_from_pypi.empty());
+  CHECK(mentions(a.builder_apt, "cmake=3.22.*"));
 }

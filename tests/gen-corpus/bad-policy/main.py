@@ -1,0 +1,2 @@
+from fastapi import FastAPI
+app = FastAPI()

@@ -1,0 +1,3 @@
+#include <cudnn.h>
+#include <nccl.h>
+int main() { return 0; }

@@ -1,0 +1,3 @@
+import cupy as cp
+
+print(cp.fft.fft(cp.arange(8)))

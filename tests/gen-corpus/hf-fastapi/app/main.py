@@ -1,0 +1,5 @@
+from fastapi import FastAPI
+from transformers import pipeline
+
+app = FastAPI()
+classifier = pipeline("sentiment-analysis")

@@ -1,0 +1,2 @@
+import greeting
+print(greeting.hello())

@@ -1,0 +1,4 @@
+import onnxruntime as ort
+from fastapi import FastAPI
+
+app = FastAPI()

@@ -1,0 +1,4 @@
+import joblib
+from fastapi import FastAPI
+
+app = FastAPI()

@@ -1,0 +1,3 @@
+import whisper
+
+model = whisper.load_model("base")
