@@ -23,6 +23,10 @@ enum class HiddenBy : std::uint8_t {
   Opaque,       // a .wh..wh..opq marker in the parent directory
   Overwritten,  // the same path written again
   Replaced,     // a directory replaced by a non-directory, or the reverse
+  // The same path written again as a file of the same size: most likely a
+  // metadata-only change (chmod, chown, touch) that copied the file whole.
+  // Analysis groups these by directory and layer pair.
+  Readded,
 };
 const char* hidden_by_name(HiddenBy how);
 

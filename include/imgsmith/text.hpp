@@ -43,4 +43,11 @@ bool needs_escape(std::string_view s);
 // last three bytes "..." when it was cut.
 std::string shorten(std::string_view s, std::size_t max);
 
+// A layer's created_by as the Dockerfile step a reader recognises:
+// "/bin/sh -c #(nop) COPY ..." -> "COPY ...", "/bin/sh -c X" and BuildKit's
+// "RUN /bin/sh -c X # buildkit" or "|2 A=b /bin/sh -c X" -> "RUN X", with
+// newlines and tabs folded to spaces. Not escaped: callers escape for their
+// output.
+std::string dockerfile_step(std::string_view created_by);
+
 }  // namespace imgsmith

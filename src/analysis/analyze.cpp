@@ -10,6 +10,8 @@
 #include <queue>
 #include <set>
 #include <thread>
+#include <tuple>
+#include <unordered_map>
 
 #include "imgsmith/analysis.hpp"
 #include "imgsmith/error.hpp"
@@ -41,6 +43,47 @@ std::vector<std::string> created_by_per_layer(const nlohmann::json& config, std:
     warnings.push_back("the config history describes " + std::to_string(out.size()) +
                        " layers but the image has " + std::to_string(layers) +
                        "; created_by may not line up");
+  return out;
+}
+
+// Same-size re-adds come file by file from the merge (a chmod -R of 250
+// files is 250 of them); users think of them as one change to a directory.
+// Per layer pair, they become one group at the deepest directory holding
+// them all, or one per top-level directory when that would be the root.
+std::vector<WasteGroup> group_readded(std::vector<WasteGroup> waste) {
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::string>, WasteGroup> groups;
+  std::vector<WasteGroup> out;
+  const auto common_dir = [](std::string_view a, std::string_view b) {
+    std::size_t n = 0, last_slash = 0;
+    while (n < a.size() && n < b.size() && a[n] == b[n]) {
+      if (a[n] == '/') last_slash = n;
+      ++n;
+    }
+    // A whole path that is a directory of the other counts in full.
+    if ((n == a.size() && n < b.size() && b[n] == '/') || (n == b.size() && n < a.size() && a[n] == '/'))
+      last_slash = n;
+    return std::string(a.substr(0, last_slash));
+  };
+  for (auto& w : waste) {
+    if (w.how != HiddenBy::Readded) {
+      out.push_back(std::move(w));
+      continue;
+    }
+    const std::string_view path = w.path;
+    const auto second = path.find('/', 1);
+    const std::string top(path.substr(0, second));  // "/opt" of "/opt/s/d0/f"
+    auto [it, inserted] = groups.try_emplace({w.added_layer, w.hidden_layer, top}, w);
+    if (inserted) {
+      // A lone file keeps its own path; the directory comes with a second one.
+      continue;
+    }
+    WasteGroup& g = it->second;
+    g.path = common_dir(g.path, w.path);
+    if (g.path.empty()) g.path = top;
+    g.bytes += w.bytes;
+    g.files += w.files;
+  }
+  for (auto& [key, g] : groups) out.push_back(std::move(g));
   return out;
 }
 
@@ -216,6 +259,10 @@ std::vector<DuplicateGroup> find_duplicates(const BlobStore& store, const Resolv
                                             const MergedTree& tree, const AnalyzeOptions& options) {
   // Each visible content under the regular-file name that created it.
   std::vector<std::string> path_of(tree.inodes().size());
+  // Content only a hard link still shows: a later layer replaced its file
+  // name (an `ln` in a later RUN copies the file up, leaving the old link on
+  // the old content), so its bytes are under the link's target in its layer.
+  std::vector<const FileNode*> shown_by_link(tree.inodes().size(), nullptr);
   std::vector<const FileNode*> stack{&tree.root()};
   while (!stack.empty()) {
     const FileNode* node = stack.back();
@@ -223,7 +270,27 @@ std::vector<DuplicateGroup> find_duplicates(const BlobStore& store, const Resolv
     for (const FileNode* child : node->children()) {
       if (child->type == EntryType::File && child->inode >= 0)
         path_of[static_cast<std::size_t>(child->inode)] = child->path().substr(1);
+      if (child->type == EntryType::Hardlink && child->inode >= 0 &&
+          shown_by_link[static_cast<std::size_t>(child->inode)] == nullptr)
+        shown_by_link[static_cast<std::size_t>(child->inode)] = child;
       stack.push_back(child);
+    }
+  }
+  // The name a report shows: path_of, or the link's own name where the
+  // bytes are read under its target's.
+  std::vector<std::string> shown_as(tree.inodes().size());
+  std::map<std::uint32_t, std::unordered_map<std::string_view, std::string_view>> link_targets;
+  for (std::size_t i = 0; i < path_of.size(); ++i) {
+    const FileNode* link = shown_by_link[i];
+    if (!path_of[i].empty() || link == nullptr || link->layer >= scans.size()) continue;
+    auto [targets, fresh] = link_targets.try_emplace(link->layer);
+    if (fresh)
+      for (const TarEntry& e : scans[link->layer]->entries)
+        if (e.type == EntryType::Hardlink) targets->second.emplace(e.path, e.link);
+    const std::string path = link->path().substr(1);
+    if (const auto t = targets->second.find(path); t != targets->second.end()) {
+      path_of[i] = std::string(t->second);
+      shown_as[i] = path;
     }
   }
   std::map<std::uint64_t, std::vector<std::size_t>> by_size;
@@ -268,7 +335,8 @@ std::vector<DuplicateGroup> find_duplicates(const BlobStore& store, const Resolv
       DuplicateGroup& g = groups[{size, it->second}];
       g.size = size;
       g.digest = it->second;
-      g.files.push_back(FileReport{"/" + path_of[id], size, inode.layer, inode.names - 1});
+      g.files.push_back(FileReport{"/" + (shown_as[id].empty() ? path_of[id] : shown_as[id]), size,
+                                   inode.layer, inode.names - 1});
     }
   std::vector<DuplicateGroup> out;
   for (auto& [key, g] : groups)
@@ -387,7 +455,7 @@ Analysis analyze_layers(const ResolvedImage& image,
     return x.bytes != y.bytes ? x.bytes > y.bytes : x.path < y.path;
   });
 
-  a.waste = tree.waste();
+  a.waste = group_readded(tree.waste());
   std::sort(a.waste.begin(), a.waste.end(), [](const auto& x, const auto& y) {
     return x.bytes != y.bytes ? x.bytes > y.bytes : x.path < y.path;
   });

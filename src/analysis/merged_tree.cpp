@@ -12,6 +12,7 @@ const char* hidden_by_name(HiddenBy how) {
     case HiddenBy::Opaque: return "opaque";
     case HiddenBy::Overwritten: return "overwritten";
     case HiddenBy::Replaced: return "replaced";
+    case HiddenBy::Readded: return "re-added";
   }
   return "deleted";
 }
@@ -212,8 +213,10 @@ void MergedTree::add_entry(const TarEntry& entry, std::uint32_t layer) {
       return;
     }
     const bool same_kind = (existing.type == EntryType::Dir) == (entry.type == EntryType::Dir);
+    const bool same_size_file = existing.type == EntryType::File && entry.type == EntryType::File &&
+                                existing.size == entry.size && entry.size > 0;
     remove_child(*parent, existing, layer,
-                 same_kind ? HiddenBy::Overwritten : HiddenBy::Replaced,
+                 !same_kind ? HiddenBy::Replaced : same_size_file ? HiddenBy::Readded : HiddenBy::Overwritten,
                  "/" + std::string(entry.path));
   }
   if (entry.type == EntryType::Hardlink) {

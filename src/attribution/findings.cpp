@@ -5,6 +5,7 @@
 #include <set>
 
 #include "imgsmith/size.hpp"
+#include "imgsmith/text.hpp"
 
 namespace imgsmith {
 namespace {
@@ -47,7 +48,7 @@ struct Builder {
 };
 
 std::string created_by(const Analysis& a, std::uint32_t layer) {
-  std::string text = layer < a.layers.size() ? a.layers[layer].created_by : std::string();
+  std::string text = layer < a.layers.size() ? dockerfile_step(a.layers[layer].created_by) : std::string();
   if (text.size() > 70) text = text.substr(0, 67) + "...";
   return "layer " + std::to_string(layer) + (text.empty() ? "" : " (" + text + ")");
 }
@@ -61,7 +62,7 @@ const char* kCacheFix =
 const std::vector<std::string>& finding_ids() {
   static const std::vector<std::string> ids = {
       "cuda-duplicated", "devel-in-final", "pip-cache", "package-cache", "apt-lists",
-      "deleted-in-later-layer", "overwritten-in-later-layer", "model-weights-baked",
+      "deleted-in-later-layer", "overwritten-in-later-layer", "metadata-only-readd", "model-weights-baked",
       "static-libs", "docs", "duplicate-content"};
   return ids;
 }
@@ -172,9 +173,27 @@ std::vector<Finding> find_waste(const Analysis& a, const Attribution& attr,
                                "write the final version once: combine the RUN steps, and set "
                                "modes and owners with COPY --chmod/--chown instead of a later "
                                "chmod/chown");
+  Builder& readded = start("metadata-only-readd",
+                           "files were added again unchanged in size by a later layer",
+                           "a chmod, chown or touch in a later RUN copies every file whole into a new "
+                           "layer: set modes and owners where the files are added (COPY --chown/--chmod, "
+                           "or chmod in the same RUN that creates them)");
+  std::uint64_t largest_readded = 0;
   std::uint64_t largest_deleted = 0, largest_overwritten = 0;
   for (const auto& w : a.waste) {
     if (matches_any(ignore, w.path)) continue;
+    if (w.how == HiddenBy::Readded) {
+      readded.add(w.path, w.bytes, w.added_layer);
+      readded.layers.insert(w.hidden_layer);
+      if (w.bytes > largest_readded) {
+        largest_readded = w.bytes;
+        readded.f.message = created_by(a, w.hidden_layer) + " re-added " + w.path + " (" +
+                            std::to_string(w.files) + (w.files == 1 ? " file, " : " files, ") +
+                            format_size(w.bytes) + ") with the sizes " + created_by(a, w.added_layer) +
+                            " gave them: most likely a metadata-only change";
+      }
+      continue;
+    }
     const bool deletion = w.how == HiddenBy::Deleted || w.how == HiddenBy::Opaque;
     Builder& x = deletion ? deleted : overwritten;
     std::uint64_t& largest = deletion ? largest_deleted : largest_overwritten;

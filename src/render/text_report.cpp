@@ -13,19 +13,8 @@ constexpr std::size_t kCreatedByWidth = 58;
 
 // "/bin/sh -c #(nop)  CMD [...]" reads as "CMD [...]", "/bin/sh -c apt..."
 // as "RUN apt...": what the user wrote in the Dockerfile.
-std::string readable_created_by(std::string s) {
-  const std::string nop = "/bin/sh -c #(nop)";
-  const std::string sh = "/bin/sh -c ";
-  if (s.rfind(nop, 0) == 0) {
-    s = s.substr(nop.size());
-  } else if (s.rfind(sh, 0) == 0) {
-    s = "RUN " + s.substr(sh.size());
-  }
-  const auto b = s.find_first_not_of(" \t");
-  s = b == std::string::npos ? "" : s.substr(b);
-  for (char& c : s)
-    if (c == '\n' || c == '\t') c = ' ';
-  return shorten(visible(s), kCreatedByWidth);
+std::string readable_created_by(const std::string& s) {
+  return shorten(visible(dockerfile_step(s)), kCreatedByWidth);
 }
 
 
@@ -42,10 +31,14 @@ void render_categories(const Attribution& attr, std::ostream& out) {
     if (c.bytes == 0) continue;
     out << fmt("  %-14s %10s  %6s\n", visible(c.name).c_str(), format_size(c.bytes).c_str(),
                render_detail::percent(c.bytes, attr.total_bytes).c_str());
-    std::size_t shown = 0;
+    // Children are largest first: empty files' children (0 B) say nothing
+    // in a table of bytes, and end the list (JSON keeps them).
+    std::size_t shown = 0, nonempty = 0;
+    for (const auto& child : c.children) nonempty += child.bytes > 0 ? 1 : 0;
     for (const auto& child : c.children) {
+      if (child.bytes == 0) break;
       if (++shown > 6) {
-        out << fmt("    %-24s (%zu more)\n", "...", c.children.size() - 6);
+        out << fmt("    %-24s (%zu more)\n", "...", nonempty - 6);
         break;
       }
       std::string origins;

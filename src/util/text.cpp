@@ -202,4 +202,37 @@ std::string shorten(std::string_view s, std::size_t max) {
   return std::string(s.substr(0, cut)) + "...";
 }
 
+std::string dockerfile_step(std::string_view s) {
+  const auto trim_front = [](std::string_view& v) {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  };
+  trim_front(s);
+  if (s.ends_with(" # buildkit")) s.remove_suffix(11);
+  std::string out;
+  constexpr std::string_view nop = "/bin/sh -c #(nop)", sh = "/bin/sh -c ";
+  if (s.starts_with(nop)) {
+    s.remove_prefix(nop.size());
+    trim_front(s);
+    out = std::string(s);
+  } else {
+    // BuildKit: "RUN /bin/sh -c X", or with build args "RUN |2 A=1 B=2 /bin/sh -c X".
+    std::string_view run = s;
+    if (run.starts_with("RUN ")) run.remove_prefix(4);
+    if (run.starts_with('|')) {
+      const auto at = run.find(sh);
+      if (at != std::string_view::npos) run.remove_prefix(at);
+    }
+    if (run.starts_with(sh)) {
+      run.remove_prefix(sh.size());
+      trim_front(run);
+      out = "RUN " + std::string(run);
+    } else {
+      out = std::string(s);
+    }
+  }
+  for (char& c : out)
+    if (c == '\n' || c == '\t') c = ' ';  // other controls are for the renderer to show
+  return out;
+}
+
 }  // namespace imgsmith

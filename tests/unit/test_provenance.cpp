@@ -1,0 +1,168 @@
+// Who added what: the base image's layers told from the user's by the
+// history, files the user's layers put in system paths, findings the base
+// image caused, and same-size re-adds (chmod/chown churn) grouped as one
+// change to a directory.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "image_builder.hpp"
+#include "imgsmith/attribution.hpp"
+#include "imgsmith/findings.hpp"
+#include "imgsmith/text.hpp"
+
+using namespace imgsmith;
+using namespace imgsmith::testing;
+
+namespace {
+
+struct Analysed {
+  TempDir tmp;
+  Analysis analysis;
+  Attribution attribution;
+  std::vector<Finding> findings;
+
+  explicit Analysed(const Image& image, std::optional<std::size_t> base_layers = {}) {
+    write_file(tmp / "img.tar", docker_legacy_save(image));
+    AnalyzeOptions options;
+    options.capture = attribution_capture;
+    options.base_layers = base_layers;
+    analysis = analyze_image(tmp / "img.tar", options);
+    attribution = attribute(analysis, builtin_rules());
+    findings = find_waste(analysis, attribution, {}, FindingFloor{0, 0.0});
+  }
+  std::string category_of(const std::string& path) const {
+    for (const auto& f : attribution.files)
+      if (f.path == path) return attribution.categories[f.category].name + "/" + f.child;
+    return "missing";
+  }
+  const Finding* finding(const std::string& id) const {
+    for (const auto& f : findings)
+      if (f.id == id) return &f;
+    return nullptr;
+  }
+};
+
+// debian:bookworm as its history reads (a rootfs, then CMD), then a
+// multi-stage Dockerfile's final stage.
+Image base_then_user() {
+  Image image;
+  image.layers = {
+      Layer{{file("usr/bin/bash", 800), file("root/.profile", 161), file("var/lib/apt/lists/deb_Packages", 9000),
+             file_with("var/lib/dpkg/info/bash.list", "/usr/bin/bash\n")},
+            Encoding::None, true, "/bin/sh -c #(nop) ADD file:0123 in / "},
+      Layer{{file("usr/local/bin/server", 5000)}, Encoding::None, true,
+            "COPY /out/server /usr/local/bin/server # buildkit"},
+      Layer{{file("usr/local/lib/libtool.so", 700), file("etc/ld.so.cache", 90)}, Encoding::None, true,
+            "RUN /bin/sh -c make install # buildkit"},
+  };
+  image.empty_history = {{1, "/bin/sh -c #(nop)  CMD [\"bash\"]"}, {3, "CMD [\"/usr/local/bin/server\"]"}};
+  return image;
+}
+
+}  // namespace
+
+TEST_CASE("provenance: the base image's layers end with its CMD; the user's files are app") {
+  const Analysed a(base_then_user());
+  CHECK(a.analysis.base_layers == 1);
+  CHECK(a.analysis.base_evidence == "history");
+  CHECK(a.analysis.layers[0].base);
+  CHECK_FALSE(a.analysis.layers[1].base);
+  // The user's binary copied from a builder stage, and what its make install put in /usr/local.
+  CHECK(a.category_of("/usr/local/bin/server") == "app/copied");
+  CHECK(a.category_of("/usr/local/lib/libtool.so") == "app/built");
+  // A system file a user's RUN rewrote is still the system's.
+  CHECK(a.category_of("/etc/ld.so.cache") == "other/system-unowned");
+  // The base image's own files in an app-looking path are not the app.
+  CHECK(a.category_of("/root/.profile") == "other/base-image");
+  // Waste the base image brought: only another base removes it.
+  const Finding* lists = a.finding("apt-lists");
+  REQUIRE(lists != nullptr);
+  CHECK(lists->base_bytes == 9000);
+  CHECK_THAT(lists->message, Catch::StartsWith("from the base image"));
+  CHECK_THAT(lists->fix, Catch::Contains("base"));
+  CHECK_THAT(lists->fix, !Catch::Contains("same RUN"));
+}
+
+TEST_CASE("provenance: --base-layers overrides the history; without either, no layer is the base") {
+  const Analysed told(base_then_user(), 2);
+  CHECK(told.analysis.base_layers == 2);
+  CHECK(told.analysis.base_evidence == "--base-layers");
+  CHECK(told.category_of("/usr/local/bin/server") != "app/copied");
+  Image no_history = base_then_user();
+  no_history.empty_history.clear();
+  const Analysed none(no_history);
+  CHECK(none.analysis.base_layers == 0);
+  CHECK(none.category_of("/root/.profile") == "app/app");
+}
+
+TEST_CASE("waste: same-size re-adds are one metadata-only change per directory and layer pair") {
+  Layer data, churn;
+  for (int i = 0; i < 250; ++i) {
+    const std::string path = "data/d" + std::to_string(i % 5) + "/f" + std::to_string(i);
+    data.entries.push_back(file(path, 1000));
+    churn.entries.push_back(file(path, 1000, 'x'));  // chmod -R: the same bytes again
+  }
+  data.created_by = "COPY data /data";
+  churn.created_by = "RUN /bin/sh -c chmod -R g+w /data # buildkit";
+  churn.entries.push_back(file("etc/app.conf", 10));
+  Layer edit{{file("etc/app.conf", 12)}, Encoding::None, true, "RUN /bin/sh -c echo >> /etc/app.conf"};
+  Image image;
+  image.layers = {data, churn, edit};
+  const Analysed a(image);
+  std::vector<const WasteGroup*> readded, overwritten;
+  for (const auto& w : a.analysis.waste) {
+    if (w.how == HiddenBy::Readded) readded.push_back(&w);
+    if (w.how == HiddenBy::Overwritten) overwritten.push_back(&w);
+  }
+  REQUIRE(readded.size() == 1);
+  CHECK(readded[0]->path == "/data");
+  CHECK(readded[0]->files == 250);
+  CHECK(readded[0]->bytes == 250000);
+  CHECK(readded[0]->added_layer == 0);
+  CHECK(readded[0]->hidden_layer == 1);
+  REQUIRE(overwritten.size() == 1);  // a real edit changes the size
+  CHECK(overwritten[0]->path == "/etc/app.conf");
+  const Finding* churn_finding = a.finding("metadata-only-readd");
+  REQUIRE(churn_finding != nullptr);
+  CHECK(churn_finding->bytes == 250000);
+  CHECK_THAT(churn_finding->message, Catch::Contains("re-added /data (250 files"));
+  CHECK_THAT(churn_finding->message, Catch::Contains("RUN chmod -R g+w /data"));
+  CHECK_THAT(churn_finding->fix, Catch::Contains("--chown"));
+  const Finding* edits = a.finding("overwritten-in-later-layer");
+  REQUIRE(edits != nullptr);
+  CHECK(edits->bytes == 10);
+}
+
+TEST_CASE("created_by reads as the Dockerfile step") {
+  CHECK(dockerfile_step("/bin/sh -c #(nop)  CMD [\"bash\"]") == "CMD [\"bash\"]");
+  CHECK(dockerfile_step("/bin/sh -c apt-get update") == "RUN apt-get update");
+  CHECK(dockerfile_step("RUN /bin/sh -c apt-get install -y x # buildkit") == "RUN apt-get install -y x");
+  CHECK(dockerfile_step("RUN |2 A=1 B=2 /bin/sh -c make\n install # buildkit") == "RUN make  install");
+  CHECK(dockerfile_step("COPY . /app # buildkit") == "COPY . /app");
+}
+
+TEST_CASE("duplicates (--hash): content a later ln copied up is a duplicate of its old hard link's") {
+  // Layer 0: /a with a hard link /b. Layer 1 runs `ln /a /c`: the overlay
+  // copies /a up, so the layer holds a new /a (same bytes) and /c linked to
+  // it, while /b keeps the old content. Two inodes, the same bytes.
+  Image image;
+  image.layers = {Layer{{file("srv/a", 20000, 'q'), hardlink("srv/b", "srv/a")}, Encoding::None, true, "COPY a /srv/"},
+                  Layer{{file("srv/a", 20000, 'q'), hardlink("srv/c", "srv/a")}, Encoding::Gzip, true,
+                        "RUN /bin/sh -c ln /srv/a /srv/c"}};
+  for (const bool seekable : {true, false}) {
+    TempDir tmp;
+    const std::string blob = docker_legacy_save(image);
+    const std::string name = seekable ? "img.tar" : "img.tar.zst";  // zstd whole: read once
+    write_file(tmp / name, seekable ? blob : encode(blob, Encoding::Zstd));
+    AnalyzeOptions options;
+    options.hash_duplicates = true;
+    const Analysis a = analyze_image(tmp / name, options);
+    INFO((seekable ? "seekable" : "streamed"));
+    REQUIRE(a.duplicates.size() == 1);
+    REQUIRE(a.duplicates[0].files.size() == 2);
+    std::vector<std::string> paths{a.duplicates[0].files[0].path, a.duplicates[0].files[1].path};
+    std::sort(paths.begin(), paths.end());
+    CHECK(paths == std::vector<std::string>{"/srv/a", "/srv/b"});
+  }
+}
