@@ -15,6 +15,10 @@ only adds a history entry marked "empty_layer" and no filesystem layer.
 
 ENTRY is one of:
     {"path": "a/b.txt", "size": N [, "seed": K]}   regular file, N bytes
+    {"path": "m.safetensors", "size": N, "format": "safetensors"}
+                                                    N bytes that are a real safetensors
+                                                    file: its header (one U8 tensor),
+                                                    then the tensor's bytes
     {"path": "a/b.txt", "content": "text"}         regular file, given text
     {"path": "a/dir", "type": "dir"}
     {"path": "a/link", "type": "symlink", "target": "..."}
@@ -51,6 +55,7 @@ import io
 import json
 import os
 import random
+import struct
 import signal
 import sys
 import tarfile
@@ -146,14 +151,46 @@ class PatternReader(io.RawIOBase):
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
+# The JSON header of a generated safetensors file, padded with spaces (as the
+# format allows) to a fixed length, so the data's length follows from the size.
+SAFETENSORS_HEADER = 128
+
+
+def safetensors_header(size):
+    data = size - 8 - SAFETENSORS_HEADER
+    text = json.dumps({"weight": {"dtype": "U8", "shape": [data], "data_offsets": [0, data]}})
+    return struct.pack("<Q", SAFETENSORS_HEADER) + text.ljust(SAFETENSORS_HEADER).encode()
+
+
+class PrefixedReader(io.RawIOBase):
+    """`prefix`, then what `rest` reads."""
+
+    def __init__(self, prefix, rest):
+        super().__init__()
+        self._prefix = prefix
+        self._rest = rest
+
+    def readable(self):
+        return True
+
+    def read(self, n=-1):
+        # tarfile wants every read whole: a short one is "unexpected end of data".
+        if not self._prefix:
+            return self._rest.read(n)
+        take = self._prefix if n is None or n < 0 else self._prefix[:n]
+        self._prefix = self._prefix[len(take):]
+        more = -1 if n is None or n < 0 else n - len(take)
+        return take + (self._rest.read(more) if more != 0 else b"")
+
+
 # ---------------------------------------------------------------------------
 # Spec parsing and expansion
 
 
 class Entry:
-    __slots__ = ("kind", "path", "size", "mode", "link", "content", "seed")
+    __slots__ = ("kind", "path", "size", "mode", "link", "content", "seed", "format")
 
-    def __init__(self, kind, path, size=0, mode=None, link="", content=None, seed=0):
+    def __init__(self, kind, path, size=0, mode=None, link="", content=None, seed=0, format=None):
         self.kind = kind  # "dir", "file", "symlink" or "hardlink"
         self.path = path
         self.size = size
@@ -161,12 +198,13 @@ class Entry:
         self.link = link
         self.content = content
         self.seed = seed
+        self.format = format
 
 
 DEFAULT_MODES = {"dir": 0o755, "file": 0o644, "symlink": 0o777, "hardlink": 0o644}
 
 ENTRY_KEYS = {
-    "file": {"path", "type", "size", "seed", "content", "mode"},
+    "file": {"path", "type", "size", "seed", "content", "mode", "format"},
     "dir": {"path", "type", "mode"},
     "symlink": {"path", "type", "target", "mode"},
     "hardlink": {"path", "type", "target", "mode"},
@@ -274,8 +312,14 @@ def _expand_raw(entries, where):
                 data = e["content"].encode("utf-8")
                 yield Entry("file", path, size=len(data), mode=mode, content=data)
             else:
-                yield Entry("file", path, size=_int_field(e, "size", ew), mode=mode,
-                            seed=_int_field(e, "seed", ew, default=0))
+                fmt = e.get("format")
+                if fmt not in (None, "safetensors"):
+                    raise SpecError(f"{ew}: \"format\" is \"safetensors\" or absent, not {fmt!r}")
+                size = _int_field(e, "size", ew)
+                if fmt == "safetensors" and size < SAFETENSORS_HEADER + 8 + 1:
+                    raise SpecError(f"{ew}: a safetensors file needs more than {SAFETENSORS_HEADER + 8} bytes")
+                yield Entry("file", path, size=size, mode=mode,
+                            seed=_int_field(e, "seed", ew, default=0), format=fmt)
         elif etype == "dir":
             yield Entry("dir", path, mode=mode)
         elif etype == "symlink":
@@ -446,6 +490,9 @@ def write_layer(layer, where, path, gzip_level):
                     tf.addfile(ti)
                 elif e.content is not None:
                     tf.addfile(ti, io.BytesIO(e.content))
+                elif e.format == "safetensors":
+                    head = safetensors_header(e.size)
+                    tf.addfile(ti, PrefixedReader(head, PatternReader(e.size - len(head), e.seed, e.path)))
                 else:
                     tf.addfile(ti, PatternReader(e.size, e.seed, e.path))
         if gz is not None:
