@@ -61,6 +61,14 @@ const json& children_of(const json& categories, const std::string& name) {
   return empty;
 }
 
+// A child's origins ({"pip": bytes, ...}) in a category list, or null.
+json origins_of(const json& children, const std::string& name) {
+  if (!children.is_array()) return nullptr;
+  for (const auto& c : children)
+    if (c.value("name", "") == name && c.contains("origins") && c["origins"].is_object()) return c["origins"];
+  return nullptr;
+}
+
 json diff_categories(const json& old_doc, const json& new_doc) {
   const json olds = old_doc.value("categories", json::array());
   const json news = new_doc.value("categories", json::array());
@@ -79,7 +87,12 @@ json diff_categories(const json& old_doc, const json& new_doc) {
     for (const auto& [n, _] : cb) all.insert(n);
     for (const auto& n : all) {
       const std::uint64_t cx = ca.count(n) ? ca.at(n) : 0, cy = cb.count(n) ? cb.at(n) : 0;
-      if (cx != cy) children.push_back(named("name", n, triple(cx, cy)));
+      if (cx == cy) continue;
+      json child = named("name", n, triple(cx, cy));
+      // Where the bytes came from on each side: torch from pip before, from apt after.
+      const json before = origins_of(children_of(olds, name), n), after = origins_of(children_of(news, name), n);
+      if (!before.is_null() || !after.is_null()) child["origins"] = {{"old", before}, {"new", after}};
+      children.push_back(std::move(child));
     }
     std::sort(children.begin(), children.end(), [](const json& p, const json& q) {
       return std::llabs(p["delta"].get<std::int64_t>()) >
@@ -458,6 +471,16 @@ void render_diff_text(const json& d, std::ostream& out) {
     for (std::size_t i = 0; i < c["children"].size() && i < 5; ++i) {
       const auto& k = c["children"][i];
       line(("  " + visible(k["name"].get<std::string>())).c_str(), k);
+      if (k.contains("origins")) {
+        const auto side = [](const json& o) {
+          if (!o.is_object() || o.empty()) return std::string("-");
+          std::string text;
+          for (const auto& [origin, bytes] : o.items())
+            text += (text.empty() ? "" : ", ") + visible(origin) + " " + format_size(bytes.get<std::uint64_t>());
+          return text;
+        };
+        out << "                 from " << side(k["origins"]["old"]) << " -> " << side(k["origins"]["new"]) << "\n";
+      }
     }
   }
   const auto& layers = d["layers"];

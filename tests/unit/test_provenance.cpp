@@ -5,10 +5,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <sstream>
 
 #include "image_builder.hpp"
 #include "imgsmith/attribution.hpp"
+#include "imgsmith/diff.hpp"
 #include "imgsmith/findings.hpp"
+#include "imgsmith/render.hpp"
 #include "imgsmith/text.hpp"
 
 using namespace imgsmith;
@@ -165,4 +168,38 @@ TEST_CASE("duplicates (--hash): content a later ln copied up is a duplicate of i
     std::sort(paths.begin(), paths.end());
     CHECK(paths == std::vector<std::string>{"/srv/a", "/srv/b"});
   }
+}
+
+TEST_CASE("diff: the origin of framework bytes on each side (torch from pip, then from apt)") {
+  const std::string site = "usr/local/lib/python3.11/site-packages";
+  Image pip_image, apt_image;
+  pip_image.layers = {Layer{{file(site + "/torch/lib/libtorch_cpu.so", 9000),
+                             file_with(site + "/torch-2.3.0.dist-info/RECORD", "torch/lib/libtorch_cpu.so,,9000\n")},
+                            Encoding::None, true, "RUN pip install torch"}};
+  apt_image.layers = {Layer{{file("usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13", 9500),
+                             file_with("var/lib/dpkg/info/libtorch1.13:amd64.list",
+                                       "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13\n")},
+                            Encoding::None, true, "RUN apt-get install python3-torch"}};
+  const auto report_of = [](const Image& image) {
+    TempDir tmp;
+    write_file(tmp / "img.tar", docker_legacy_save(image));
+    AnalyzeOptions options;
+    options.capture = attribution_capture;
+    const Analysis a = analyze_image(tmp / "img.tar", options);
+    const Attribution attr = attribute(a, builtin_rules());
+    const auto findings = find_waste(a, attr, {});
+    return nlohmann::json::parse(report_to_json(Report{a, &attr, &findings, GateResult{}}).dump());
+  };
+  const auto d = diff_reports(report_of(pip_image), report_of(apt_image), DiffGate{});
+  const nlohmann::json* torch = nullptr;
+  for (const auto& c : d["categories"])
+    if (c["name"] == "framework")
+      for (const auto& k : c["children"])
+        if (k["name"] == "torch") torch = &k;
+  REQUIRE(torch != nullptr);
+  CHECK((*torch)["origins"]["old"]["pip"] == 9000 + std::string("torch/lib/libtorch_cpu.so,,9000\n").size());
+  CHECK((*torch)["origins"]["new"]["apt"] == 9500);
+  std::ostringstream text;
+  render_diff_text(d, text);
+  CHECK_THAT(text.str(), Catch::Contains("from pip ") && Catch::Contains("-> apt "));
 }
