@@ -189,8 +189,8 @@ std::vector<Finding> find_waste(const Analysis& a, const Attribution& attr,
         largest_readded = w.bytes;
         readded.f.message = created_by(a, w.hidden_layer) + " re-added " + w.path + " (" +
                             std::to_string(w.files) + (w.files == 1 ? " file, " : " files, ") +
-                            format_size(w.bytes) + ") with the sizes " + created_by(a, w.added_layer) +
-                            " gave them: most likely a metadata-only change";
+                            format_size(w.bytes) + ") unchanged in size from " + created_by(a, w.added_layer) +
+                            ": most likely a metadata-only change";
       }
       continue;
     }

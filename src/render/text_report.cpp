@@ -52,6 +52,31 @@ void render_categories(const Attribution& attr, std::ostream& out) {
   }
 }
 
+// Prose (a finding's message and fix) folded at spaces to kReportWidth
+// columns, continuation lines indented by `indent`; `used` columns of the
+// first line are taken already. A word longer than a line (a path) stays
+// whole.
+constexpr std::size_t kReportWidth = 100;
+
+std::string folded(const std::string& text, std::size_t used, std::size_t indent) {
+  std::string out, line;
+  std::size_t room = kReportWidth > used ? kReportWidth - used : 20;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (!line.empty() && line.size() + 1 + word.size() > room) {
+      out += line + "\n" + std::string(indent, ' ');
+      line.clear();
+      room = kReportWidth - indent;
+    }
+    line += (line.empty() ? "" : " ") + word;
+    start = end + 1;
+  }
+  return out + line;
+}
+
 void render_findings(const std::vector<Finding>& findings, std::ostream& out) {
   out << "\nFINDINGS (largest saving first)\n";
   if (findings.empty()) out << "  none\n";
@@ -62,9 +87,9 @@ void render_findings(const std::vector<Finding>& findings, std::ostream& out) {
       out << "  below the floor (--finding-floor), for information:\n";
       info_heading = true;
     }
-    out << fmt("  %10s  %s: ", format_size(f.bytes).c_str(), f.id.c_str()) << visible(f.message)
-        << "\n";
-    out << "              fix: " << visible(f.fix) << "\n";
+    const std::string head = fmt("  %10s  %s: ", format_size(f.bytes).c_str(), f.id.c_str());
+    out << head << folded(visible(f.message), head.size(), 14) << "\n";
+    out << "              fix: " << folded(visible(f.fix), 19, 19) << "\n";
     for (std::size_t i = 0; i < f.paths.size() && i < 3; ++i)
       out << fmt("              %10s  ", format_size(f.paths[i].bytes).c_str())
           << visible(f.paths[i].path) << "\n";

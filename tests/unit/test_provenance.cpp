@@ -203,3 +203,27 @@ TEST_CASE("diff: the origin of framework bytes on each side (torch from pip, the
   render_diff_text(d, text);
   CHECK_THAT(text.str(), Catch::Contains("from pip ") && Catch::Contains("-> apt "));
 }
+
+TEST_CASE("text: findings' messages and fixes are folded to 100 columns") {
+  Layer first{{file("srv/data/" + std::string(30, 'a') + "/blob.bin", 5000)}, Encoding::None, true,
+              "RUN /bin/sh -c cp /somewhere/with/a/long/path/blob.bin /srv/data && echo " + std::string(40, 'x')};
+  Layer second{{whiteout("srv/data")}, Encoding::None, true,
+               "RUN /bin/sh -c rm -rf /srv/data && echo and some more words to make it long enough"};
+  Image image;
+  image.layers = {first, second};
+  const Analysed a(image);
+  std::ostringstream text;
+  render_text(Report{a.analysis, &a.attribution, &a.findings, GateResult{}}, text);
+  const std::string out = text.str();
+  const auto findings = out.find("FINDINGS");
+  REQUIRE(findings != std::string::npos);
+  std::istringstream lines(out.substr(findings));
+  std::string line;
+  std::size_t longest = 0, count = 0;
+  while (std::getline(lines, line)) {
+    longest = std::max(longest, line.size());
+    ++count;
+  }
+  CHECK(count > 4);  // the message did need folding
+  CHECK(longest <= 100);
+}
