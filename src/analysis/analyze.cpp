@@ -15,6 +15,7 @@
 
 #include "imgsmith/analysis.hpp"
 #include "imgsmith/error.hpp"
+#include "imgsmith/text.hpp"
 
 namespace imgsmith {
 namespace {
@@ -102,12 +103,8 @@ std::size_t base_layers_from_history(const nlohmann::json& config) {
     if (!h.is_object()) continue;
     const auto empty = h.find("empty_layer");
     const bool is_empty = empty != h.end() && empty->is_boolean() && empty->get<bool>();
-    std::string_view text = h.contains("created_by") && h["created_by"].is_string()
-                                ? std::string_view(h["created_by"].get_ref<const std::string&>())
-                                : std::string_view();
-    if (text.starts_with("/bin/sh -c #(nop)")) text.remove_prefix(17);
-    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-    if (is_empty && (text.starts_with("CMD ") || text.starts_with("ENTRYPOINT "))) {
+    const std::string step = dockerfile_step(config_string(h, "created_by"));
+    if (is_empty && (step.starts_with("CMD ") || step.starts_with("ENTRYPOINT "))) {
       pending = true;
       candidate = layers;
     }

@@ -5,6 +5,7 @@
 
 #include "imgsmith/attribution.hpp"
 #include "imgsmith/model_format.hpp"
+#include "imgsmith/text.hpp"
 #include "owners.hpp"
 
 namespace imgsmith {
@@ -273,24 +274,25 @@ RuleSet with_image_rules(const RuleSet& rules, const Analysis& analysis) {
   return out;
 }
 
-bool copied_by_layer(const Analysis& analysis, std::uint32_t layer) {
-  if (layer >= analysis.layers.size()) return false;
-  std::string_view text = analysis.layers[layer].created_by;
-  if (text.starts_with("/bin/sh -c #(nop)")) text.remove_prefix(17);
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  if (text.ends_with(" # buildkit")) text.remove_suffix(11);
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  if (!text.starts_with("COPY ") && !text.starts_with("ADD ")) return false;
-  // A root filesystem added at / ("ADD file:... in /") is a base image, not the app.
-  return !text.ends_with(" /") && !text.ends_with(" in /");
-}
+// What each layer's Dockerfile step was, worked out once per layer (the
+// attribution loop asks it for every file).
+struct LayerSteps {
+  std::vector<char> copied;  // a COPY or ADD of the app (not a root filesystem at /)
+  std::vector<char> ran;     // a RUN
 
-bool ran_by_layer(const Analysis& analysis, std::uint32_t layer) {
-  if (layer >= analysis.layers.size()) return false;
-  std::string_view text = analysis.layers[layer].created_by;
-  if (text.starts_with("/bin/sh -c #(nop)")) return false;
-  return text.starts_with("RUN ") || text.starts_with("/bin/sh -c ") || text.starts_with("|");
-}
+  explicit LayerSteps(const Analysis& analysis) {
+    for (const auto& layer : analysis.layers) {
+      std::string step = dockerfile_step(layer.created_by);
+      while (!step.empty() && step.back() == ' ') step.pop_back();
+      const bool copy = step.starts_with("COPY ") || step.starts_with("ADD ");
+      // A root filesystem added at / ("ADD file:... in /") is a base image, not the app.
+      copied.push_back(copy && !step.ends_with(" /") && !step.ends_with(" in /") ? 1 : 0);
+      ran.push_back(step.starts_with("RUN ") ? 1 : 0);
+    }
+  }
+  bool copied_by(std::uint32_t layer) const { return layer < copied.size() && copied[layer]; }
+  bool ran_by(std::uint32_t layer) const { return layer < ran.size() && ran[layer]; }
+};
 
 }  // namespace
 
@@ -324,6 +326,7 @@ Attribution attribute(const Analysis& analysis, const RuleSet& base_rules) {
   // added it, and the generic app paths (/root, /home, /opt...) are not
   // the user's app when the base image filled them.
   const bool provenance = analysis.base_layers > 0;
+  const LayerSteps steps(analysis);
   const auto is_base = [&](std::uint32_t layer) {
     return layer < analysis.layers.size() && analysis.layers[layer].base;
   };
@@ -338,10 +341,10 @@ Attribution attribute(const Analysis& analysis, const RuleSet& base_rules) {
     if (f.category != other) continue;
     const bool system_unowned = f.child == "system-unowned";
     if (f.child != "other" && !(provenance && system_unowned)) continue;
-    if (copied_by_layer(analysis, f.layer)) {
+    if (steps.copied_by(f.layer)) {
       f.category = app;
       f.child = "copied";  // COPY --from=builder /out/app /usr/local/bin/
-    } else if (provenance && ran_by_layer(analysis, f.layer) &&
+    } else if (provenance && steps.ran_by(f.layer) &&
                (f.path.starts_with("/usr/local/") || f.path.starts_with("/opt/"))) {
       f.category = app;
       f.child = "built";  // make install, a RUN that downloads a binary

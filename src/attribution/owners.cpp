@@ -123,8 +123,6 @@ std::uint32_t Ownership::add_owner(Owner owner) {
 }
 
 Ownership::Ownership(const std::vector<CapturedFile>& databases) {
-  // Index owners before pointing into the vector: it grows while reading.
-  owners_.reserve(databases.size() * 2 + 16);
   std::unordered_map<std::string, std::string> dpkg_versions;
   for (const auto& f : databases)
     if (f.path == "var/lib/dpkg/status") {

@@ -50,46 +50,19 @@ tar -C "$tmp/root" -xf "$torch_tar"
 
 "$bin" analyze "$tmp/image.tar" --format json -o "$tmp/report.json" -q
 
-python3 - "$tmp/report.json" "$tmp/root" <<'PY'
-import json, os, re, sys
+python3 - "$tmp/report.json" "$tmp/root" "$(dirname "$0")" <<'PY'
+import json, re, sys
+
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, sys.argv[3])
+from dpkg_lists import package_bytes as list_bytes, package_lists
 
 report = json.load(open(sys.argv[1]))
-root = os.path.realpath(sys.argv[2])
-info = os.path.join(root, "var/lib/dpkg/info")
-lists = {}
-for name in os.listdir(info):
-    if name.endswith(".list"):
-        lists.setdefault(name[:-5].split(":")[0], []).append(os.path.join(info, name))
-
-def real(path):
-    p = os.path.realpath(os.path.join(root, path.lstrip("/")))
-    return p if p.startswith(root) and os.path.isfile(p) and not os.path.islink(p) else None
+root = sys.argv[2]
+lists = package_lists(root)
 
 def package_bytes(packages):
-    """Regular files the packages' lists name, and the byte code compiled
-    from their .py files (DIR/__pycache__/NAME.*.pyc), each inode once."""
-    seen, total = set(), 0
-    def add(p):
-        nonlocal total
-        st = os.lstat(p)
-        if (st.st_dev, st.st_ino) not in seen:
-            seen.add((st.st_dev, st.st_ino))
-            total += st.st_size
-    for pkg in packages:
-        for lst in lists[pkg]:
-            for line in open(lst):
-                p = real(line.strip())
-                if p is None:
-                    continue
-                add(p)
-                if p.endswith(".py"):
-                    cache = os.path.join(os.path.dirname(p), "__pycache__")
-                    stem = os.path.basename(p)[:-3] + "."
-                    if os.path.isdir(cache):
-                        for c in os.listdir(cache):
-                            if c.startswith(stem) and c.endswith(".pyc") and c[len(stem):].count(".") >= 1:
-                                add(os.path.join(cache, c))
-    return total
+    return list_bytes(root, lists, packages, with_bytecode=True)
 
 cats = {c["name"]: c for c in report["categories"]}
 assert sum(c["bytes"] for c in cats.values()) == report["size"]["final_bytes"], "categories do not sum"

@@ -21,16 +21,16 @@ tar -C "$tmp/root" -xf "$root_tar"
 
 "$bin" analyze "$tmp/image.tar" --format json -o "$tmp/report.json" -q
 
-python3 - "$tmp/report.json" "$tmp/root" <<'PY'
-import json, os, sys
+python3 - "$tmp/report.json" "$tmp/root" "$(dirname "$0")" <<'PY'
+import json, sys
+
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, sys.argv[3])
+from dpkg_lists import package_bytes, package_lists
 
 report = json.load(open(sys.argv[1]))
 root = sys.argv[2]
-info = os.path.join(root, "var/lib/dpkg/info")
-packages = {}
-for name in os.listdir(info):
-    if name.endswith(".list"):
-        packages[name[:-5].split(":")[0]] = os.path.join(info, name)
+packages = package_lists(root)
 
 cats = {c["name"]: c for c in report["categories"]}
 assert sum(c["bytes"] for c in cats.values()) == report["size"]["final_bytes"], "categories do not sum"
@@ -41,24 +41,9 @@ assert sum(c["bytes"] for c in children) == os_cat["bytes"]
 unknown = [c["name"] for c in children if c["name"] not in packages]
 assert not unknown, f"os children that are not packages: {unknown}"
 
-# The bytes dpkg's own lists give for a package: its regular files, each
-# inode once, through the merged-/usr symlinks.
-def package_bytes(pkg):
-    seen, total = set(), 0
-    for line in open(packages[pkg]):
-        path = os.path.realpath(os.path.join(root, line.strip().lstrip("/")))
-        if not path.startswith(os.path.realpath(root)) or not os.path.isfile(path) or os.path.islink(path):
-            continue
-        st = os.lstat(path)
-        if (st.st_dev, st.st_ino) in seen:
-            continue
-        seen.add((st.st_dev, st.st_ino))
-        total += st.st_size
-    return total
-
 top = children[:5]
 for child in top:
-    expected = package_bytes(child["name"])
+    expected = package_bytes(root, packages, [child["name"]])
     assert child["bytes"] == expected, f"{child['name']}: imgsmith {child['bytes']}, dpkg lists {expected}"
 print("dpkg attribution: %d packages, os %d bytes; top: %s" % (
     len(children), os_cat["bytes"], ", ".join(f"{c['name']} {c['bytes']}" for c in top)))
