@@ -10,6 +10,8 @@ packages=(
   zlib1g-dev libzstd-dev
   # used by the tests, the example and the benchmark
   zstd gzip tar python3 time debootstrap rpm
+  # a terminal emulator, to show that reports of hostile file names have no effect on one
+  tmux
   # the registry tests: a real registry, a pusher, htpasswd, token signing, curl
   docker-registry skopeo apache2-utils openssl curl
   # the Docker engine tests (the test starts dockerd itself)

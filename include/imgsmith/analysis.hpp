@@ -78,6 +78,7 @@ struct Analysis {
 
   std::uint64_t bytes_read = 0;  // from disk, to show what seeking saved
   double seconds = 0;
+  std::string read_via;  // how the source was read: "tar", "docker storage (overlay2, tar-split)", ...
 };
 
 struct AnalyzeOptions {

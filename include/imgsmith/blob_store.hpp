@@ -64,8 +64,31 @@ std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const Progre
                                            const CaptureFn& stream_hash = {});
 
 // A tar (plain or compressed) read once from `in`, e.g. `docker save` output
-// streamed from the Docker daemon. `label` names it in messages.
-std::unique_ptr<BlobStore> open_stream_store(ByteStream& in, const std::string& label, const ProgressFn& progress,
-                                             const CaptureFn& capture = {}, const CaptureFn& stream_hash = {});
+// streamed from the Docker daemon. `label` names it in messages, `kind`
+// says how it was read (BlobStore::kind).
+std::unique_ptr<BlobStore> open_stream_store(ByteStream& in, const std::string& label, const std::string& kind,
+                                             const ProgressFn& progress, const CaptureFn& capture = {},
+                                             const CaptureFn& stream_hash = {});
+
+// An image in the Docker daemon's own overlay2 storage, as src/registry
+// found it through the Engine API: the config (already checked against the
+// image ID) and, per layer, overlay2's diff directory and the tar-split
+// record of the layer's tar when the daemon kept one.
+struct DaemonStorageLayer {
+  std::string diff_dir;   // the layer's files, unpacked
+  std::string tar_split;  // tar-split.json.gz, or "" to walk diff_dir instead
+};
+struct DaemonStorageImage {
+  std::string label;   // docker://NAME, for reports and messages
+  std::string config;  // the image config JSON, as stored
+  std::vector<std::string> tags;
+  std::vector<DaemonStorageLayer> layers;  // bottom first
+  std::vector<std::string> warnings;
+};
+// Reads the layers in place: a tar rebuilt from tar-split (headers from the
+// record, data from the diff directory) or, without a record, the diff
+// directory walked with overlay2's whiteout conventions. Several layers may
+// be read at once.
+std::unique_ptr<BlobStore> open_daemon_storage(DaemonStorageImage image, const CaptureFn& capture);
 
 }  // namespace imgsmith

@@ -70,6 +70,22 @@ LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string
                      const CaptureFn& capture = {}, const CaptureFn& hash = {},
                      const EntrySink& sink = {});
 
+// A regular file's content, wherever it is read from: a tar entry's data,
+// or a file in a directory that holds a layer unpacked.
+class EntryContent {
+ public:
+  virtual ~EntryContent() = default;
+  virtual std::string read_all() = 0;
+  // At most `bytes` from the start.
+  virtual std::string read_head(std::uint64_t bytes) = 0;
+  virtual void stream(const std::function<void(const char*, std::size_t)>& chunk) = 0;
+};
+
+// Keeps what `capture` and `hash` ask of one regular file of a layer (its
+// content, its first bytes, its digest), as scan_layer does for a tar entry.
+void keep_content(LayerScan& scan, std::string_view path, std::uint64_t size, const CaptureFn& capture,
+                  const CaptureFn& hash, EntryContent& content);
+
 // "./usr//lib/" -> "usr/lib"; "." and "/" -> "". ".." never climbs above the root.
 std::string normalise_path(std::string_view raw);
 

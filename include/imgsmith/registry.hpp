@@ -37,6 +37,11 @@ struct RegistryOptions {
   long stall_timeout_s = 30;
   int retries = 3;
   unsigned parallel = 4;              // layer downloads at once
+  // docker://: "auto" reads the daemon's storage in place when it can and
+  // streams `docker save` otherwise; "storage" insists on the first (the
+  // layers' tar-split records where the daemon kept them), "walk" too but
+  // walks every diff directory, "save" always streams.
+  std::string docker_read = "auto";
 };
 
 // Whether `input` names a registry image rather than a file: it is no
@@ -51,13 +56,18 @@ std::unique_ptr<BlobStore> open_registry_store(const RegistryRef& ref, const Reg
                                                const ProgressFn& progress, const CaptureFn& capture,
                                                const CaptureFn& stream_hash);
 
-// docker://NAME[:TAG]: the image as the local Docker daemon saves it
-// (GET /images/NAME/get), streamed into the analysis with no temporary
-// file. The daemon is found through DOCKER_HOST (unix:// or tcp://), else
-// /var/run/docker.sock. Throws InputError when it cannot be reached or has
-// no such image.
-std::unique_ptr<BlobStore> open_docker_daemon(const std::string& name, const ProgressFn& progress,
-                                              const CaptureFn& capture, const CaptureFn& stream_hash);
+// docker://NAME[:TAG]: an image of the local Docker daemon. The daemon is
+// found through DOCKER_HOST (unix:// or tcp://), else /var/run/docker.sock.
+// Where it keeps the image in overlay2 and this process can read that
+// storage (the daemon is local, the user root or allowed), the layers are
+// read in place, located through the Engine API (image inspect, info) and
+// checked against the image's IDs; otherwise the image is streamed as the
+// daemon saves it (GET /images/NAME/get), with no temporary file. Progress
+// says which. `mode` is RegistryOptions::docker_read. Throws InputError
+// when the daemon cannot be reached or has no such image.
+std::unique_ptr<BlobStore> open_docker_daemon(const std::string& name, const std::string& mode,
+                                              const ProgressFn& progress, const CaptureFn& capture,
+                                              const CaptureFn& stream_hash);
 
 // A file, a directory, docker://NAME or a registry reference, whichever
 // `input` is.

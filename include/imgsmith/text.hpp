@@ -50,4 +50,9 @@ std::string shorten(std::string_view s, std::size_t max);
 // output.
 std::string dockerfile_step(std::string_view created_by);
 
+// Standard base64 (RFC 4648); decoding also takes the URL-safe alphabet and
+// ignores padding and line breaks. Throws std::invalid_argument on other bytes.
+std::string base64_encode(const std::string& in);
+std::string base64_decode(const std::string& in);
+
 }  // namespace imgsmith

@@ -518,6 +518,7 @@ Analysis analyze_image(const std::string& path, const AnalyzeOptions& options) {
   auto store_warnings = store->warnings();
   a.warnings.insert(a.warnings.begin(), store_warnings.begin(), store_warnings.end());
   a.bytes_read = store->bytes_read();
+  a.read_via = store->kind();
   a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return a;
 }

@@ -126,6 +126,10 @@ struct Classifier {
   const std::vector<Directory>& directories;
   std::vector<std::uint16_t> category_index;  // rule -> category
   std::uint16_t other, cuda, framework, python;
+  // Virtual environments (PEP 405: a directory holding pyvenv.cfg), so that
+  // what pip put in a venv is told apart from what it put in the system's
+  // site-packages.
+  std::vector<std::string> venvs;
 
   bool matches(const CompiledGlobs& c, const Directory& dir, std::string_view path,
                std::string_view base) const {
@@ -192,6 +196,12 @@ struct Classifier {
     } else if (f.category == framework || f.category == python) {
       // Who installed it: the same torch from pip, apt or conda.
       f.origin = std::string(installer);
+      if (installer == "pip")
+        for (const std::string& venv : venvs)
+          if (path.size() > venv.size() && path.starts_with(venv) && path[venv.size()] == '/') {
+            f.origin = "pip, venv " + venv;
+            break;
+          }
     }
     return f;
   }
@@ -314,9 +324,12 @@ Attribution attribute(const Analysis& analysis, const RuleSet& base_rules) {
     Walker walker{compiled, std::vector<bool>(inodes.size(), false), {}, {}};
     walker.files.reserve(inodes.size());  // at most one per content
     walker.walk_from_root(analysis.tree->root());
+    std::vector<std::string> venvs;
+    for (const FileToClassify& file : walker.files)
+      if (file.node->name == "pyvenv.cfg" && file.directory != 0) venvs.push_back(walker.directories[file.directory].path);
     const Classifier classifier{rules, compiled, owners, content_formats, inodes, walker.directories,
                                 category_index, other, index_of(rules, "cuda"),
-                                index_of(rules, "framework"), index_of(rules, "python")};
+                                index_of(rules, "framework"), index_of(rules, "python"), std::move(venvs)};
     result.path_text = std::make_shared<std::vector<TextArena>>();
     classifier.classify_all(walker.files, result.files, *result.path_text);
   }

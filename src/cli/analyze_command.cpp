@@ -43,6 +43,7 @@ struct AnalyzeArgs {
   std::vector<std::string> insecure;
   bool manifest_only = false;
   long registry_timeout = 30;
+  std::string docker_read = "auto";
 };
 
 bool has_gate_flags(const AnalyzeArgs& a) {
@@ -149,6 +150,7 @@ RegistryOptions registry_options(const AnalyzeArgs& args) {
   r.insecure = args.insecure;
   r.stall_timeout_s = args.registry_timeout;
   r.connect_timeout_s = std::min(args.registry_timeout, 15L);
+  r.docker_read = args.docker_read;
   if (args.threads != 0) r.parallel = args.threads;
   return r;
 }
@@ -248,7 +250,9 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
       "  docker save output (legacy, Docker >= 25, containerd store), an OCI archive,\n"
       "  an OCI layout directory, any of those tars compressed with gzip or zstd,\n"
       "  or - for a tar on standard input.\n"
-      "Or docker://NAME[:TAG], streamed from the local Docker daemon (DOCKER_HOST honoured).\n"
+      "Or docker://NAME[:TAG], an image of the Docker daemon (DOCKER_HOST honoured): read in\n"
+      "  place from its overlay2 storage when this user can read it (root, usually), else\n"
+      "  streamed as `docker save` sends it; the progress line says which (--docker-read).\n"
       "Or a registry reference, read over the OCI distribution API with no daemon:\n"
       "  ghcr.io/org/app:tag, registry:5000/app@sha256:..., ubuntu (docker.io/library/ubuntu:latest).\n"
       "  Credentials come from ~/.docker/config.json (DOCKER_CONFIG honoured); layers stream\n"
@@ -269,6 +273,11 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--registry-timeout", args->registry_timeout,
                   "Seconds a registry may stay silent before the transfer fails (default 30)")
       ->check(CLI::Range(1L, 3600L));
+  cmd->add_option("--docker-read", args->docker_read,
+                  "docker://: auto (in place when the daemon's storage is readable, else docker\n"
+                  "save), storage (in place or fail), walk (in place, walking every layer\n"
+                  "directory instead of its tar-split record), save (always stream docker save)")
+      ->check(CLI::IsMember({"auto", "storage", "walk", "save"}));
   cmd->add_option("--platform", args->platform,
                   "Platform to pick from a multi-platform index: os/arch[/variant]\n"
                   "(default linux/amd64)");

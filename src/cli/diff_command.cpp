@@ -25,6 +25,7 @@ struct DiffArgs {
   std::string platform;
   std::string rules;
   std::string policy;
+  std::string docker_read = "auto";
   bool no_policy = false;
   bool quiet = false;
   std::size_t top = 10;
@@ -65,6 +66,7 @@ Side side(const std::string& input, const DiffArgs& args, const RuleSet& rules,
   AnalyzeOptions options;
   if (!args.platform.empty()) options.selector.platform = Platform::parse(args.platform);
   options.top = args.top;
+  options.registry.docker_read = args.docker_read;
   options.progress = [&progress, &input](const std::string& s) { progress.show(input + ": " + s); };
   const PipelineResult r = run_pipeline(input, options, rules, {});
   const GateResult no_gate;
@@ -136,6 +138,9 @@ void register_diff_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-growth", args->max_growth,
                   "Fail when the final size grew by more than SIZE, or PCT% of the old size");
   cmd->add_option("--platform", args->platform, "Platform to pick from multi-platform images");
+  cmd->add_option("--docker-read", args->docker_read,
+                  "docker:// images: auto, storage, walk or save (as for analyze)")
+      ->check(CLI::IsMember({"auto", "storage", "walk", "save"}));
   cmd->add_option("--top", args->top, "How many files to list in each list (the counts count all)")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--rules", args->rules, "Attribution rules tried before the built-in ones");

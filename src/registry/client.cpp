@@ -91,49 +91,6 @@ std::string media_type_of(const std::string& content_type) {
 
 // ----- credentials ---------------------------------------------------------
 
-std::string base64_encode(const std::string& in) {
-  static const char* table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
-                       static_cast<unsigned char>(in[i + 2]);
-    for (int shift : {18, 12, 6, 0}) out += table[(v >> shift) & 63];
-  }
-  if (i < in.size()) {
-    unsigned v = static_cast<unsigned char>(in[i]) << 16;
-    if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
-    out += table[(v >> 18) & 63];
-    out += table[(v >> 12) & 63];
-    out += i + 1 < in.size() ? table[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
-std::string base64_decode(const std::string& in) {
-  std::string out;
-  unsigned buffer = 0;
-  int bits = 0;
-  for (char c : in) {
-    int v;
-    if (c >= 'A' && c <= 'Z') v = c - 'A';
-    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') v = c - '0' + 52;
-    else if (c == '+' || c == '-') v = 62;
-    else if (c == '/' || c == '_') v = 63;
-    else if (c == '=' || c == '\n' || c == '\r') continue;
-    else throw std::invalid_argument("not base64");
-    buffer = (buffer << 6) | static_cast<unsigned>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((buffer >> bits) & 0xff);
-    }
-  }
-  return out;
-}
-
 Credentials credentials_for(const std::string& registry, const std::string& config_dir) {
   std::string dir = config_dir;
   if (dir.empty()) {

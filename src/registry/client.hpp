@@ -25,9 +25,6 @@ struct Credentials {
 
 Credentials credentials_for(const std::string& registry, const std::string& config_dir);
 
-std::string base64_encode(const std::string& in);
-std::string base64_decode(const std::string& in);  // throws std::invalid_argument
-
 // Parses `Bearer realm="...",service="...",scope="..."` into lower-case keys,
 // with "scheme" holding the scheme.
 std::map<std::string, std::string> parse_challenge(const std::string& header);

@@ -1,14 +1,33 @@
-// docker://NAME: an image from the local Docker daemon, through the Engine
-// API's GET /images/{name}/get, which streams `docker save` output. The
-// stream goes straight into the one-pass tar store: no temporary file, no
-// second copy of a multi-GB image on disk.
+// docker://NAME: an image of the local Docker daemon. Two ways in:
+//  - in place, from the daemon's overlay2 storage, when this process can
+//    read it: the Engine API's image inspect names each layer's diff
+//    directory (GraphDriver.Data), GET /info the daemon's root, under which
+//    the image config and each layer's tar-split record are stored by
+//    content address. Everything found is checked against the IDs the API
+//    gave (the config's sha256 is the image ID, each layer record names its
+//    diff_id and its overlay2 directory) before it is used;
+//  - streamed, through GET /images/{name}/get, which sends `docker save`
+//    output: it goes straight into the one-pass tar store, with no temporary
+//    file. This works with any daemon, remote or not, at the cost of the
+//    daemon building the whole tar.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "http.hpp"
 #include "imgsmith/error.hpp"
 #include "imgsmith/registry.hpp"
+#include "imgsmith/sha256.hpp"
+#include "imgsmith/text.hpp"
 
 namespace imgsmith {
 namespace {
@@ -39,11 +58,118 @@ std::string daemon_message(const std::string& body) {
   return body.substr(0, 200);
 }
 
+
+using nlohmann::json;
+
+// Why the storage could not be read, when it could not.
+struct StorageUnreadable {
+  std::string why;
+};
+
+// A small file of the daemon's storage, read whole.
+std::string read_storage_file(const std::string& path, std::uint64_t limit) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    if (err == EACCES || err == EPERM)
+      throw StorageUnreadable{"this user may not read " + path + " (run as root, or as a user the daemon's "
+                              "storage is readable by)"};
+    throw StorageUnreadable{path + ": " + std::strerror(err) + " (is the daemon in a VM, a container or "
+                            "another mount namespace?)"};
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string out = text.str();
+  if (out.size() > limit) throw StorageUnreadable{path + " is larger than any such record"};
+  return out;
+}
+
+std::string json_string(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The image's layers and config in the daemon's overlay2 storage, each
+// checked against what the API says the image is.
+DaemonStorageImage locate_in_storage(const std::string& what, const DaemonEndpoint& at, registry::Http& http,
+                                     const json& inspect, bool walk) {
+  if (at.socket.empty())
+    throw StorageUnreadable{"the daemon is reached over TCP, so its storage is not on this machine"};
+  const auto driver = inspect.find("GraphDriver");
+  if (driver == inspect.end() || !driver->is_object() || json_string(*driver, "Name") != "overlay2")
+    throw StorageUnreadable{"the daemon keeps this image in '" +
+                            (driver != inspect.end() && driver->is_object() ? json_string(*driver, "Name") : "") +
+                            "' storage, not overlay2 (containerd's image store, or another driver)"};
+  const auto data = driver->find("Data");
+  if (data == driver->end() || !data->is_object() || json_string(*data, "UpperDir").empty())
+    throw StorageUnreadable{"image inspect names no layer directories"};
+
+  registry::Request info_request{at.base + "/info", {}, true, false, what, at.socket};
+  const auto info_response = http.fetch(info_request, 16u << 20);
+  const auto info = json::parse(info_response.body, nullptr, false);
+  const std::string root = info.is_object() ? json_string(info, "DockerRootDir") : "";
+  if (info_response.status != 200 || root.empty()) throw StorageUnreadable{"GET /info names no DockerRootDir"};
+  const std::string store = root + "/image/overlay2";
+
+  DaemonStorageImage image;
+  image.label = what;
+  const std::string id = json_string(inspect, "Id");
+  if (id.rfind("sha256:", 0) != 0 || id.size() != 71) throw StorageUnreadable{"the image ID is not a sha256 digest"};
+  image.config = read_storage_file(store + "/imagedb/content/sha256/" + id.substr(7), 64u << 20);
+  if (sha256_digest(image.config) != id)
+    throw StorageUnreadable{"the stored config does not hash to the image ID " + id};
+  if (const auto tags = inspect.find("RepoTags"); tags != inspect.end() && tags->is_array())
+    for (const auto& t : *tags)
+      if (t.is_string()) image.tags.push_back(t.get<std::string>());
+
+  std::vector<std::string> diff_ids;
+  const auto config = json::parse(image.config, nullptr, false);
+  if (config.is_object())
+    if (const auto rootfs = config.find("rootfs"); rootfs != config.end() && rootfs->is_object())
+      if (const auto ids = rootfs->find("diff_ids"); ids != rootfs->end() && ids->is_array())
+        for (const auto& d : *ids) diff_ids.push_back(d.is_string() ? d.get<std::string>() : "");
+  // image inspect lists the top layer's directory as UpperDir and the ones
+  // below as LowerDir, top first.
+  std::vector<std::string> dirs = split(json_string(*data, "LowerDir"), ":");
+  dirs.erase(std::remove(dirs.begin(), dirs.end(), std::string()), dirs.end());
+  dirs.insert(dirs.begin(), json_string(*data, "UpperDir"));
+  std::reverse(dirs.begin(), dirs.end());
+  if (dirs.size() != diff_ids.size())
+    throw StorageUnreadable{"image inspect names " + std::to_string(dirs.size()) + " layer directories for " +
+                            std::to_string(diff_ids.size()) + " layers"};
+
+  std::string chain;
+  for (std::size_t i = 0; i < dirs.size(); ++i) {
+    // The layer's record is filed under its chain ID (the OCI image spec's
+    // ChainID: a digest over the diff_ids up to this layer).
+    chain = i == 0 ? diff_ids[0] : sha256_digest(chain + " " + diff_ids[i]);
+    if (chain.rfind("sha256:", 0) != 0) throw StorageUnreadable{"layer " + std::to_string(i) + " has no sha256 diff_id"};
+    const std::string record = store + "/layerdb/sha256/" + chain.substr(7);
+    if (std::string(trim(read_storage_file(record + "/diff", 4096))) != diff_ids[i])
+      throw StorageUnreadable{record + " is not the record of layer " + std::to_string(i)};
+    const std::string cache_id(trim(read_storage_file(record + "/cache-id", 4096)));
+    if (cache_id.empty() || !dirs[i].ends_with("/" + cache_id + "/diff"))
+      throw StorageUnreadable{"layer " + std::to_string(i) + "'s directory " + dirs[i] +
+                              " is not the one its record names (" + cache_id + ")"};
+    if (::access(dirs[i].c_str(), R_OK | X_OK) != 0)
+      throw StorageUnreadable{"this user may not read " + dirs[i] + ": " + std::strerror(errno)};
+    DaemonStorageLayer layer;
+    layer.diff_dir = dirs[i];
+    const std::string split_record = record + "/tar-split.json.gz";
+    if (!walk && ::access(split_record.c_str(), R_OK) == 0) layer.tar_split = split_record;
+    image.layers.push_back(std::move(layer));
+  }
+  return image;
+}
+
 }  // namespace
 
-std::unique_ptr<BlobStore> open_docker_daemon(const std::string& name, const ProgressFn& progress,
-                                              const CaptureFn& capture, const CaptureFn& stream_hash) {
+std::unique_ptr<BlobStore> open_docker_daemon(const std::string& name, const std::string& mode,
+                                              const ProgressFn& progress, const CaptureFn& capture,
+                                              const CaptureFn& stream_hash) {
   const std::string what = "docker://" + name;
+  if (mode != "auto" && mode != "storage" && mode != "walk" && mode != "save")
+    throw InputError("--docker-read " + mode + ": choose auto, storage, walk or save");
   if (name.empty() || name.find_first_of(" \t\n?#") != std::string::npos)
     throw InputError(what + ": give an image the daemon knows, e.g. docker://app:1");
   const DaemonEndpoint at = daemon_endpoint();
@@ -63,13 +189,31 @@ std::unique_ptr<BlobStore> open_docker_daemon(const std::string& name, const Pro
                      "'; `docker images` lists what it has");
   if (r.status != 200)
     throw InputError(what + ": the Docker daemon answered " + std::to_string(r.status) + ": " + daemon_message(r.body));
-  if (progress) progress(what + ": reading the image from the daemon");
+
+  std::string why_not;
+  if (mode != "save") {
+    const auto inspect = json::parse(r.body, nullptr, false);
+    try {
+      if (!inspect.is_object()) throw StorageUnreadable{"image inspect is not a JSON object"};
+      DaemonStorageImage image = locate_in_storage(what, at, http, inspect, mode == "walk");
+      if (progress) progress(what + ": reading the layers in place from the daemon's overlay2 storage");
+      return open_daemon_storage(std::move(image), capture);
+    } catch (const StorageUnreadable& e) {
+      if (mode != "auto")
+        throw InputError(what + ": cannot read the daemon's storage in place: " + e.why +
+                         "; --docker-read save streams the image from the daemon instead");
+      why_not = e.why;
+    }
+  }
+  if (progress)
+    progress(what + ": streaming `docker save` from the daemon" +
+             (why_not.empty() ? std::string() : " (its storage is not read in place: " + why_not + ")"));
   registry::Request get{at.base + "/images/" + name + "/get", {}, true, false, what, at.socket};
   auto body = http.open(get);
   if (body->status() != 200)
     throw InputError(what + ": the Docker daemon answered " + std::to_string(body->status()) + ": " +
                      daemon_message(body->read_all(1u << 20)));
-  return open_stream_store(*body, what, progress, capture, stream_hash);
+  return open_stream_store(*body, what, "docker save stream", progress, capture, stream_hash);
 }
 
 }  // namespace imgsmith

@@ -156,7 +156,8 @@ std::unique_ptr<BlobStore> open_registry_store(const RegistryRef& ref, const Reg
 std::unique_ptr<BlobStore> open_image_source(const std::string& input, const RegistryOptions& registry,
                                              const ProgressFn& progress, const CaptureFn& capture,
                                              const CaptureFn& stream_hash) {
-  if (input.rfind("docker://", 0) == 0) return open_docker_daemon(input.substr(9), progress, capture, stream_hash);
+  if (input.rfind("docker://", 0) == 0)
+    return open_docker_daemon(input.substr(9), registry.docker_read, progress, capture, stream_hash);
   if (is_registry_input(input)) {
     const RegistryRef ref = *RegistryRef::parse(input);
     try {

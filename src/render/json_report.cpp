@@ -159,7 +159,7 @@ json report_to_json(const Report& report) {
   }
   out["gate"] = {{"passed", gate.passed}, {"violations", violations}, {"checks", checks}};
   out["warnings"] = texts(a.warnings);
-  out["io"] = {{"bytes_read", a.bytes_read}, {"seconds", a.seconds}};
+  out["io"] = {{"bytes_read", a.bytes_read}, {"seconds", a.seconds}, {"read_via", a.read_via}};
   return out;
 }
 

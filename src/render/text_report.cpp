@@ -106,7 +106,8 @@ void render_text(const Report& report, std::ostream& out) {
   out << "IMAGE   " << (tags.empty() ? "(untagged)" : tags) << "\n";
   out << "SOURCE  " << visible(a.source) << "  (" << visible(a.format) << ", " << visible(a.os) << "/"
       << visible(a.architecture) << (a.variant.empty() ? "" : "/" + visible(a.variant)) << ", "
-      << a.layers.size() << " layers)\n";
+      << a.layers.size() << " layers"
+      << (a.source.starts_with("docker://") && !a.read_via.empty() ? ", read via " + a.read_via : "") << ")\n";
   out << "CONFIG  " << visible(a.config_digest) << "\n\n";
 
   out << fmt("%5s  %10s  %6s  %7s  %10s  %s\n", "LAYER", "SIZE", "%", "ENTRIES", "COMPRESSED",

@@ -142,9 +142,9 @@ class TarFileStore final : public BlobStore {
 // a layer is scanned as it passes; the resolver later picks the ones it needs.
 class StreamedTarStore final : public BlobStore {
  public:
-  StreamedTarStore(ByteStream& in, std::string label, const ProgressFn& progress,
+  StreamedTarStore(ByteStream& in, std::string label, std::string kind, const ProgressFn& progress,
                    const CaptureFn& capture, const CaptureFn& hash)
-      : label_(std::move(label)) {
+      : label_(std::move(label)), kind_(std::move(kind)) {
     detail::ArchiveReader reader(in, label_, /*allow_filters=*/true);
     while (archive_entry* e = reader.next(/*tolerate_truncation=*/true)) {
       const char* raw = archive_entry_pathname(e);
@@ -165,7 +165,7 @@ class StreamedTarStore final : public BlobStore {
   }
 
   const std::string& name() const override { return label_; }
-  std::string kind() const override { return "compressed tar"; }
+  std::string kind() const override { return kind_; }
   bool contains(const std::string& path) const override { return find(path) != nullptr; }
   std::optional<std::uint64_t> size_of(const std::string& path) const override {
     const Record* r = find(path);
@@ -257,6 +257,7 @@ class StreamedTarStore final : public BlobStore {
 
   std::string label_;
   std::unordered_map<std::string, Record> records_;
+  std::string kind_;
   std::vector<std::string> warnings_;
   std::uint64_t bytes_read_ = 0;
 };
@@ -311,16 +312,17 @@ class DirectoryStore final : public BlobStore {
 
 }  // namespace
 
-std::unique_ptr<BlobStore> open_stream_store(ByteStream& in, const std::string& label, const ProgressFn& progress,
-                                             const CaptureFn& capture, const CaptureFn& stream_hash) {
-  return std::make_unique<StreamedTarStore>(in, label, progress, capture, stream_hash);
+std::unique_ptr<BlobStore> open_stream_store(ByteStream& in, const std::string& label, const std::string& kind,
+                                             const ProgressFn& progress, const CaptureFn& capture,
+                                             const CaptureFn& stream_hash) {
+  return std::make_unique<StreamedTarStore>(in, label, kind, progress, capture, stream_hash);
 }
 
 std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const ProgressFn& progress,
                                            const CaptureFn& capture, const CaptureFn& stream_hash) {
   if (path == "-") {
     FdStream in(STDIN_FILENO, "<stdin>");
-    return std::make_unique<StreamedTarStore>(in, "<stdin>", progress, capture, stream_hash);
+    return std::make_unique<StreamedTarStore>(in, "<stdin>", "tar stream", progress, capture, stream_hash);
   }
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
@@ -339,7 +341,7 @@ std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const Progre
   const std::size_t n = file->pread(head, sizeof head, 0);
   if (sniff_compression(head, n) != Compression::None) {
     FileRangeStream whole(file, 0, file->size());
-    return std::make_unique<StreamedTarStore>(whole, path, progress, capture, stream_hash);
+    return std::make_unique<StreamedTarStore>(whole, path, "compressed tar", progress, capture, stream_hash);
   }
   if (!looks_like_tar(head, n))
     throw InputError(path +

@@ -63,6 +63,20 @@ EntryType entry_type(char tar_type) {
   }
 }
 
+// The data of the entry a TarReader just returned.
+class TarEntryContent final : public EntryContent {
+ public:
+  explicit TarEntryContent(detail::TarReader& reader) : reader_(reader) {}
+  std::string read_all() override { return reader_.read_entry_data(); }
+  std::string read_head(std::uint64_t bytes) override { return reader_.read_entry_head(bytes); }
+  void stream(const std::function<void(const char*, std::size_t)>& chunk) override {
+    reader_.stream_entry_data(chunk);
+  }
+
+ private:
+  detail::TarReader& reader_;
+};
+
 constexpr long kMaxDepth = 1000;
 
 // Entries go to a sink in batches this large: small enough that a consumer
@@ -95,22 +109,8 @@ void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& ca
     if (entry.type == EntryType::Hardlink) entry.link = scan.text.store(normalise_path(header.link));
     if (entry.type == EntryType::Symlink) entry.link = scan.text.store(header.link);
     if (entry.type == EntryType::File) {
-      const std::uint64_t keep = capture ? capture(entry.path, entry.size) : 0;
-      if (keep > 0 && keep >= entry.size) {
-        scan.captured.push_back(CapturedFile{std::string(entry.path), reader.read_entry_data(), true});
-      } else if (hash && hash(entry.path, entry.size) != 0) {
-        // Digested as it streams past; its first bytes kept on the way.
-        Sha256 digest;
-        std::string head;
-        reader.stream_entry_data([&](const char* p, std::size_t n) {
-          digest.update(p, n);
-          if (head.size() < keep) head.append(p, std::min<std::size_t>(n, keep - head.size()));
-        });
-        scan.digests.emplace_back(std::string(entry.path), digest.digest());
-        if (keep > 0) scan.captured.push_back(CapturedFile{std::string(entry.path), std::move(head), false});
-      } else if (keep > 0) {
-        scan.captured.push_back(CapturedFile{std::string(entry.path), reader.read_entry_head(keep), false});
-      }
+      TarEntryContent content(reader);
+      keep_content(scan, entry.path, entry.size, capture, hash, content);
     }
     scan.content_bytes += entry.size;
     scan.entries.push_back(entry);
@@ -124,6 +124,26 @@ void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& ca
 }
 
 }  // namespace
+
+void keep_content(LayerScan& scan, std::string_view path, std::uint64_t size, const CaptureFn& capture,
+                  const CaptureFn& hash, EntryContent& content) {
+  const std::uint64_t keep = capture ? capture(path, size) : 0;
+  if (keep > 0 && keep >= size) {
+    scan.captured.push_back(CapturedFile{std::string(path), content.read_all(), true});
+  } else if (hash && hash(path, size) != 0) {
+    // Digested as it streams past; its first bytes kept on the way.
+    Sha256 digest;
+    std::string head;
+    content.stream([&](const char* p, std::size_t n) {
+      digest.update(p, n);
+      if (head.size() < keep) head.append(p, std::min<std::size_t>(n, keep - head.size()));
+    });
+    scan.digests.emplace_back(std::string(path), digest.digest());
+    if (keep > 0) scan.captured.push_back(CapturedFile{std::string(path), std::move(head), false});
+  } else if (keep > 0) {
+    scan.captured.push_back(CapturedFile{std::string(path), content.read_head(keep), false});
+  }
+}
 
 LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string& label,
                      const CaptureFn& capture, const CaptureFn& hash, const EntrySink& sink) {

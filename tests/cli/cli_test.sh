@@ -191,6 +191,26 @@ check "odd names: text is inert" inert "$tmp/out"
 check "odd names: text shows escapes" grep -qF '/odd/esc\x1b[2J\x1b[31mred' "$tmp/out"
 check "odd names: a newline in a name starts no line" sh -c "! grep -q '^line' '$tmp/out'"
 check "odd names: Latin-1 shown as \\xe9" grep -qF '/odd/latin1-caf\xe9' "$tmp/out"
+# The same text on a real terminal (tmux): what the pane shows is the text,
+# line for line, so no name cleared the screen, moved the cursor or
+# rewrote a line.
+cp "$tmp/out" "$tmp/odd.txt"
+if command -v tmux >/dev/null; then
+  printf 'set -g history-limit 100000\n' >"$tmp/tmux.conf"
+  tmux -f "$tmp/tmux.conf" -S "$tmp/tmux.sock" new-session -d -x 200 -y 40 \
+    "cat '$tmp/odd.txt'; tmux -S '$tmp/tmux.sock' wait-for -S shown; sleep 60"
+  timeout 20 tmux -S "$tmp/tmux.sock" wait-for shown
+  tmux -S "$tmp/tmux.sock" capture-pane -p -J -S - >"$tmp/pane.txt"
+  tmux -S "$tmp/tmux.sock" kill-server
+  check "odd names: a terminal shows the text report as it is, line for line" python3 -c '
+import sys
+text = [l.rstrip() for l in open(sys.argv[1], encoding="utf-8").read().splitlines()]
+pane = [l.rstrip() for l in open(sys.argv[2], encoding="utf-8").read().splitlines()]
+while pane and not pane[-1]: pane.pop()
+sys.exit(0 if pane == text and len(text) > 20 else 1)' "$tmp/odd.txt" "$tmp/pane.txt"
+else
+  echo "odd names: SKIPPED the terminal check: tmux is not installed (scripts/setup.sh installs it)"
+fi
 expect "odd names: markdown" 0 "$bin" analyze "$tmp/odd.tar" --format markdown
 check "odd names: markdown is inert" inert "$tmp/out"
 expect "odd names: junit" 1 "$bin" analyze "$tmp/odd.tar" --format junit --deny deleted-in-later-layer -o "$tmp/odd.xml" -q

@@ -85,6 +85,75 @@ check "the 3 MB deleted in a later layer is waste" test "$(json_field "$tmp/daem
 expect "docker:// of an image the daemon lacks" 2 "$bin" analyze docker://imgsmith-test/none:1
 check "it names the image and the daemon" grep -q "has no image 'imgsmith-test/none:1'" "$tmp/err"
 
+# ----- docker:// read in place from the daemon's overlay2 storage ----------------
+# An image with each kind of entry the storage keeps otherwise than a tar does:
+# whiteouts (0/0 character devices), an opaque directory (an xattr), hard links
+# (one inode), names that are not UTF-8 or hold a newline, a sparse file, a
+# FIFO, a name longer than a tar header holds. Read in place (tar-split), by
+# walking the layer directories, and streamed from `docker save`: the reports
+# are the same but for how they were read.
+mkdir -p "$tmp/odd"
+cat >"$tmp/odd/Dockerfile" <<'EOF'
+FROM imgsmith-test/bookworm:minbase
+RUN mkdir -p /opt/s/keep /opt/s/gone /opt/o && head -c 200000 /dev/urandom > /opt/s/keep/big \
+ && ln /opt/s/keep/big /opt/s/keep/big-link && echo x > /opt/s/gone/f && echo 1 > /opt/o/old1 && echo 2 > /opt/o/old2 \
+ && printf latin > "$(printf '/opt/s/caf\351')" && printf nl > "$(printf '/opt/s/new\nline')" \
+ && truncate -s 50M /opt/s/sparse && mkfifo /opt/s/fifo && d=/opt/s/$(printf 'd%.0s' $(seq 120)) \
+ && mkdir -p "$d" && echo long > "$d/$(printf 'f%.0s' $(seq 150))"
+RUN rm -rf /opt/s/gone /opt/o && mkdir /opt/o && echo new > /opt/o/n && ln /opt/s/keep/big /opt/s/third-link \
+ && chmod 600 /opt/s/keep/big-link && rm -rf /usr/share/doc
+EOF
+DOCKER_BUILDKIT=1 "$docker" build -q --network none -t imgsmith-test/odd:1 "$tmp/odd" >"$tmp/build.log" 2>&1 ||
+  { echo "FAIL: docker build of the odd-entries image"; tail -20 "$tmp/build.log"; exit 1; }
+for mode in auto walk save; do
+  expect "analyze docker:// --docker-read $mode" 0 "$bin" analyze docker://imgsmith-test/odd:1 --docker-read "$mode" \
+    --format json -o "$tmp/odd-$mode.json" -q --top 1000
+done
+check "auto reads the daemon's storage in place, through tar-split" \
+  grep -q '"read_via": *"docker storage (overlay2, tar-split)"' "$tmp/odd-auto.json"
+check "walk walks the layer directories" grep -q '"read_via": *"docker storage (overlay2, walked)"' "$tmp/odd-walk.json"
+check "save streams docker save" grep -q '"read_via": *"docker save stream"' "$tmp/odd-save.json"
+same_report() {  # same_report A B [KEY...]: the reports agree but for io, source and the KEYs
+  python3 - "$@" <<'EOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for d in (a, b):
+    for k in ["io", "source"] + sys.argv[3:]:
+        d.pop(k, None)
+diff = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+print("differ in: " + ", ".join(diff) if diff else "same")
+sys.exit(1 if diff else 0)
+EOF
+}
+check "in place (tar-split) and docker save give the same report" same_report "$tmp/odd-auto.json" "$tmp/odd-save.json"
+# The imported base layer's tar lists its hard-linked files in tar's own
+# order, which a walk cannot know: which name is "the file" may differ there.
+check "a walk gives the same report but for which hard-linked name is listed" \
+  same_report "$tmp/odd-walk.json" "$tmp/odd-save.json" largest_files
+check "the walk saw the whiteouts, the opaque directory and the re-linked file" python3 - "$tmp/odd-walk.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+waste = {w["path"] for w in d["waste"]}
+print(sorted(waste))
+sys.exit(0 if {"/opt/s/gone", "/opt/o", "/opt/s/keep/big-link"} <= waste else 1)
+EOF
+expect "the text report says how the image was read" 0 "$bin" analyze docker://imgsmith-test/odd:1 -q
+check "SOURCE names the daemon's storage" grep -q "read via docker storage (overlay2, tar-split)" "$tmp/out"
+
+# A user who may use the socket but not read the storage gets docker save,
+# and is told why; --docker-read storage then fails with the reason.
+chmod 755 "$run" && chmod 666 "$run/sock" && install -m 755 "$bin" "$run/imgsmith"
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$run/imgsmith" "$@"; }
+expect "analyze docker:// as a user who cannot read the storage" 0 as_nobody analyze docker://imgsmith-test/odd:1 \
+  --format json -q --top 1000
+cp "$tmp/out" "$tmp/odd-nobody.json"
+check "it falls back to docker save" grep -q '"read_via": *"docker save stream"' "$tmp/odd-nobody.json"
+check "with the same report" same_report "$tmp/odd-nobody.json" "$tmp/odd-save.json"
+expect "--docker-read storage as that user" 2 as_nobody analyze docker://imgsmith-test/odd:1 --docker-read storage -q
+check "it says why the storage cannot be read" grep -q "cannot read the daemon's storage in place: this user may not read" "$tmp/err"
+rm -f "$run/imgsmith"
+chmod 700 "$run"
+
 # ----- final_bytes equals docker export ------------------------------------------
 export_matches() {  # export_matches IMAGE: analyze's final_bytes against docker export
   local image=$1 cid verdict

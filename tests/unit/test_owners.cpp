@@ -194,6 +194,26 @@ TEST_CASE("owners: pip distributions own what their RECORD misses in their top-l
   CHECK(f.bytes("python", "interpreter") == 400);
 }
 
+TEST_CASE("owners: what pip put in a venv is told apart from what it put in the system") {
+  const std::string system = "usr/local/lib/python3.11/site-packages";
+  const std::string venv = "opt/venv/lib/python3.11/site-packages";
+  const std::string record = "requests/api.py,sha256=z,300\n";
+  Image image;
+  image.layers = {Layer{{
+      file(system + "/requests/api.py", 300),
+      file_with(system + "/requests-2.32.3.dist-info/RECORD", record),
+      file_with("opt/venv/pyvenv.cfg", "home = /usr/local/bin\n"),
+      file(venv + "/requests/api.py", 5000),
+      file_with(venv + "/requests-2.31.0.dist-info/RECORD", "requests/api.py,sha256=y,5000\n"),
+      file("opt/tool/lib/python3.11/site-packages/requests/api.py", 70),  // a prefix, not a venv
+      file_with("opt/tool/lib/python3.11/site-packages/requests-2.0.dist-info/RECORD", record),
+  }, Encoding::None, true, "RUN pip install requests"}};
+  const Attributed f(image);
+  CHECK(f.origin("python", "requests", "pip") == (300 + record.size()) + (70 + record.size()));
+  CHECK(f.origin("python", "requests", "pip, venv /opt/venv") ==
+        5000 + std::string("requests/api.py,sha256=y,5000\n").size());
+}
+
 TEST_CASE("rules: of two overlapping rules the first in file order wins") {
   const std::string site = "usr/local/lib/python3.11/site-packages";
   Image image;

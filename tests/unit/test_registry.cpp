@@ -11,6 +11,7 @@
 #include "image_builder.hpp"
 #include "imgsmith/error.hpp"
 #include "imgsmith/registry.hpp"
+#include "imgsmith/text.hpp"
 
 using namespace imgsmith;
 using namespace imgsmith::registry;

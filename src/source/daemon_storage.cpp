@@ -1,0 +1,466 @@
+// An image read in place from the Docker daemon's overlay2 storage: each
+// layer is a directory of files (overlay2's <id>/diff), and most layers also
+// have the exact tar stream they were made from recorded as tar-split
+// metadata (headers and padding, without file data). src/registry finds both
+// through the Engine API; this file reads them.
+//
+// With tar-split the layer is the very tar `docker save` would send: its
+// headers come from the record, each file's data from the diff directory
+// (read only where the analysis wants content). Figures are therefore the
+// same as through `docker save`, entry for entry. A layer without tar-split
+// is walked the way the daemon turns a diff directory into a tar: names in
+// byte order, depth first, 0/0 character devices as `.wh.NAME` whiteouts, a
+// directory with the overlay "opaque" attribute followed by its
+// `.wh..wh..opq` marker, the first name of a hard-linked inode as the file
+// and later names as links to it.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "archive_reader.hpp"
+#include "imgsmith/blob_store.hpp"
+#include "imgsmith/error.hpp"
+#include "imgsmith/text.hpp"
+
+namespace imgsmith {
+namespace {
+
+constexpr const char* kManifest = "manifest.json";
+constexpr const char* kConfig = "config.json";
+constexpr const char* kLayerPrefix = "layers/";
+
+// A file descriptor closed when it goes out of scope.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Reads all of `size` bytes of an open file from `offset`, or throws:
+// a layer whose files changed size under the reader is not what the
+// daemon recorded.
+void read_exact(int fd, char* buf, std::size_t size, std::uint64_t offset, const std::string& what) {
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, buf, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw InputError(what + ": " + (n < 0 ? std::strerror(errno) : "shorter than the layer records") +
+                       "; the image changed while it was read, or the daemon's storage is damaged");
+    buf += n;
+    size -= static_cast<std::size_t>(n);
+    offset += static_cast<std::uint64_t>(n);
+  }
+}
+
+// ----- tar-split: the layer's tar, rebuilt ------------------------------------
+
+// The tar stream a tar-split record describes: its segments (headers,
+// padding) in order, with each file's data read from the diff directory
+// when the reader asks for it, and skipped without opening the file when not.
+class TarSplitStream final : public ByteStream {
+ public:
+  TarSplitStream(const std::string& record, std::string diff_dir, std::string label)
+      : file_(std::make_shared<SharedFile>(record)),
+        raw_(file_, 0, file_->size()),
+        json_(raw_, record),
+        record_(record),
+        diff_dir_(std::move(diff_dir)),
+        label_(std::move(label)) {}
+
+  std::size_t read(void* buf, std::size_t size) override {
+    auto* out = static_cast<char*>(buf);
+    while (segment_pos_ == segment_.size() && file_left_ == 0)
+      if (!next_record()) return 0;
+    if (segment_pos_ < segment_.size()) {
+      const std::size_t n = std::min(size, segment_.size() - segment_pos_);
+      std::memcpy(out, segment_.data() + segment_pos_, n);
+      segment_pos_ += n;
+      produced_ += n;
+      return n;
+    }
+    if (file_fd_.get() < 0) {
+      file_fd_ = Fd(::open((diff_dir_ + "/" + file_name_).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+      if (file_fd_.get() < 0)
+        throw InputError(label_ + ": '" + visible(file_name_) + "' in " + diff_dir_ + ": " + std::strerror(errno) +
+                         "; the image changed while it was read, or the daemon's storage is damaged");
+    }
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(size, file_left_));
+    read_exact(file_fd_.get(), out, n, file_offset_, label_ + ": '" + visible(file_name_) + "'");
+    file_offset_ += n;
+    file_left_ -= n;
+    produced_ += n;
+    content_read_ += n;
+    return n;
+  }
+
+  // File data is skipped without being read; headers never are.
+  std::uint64_t skip(std::uint64_t size) override {
+    if (segment_pos_ < segment_.size() || file_left_ == 0) return 0;
+    const std::uint64_t n = std::min(size, file_left_);
+    file_offset_ += n;
+    file_left_ -= n;
+    produced_ += n;
+    return n;
+  }
+
+  std::uint64_t produced() const { return produced_; }
+  std::uint64_t bytes_read() const { return file_->bytes_read() + content_read_; }
+
+ private:
+  // Takes the next record line; false at the end of the record.
+  bool next_record() {
+    std::string line;
+    if (!next_line(line)) return false;
+    nlohmann::json entry;
+    try {
+      entry = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception&) {
+      throw damaged("a line is not JSON");
+    }
+    if (!entry.is_object() || !entry.contains("type") || !entry["type"].is_number_integer())
+      throw damaged("a line has no type");
+    const int type = entry["type"].get<int>();
+    try {
+      if (type == 2) {  // a segment: raw tar bytes
+        const auto p = entry.find("payload");
+        segment_ = p != entry.end() && p->is_string() ? base64_decode(p->get<std::string>()) : std::string();
+        segment_pos_ = 0;
+      } else if (type == 1) {  // a file's data, by name and size
+        const auto raw = entry.find("name_raw");  // names that are not UTF-8
+        if (raw != entry.end() && raw->is_string())
+          file_name_ = base64_decode(raw->get<std::string>());
+        else if (const auto n = entry.find("name"); n != entry.end() && n->is_string())
+          file_name_ = n->get<std::string>();
+        else
+          throw damaged("a file entry has no name");
+        const auto s = entry.find("size");
+        file_left_ = s != entry.end() && s->is_number_unsigned() ? s->get<std::uint64_t>() : 0;
+        file_offset_ = 0;
+        file_fd_ = Fd();
+        if (file_left_ > 0 && (file_name_.empty() || file_name_.find("..") != std::string::npos))
+          throw damaged("a file entry names '" + visible(file_name_) + "'");
+      } else {
+        throw damaged("unknown entry type " + std::to_string(type));
+      }
+    } catch (const std::invalid_argument&) {
+      throw damaged("a payload is not base64");
+    }
+    return true;
+  }
+
+  bool next_line(std::string& line) {
+    for (;;) {
+      const auto nl = std::find(buffer_.begin() + static_cast<std::ptrdiff_t>(buffer_pos_), buffer_.end(), '\n');
+      if (nl != buffer_.end()) {
+        line.assign(buffer_.begin() + static_cast<std::ptrdiff_t>(buffer_pos_), nl);
+        buffer_pos_ = static_cast<std::size_t>(nl - buffer_.begin()) + 1;
+        if (line.empty()) continue;
+        return true;
+      }
+      buffer_.erase(0, buffer_pos_);
+      buffer_pos_ = 0;
+      char chunk[1 << 16];
+      const std::size_t n = json_.read(chunk, sizeof chunk);
+      if (n == 0) {
+        if (buffer_.empty()) return false;
+        line.swap(buffer_);
+        buffer_.clear();
+        return true;
+      }
+      buffer_.append(chunk, n);
+    }
+  }
+
+  InputError damaged(const std::string& why) const {
+    return InputError(label_ + ": the daemon's tar-split record " + record_ + " is damaged (" + why +
+                      "); read the image with --docker-read save");
+  }
+
+  std::shared_ptr<SharedFile> file_;
+  FileRangeStream raw_;
+  DecompressingStream json_;
+  std::string record_;
+  std::string diff_dir_;
+  std::string label_;
+  std::string buffer_;
+  std::size_t buffer_pos_ = 0;
+  std::string segment_;
+  std::size_t segment_pos_ = 0;
+  std::string file_name_;
+  std::uint64_t file_left_ = 0;
+  std::uint64_t file_offset_ = 0;
+  Fd file_fd_;
+  std::uint64_t produced_ = 0;
+  std::uint64_t content_read_ = 0;
+};
+
+// ----- walking a diff directory ------------------------------------------------
+
+// A regular file in a diff directory, read only if the analysis asks.
+class DiskFileContent final : public EntryContent {
+ public:
+  DiskFileContent(int dir_fd, const std::string& name, std::uint64_t size, std::string what,
+                  std::uint64_t& bytes_read)
+      : dir_fd_(dir_fd), name_(name), size_(size), what_(std::move(what)), bytes_read_(bytes_read) {}
+  std::string read_all() override { return read_head(size_); }
+  std::string read_head(std::uint64_t bytes) override {
+    std::string out(static_cast<std::size_t>(std::min(bytes, size_)), '\0');
+    read_exact(open(), out.data(), out.size(), 0, what_);
+    bytes_read_ += out.size();
+    return out;
+  }
+  void stream(const std::function<void(const char*, std::size_t)>& chunk) override {
+    std::vector<char> buf(1 << 20);
+    for (std::uint64_t offset = 0; offset < size_;) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size_ - offset));
+      read_exact(open(), buf.data(), n, offset, what_);
+      chunk(buf.data(), n);
+      offset += n;
+      bytes_read_ += n;
+    }
+  }
+
+ private:
+  int open() {
+    if (fd_.get() < 0) {
+      fd_ = Fd(::openat(dir_fd_, name_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+      if (fd_.get() < 0) throw InputError(what_ + ": " + std::strerror(errno));
+    }
+    return fd_.get();
+  }
+  int dir_fd_;
+  const std::string& name_;
+  std::uint64_t size_;
+  std::string what_;
+  std::uint64_t& bytes_read_;
+  Fd fd_;
+};
+
+class DiffWalk {
+ public:
+  DiffWalk(std::string dir, std::string label, const CaptureFn& capture, const CaptureFn& hash,
+           const EntrySink& sink, LayerScan& scan)
+      : dir_(std::move(dir)), label_(std::move(label)), capture_(capture), hash_(hash), sink_(sink), scan_(scan) {}
+
+  void run() {
+    Fd root(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (root.get() < 0)
+      throw InputError(label_ + ": cannot open the layer directory " + dir_ + ": " + std::strerror(errno));
+    walk(root.get(), "", 0);
+    deliver();
+  }
+  std::uint64_t bytes_read() const { return bytes_read_; }
+
+ private:
+  static constexpr std::size_t kSinkBatch = 4096;
+  static constexpr int kMaxDepth = 1000;
+
+  void walk(int dir_fd, const std::string& prefix, int depth) {
+    if (depth > kMaxDepth)
+      throw InputError(label_ + ": '" + visible(prefix.substr(0, 80)) + "...' nests deeper than " +
+                       std::to_string(kMaxDepth) + " directories");
+    std::vector<std::string> names;
+    {
+      const int copy = ::dup(dir_fd);
+      DIR* d = copy >= 0 ? ::fdopendir(copy) : nullptr;
+      if (d == nullptr) {
+        if (copy >= 0) ::close(copy);
+        throw InputError(label_ + ": cannot list " + dir_ + "/" + visible(prefix) + ": " + std::strerror(errno));
+      }
+      while (const dirent* e = ::readdir(d)) {
+        const std::string_view n = e->d_name;
+        if (n != "." && n != "..") names.emplace_back(n);
+      }
+      ::closedir(d);
+    }
+    std::sort(names.begin(), names.end());  // bytewise, as the daemon's walk
+    for (const std::string& name : names) {
+      const std::string path = prefix + name;
+      struct stat st {};
+      if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        throw InputError(label_ + ": " + dir_ + "/" + visible(path) + ": " + std::strerror(errno));
+      TarEntry entry;
+      if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 0 && minor(st.st_rdev) == 0) {
+        entry.path = scan_.text.store(prefix + ".wh." + name);  // overlay's whiteout
+        entry.type = EntryType::File;
+        add(entry);
+      } else if (S_ISDIR(st.st_mode)) {
+        Fd sub(::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (sub.get() < 0)
+          throw InputError(label_ + ": " + dir_ + "/" + visible(path) + ": " + std::strerror(errno));
+        entry.path = scan_.text.store(path);
+        entry.type = EntryType::Dir;
+        add(entry);
+        if (opaque(sub.get())) {
+          TarEntry marker;
+          marker.path = scan_.text.store(path + "/.wh..wh..opq");
+          marker.type = EntryType::File;
+          add(marker);
+        }
+        walk(sub.get(), path + "/", depth + 1);
+      } else if (S_ISREG(st.st_mode)) {
+        entry.path = scan_.text.store(path);
+        if (st.st_nlink > 1) {
+          const auto [it, first] = inodes_.emplace(std::make_pair(st.st_dev, st.st_ino), entry.path);
+          if (!first) {
+            entry.type = EntryType::Hardlink;
+            entry.link = it->second;
+            add(entry);
+            continue;
+          }
+        }
+        entry.type = EntryType::File;
+        entry.size = static_cast<std::uint64_t>(st.st_size);
+        DiskFileContent content(dir_fd, name, entry.size, label_ + ": " + dir_ + "/" + visible(path), bytes_read_);
+        keep_content(scan_, entry.path, entry.size, capture_, hash_, content);
+        add(entry);
+      } else if (S_ISLNK(st.st_mode)) {
+        std::string target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 4096), '\0');
+        const ssize_t n = ::readlinkat(dir_fd, name.c_str(), target.data(), target.size());
+        if (n < 0) throw InputError(label_ + ": " + dir_ + "/" + visible(path) + ": " + std::strerror(errno));
+        target.resize(static_cast<std::size_t>(n));
+        entry.path = scan_.text.store(path);
+        entry.link = scan_.text.store(target);
+        entry.type = EntryType::Symlink;
+        add(entry);
+      } else if (!S_ISSOCK(st.st_mode)) {  // sockets never go into a layer tar
+        entry.path = scan_.text.store(path);
+        entry.type = EntryType::Other;
+        add(entry);
+      }
+    }
+  }
+
+  // overlay2 marks a directory that hides everything below it with
+  // trusted.overlay.opaque (user.overlay.opaque when the daemon runs rootless).
+  static bool opaque(int fd) {
+    for (const char* attr : {"trusted.overlay.opaque", "user.overlay.opaque"}) {
+      char value[4] = {};
+      if (::fgetxattr(fd, attr, value, sizeof value) == 1 && value[0] == 'y') return true;
+    }
+    return false;
+  }
+
+  void add(const TarEntry& entry) {
+    scan_.content_bytes += entry.size;
+    scan_.entries.push_back(entry);
+    if (sink_ && scan_.entries.size() - delivered_ >= kSinkBatch) deliver();
+  }
+  void deliver() {
+    if (!sink_ || scan_.entries.size() == delivered_) return;
+    sink_(std::span<const TarEntry>(scan_.entries).subspan(delivered_));
+    delivered_ = scan_.entries.size();
+  }
+
+  std::string dir_;
+  std::string label_;
+  const CaptureFn& capture_;
+  const CaptureFn& hash_;
+  const EntrySink& sink_;
+  LayerScan& scan_;
+  std::size_t delivered_ = 0;
+  std::map<std::pair<dev_t, ino_t>, std::string_view> inodes_;
+  std::uint64_t bytes_read_ = 0;
+};
+
+// ----- the store -------------------------------------------------------------
+
+class DaemonStorageStore final : public BlobStore {
+ public:
+  DaemonStorageStore(DaemonStorageImage image, CaptureFn capture)
+      : image_(std::move(image)), capture_(std::move(capture)) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (std::size_t i = 0; i < image_.layers.size(); ++i) layers.push_back(kLayerPrefix + std::to_string(i));
+    manifest_ = nlohmann::json::array({{{"Config", kConfig}, {"RepoTags", image_.tags}, {"Layers", layers}}}).dump();
+  }
+
+  const std::string& name() const override { return image_.label; }
+  std::string kind() const override {
+    const bool all_split = std::all_of(image_.layers.begin(), image_.layers.end(),
+                                       [](const auto& l) { return !l.tar_split.empty(); });
+    return all_split ? "docker storage (overlay2, tar-split)" : "docker storage (overlay2, walked)";
+  }
+  bool contains(const std::string& path) const override { return size_of(path).has_value(); }
+  std::optional<std::uint64_t> size_of(const std::string& path) const override {
+    if (path == kManifest) return manifest_.size();
+    if (path == kConfig) return image_.config.size();
+    if (layer_index(path)) return 0;  // unknown until read: a layer is rebuilt, not stored
+    return std::nullopt;
+  }
+  std::string read_text(const std::string& path, std::uint64_t limit) const override {
+    const std::string* text = path == kManifest ? &manifest_ : path == kConfig ? &image_.config : nullptr;
+    if (text == nullptr) throw InputError(image_.label + ": no document '" + path + "' in the daemon's storage");
+    if (text->size() > limit) throw InputError(image_.label + ": '" + path + "' is too large for a JSON document");
+    return *text;
+  }
+  std::shared_ptr<const LayerScan> scan_layer(const std::string& path, const CaptureFn& hash,
+                                              const EntrySink& sink) const override {
+    const auto index = layer_index(path);
+    if (!index) throw InputError(image_.label + ": no layer '" + path + "' in the daemon's storage");
+    const DaemonStorageLayer& layer = image_.layers[*index];
+    const std::string label = image_.label + ": layer " + std::to_string(*index) + " (" + layer.diff_dir + ")";
+    if (!layer.tar_split.empty()) {
+      TarSplitStream tar(layer.tar_split, layer.diff_dir, label);
+      auto scan = std::make_shared<LayerScan>(imgsmith::scan_layer(tar, 0, label, capture_, hash, sink));
+      scan->blob_bytes = tar.produced();
+      bytes_read_ += tar.bytes_read();
+      return scan;
+    }
+    auto scan = std::make_shared<LayerScan>();
+    DiffWalk walk(layer.diff_dir, label, capture_, hash, sink, *scan);
+    walk.run();
+    bytes_read_ += walk.bytes_read();
+    return scan;
+  }
+  bool parallel_scans() const override { return true; }
+  std::uint64_t bytes_read() const override { return bytes_read_.load(); }
+  std::vector<std::string> warnings() const override { return image_.warnings; }
+
+ private:
+  std::optional<std::size_t> layer_index(const std::string& path) const {
+    if (path.rfind(kLayerPrefix, 0) != 0) return std::nullopt;
+    const std::string digits = path.substr(std::strlen(kLayerPrefix));
+    if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    const std::size_t i = std::stoul(digits);
+    if (i >= image_.layers.size()) return std::nullopt;
+    return i;
+  }
+
+  DaemonStorageImage image_;
+  CaptureFn capture_;
+  std::string manifest_;
+  mutable std::atomic<std::uint64_t> bytes_read_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<BlobStore> open_daemon_storage(DaemonStorageImage image, const CaptureFn& capture) {
+  return std::make_unique<DaemonStorageStore>(std::move(image), capture);
+}
+
+}  // namespace imgsmith
