@@ -820,6 +820,9 @@ TEST_CASE("gen: .dockerignore leaves out secrets, ML artefacts and venvs everywh
     INFO(pattern);
     CHECK(ignore.find(std::string("\n") + pattern + "\n") != std::string::npos);
   }
+  // A Python project's stale build trees stay out as well as a C++ one's.
+  CHECK(ignore.find("\nbuild\n") != std::string::npos);
+  CHECK(ignore.find("\ndist\n") != std::string::npos);
   // env/ is left out, but the Dockerfile copies env/base.txt: it stays in.
   CHECK(ignore.find("\nenv\n") != std::string::npos);
   CHECK(ignore.find("\n!env/base.txt\n") != std::string::npos);
