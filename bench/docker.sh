@@ -63,23 +63,16 @@ command -v dockerd >/dev/null && [[ -x /usr/bin/docker ]] || die "Debian's docke
 docker=/usr/bin/docker
 
 root_tar=$("$repo_root/tests/system/debootstrap_root.sh" "$workdir/debootstrap") || die "no Debian root could be made"
+command -v ip >/dev/null || die "ip (iproute2) is not installed"
+# shellcheck source=../tests/system/dockerd.sh
+source "$repo_root/tests/system/dockerd.sh"
 run=$(mktemp -d /tmp/imgsmith-bench-dockerd.XXXXXX)
-mkdir -p "$workdir/docker"
-dockerd --data-root "$workdir/docker" --exec-root "$run/exec" --pidfile "$run/pid" -H "unix://$run/sock" \
-    --iptables=false --bridge=none >"$run/log" 2>&1 &
-dockerd_pid=$!
 stop() {
-    kill "$dockerd_pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$dockerd_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$dockerd_pid" 2>/dev/null || true
-    wait "$dockerd_pid" 2>/dev/null || true
-    grep -e " $run/" -e " $workdir/docker/" /proc/mounts | cut -d' ' -f2 | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
+    stop_dockerd
     rm -rf "$run"
 }
 trap stop EXIT
-export DOCKER_HOST="unix://$run/sock"
-for _ in $(seq 1 200); do "$docker" version >/dev/null 2>&1 && break; sleep 0.1; done
-"$docker" version >/dev/null 2>&1 || { tail -5 "$run/log" >&2; die "dockerd did not start"; }
+start_dockerd "$workdir/docker" "$run" || { tail -5 "$run/log" >&2; die "dockerd did not start"; }
 
 image="imgsmith-bench/docker:${size_gb}g"
 if ! "$docker" image inspect "$image" >/dev/null 2>&1; then

@@ -14,8 +14,8 @@ packages=(
   tmux
   # the registry tests: a real registry, a pusher, htpasswd, token signing, curl
   docker-registry skopeo apache2-utils openssl curl
-  # the Docker engine tests (the test starts dockerd itself)
-  docker.io
+  # the Docker engine tests (the test starts dockerd itself, on a bridge it makes with ip)
+  docker.io iproute2
 )
 
 missing=()

@@ -1,0 +1,56 @@
+# A Docker engine of our own for the Docker test and bench/docker.sh
+# (sourced). It runs on its own data root, socket and exec root, and on a
+# network bridge of its own: dockerd told `--bridge=none` deletes an existing
+# docker0, which breaks the networking of a Docker already running on the
+# machine, so it is never told that. The bridge gets an address from
+# 198.18.0.0/15, the range set aside for benchmarks (RFC 2544), which no LAN
+# or Docker default uses. Everything is removed again by stop_dockerd.
+#
+#   start_dockerd DATA_ROOT RUN_DIR   start it; sets DOCKER_HOST; 1 if it did not
+#                                     come up (RUN_DIR/log says why)
+#   stop_dockerd                      stop it by its PID, unmount what it left,
+#                                     delete its bridge; safe to call twice
+
+dockerd_pid=""
+dockerd_bridge=""
+dockerd_run=""
+dockerd_data=""
+
+start_dockerd() {
+  dockerd_data=$1
+  dockerd_run=$2
+  # Interface names hold 15 bytes; the PID keeps parallel runs apart.
+  dockerd_bridge="imgsm$$"
+  { ip link add name "$dockerd_bridge" type bridge &&
+    ip addr add "198.18.$(($$ % 250)).1/24" dev "$dockerd_bridge" &&
+    ip link set "$dockerd_bridge" up; } 2>"$dockerd_run/log" || return 1
+  mkdir -p "$dockerd_data"
+  dockerd --data-root "$dockerd_data" --exec-root "$dockerd_run/exec" --pidfile "$dockerd_run/pid" \
+    -H "unix://$dockerd_run/sock" --bridge="$dockerd_bridge" \
+    --iptables=false --ip-masq=false >"$dockerd_run/log" 2>&1 &
+  dockerd_pid=$!
+  export DOCKER_HOST="unix://$dockerd_run/sock"
+  local _
+  for _ in $(seq 1 200); do /usr/bin/docker version >/dev/null 2>&1 && return 0; sleep 0.1; done
+  return 1
+}
+
+stop_dockerd() {
+  if [ -n "$dockerd_pid" ]; then
+    kill "$dockerd_pid" 2>/dev/null || true
+    local _
+    for _ in $(seq 1 100); do kill -0 "$dockerd_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$dockerd_pid" 2>/dev/null || true
+    wait "$dockerd_pid" 2>/dev/null || true
+    dockerd_pid=""
+  fi
+  if [ -n "$dockerd_run" ]; then
+    { grep -e " $dockerd_run/" -e " $dockerd_data/" /proc/mounts || true; } | cut -d' ' -f2 | sort -r |
+      xargs -r -n1 umount -l 2>/dev/null || true
+  fi
+  if [ -n "$dockerd_bridge" ]; then
+    ip link delete "$dockerd_bridge" 2>/dev/null || true
+    dockerd_bridge=""
+  fi
+  return 0
+}
