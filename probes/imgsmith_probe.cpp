@@ -32,7 +32,7 @@
 namespace probe {
 namespace {
 
-constexpr const char* kVersion = "0.1.0";
+constexpr const char* kVersion = IMGSMITH_VERSION;  // from CMake: imgsmith's project() version
 constexpr int kExitUsage = 2;
 constexpr int kExitNoGpu = 3;
 constexpr int kExitExecFailed = 127;

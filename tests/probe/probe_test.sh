@@ -28,6 +28,12 @@ run() {
 nogpu=(IMGSMITH_PROBE_DEV="$tmp/no-dev")
 withgpu=(IMGSMITH_PROBE_DEV="$tmp/gpu-dev" LD_LIBRARY_PATH="$fake")
 
+# One version, from CMake's project(), in both binaries.
+probe_version=$("$probe" --version 2>/dev/null)
+imgsmith_version=$("$imgsmith" --version 2>/dev/null)
+check "the probe and imgsmith carry one version ($probe_version, $imgsmith_version)" \
+  test -n "${probe_version#imgsmith-probe }" -a "${probe_version#imgsmith-probe }" = "${imgsmith_version#imgsmith }"
+
 # The real path here: no device nodes, no libcuda.
 run "${nogpu[@]}" "$probe" --json
 check "no GPU: status" grep -q '"status":"no-gpu"' "$tmp/out"

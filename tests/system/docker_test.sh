@@ -182,7 +182,7 @@ EOF
   check "$image: final_bytes equals docker export's regular files (imgsmith, export: $verdict)" \
     test "${verdict% *}" = "${verdict#* }" -a -n "${verdict% *}"
 }
-for image in imgsmith-test/bookworm:minbase imgsmith-test/app:1; do export_matches "$image"; done
+for image in imgsmith-test/bookworm:minbase imgsmith-test/app:1 imgsmith-test/odd:1; do export_matches "$image"; done
 
 # ----- docker run: the probe as entrypoint -----------------------------------------
 "$docker" run --rm --network none imgsmith-test/app:1 >"$tmp/out" 2>"$tmp/err"
