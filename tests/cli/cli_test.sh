@@ -15,6 +15,13 @@ expect "no subcommand is a usage error" 2 "$bin"
 expect "unknown flag is a usage error" 2 "$bin" analyze "$dive" --no-such-flag
 expect "text report" 0 "$bin" analyze "$dive"
 check "text report shows the final size" grep -q "1,188,573" "$tmp/out"
+# The default output, whole, against its golden file (written from a run
+# that was read line by line; IMGSMITH_UPDATE_GOLDEN=1 rewrites it).
+# Run from the fixtures' folder, so that SOURCE does not depend on the checkout's path.
+golden="$(cd "$(dirname "$0")/../golden" && pwd)/analyze-test-docker-image.txt"
+(cd "$fixtures" && "$bin" analyze test-docker-image.tar >"$tmp/out" 2>"$tmp/err")
+[ -n "${IMGSMITH_UPDATE_GOLDEN:-}" ] && cp "$tmp/out" "$golden"
+check "text report equals tests/golden/analyze-test-docker-image.txt" diff -u "$golden" "$tmp/out"
 
 expect "json report to a file" 0 "$bin" analyze "$dive" --format json -o "$tmp/report.json"
 check "json report has the schema" grep -q '"schema": "imgsmith.analysis/v1"' "$tmp/report.json"
