@@ -78,8 +78,8 @@ class PrefixedStream : public ByteStream {
 // Reads up to `size` bytes, fewer only at the end of the stream.
 std::string read_prefix(ByteStream& in, std::size_t size);
 
-// The first bytes of a blob tell its encoding (REFERENCE §1: never trust the
-// media type alone).
+// The first bytes of a blob tell its encoding (docs/image-formats.md: never
+// trust the media type alone).
 enum class Compression : std::uint8_t { None, Gzip, Zstd, Other };
 Compression sniff_compression(const void* data, std::size_t size);
 bool looks_like_tar(const void* data, std::size_t size);

@@ -1,4 +1,4 @@
-// Image references, normalised as Docker normalises them (REFERENCE §6):
+// Image references, normalised as Docker normalises them (docs/docker-engine.md):
 // no registry means Docker Hub, whose one-word names live under library/.
 #include <sys/stat.h>
 

@@ -57,7 +57,7 @@ class ArchiveReader {
   std::size_t read_some(void* buf, std::size_t size, const std::string& entry_name);
 
   // Position in the unfiltered input: after next(), the entry's data offset
-  // when the input is an uncompressed tar (REFERENCE §7).
+  // when the input is an uncompressed tar (docs/tar-format.md).
   std::uint64_t raw_position() const;
   Compression compression() const;
   bool truncated() const { return truncated_; }

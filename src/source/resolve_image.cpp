@@ -285,7 +285,7 @@ std::string Platform::str() const {
 
 ResolvedImage resolve_image(const BlobStore& store, const ImageSelector& selector) {
   // docker save writes both documents since Docker 25; manifest.json is the
-  // one that 25.0.0's misordered OCI manifests do not affect (REFERENCE §1).
+  // one that 25.0.0's misordered OCI manifests do not affect (docs/image-formats.md).
   if (store.contains("manifest.json")) return from_docker_manifest(store, selector);
   if (store.contains("index.json")) {
     const json index = parse_json(store, "index.json");

@@ -1,5 +1,5 @@
 // A small Dockerfile reader and the rules generated Dockerfiles must pass:
-// hadolint's rules from REFERENCE.md §4 (hadolint is not packaged here), and
+// hadolint's rules listed in docs/cuda-images.md (hadolint is not packaged here), and
 // imgsmith's own (multi-stage, no compiler in the final stage, ...).
 #pragma once
 

@@ -3,7 +3,7 @@
 # $DOCKER_HOST, since no image can be pulled here:
 #   PREFIX/nvidia/cuda:<release>-{base,runtime,devel}-ubuntu24.04
 # made from a debootstrapped Debian root and this machine's real CUDA
-# libraries, laid out as NVIDIA's images are (REFERENCE §4):
+# libraries, laid out as NVIDIA's images are (docs/cuda-images.md):
 #   base     cudart, /usr/local/cuda -> cuda-X.Y, NVIDIA's environment
 #   runtime  + cuBLAS, cuFFT, cuRAND, cuSOLVER, cuSPARSE, NVRTC, nvJitLink, NCCL
 #   devel    + nvcc and the toolchain, headers, unversioned and static libraries,

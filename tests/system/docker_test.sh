@@ -21,7 +21,7 @@ bin=$1
 cache=$2
 source_dir=$3
 here=$(cd "$(dirname "$0")" && pwd)
-docker=/usr/bin/docker  # Debian's client: the one with BuildKit (REFERENCE §6)
+docker=/usr/bin/docker  # Debian's client: the one with BuildKit (docs/docker-engine.md)
 
 skip() {
   if [ "${CI:-}" = true ]; then echo "FAIL: docker tests cannot run in CI: $*"; exit 1; fi

@@ -1,4 +1,4 @@
-// dive's own fixtures, with the figures dive's tests assert (REFERENCE §3).
+// dive's own fixtures, with the figures dive's tests assert (docs/dive-metrics.md).
 #include <catch2/catch.hpp>
 
 #include "fixtures.hpp"
