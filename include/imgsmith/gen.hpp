@@ -55,6 +55,11 @@ struct PythonProject {
   // setup.py or pyproject.toml): built against the installed torch on devel.
   // [project.optional-dependencies]: extra name -> its requirements
   std::map<std::string, std::vector<Requirement>> optional_dependencies;
+  // Dependencies pyproject.toml installs from a directory outside the project
+  // ([tool.uv.sources] path, Poetry's path): name -> that directory, relative
+  // to the project ("../../libs/common"). pip reads neither table, so it is
+  // given the directory.
+  std::map<std::string, std::string> outside_path_sources;
   bool cuda_extension = false;
   std::string cuda_extension_source;   // file:line
 };
@@ -72,9 +77,27 @@ struct CudaCppProject {
   std::string min_cmake_source;         // CMakeLists.txt:N
 };
 
+// A file or directory outside the project directory that the build reads:
+// an -r include in ../../shared, a local path dependency in ../../libs/common,
+// a CMake add_subdirectory(../../libs/kernels). Only a build context above
+// the project (--context) holds it; the Dockerfile copies it to the same place
+// relative to the project, so the project's relative paths resolve there too.
+struct OutsidePath {
+  std::string path;        // relative to the build context: "shared/requirements.txt"
+  bool directory = false;
+  std::string source;      // where the project names it: "requirements.txt:1"
+};
+
 struct Project {
   std::filesystem::path dir;
   std::string name;  // the directory's name, made a valid image name
+  // The docker build context (--context): the project directory or one of
+  // its ancestors. context_path is the project directory within it
+  // ("services/api"), "" when the context is the project directory itself,
+  // and every output is then what it is without --context.
+  std::filesystem::path context;  // absolute, canonical
+  std::string context_path;
+  std::vector<OutsidePath> outside_paths;  // sorted by path; none without a context above the project
   std::optional<PythonProject> python;
   std::optional<CudaCppProject> cuda_cpp;
   bool has_cuda_sources = false;  // *.cu anywhere (a Python project's extension, too)
@@ -89,8 +112,12 @@ struct Project {
 // when an input would make a wrong image (a broken requirements line, a
 // conda environment, ...): the message names the file and line.
 // `requirements` (--requirements) names the requirements file to install,
-// relative to `dir`; empty lets gen choose.
-Project detect_project(const std::filesystem::path& dir, const std::string& requirements = {});
+// relative to `dir`; empty lets gen choose. `context` (--context) is the
+// docker build context, `dir` or a directory above it (empty: `dir`); files
+// the project names outside `dir` are allowed when they are inside it, and
+// refused (InputError naming the file and line) when they are not.
+Project detect_project(const std::filesystem::path& dir, const std::string& requirements = {},
+                       const std::filesystem::path& context = {});
 
 // What the user asked for on the command line; empty means "decide".
 struct Options {
@@ -172,6 +199,14 @@ struct Plan {
   std::vector<std::string> nvcc_libs;
   bool syntax = false;
   bool compose = false;
+  // --context above the project: COPY sources are relative to the context,
+  // and the context's layout is kept in the image, so that what the project
+  // names outside its directory is where its relative paths lead.
+  std::string context_path;       // the project within the context: "services/api"; "" without one
+  std::string context_up;         // the context from the project directory: "../.."
+  std::filesystem::path context_dir;  // absolute, for the build command printed from wherever gen ran
+  std::vector<std::string> outside_paths;  // copied from outside the project, context-relative; directories end in '/'
+  std::string app_dir = "/app";   // the project's code in the image: /app, or /app/services/api with a context
 };
 
 // Throws InputError for a request that cannot be met (a CUDA release with no
@@ -181,6 +216,11 @@ Plan make_plan(const Project& project, const Options& options);
 struct Rendered {
   std::string dockerfile;
   std::string dockerignore;
+  // Where the ignore file goes, beside the Dockerfile: .dockerignore, which
+  // Docker reads at the context's root; Dockerfile.dockerignore with a context
+  // above the project, which BuildKit reads in its place and which leaves the
+  // context's own .dockerignore alone.
+  std::string dockerignore_name = ".dockerignore";
   std::string compose;  // "" unless the plan asks for it
 };
 

@@ -28,6 +28,7 @@ struct GenArgs {
   gen::Options options;
   std::string cmd;
   std::string requirements;
+  std::string context;  // the docker build context, DIR or above it; "" for DIR
   bool no_probe = false;
   bool no_runtime_compiler = false;
   bool to_stdout = false;
@@ -48,7 +49,7 @@ int run_gen(GenArgs args) {
   if (args.options.flavor.empty()) args.options.flavor = "auto";
   args.options.runtime_compiler = !args.no_runtime_compiler;
   const fs::path dir = args.dir;
-  const gen::Project project = gen::detect_project(dir, args.requirements);
+  const gen::Project project = gen::detect_project(dir, args.requirements, args.context);
   const gen::Plan plan = gen::make_plan(project, args.options);
   const gen::Rendered files = gen::render_plan(plan);
 
@@ -57,9 +58,14 @@ int run_gen(GenArgs args) {
   if (args.to_stdout) {
     std::cout << files.dockerfile << std::flush;
     report << gen::summary(plan);
-    if (plan.probe)
+    if (plan.probe && plan.context_path.empty())
       report << "note: --stdout wrote nothing; the Dockerfile copies .imgsmith/imgsmith-probe, which\n"
                 "      `imgsmith probe --write .imgsmith/imgsmith-probe` puts in place\n";
+    else if (plan.probe)
+      report << "note: --stdout wrote nothing; the Dockerfile copies " << plan.context_path
+             << "/.imgsmith/imgsmith-probe from the build context, which\n"
+                "      `imgsmith probe --write "
+             << (dir / ".imgsmith" / "imgsmith-probe").string() << "` puts in place\n";
     // stdout holds the Dockerfile alone, so it can be piped; the compose
     // file asked for is not dropped without a word.
     if (plan.compose)
@@ -69,7 +75,7 @@ int run_gen(GenArgs args) {
   }
 
   std::vector<std::pair<fs::path, const std::string*>> outputs = {
-      {dir / "Dockerfile", &files.dockerfile}, {dir / ".dockerignore", &files.dockerignore}};
+      {dir / "Dockerfile", &files.dockerfile}, {dir / files.dockerignore_name, &files.dockerignore}};
   if (plan.compose) outputs.emplace_back(dir / "compose.yaml", &files.compose);
   // Refuse before writing anything, so a refusal changes nothing.
   if (!args.force)
@@ -125,6 +131,15 @@ void register_gen_command(CLI::App& app, int& exit_code) {
       "DIR, and the probe as .imgsmith/imgsmith-probe, the image's entrypoint.\n"
       "Existing files are never replaced without --force.\n"
       "\n"
+      "In a monorepo, --context names the build context above DIR (its root), so\n"
+      "that what DIR names outside itself (-r ../../shared/requirements.txt,\n"
+      "-e ../../libs/common, add_subdirectory(../../libs/kernels)) can be copied:\n"
+      "  imgsmith gen services/api --context .\n"
+      "  DOCKER_BUILDKIT=1 docker build -f services/api/Dockerfile -t api .\n"
+      "The Dockerfile stays in DIR, with Dockerfile.dockerignore beside it instead of\n"
+      ".dockerignore: BuildKit reads it in place of the context's own, which gen\n"
+      "leaves alone, and it lets in only DIR and the files it names.\n"
+      "\n"
       "Exit status: 0 written; 2 bad usage, an unreadable or unrecognised project,\n"
       "or a file that exists without --force.");
   cmd->add_option("DIR", args->dir, "The project directory (default: the current one)");
@@ -143,6 +158,11 @@ void register_gen_command(CLI::App& app, int& exit_code) {
                   "A directory of wheels in the project: pip installs from it alone (--no-index),\n"
                   "for air-gapped builds");
   cmd->add_option("--index-url", args->options.index_url, "pip's package index (a private index or mirror)");
+  cmd->add_option("--context", args->context,
+                  "The docker build context: DIR or a directory above it, such as a monorepo's root.\n"
+                  "COPY paths are relative to it, and files DIR names outside itself but inside it\n"
+                  "are copied; the Dockerfile and Dockerfile.dockerignore are written in DIR")
+      ->type_name("DIR");
   cmd->add_option("--requirements", args->requirements,
                   "The requirements file to install, relative to DIR (default: requirements.txt, else\n"
                   "the requirements*.txt files; of -cpu and -gpu alternatives, the GPU one)");
@@ -159,7 +179,8 @@ void register_gen_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--syntax", args->options.syntax,
                 "Start with '# syntax=docker/dockerfile:1' (BuildKit then pulls that frontend)");
   cmd->add_flag("--stdout", args->to_stdout, "Print the Dockerfile instead of writing files");
-  cmd->add_flag("--force", args->force, "Replace an existing Dockerfile, .dockerignore or compose.yaml");
+  cmd->add_flag("--force", args->force,
+                "Replace an existing Dockerfile, .dockerignore (Dockerfile.dockerignore) or compose.yaml");
   cmd->add_flag("--explain", args->explain, "Show every detection and decision with its source");
   cmd->callback([args, &exit_code] { exit_code = run_gen(*args); });
 }

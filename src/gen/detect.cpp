@@ -174,8 +174,9 @@ bool is_dev_requirements(const std::string& name) {
 
 class RequirementsReader {
  public:
-  RequirementsReader(const fs::path& root, PythonProject& py, std::vector<Evidence>& evidence)
-      : root_(root), py_(py), evidence_(evidence) {}
+  RequirementsReader(const fs::path& root, PythonProject& py, std::vector<Evidence>& evidence,
+                     BuildContext& build_context)
+      : root_(root), py_(py), evidence_(evidence), build_context_(build_context) {}
 
   void read(const std::string& rel, int depth, const std::string& named_at = "") {
     if (depth > 10 || !visited_.insert(rel).second) return;
@@ -231,17 +232,23 @@ class RequirementsReader {
       const std::string flag = line.substr(0, space);
       const std::string value = space == std::string::npos ? "" : std::string(trim(line.substr(space + 1)));
       if (flag == "-r" || flag == "--requirement" || flag == "-c" || flag == "--constraint") {
-        const fs::path named = fs::path(value);
-        const std::string inc = (fs::path(rel).parent_path() / named).lexically_normal().generic_string();
-        // docker build sees only the build context, the project directory:
-        // COPY ../shared.txt fails there, so say so now.
-        if (named.is_absolute() || inc == ".." || inc.rfind("../", 0) == 0)
+        // docker build sees only the build context: COPY ../shared.txt fails
+        // there, so a file outside it is refused now.
+        if (fs::path(value).is_absolute())
           throw InputError(at + ": " + flag + " " + value + " is outside the project directory " + root_.string() +
                            ", which is the docker build context; COPY cannot reach it. Copy the file into the "
-                           "project, or run gen on the directory that holds both");
+                           "project and name it by a relative path");
+        // pip reads an include relative to the file that names it.
+        const std::string inc =
+            build_context_.reach(fs::path(rel).parent_path().generic_string(), value, where, at, flag + " " + value).path;
         evidence_.push_back({where, "includes " + inc});
         read(inc, depth + 1, at);
       } else if (flag == "-e" || flag == "--editable") {
+        // pip reads a local path relative to its working directory, the
+        // project's: one outside the project is copied beside it, and the
+        // project's own code need not come first for it.
+        const std::string local = local_path(value);
+        if (!local.empty() && !reaches_in_project(local, where, at, flag + " " + value)) return;
         py_.requirements_need_source = true;
         evidence_.push_back({where, "installs " + value + " from the source tree, so the code is "
                                     "copied before the dependencies are installed"});
@@ -253,6 +260,8 @@ class RequirementsReader {
       return;
     }
     if (line[0] == '.' || line[0] == '/' || looks_like_path(line)) {
+      const std::string local = local_path(line);
+      if (!local.empty() && !reaches_in_project(local, where, at, "the local path " + local)) return;
       py_.requirements_need_source = true;
       evidence_.push_back({where, "installs the local path " + line + ", so the code is copied "
                                   "before the dependencies are installed"});
@@ -266,6 +275,9 @@ class RequirementsReader {
     // part of the requirement.
     const std::string requirement(trim(line.substr(0, line.find(" --"))));
     if (auto r = parse_requirement(requirement, where)) {
+      // name @ file:../../libs/common: a local path by URL.
+      if (const std::string local = file_url_path(requirement); !local.empty())
+        reaches_in_project(local, where, at, r->name + " @ file:" + local);
       py_.requirements.push_back(*r);
       return;
     }
@@ -291,9 +303,41 @@ class RequirementsReader {
     return first.find('/') != std::string::npos && first.find('@') == std::string::npos;
   }
 
+  // The relative path a local install names ("../../libs/common" of
+  // "-e ../../libs/common[dev]" or "file:../../libs/common"), or "" for a URL,
+  // an absolute path (the image's own) or anything else.
+  static std::string local_path(const std::string& text) {
+    std::string path = text.substr(0, text.find_first_of(" \t;#"));
+    if (path.rfind("file:", 0) == 0) {
+      path = path.substr(5);
+      if (path.rfind("//", 0) == 0) return "";  // file:///abs or file://host/...
+    } else if (looks_like_url(path) || path.find('@') != std::string::npos) {
+      return "";
+    }
+    if (const auto bracket = path.find('['); bracket != std::string::npos) path.resize(bracket);  // [extras]
+    if (path.empty() || path[0] == '/') return "";
+    return path;
+  }
+
+  // "name @ file:PATH" with a relative PATH; "" otherwise.
+  static std::string file_url_path(const std::string& requirement) {
+    const auto at = requirement.find('@');
+    if (at == std::string::npos) return "";
+    const std::string url(trim(requirement.substr(at + 1)));
+    return url.rfind("file:", 0) == 0 ? local_path(url) : "";
+  }
+
+  // True when the local path is inside the project; one in the build
+  // context above it is recorded for copying, one beyond it refused.
+  bool reaches_in_project(const std::string& local, const std::string& where, const std::string& at,
+                          const std::string& what) {
+    return build_context_.reach(".", local, where, at, what).in_project;
+  }
+
   fs::path root_;
   PythonProject& py_;
   std::vector<Evidence>& evidence_;
+  BuildContext& build_context_;
   std::set<std::string> visited_;
 };
 
@@ -322,10 +366,28 @@ std::string poetry_specifier(const toml::node& value) {
   return poetry_to_pep440(v);
 }
 
+// A dependency that pyproject.toml installs from a local directory:
+// [tool.uv.sources] name = { path = "../../libs/common" }, or Poetry's
+// name = { path = "../../libs/common", develop = true }.
+struct PathSource {
+  std::string name;   // PEP 503
+  std::string path;   // as written, relative to the project
+  int line = 0;       // in pyproject.toml
+  std::string table;  // "[tool.uv.sources]"
+};
+
+void read_path_source(const std::string& name, const toml::node& value, const std::string& table,
+                      std::vector<PathSource>& out) {
+  if (const auto* t = value.as_table())
+    if (const auto* path = (*t)["path"].as_string())
+      out.push_back({normalise_name(name), path->get(), static_cast<int>(value.source().begin.line), table});
+}
+
 // Returns false when the file only configures tools ([tool.black]...), as
 // C++ projects' pyproject.toml files often do: that is no Python project.
 bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidence>& evidence,
-                    std::vector<std::pair<std::string, std::string>>& scripts, bool use_deps) {
+                    std::vector<std::pair<std::string, std::string>>& scripts, bool use_deps,
+                    std::vector<PathSource>& path_sources) {
   const fs::path path = root / "pyproject.toml";
   const toml::table doc = parse_toml(path);
   if (!doc.contains("project") && !doc.contains("build-system") && !doc["tool"]["poetry"]) return false;
@@ -369,6 +431,9 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
         }
   };
   read_indexes(doc["tool"]["uv"]["index"].as_array(), "[[tool.uv.index]]");
+  if (const auto* sources = doc["tool"]["uv"]["sources"].as_table())
+    for (const auto& [name, value] : *sources)
+      read_path_source(std::string(name.str()), value, "[tool.uv.sources]", path_sources);
   read_indexes(doc["tool"]["poetry"]["source"].as_array(), "[[tool.poetry.source]]");
   if (const auto* poetry = doc["tool"]["poetry"].as_table()) {
     const auto* mode = (*poetry)["package-mode"].as_boolean();
@@ -384,6 +449,7 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
           }
           continue;
         }
+        read_path_source(std::string(name.str()), value, "[tool.poetry.dependencies]", path_sources);
         Requirement r;
         r.name = normalise_name(std::string(name.str()));
         r.specifier = spec;
@@ -706,16 +772,17 @@ std::optional<CondaEnvironment> read_conda_environment(const fs::path& root) {
 }
 
 std::optional<PythonProject> detect_python(const fs::path& root, const std::string& chosen_requirements,
-                                           std::vector<Evidence>& evidence) {
+                                           std::vector<Evidence>& evidence, BuildContext& build_context) {
   PythonProject py;
   bool recognised = false;
   std::vector<std::pair<std::string, std::string>> scripts;  // name, module:function
+  std::vector<PathSource> path_sources;
 
   const std::vector<std::string> req_files = choose_requirements(root, chosen_requirements, evidence);
   const std::optional<CondaEnvironment> conda = read_conda_environment(root);
 
   const bool has_pyproject = regular_or_absent(root / "pyproject.toml") &&
-                             read_pyproject(root, py, evidence, scripts, req_files.empty());
+                             read_pyproject(root, py, evidence, scripts, req_files.empty(), path_sources);
   for (const char* lock : {"uv.lock", "poetry.lock"})
     if (has_pyproject && regular_or_absent(root / lock)) {
       py.lock = lock;
@@ -726,13 +793,24 @@ std::optional<PythonProject> detect_python(const fs::path& root, const std::stri
     evidence.push_back({"pyproject.toml", py.installable ? "a Python package (installed into the venv)"
                                                          : "Python project metadata"});
   }
+  // pyproject.toml installs the dependencies (itself or through its lock):
+  // a directory it installs from outside the project is copied beside it,
+  // or refused beyond the build context.
+  if (!py.lock.empty() || req_files.empty())
+    for (const auto& source : path_sources) {
+      if (fs::path(source.path).is_absolute()) continue;  // the image's own path
+      const std::string where = "pyproject.toml:" + std::to_string(source.line);
+      const auto reached = build_context.reach(".", source.path, where, (root / where).string(),
+                                       source.table + " " + source.name + " path " + source.path);
+      if (!reached.in_project) py.outside_path_sources[source.name] = reached.path;
+    }
   if (!py.lock.empty()) {
     read_lock(root, py.lock, py);
     evidence.push_back({py.lock, "installs exactly what the lock pins (" +
                                      std::to_string(py.requirements.size()) + " packages)"});
   } else if (!req_files.empty()) {
     recognised = true;
-    RequirementsReader reader(root, py, evidence);
+    RequirementsReader reader(root, py, evidence, build_context);
     for (const auto& f : req_files) reader.read(f, 0);
     py.install_files = req_files;
     // setup.py beside the requirements builds the project's own package (a
@@ -934,21 +1012,59 @@ std::string upper(std::string s) {
   return s;
 }
 
+// The directory add_subdirectory() names, relative to the project, or ""
+// when a variable gen cannot resolve or an absolute path names it.
+std::string subdirectory_of(const CMakeCommand& c, const std::string& list_dir) {
+  std::string source = c.args.front();
+  std::string base = list_dir;
+  for (const char* var : {"${CMAKE_CURRENT_SOURCE_DIR}", "${CMAKE_CURRENT_LIST_DIR}", "${PROJECT_SOURCE_DIR}",
+                          "${CMAKE_SOURCE_DIR}"})
+    if (source.rfind(var, 0) == 0) {
+      if (std::string(var).find("CURRENT") == std::string::npos) base = ".";
+      source = source.substr(std::string(var).size());
+      while (!source.empty() && source.front() == '/') source.erase(0, 1);
+      if (source.empty()) source = ".";
+      break;
+    }
+  if (source.find("${") != std::string::npos || fs::path(source).is_absolute()) return "";
+  return (fs::path(base) / source).generic_string();
+}
+
 std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& walk,
-                                              std::vector<Evidence>& evidence) {
+                                              std::vector<Evidence>& evidence, BuildContext& build_context) {
   CudaCppProject cpp;
   bool cmake_cuda = false;
   std::set<std::string> libs;
   std::string project_name;
   const bool cmake_project = regular_or_absent(root / "CMakeLists.txt");
-  for (const auto& file : cmake_project ? walk.cmake_lists : std::vector<fs::path>{}) {
+  // The project's CMakeLists.txt files, then those of directories it adds
+  // from outside itself (add_subdirectory(../../libs/kernels kernels)): those
+  // tell which CUDA, CMake and libraries the build needs, never which
+  // programs the project is or how it installs them.
+  std::vector<std::pair<fs::path, bool>> lists;  // file, outside the project
+  if (cmake_project)
+    for (const auto& f : walk.cmake_lists) lists.emplace_back(f, false);
+  std::set<std::string> followed;
+  for (std::size_t n = 0; n < lists.size(); ++n) {
+    const fs::path file = lists[n].first;  // a copy: following a subdirectory grows the list
+    const bool outside = lists[n].second;
     const std::string rel = relative_to_root(file, root);
     if (is_vendored(rel)) continue;
     const std::string text = strip_cmake_comments(read_text(file));
     const std::string dir = relative_to_root(file.parent_path(), root);
     for (const auto& c : cmake_commands(text)) {
+      if (c.name == "add_subdirectory" && !c.args.empty()) {
+        const std::string named = subdirectory_of(c, dir);
+        if (named.empty()) continue;
+        const std::string where = rel + ":" + std::to_string(c.line);
+        const auto reached = build_context.reach(".", named, where, (root / where).string(),
+                                         "add_subdirectory(" + c.args.front() + ")");
+        if (!reached.in_project && followed.insert(reached.path).second)
+          for (const auto& f : walk_project(root / reached.path).cmake_lists) lists.emplace_back(f, true);
+        continue;
+      }
       if (c.name == "project" && !c.args.empty()) {
-        if (project_name.empty()) project_name = c.args.front();
+        if (project_name.empty() && !outside) project_name = c.args.front();
         for (const auto& a : c.args)
           if (a == "CUDA") {
             cmake_cuda = true;
@@ -977,8 +1093,8 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
             }
           }
       } else if (c.name == "install") {
-        cpp.cmake_install = true;
-      } else if (c.name == "add_executable" && !c.args.empty()) {
+        if (!outside) cpp.cmake_install = true;
+      } else if (c.name == "add_executable" && !c.args.empty() && !outside) {
         if (std::find(c.args.begin(), c.args.end(), "IMPORTED") != c.args.end() ||
             std::find(c.args.begin(), c.args.end(), "ALIAS") != c.args.end())
           continue;
@@ -996,7 +1112,7 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
         cpp.targets.push_back(name);
       }
       for (const auto& a : c.args) {
-        if (a.find("CUDA_ARCHITECTURES") != std::string::npos) cpp.sets_architectures = true;
+        if (a.find("CUDA_ARCHITECTURES") != std::string::npos && !outside) cpp.sets_architectures = true;
         if (a.rfind("CUDA::", 0) == 0) libs.insert(a.substr(6));
       }
       // cuDNN and NCCL have no CUDA:: targets: projects find them by hand
@@ -1109,7 +1225,7 @@ void read_apt_txt(const fs::path& root, Project& p) {
 
 }  // namespace
 
-Project detect_project(const fs::path& dir, const std::string& requirements) {
+Project detect_project(const fs::path& dir, const std::string& requirements, const fs::path& context) {
   std::error_code ec;
   const auto status = fs::status(dir, ec);
   if (ec || !fs::exists(status))
@@ -1125,12 +1241,15 @@ Project detect_project(const fs::path& dir, const std::string& requirements) {
   Project p;
   p.dir = dir;
   p.name = image_name(dir);
+  BuildContext build_context(dir, context, p.evidence);
+  p.context = build_context.canonical();
+  p.context_path = build_context.project_path();
   const Walk walk = walk_project(dir);
   if (walk.truncated)
     p.evidence.push_back({".", "stopped looking after " + std::to_string(kMaxEntries) + " entries"});
   p.has_cuda_sources = !walk.cuda_sources.empty();
-  p.python = detect_python(dir, requirements, p.evidence);
-  if (!p.python) p.cuda_cpp = detect_cuda_cpp(dir, walk, p.evidence);
+  p.python = detect_python(dir, requirements, p.evidence, build_context);
+  if (!p.python) p.cuda_cpp = detect_cuda_cpp(dir, walk, p.evidence, build_context);
   else if (p.has_cuda_sources)
     p.evidence.push_back({relative_to_root(walk.cuda_sources.front(), dir),
                           "CUDA sources in a Python project (an extension): a GPU image builds them on devel"});
@@ -1141,6 +1260,7 @@ Project detect_project(const fs::path& dir, const std::string& requirements) {
                      "(requirements*.txt, pyproject.toml, setup.py, main.py, app.py, app/main.py, "
                      "server.py, train.py, a package with __main__.py, *.ipynb) and CUDA C/C++ (CMakeLists.txt "
                      "with CUDA, *.cu files)");
+  p.outside_paths = build_context.outside_paths();
   return p;
 }
 

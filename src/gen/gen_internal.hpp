@@ -2,10 +2,12 @@
 // compatibility tables and small text helpers.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "imgsmith/gen.hpp"
 #include "imgsmith/text.hpp"
 
 namespace imgsmith::gen {
@@ -96,6 +98,50 @@ struct Tables {
 };
 
 const Tables& builtin_tables();
+
+// The docker build context as detection sees it (build_context.cpp): where
+// the project sits in it, and the paths the project names outside its own
+// directory (-r ../../shared/x.txt, -e ../../libs/common). COPY reaches only
+// what is inside the context: such a path is recorded, to be copied, when the
+// context (--context) holds it, and refused otherwise, naming the line and
+// the --context that would hold it.
+class BuildContext {
+ public:
+  // `context` is --context, empty for the project directory itself. Throws
+  // InputError, naming both, when it is neither the project directory nor
+  // above it. What reach() finds is explained in `evidence`.
+  BuildContext(const std::filesystem::path& project, const std::filesystem::path& context,
+               std::vector<Evidence>& evidence);
+
+  const std::filesystem::path& canonical() const { return canonical_; }  // the context's real path
+  // The project directory within the context ("services/api"); "" when the
+  // context is the project directory.
+  const std::string& project_path() const { return project_path_; }
+  std::vector<OutsidePath> outside_paths() const;  // sorted by path
+
+  struct Reached {
+    std::string path;  // relative to the project ("../../shared/x.txt" when outside it)
+    bool in_project = true;
+  };
+
+  // `named`, a relative path as the project writes it, from the directory
+  // `from` (relative to the project). `where` is the file:line naming it
+  // ("requirements.txt:1"), `at` the same with the file's path, for messages,
+  // and `what` how it is named there ("-r ../shared.txt").
+  Reached reach(const std::string& from, const std::string& named, const std::string& where, const std::string& at,
+                const std::string& what);
+
+ private:
+  std::string holding_both(const std::string& rel) const;
+  void record(const OutsidePath& path);
+
+  std::filesystem::path project_;
+  std::filesystem::path context_;  // as given, for messages
+  std::filesystem::path canonical_;
+  std::string project_path_;
+  std::vector<OutsidePath> outside_;
+  std::vector<Evidence>& evidence_;
+};
 
 // Version helpers (python_deps.cpp).
 std::string major_minor(const std::string& version_text);  // "2.6.0+cu124" -> "2.6"

@@ -562,7 +562,20 @@ struct Decider {
       p.requirement_files_top = py.install_files;
     } else if (!py.requirements.empty()) {
       p.install_mode = "pyproject";
-      for (const auto& r : py.requirements) p.pyproject_deps.push_back(shell_quote(r.text));
+      for (const auto& r : py.requirements) {
+        const auto local = py.outside_path_sources.find(r.name);
+        if (local == py.outside_path_sources.end()) {
+          p.pyproject_deps.push_back(shell_quote(r.text));
+          continue;
+        }
+        // pip reads no [tool.uv.sources]: it is given the directory, where
+        // the build context's layout puts it beside the project.
+        const std::string in_image =
+            std::filesystem::path(p.app_dir + "/" + local->second).lexically_normal().generic_string();
+        p.pyproject_deps.push_back(shell_quote(r.name + (r.extras.empty() ? "" : "[" + join(r.extras, ",") + "]") +
+                                               "@file://" + in_image));
+        decide(r.source, r.name + " is installed from " + in_image + " (" + local->second + " from the project)");
+      }
       for (const auto& index : py.pyproject_indexes)
         if (!contains(p.pip_index_args, index)) p.pip_index_args.push_back(index);
     } else {
@@ -629,7 +642,7 @@ struct Decider {
     }
     // setuptools leaves its build tree and objects beside the code, which
     // the final stage copies: only the venv may carry the result.
-    p.cleanup_paths.push_back("/app/build");
+    p.cleanup_paths.push_back(p.app_dir + "/build");
     decide(py.cuda_extension_source, "a torch CUDA extension: built on " + p.builder_image + " with TORCH_CUDA_ARCH_LIST=\"" +
                                          p.torch_cuda_arch_list + "\" (data/cuda-images.json) and pip "
                                          "--no-build-isolation after torch is installed; build/ and object files "
@@ -693,7 +706,7 @@ struct Decider {
       // no layer, and COPY . . brings a second copy that is removed from
       // /app before the final stage copies it.
       p.pip_index_args = {"--no-index", "--find-links /wheels"};
-      p.cleanup_paths.push_back(shell_quote("/app/" + p.wheelhouse));
+      p.cleanup_paths.push_back(shell_quote(p.app_dir + "/" + p.wheelhouse));
       if (p.install_project) p.project_install_args = "--no-index --find-links /wheels " + p.project_install_args;
       decide("--wheelhouse", "pip installs only from " + p.wheelhouse + " (bind-mounted at /wheels), with no index; "
                              "the wheels never reach the final image");
@@ -1031,6 +1044,32 @@ struct Decider {
   }
   std::vector<std::string> extras_;
 
+  // --context above the project: the Dockerfile names its sources from the
+  // context, and the image keeps the context's layout (the project's code
+  // under /app/services/api, a shared file at /app/shared/...), so that every
+  // relative path the project names resolves in the image as in the checkout.
+  void build_context(const Project& project) {
+    p.context_path = project.context_path;
+    p.context_dir = project.context;
+    std::vector<std::string> up;
+    for ([[maybe_unused]] const auto& part : std::filesystem::path(project.context_path)) up.push_back("..");
+    p.context_up = join(up, "/");
+    std::vector<std::string> copied;
+    for (const auto& o : project.outside_paths) {
+      p.outside_paths.push_back(o.directory && o.path != "." ? o.path + "/" : o.path);
+      copied.push_back(o.path);
+    }
+    const bool python = project.python.has_value();
+    if (python) p.app_dir = "/app/" + project.context_path;
+    decide("--context", "the build context is " + project.context.string() + " (" + p.context_up +
+                            " from the project): COPY names paths from there, the project is " + project.context_path +
+                            " in it and " + (python ? p.app_dir + " in the image" : "/src/" + project.context_path +
+                                                                                     " in the builder") +
+                            (copied.empty() ? "" : ", beside " + join(copied, ", ")) +
+                            "; Dockerfile.dockerignore, which BuildKit reads in place of the context's .dockerignore, "
+                            "leaves out the rest of the context");
+  }
+
   void validate() {
     if (o.port < 0 || o.port > 65535) throw InputError("--port " + std::to_string(o.port) + ": give a TCP port from 1 to 65535");
     static const std::regex kCuda(R"(\d+\.\d+(\.\d+)?)");
@@ -1057,6 +1096,7 @@ Plan make_plan(const Project& project, const Options& options) {
   d.p.explain = project.evidence;
   d.p.syntax = options.syntax;
   d.p.compose = options.compose;
+  if (!project.context_path.empty()) d.build_context(project);
   if (project.python) d.python(d.with_extras(*project.python));
   else if (project.cuda_cpp) d.cuda_cpp(*project.cuda_cpp);
   else throw InputError(project.dir.string() + ": nothing to build");

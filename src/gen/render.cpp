@@ -3,6 +3,7 @@
 // All Dockerfile text lives in the templates; this file only fills holes.
 #include <kainjow/mustache.hpp>
 
+#include <filesystem>
 #include <sstream>
 #include <stdexcept>
 
@@ -13,6 +14,7 @@ namespace imgsmith::gen {
 namespace {
 
 namespace km = kainjow::mustache;
+namespace fs = std::filesystem;
 
 km::data list_of(const std::vector<std::string>& items) {
   km::data list{km::data::type::list};
@@ -24,7 +26,40 @@ std::string port_args(const Plan& p) {
   return p.port == 0 ? "" : " -p " + std::to_string(p.port) + ":" + std::to_string(p.port);
 }
 
-std::string build_command(const Plan& p) { return "DOCKER_BUILDKIT=1 docker build -t " + p.project_name + " ."; }
+// Run in the build context: the project directory, or --context's.
+std::string build_command(const Plan& p) {
+  if (p.context_path.empty()) return "DOCKER_BUILDKIT=1 docker build -t " + p.project_name + " .";
+  return "DOCKER_BUILDKIT=1 docker build -f " + p.context_path + "/Dockerfile -t " + p.project_name + " .";
+}
+
+// The shorter of `path` relative to the working directory and `path` itself:
+// "../..", not /home/me/src/repo; /srv/repo, not ../../../srv/repo.
+std::string from_working_dir(const fs::path& path) {
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  if (ec) return path.generic_string();
+  const std::string relative = fs::relative(path, cwd, ec).generic_string();
+  if (ec || relative.empty()) return path.generic_string();
+  return relative.size() <= path.generic_string().size() ? relative : path.generic_string();
+}
+
+// The build command as printed where gen ran, which need not be the context.
+std::string build_command_here(const Plan& p) {
+  if (p.context_path.empty()) return build_command(p);
+  return "DOCKER_BUILDKIT=1 docker build -f " + from_working_dir(p.context_dir / p.context_path / "Dockerfile") +
+         " -t " + p.project_name + " " + from_working_dir(p.context_dir);
+}
+
+bool outside_project(const std::string& project_relative) {
+  return project_relative == ".." || project_relative.rfind("../", 0) == 0;
+}
+
+km::data copy_of(const std::string& source, const std::string& target) {
+  km::data d;
+  d.set("source", source);
+  d.set("target", target);
+  return d;
+}
 
 std::string run_command(const Plan& p, const std::string& gpus) {
   return "docker run --rm" + (p.gpu ? " --gpus " + gpus : std::string()) +
@@ -59,11 +94,28 @@ km::data plan_data(const Plan& p) {
   d.set("venv_command", p.venv_command);
   d.set("uv_python", p.uv_python);
   d.set("source_before_deps", p.source_before_deps);
-  d.set("requirement_files", list_of(p.requirement_files));
+  // COPY sources are relative to the build context; with --context, the
+  // project's files are under context_prefix ("services/api/"), and what it
+  // names outside its directory keeps its place beside it in the image.
+  const bool context = !p.context_path.empty();
+  const std::string prefix = context ? p.context_path + "/" : "";
+  d.set("has_context", context);
+  d.set("context_prefix", prefix);
+  d.set("context_up", p.context_up);
+  d.set("app_dir", p.app_dir);
+  d.set("src_dir", context ? "/src/" + p.context_path : std::string("/src"));
+  const std::string root = p.kind == "cuda-cpp" ? "/src/" : "/app/";
+  km::data outside_copies{km::data::type::list};
+  for (const auto& o : p.outside_paths) outside_copies.push_back(copy_of(o, o == "." ? root : root + o));
+  d.set("outside_copies", outside_copies);
+  km::data requirement_copies{km::data::type::list};
+  for (const auto& f : p.requirement_files)
+    if (!outside_project(f)) requirement_copies.push_back(copy_of(prefix + f, f));
+  d.set("requirement_copies", requirement_copies);
   d.set("requirement_files_top", list_of(p.requirement_files_top));
   d.set("pip_index_args", list_of(p.pip_index_args));
   d.set("has_wheelhouse", !p.wheelhouse.empty());
-  d.set("wheelhouse", p.wheelhouse);
+  d.set("wheelhouse", prefix + p.wheelhouse);
   d.set("runtime_compiler", p.runtime_compiler);
   d.set("runtime_compiler_size", t.runtime_compiler_size);
   d.set("has_cleanup_paths", !p.cleanup_paths.empty());
@@ -103,10 +155,30 @@ km::data plan_data(const Plan& p) {
   // The files the Dockerfile names in COPY must survive .dockerignore, even
   // when they sit in a folder it leaves out (-r env/base.txt, a wheelhouse
   // under venv/): a build that cannot find them fails.
-  std::vector<std::string> copied = p.requirement_files;
-  if (!p.wheelhouse.empty()) copied.push_back(p.wheelhouse);
+  std::vector<std::string> copied;
+  for (const auto& f : p.requirement_files)
+    if (!outside_project(f)) copied.push_back(prefix + f);
+  if (!p.wheelhouse.empty()) copied.push_back(prefix + p.wheelhouse);
+  // A file from outside the project is re-included by name, as the project's
+  // are; a directory only at the top (below), so that the secrets and caches
+  // left out everywhere stay out of it too.
+  for (const auto& o : p.outside_paths)
+    if (o.back() != '/' && o != ".") copied.push_back(o);
   d.set("has_copied_paths", !copied.empty());
   d.set("copied_paths", list_of(copied));
+  // With --context, the ignore file first leaves out the whole context, then
+  // lets in the project and what it names outside itself: another service of
+  // a monorepo never reaches the builder. Docker's rule is that the last
+  // pattern matching a path (or a directory above it) decides.
+  std::vector<std::string> kept = {p.context_path};
+  bool whole_context = false;
+  for (const auto& o : p.outside_paths) {
+    if (o == ".") whole_context = true;
+    kept.push_back(o.back() == '/' ? o.substr(0, o.size() - 1) : o);
+  }
+  d.set("has_kept_paths", context && !whole_context);
+  d.set("kept_paths", list_of(kept));
+  d.set("ignore_file", context ? "Dockerfile.dockerignore" : ".dockerignore");
   d.set("cudnn", p.cudnn && p.flavor != "base");
   d.set("cudnn_size", t.cudnn_extra.size);
   const auto f = t.flavours.find(p.flavor);
@@ -158,6 +230,7 @@ Rendered render_plan(const Plan& plan) {
   Rendered r;
   r.dockerfile = render(plan.template_name + ".Dockerfile.mustache", data);
   r.dockerignore = render("dockerignore.mustache", data);
+  if (!plan.context_path.empty()) r.dockerignore_name = "Dockerfile.dockerignore";
   if (plan.compose) r.compose = render("compose.yaml.mustache", data);
   return r;
 }
@@ -176,7 +249,7 @@ std::string summary(const Plan& p) {
                        "driver");
   else
     line("driver", "none: the image uses no GPU");
-  line("build", build_command(p));
+  line("build", build_command_here(p));
   line("run", run_command(p, "all"));
   if (p.gpu) line("", run_command(p, "'\"device=0\"'") + "   # one GPU of a shared machine");
   for (const auto& n : p.notes) s += "note: " + n + "\n";

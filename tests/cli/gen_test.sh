@@ -120,6 +120,52 @@ printf -- '-r ../shared.txt\n' > "$outside/svc/requirements.txt" && echo "print(
 expect "an include outside the build context" 2 "$bin" gen "$outside/svc" --stdout
 check "it explains the build context" grep -q "requirements.txt:1: -r ../shared.txt is outside the project directory .*build context" "$tmp/err"
 check "no COPY ../ is printed" test -z "$(grep 'COPY \.\./' "$tmp/out")"
+check "it suggests --context" grep -q "COPY cannot reach it. Pass --context $outside to build" "$tmp/err"
+
+# A monorepo's service, built from the repository's root: --context.
+mono=$tmp/monorepo
+mkdir -p "$mono/shared" "$mono/services/api" "$mono/services/billing" "$mono/libs/common/common"
+printf 'numpy==2.1.3\n' >"$mono/shared/requirements.txt"
+printf -- '-r ../../shared/requirements.txt\n-e ../../libs/common\nfastapi==0.115.6\nuvicorn==0.34.0\n' \
+  >"$mono/services/api/requirements.txt"
+printf 'from fastapi import FastAPI\napp = FastAPI()\n' >"$mono/services/api/main.py"
+printf '[project]\nname = "common"\nversion = "1"\n' >"$mono/libs/common/pyproject.toml"
+printf 'node_modules\n' >"$mono/.dockerignore"
+in_dir() (cd "$1" && shift && "$@")
+expect "a shared include without --context" 2 in_dir "$mono" "$bin" gen services/api
+check "it names the line and the --context that holds both" \
+  grep -q "services/api/requirements.txt:1: -r ../../shared/requirements.txt is outside the project directory services/api, .*Pass --context \. to build" "$tmp/err"
+check "in one line" test "$(wc -l <"$tmp/err")" = 1
+check "and writes nothing" test ! -e "$mono/services/api/Dockerfile" -a ! -e "$mono/services/api/.imgsmith"
+expect "gen services/api --context ." 0 in_dir "$mono" "$bin" gen services/api --context .
+check "the Dockerfile is in the project" grep -q "^FROM python:3.12-slim-bookworm$" "$mono/services/api/Dockerfile"
+check "COPY names the shared file from the context" \
+  grep -qx 'COPY shared/requirements.txt /app/shared/requirements.txt' "$mono/services/api/Dockerfile"
+check "and the library" grep -qx 'COPY libs/common/ /app/libs/common/' "$mono/services/api/Dockerfile"
+check "and the project by its place in the context" grep -qx 'COPY services/api/. .' "$mono/services/api/Dockerfile"
+check "the ignore file is beside the Dockerfile" grep -qx '!services/api' "$mono/services/api/Dockerfile.dockerignore"
+check "it lets in only the project and what it names" \
+  test "$(grep -x -e '\*' -e '!services/api' -e '!libs/common' "$mono/services/api/Dockerfile.dockerignore" | wc -l)" = 3
+check "the context's own .dockerignore is untouched" test "$(cat "$mono/.dockerignore")" = node_modules
+check "no .dockerignore in the project" test ! -e "$mono/services/api/.dockerignore"
+check "the summary's build command runs in the context" \
+  grep -qF "build   DOCKER_BUILDKIT=1 docker build -f services/api/Dockerfile -t api ." "$tmp/out"
+check "the Dockerfile's header says the same" \
+  grep -qF "# Build:  DOCKER_BUILDKIT=1 docker build -f services/api/Dockerfile -t api ." "$mono/services/api/Dockerfile"
+check "the written files are named" grep -q "wrote Dockerfile, Dockerfile.dockerignore in services/api$" "$tmp/out"
+expect "from the project's own directory" 0 in_dir "$mono/services/api" "$bin" gen . --context ../.. --stdout --explain
+check "the build command names the context from there" grep -qF "docker build -f Dockerfile -t api ../.." "$tmp/err"
+check "--explain names the context" grep -q "^  --context: the build context is $mono (../.. from the project)" "$tmp/err"
+rm "$mono/services/api/Dockerfile"
+expect "an existing Dockerfile.dockerignore is refused" 2 in_dir "$mono" "$bin" gen services/api --context .
+check "it names the file" grep -q "services/api/Dockerfile.dockerignore exists" "$tmp/err"
+check "and writes no Dockerfile" test ! -e "$mono/services/api/Dockerfile"
+expect "a context that does not hold the project" 2 in_dir "$mono" "$bin" gen services/api --context services/billing
+check "it names both" \
+  grep -q -- "--context services/billing is not the project directory services/api or a directory above it" "$tmp/err"
+check "in one line" test "$(wc -l <"$tmp/err")" = 1
+expect "--help documents --context" 0 "$bin" gen --help
+check "it does" grep -q -- "--context DIR  *The docker build context" "$tmp/out"
 split=$tmp/split && mkdir -p "$split" && echo "print('hi')" > "$split/main.py"
 printf -- '--index-url https://download.pytorch.org/whl/cpu\ntorch==2.6.0\n' > "$split/requirements-cpu.txt"
 echo "torch==2.6.0" > "$split/requirements-gpu.txt"

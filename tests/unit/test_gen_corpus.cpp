@@ -61,8 +61,10 @@ std::vector<Row> read_table() {
   return rows;
 }
 
-// "cuda=12.4,flavor=runtime" as gen's options (what the CLI flags set).
-Options options_of(const Row& r, std::string& requirements) {
+// "cuda=12.4,flavor=runtime" as gen's options (what the CLI flags set);
+// --requirements and --context go to detection, in `requirements` and
+// `context` (relative to the corpus).
+Options options_of(const Row& r, std::string& requirements, fs::path& context) {
   Options o;
   o.flavor.clear();  // unset, as the CLI leaves it for imgsmith.toml
   if (r.options == "-") return o;
@@ -76,6 +78,7 @@ Options options_of(const Row& r, std::string& requirements) {
     else if (key == "wheelhouse") o.wheelhouse = value;
     else if (key == "index_url") o.index_url = value;
     else if (key == "no_runtime_compiler") o.runtime_compiler = false;
+    else if (key == "context") context = kCorpus / value;
     else FAIL(r.label() << ": unknown option " << key);
   }
   return o;
@@ -85,11 +88,12 @@ Options options_of(const Row& r, std::string& requirements) {
 // the options left unset, then detection and the plan.
 Plan plan_row(const Row& r) {
   std::string requirements;
-  Options o = options_of(r, requirements);
+  fs::path context;
+  Options o = options_of(r, requirements, context);
   const fs::path dir = kCorpus / r.project;
   if (const auto policy = imgsmith::load_gen_policy(dir.string())) imgsmith::apply_gen_policy(*policy, o, requirements);
   if (o.flavor.empty()) o.flavor = "auto";
-  return make_plan(detect_project(dir, requirements), o);
+  return make_plan(detect_project(dir, requirements, context), o);
 }
 
 std::string cudnn_major(const Plan& p) {

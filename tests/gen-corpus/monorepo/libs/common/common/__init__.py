@@ -1,0 +1,1 @@
+"""Code the services of the monorepo share."""

@@ -1,0 +1,4 @@
+import common
+import torch
+
+print(common.__name__, torch.cuda.is_available())
