@@ -15,6 +15,8 @@ set -euo pipefail
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo_root=$(cd "$script_dir/.." && pwd)
 make_image="$repo_root/examples/make_image.py"
+# shellcheck source=bench/lib.sh
+source "$script_dir/lib.sh"
 
 usage() {
     cat <<EOF
@@ -140,46 +142,7 @@ json.dump({"tag": "bench/large:latest", "layers": [
 ]}, sys.stdout, indent=1)
 EOF
 
-# Spec of the "many small files" image: layer 1 overwrites every 100th file
-# from index 1001 on (~1%) and whiteouts subdirectory d0000.
-python3 - "$small_count" >small.spec.json <<'EOF'
-import json, sys
-n = int(sys.argv[1])
-many = {"generate": "many", "dir": "usr/share/bench", "count": n,
-        "size_min": 100, "size_max": 4000}
-json.dump({"tag": "bench/small:latest", "layers": [
-    {"created_by": "ADD files.tar /usr/share/bench/", "entries": [
-        {"path": "etc/os-release", "content": "ID=bench\nVERSION_ID=1\n"},
-        dict(many, seed=1),
-    ]},
-    {"created_by": "RUN update-files", "entries": [
-        dict(many, seed=2, start=1001, step=100),
-        {"path": "usr/share/bench/.wh.d0000", "type": "whiteout"},
-    ]},
-    {"created_by": "RUN install-tool", "entries": [
-        {"path": "usr/local/bin/tool", "size": 64 << 10, "seed": 3, "mode": "0755"},
-        {"path": "etc/bench-done", "content": "done\n"},
-    ]},
-]}, sys.stdout, indent=1)
-EOF
-
-# generate SPEC OUT MAKE_IMAGE_ARGS...: build OUT unless OUT.stamp records
-# the same spec, generator and arguments.
-generate() {
-    local spec=$1 out=$2
-    shift 2
-    generated+=("$out")
-    local want
-    want=$({ cat -- "$spec" "$make_image"; printf '%s\n' "$@"; } | sha256sum | cut -d' ' -f1)
-    if [[ -f "$out" && -f "$out.stamp" && "$(cat -- "$out.stamp")" == "$want" ]]; then
-        log "using cached $workdir/$out"
-        return
-    fi
-    log "generating $workdir/$out ..."
-    rm -f -- "$out.stamp"
-    python3 "$make_image" "$spec" "$out" "$@"
-    printf '%s\n' "$want" >"$out.stamp"
-}
+many_files_spec bench/small:latest "$small_count" 100 4000 >small.spec.json
 
 generate large.spec.json large-docker.tar --format docker-legacy
 generate large.spec.json large-oci-gzip.tar --format oci-archive --layer-compression gzip --gzip-level 1
@@ -187,26 +150,6 @@ generate small.spec.json small-docker.tar --format docker-legacy
 generate small.spec.json small-oci-gzip.tar --format oci-archive --layer-compression gzip --gzip-level 1
 
 # --- measurement -----------------------------------------------------------
-
-# layer_members ARCHIVE FORMAT: the archive member of every layer, in
-# manifest order, one per line.
-layer_members() {
-    python3 - "$1" "$2" <<'EOF'
-import json, sys, tarfile
-path, fmt = sys.argv[1:]
-with tarfile.open(path, "r:") as tf:
-    def load(name):
-        return json.load(tf.extractfile(name))
-    if fmt == "docker-legacy":
-        layers = load("manifest.json")[0]["Layers"]
-    else:
-        digest = load("index.json")["manifests"][0]["digest"]
-        manifest = load("blobs/sha256/" + digest.split(":", 1)[1])
-        layers = ["blobs/sha256/" + l["digest"].split(":", 1)[1] for l in manifest["layers"]]
-for name in layers:
-    print(name)
-EOF
-}
 
 # measure CMD...: run CMD under /usr/bin/time; sets m_secs (wall seconds)
 # and m_rss (peak RSS in KiB).  For a `bash -c` pipeline the kernel reports

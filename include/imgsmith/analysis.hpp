@@ -128,15 +128,22 @@ ManifestReport inspect_manifest(const std::string& input, const AnalyzeOptions& 
 
 // A merge begun while the layers were read: `tree` holds the first
 // `first_layer_entries` entries of the first layer and nothing else.
+// `first_layer`, when set, recorded those same entries for dive's figures,
+// and the first layer's scan may then lack them (LayerScan::entries_taken);
+// without it, the scan must hold them all.
 struct PartialMerge {
   std::shared_ptr<MergedTree> tree;
   std::size_t first_layer_entries = 0;
+  std::shared_ptr<FirstLayerRecord> first_layer;
 };
 
 // The measuring half, on layers already scanned (used by analyze_image and by
-// tests that assemble layers directly).
+// tests that assemble layers directly). The second form lets go of each
+// scan as soon as it is measured.
 Analysis analyze_layers(const ResolvedImage& image,
                         const std::vector<std::shared_ptr<const LayerScan>>& scans,
+                        std::size_t top, PartialMerge started = {});
+Analysis analyze_layers(const ResolvedImage& image, std::vector<std::shared_ptr<const LayerScan>>&& scans,
                         std::size_t top, PartialMerge started = {});
 
 }  // namespace imgsmith

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <memory_resource>
@@ -88,8 +89,10 @@ struct AttributedFile {
 
 struct Attribution {
   std::vector<CategoryNode> categories;  // fixed order; bytes sum to final_bytes
-  std::pmr::vector<AttributedFile> files{bulk_memory()};  // every visible content once
-  // What the files' paths view: an arena per thread that classified them.
+  // Every visible content once, in tree order (empty when the files were
+  // handed to a sink instead).
+  std::pmr::vector<AttributedFile> files{bulk_memory()};
+  // What the files' paths view: arenas of the threads that classified them.
   std::shared_ptr<std::vector<TextArena>> path_text;
   std::uint64_t total_bytes = 0;
 
@@ -97,5 +100,13 @@ struct Attribution {
 };
 
 Attribution attribute(const Analysis& analysis, const RuleSet& rules);
+
+// Receives each attributed file, in tree order, with the name of its
+// category. The file (its path included) is only valid during the call.
+using AttributedFileSink = std::function<void(const AttributedFile& file, const std::string& category)>;
+// attribute() that hands each file to `each` instead of keeping it: the
+// categories are the same, Attribution::files stays empty, and memory does
+// not grow with the number of files (an image can hold millions).
+Attribution attribute(const Analysis& analysis, const RuleSet& rules, const AttributedFileSink& each);
 
 }  // namespace imgsmith

@@ -1,5 +1,5 @@
 // dive's efficiency figures, computed the way dive computes them, so that CI
-// thresholds written for dive keep their meaning (REFERENCE §3).
+// thresholds written for dive keep their meaning (docs/dive-metrics.md).
 //
 // dive visits the leaves of each layer's own tree. A path's "cumulative size"
 // is the sum of its sizes over the layers it appears in; its minimum is the
@@ -12,12 +12,13 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "imgsmith/bulk_memory.hpp"
+#include "imgsmith/byte_list.hpp"
 #include "imgsmith/layer_scan.hpp"
 #include "imgsmith/merged_tree.hpp"
 
@@ -35,28 +36,52 @@ struct DiveFigures {
   double user_wasted_percent = 0.0;  // a ratio, despite the name (dive's)
   std::uint64_t size_bytes = 0;
   std::uint64_t user_size_bytes = 0;
-  std::vector<InefficientPath> inefficient;  // largest first
+  // The largest of the paths seen more than once, largest first, as many as
+  // finish() was asked for; inefficient_total counts them all.
+  std::vector<InefficientPath> inefficient;
+  std::uint64_t inefficient_total = 0;
+};
+
+// A first layer's entries as dive counts them, gathered while the layer is
+// read, so that the entries themselves need not be kept: the path, type and
+// size of each, in tar order, front-coded (a few bytes an entry), and the
+// layer's leaves as long as its entries come in path order.
+class FirstLayerRecord {
+ public:
+  FirstLayerRecord();
+  ~FirstLayerRecord();
+  FirstLayerRecord(const FirstLayerRecord&) = delete;
+  FirstLayerRecord& operator=(const FirstLayerRecord&) = delete;
+
+  void add(std::span<const TarEntry> entries);
+
+ private:
+  friend class DiveEfficiency;
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 class DiveEfficiency {
  public:
   // Call for each layer in order, before the layer is applied to `below`.
-  // Paths are kept as views into `layer`, which must outlive finish().
+  // Nothing of `layer` is kept: it may go as soon as this returns.
   void add_layer(const LayerScan& layer, const MergedTree& below);
-  DiveFigures finish() const;
+  // The first layer from its record, in place of add_layer(): nothing lies
+  // below it. `content_bytes` is its regular files' bytes. The record is
+  // used up.
+  void add_first_layer(FirstLayerRecord& record, std::uint64_t content_bytes);
+  // The figures, with the `top` largest inefficient paths listed.
+  DiveFigures finish(std::size_t top) const;
 
  private:
-  // One leaf of one layer's tree, keyed by the path dive counts it at
-  // (without the leading "/"; a whiteout's target, not the whiteout).
-  struct Leaf {
-    std::string_view key;
-    std::uint64_t size = 0;
-  };
-  // Each layer's leaves, sorted by key in path order: finish() merges the
-  // layers' lists instead of keeping a map of every path ever seen, which
-  // cost more than reading the layers did.
-  std::vector<std::pmr::vector<Leaf>> leaves_;
-  std::deque<std::string> whiteout_targets_;  // owns keys no layer holds
+  // Each layer's leaves, one per path dive counts there (keyed by that path
+  // without the leading "/": a whiteout's target, not the whiteout), sorted
+  // by key in path order: finish() merges the layers' lists instead of
+  // keeping a map of every path ever seen. The lists are front-coded (each
+  // key as the length it shares with the one before, then the rest): sorted
+  // paths share most of their bytes, so a leaf costs a few bytes instead of
+  // a view into the layer's text, which kept every layer's entries alive.
+  std::vector<ByteList> leaves_;
   std::vector<std::uint64_t> layer_bytes_;
 };
 

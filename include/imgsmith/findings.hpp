@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -48,5 +49,27 @@ const std::vector<std::string>& finding_ids();
 // saving first. Paths matching `ignore` are left out of every finding.
 std::vector<Finding> find_waste(const Analysis& analysis, const Attribution& attribution,
                                 const std::vector<Glob>& ignore, const FindingFloor& floor = {});
+
+// find_waste() fed one file at a time, as attribute() hands them out, so
+// that no list of every file is needed: an image can hold millions.
+class WasteFinder {
+ public:
+  // `analysis` must outlive the finder.
+  WasteFinder(const Analysis& analysis, const std::vector<Glob>& ignore);
+  ~WasteFinder();
+  WasteFinder(const WasteFinder&) = delete;
+  WasteFinder& operator=(const WasteFinder&) = delete;
+
+  // One file of the final tree, `category` being the name of its category
+  // (Attribution::categories[file.category]).
+  void add(const AttributedFile& file, const std::string& category);
+  // The findings, as find_waste() gives them, once every file was added;
+  // `attribution` holds the categories those files made.
+  std::vector<Finding> finish(const Attribution& attribution, const FindingFloor& floor = {});
+
+ private:
+  struct Builders;
+  std::unique_ptr<Builders> builders_;
+};
 
 }  // namespace imgsmith

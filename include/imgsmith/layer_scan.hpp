@@ -8,6 +8,7 @@
 #include <span>
 #include <string_view>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "imgsmith/bulk_memory.hpp"
@@ -37,8 +38,25 @@ struct CapturedFile {
 
 // Receives a layer's entries, in tar order and in batches, on the thread
 // that scans the layer while the scan goes on. A batch is only valid during
-// the call; the paths it views stay valid as long as the finished scan.
-using EntrySink = std::function<void(std::span<const TarEntry> batch)>;
+// the call; the paths it views stay valid as long as the finished scan,
+// unless the sink takes the entries: it then copies what it needs of them
+// during the call, and a scan that honours that keeps none of them (a
+// layer of millions of entries is never held whole), only their count.
+class EntrySink {
+ public:
+  EntrySink() = default;
+  template <class Fn>
+    requires(!std::is_same_v<std::remove_cvref_t<Fn>, EntrySink>)
+  explicit EntrySink(Fn fn, bool takes_entries = false) : fn_(std::move(fn)), takes_(takes_entries) {}
+
+  void operator()(std::span<const TarEntry> batch) const { fn_(batch); }
+  explicit operator bool() const { return static_cast<bool>(fn_); }
+  bool takes_entries() const { return takes_; }
+
+ private:
+  std::function<void(std::span<const TarEntry> batch)> fn_;
+  bool takes_ = false;
+};
 
 // Which entries to capture, by normalised path and size: how many of the
 // file's first bytes to keep (0: none; kCaptureAll, or the size or more: the
@@ -47,7 +65,10 @@ using CaptureFn = std::function<std::uint64_t(std::string_view path, std::uint64
 inline constexpr std::uint64_t kCaptureAll = UINT64_MAX;
 
 struct LayerScan {
+  // The entries read, less those a sink took (EntrySink::takes_entries),
+  // which were read before the rest.
   std::pmr::vector<TarEntry> entries{bulk_memory()};
+  std::uint64_t entries_taken = 0;
   TextArena text;  // what the entries' paths and links view
   std::vector<CapturedFile> captured;
   std::vector<std::pair<std::string, std::string>> digests;  // path, sha256 (when asked)
@@ -55,6 +76,9 @@ struct LayerScan {
   std::uint64_t blob_bytes = 0;     // bytes of the blob as stored
   Compression compression = Compression::None;
   std::vector<std::string> warnings;
+
+  // Every entry of the layer, kept or taken.
+  std::uint64_t entry_count() const { return entries_taken + entries.size(); }
 };
 
 // Reads a layer tar, plain or gzip/zstd-compressed (judged by its first
@@ -65,7 +89,7 @@ struct LayerScan {
 // `capture` picks files whose content to keep; `hash` files whose content to
 // digest (SHA-256) as it streams past.
 // `sink`, when given, sees the entries as they are read; the finished scan
-// holds them all either way.
+// holds them all, unless the sink takes them.
 LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string& label,
                      const CaptureFn& capture = {}, const CaptureFn& hash = {},
                      const EntrySink& sink = {});

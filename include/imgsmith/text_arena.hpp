@@ -17,8 +17,11 @@ class TextArena {
   TextArena(const TextArena&) = delete;  // views into it would still point at the original
   TextArena& operator=(const TextArena&) = delete;
 
-  // A copy of `text` that stays put until the arena goes.
+  // A copy of `text` that stays put until the arena goes, or is reset.
   std::string_view store(std::string_view text);
+  // Forgets every text stored, keeping the last block for what comes next:
+  // for text needed a batch at a time.
+  void reset();
   ~TextArena();
 
  private:

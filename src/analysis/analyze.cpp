@@ -2,6 +2,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
+#include <deque>
 #include <optional>
 #include <span>
 #include <exception>
@@ -26,7 +28,7 @@ std::string config_string(const nlohmann::json& config, const char* key) {
 }
 
 // created_by for each layer: history entries without empty_layer map one to
-// one onto the layers, in order (REFERENCE §1).
+// one onto the layers, in order (docs/image-formats.md).
 std::vector<std::string> created_by_per_layer(const nlohmann::json& config, std::size_t layers,
                                               std::vector<std::string>& warnings) {
   std::vector<std::string> out;
@@ -120,19 +122,19 @@ std::size_t base_layers_from_history(const nlohmann::json& config) {
 // The first layer's entries, handed over by the thread that scans it and
 // merged on the analysing thread meanwhile: on two cores the merge then
 // costs little more than the scan (MergedTree::add_first_layer says why
-// the first layer can be merged in pieces).
+// the first layer can be merged in pieces). Each batch is copied, its paths
+// included, and recorded for dive's figures as it is merged, so the feed
+// can take the entries (EntrySink::takes_entries): the first layer, often
+// most of the image, is then never held whole. A few batches wait at most:
+// a merge that falls behind holds the scan back instead of piling up
+// entries.
 class FirstLayerFeed {
  public:
-  explicit FirstLayerFeed(MergedTree& tree) : tree_(tree) {}
+  FirstLayerFeed(MergedTree& tree, FirstLayerRecord& record, bool take)
+      : tree_(tree), record_(record), take_(take) {}
 
   EntrySink sink() {
-    return [this](std::span<const TarEntry> batch) {
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        pending_.insert(pending_.end(), batch.begin(), batch.end());
-      }
-      ready_.notify_one();
-    };
+    return EntrySink([this](std::span<const TarEntry> batch) { queue(batch); }, take_);
   }
   // The scan has ended, well or not.
   void close() {
@@ -144,27 +146,80 @@ class FirstLayerFeed {
   }
   // Merges batches as they come, until close().
   void merge_until_closed() {
-    std::vector<TarEntry> batch;
-    for (;;) {
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        ready_.wait(lock, [&] { return !pending_.empty() || closed_; });
-        if (pending_.empty()) return;
-        batch.swap(pending_);
+    try {
+      for (;;) {
+        Batch batch;
+        {
+          std::unique_lock<std::mutex> lock(mutex_);
+          ready_.wait(lock, [&] { return !pending_.empty() || closed_; });
+          if (pending_.empty()) return;
+          batch = std::move(pending_.front());
+          pending_.pop_front();
+          queued_ -= batch.entries.size();
+        }
+        room_.notify_one();
+        tree_.add_first_layer(batch.entries);
+        record_.add(batch.entries);
+        merged_ += batch.entries.size();
       }
-      tree_.add_first_layer(batch);
-      merged_ += batch.size();
-      batch.clear();
+    } catch (...) {
+      // The scan must not wait for room that never comes.
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        abandoned_ = true;
+      }
+      room_.notify_all();
+      throw;
     }
   }
   std::size_t merged() const { return merged_; }
 
  private:
+  struct Batch {
+    std::vector<TarEntry> entries;
+    // What the entries' paths and links view: a buffer that stays put when
+    // the batch moves (a short std::string would not).
+    std::unique_ptr<char[]> text;
+  };
+  // Entries waiting at most, in batches of the scan's size.
+  static constexpr std::size_t kMaxQueued = 16 * 4096;
+
+  void queue(std::span<const TarEntry> entries) {
+    Batch batch;
+    std::size_t bytes = 0;
+    for (const TarEntry& e : entries) bytes += e.path.size() + e.link.size();
+    batch.text = std::make_unique_for_overwrite<char[]>(bytes);
+    batch.entries.assign(entries.begin(), entries.end());
+    char* at = batch.text.get();
+    const auto keep = [&](std::string_view& view) {
+      if (view.empty()) return;
+      std::memcpy(at, view.data(), view.size());
+      view = std::string_view(at, view.size());
+      at += view.size();
+    };
+    for (TarEntry& e : batch.entries) {
+      keep(e.path);
+      keep(e.link);
+    }
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      room_.wait(lock, [&] { return queued_ < kMaxQueued || abandoned_; });
+      if (abandoned_) return;
+      queued_ += batch.entries.size();
+      pending_.push_back(std::move(batch));
+    }
+    ready_.notify_one();
+  }
+
   MergedTree& tree_;
+  FirstLayerRecord& record_;
+  const bool take_;
   std::mutex mutex_;
-  std::condition_variable ready_;
-  std::vector<TarEntry> pending_;
+  std::condition_variable ready_, room_;
+  std::deque<Batch> pending_;
+  std::size_t queued_ = 0;
   bool closed_ = false;
+  bool abandoned_ = false;
   std::size_t merged_ = 0;
 };
 
@@ -238,7 +293,14 @@ std::vector<std::shared_ptr<const LayerScan>> scan_all(const BlobStore& store,
   std::optional<FirstLayerFeed> feed;
   if (store.parallel_scans() && !unique.empty()) {
     started.tree = std::make_shared<MergedTree>();
-    feed.emplace(*started.tree);
+    started.first_layer = std::make_shared<FirstLayerRecord>();
+    // The scan need not keep what the feed takes, unless the entries are
+    // read again: for another layer with the same blob, or for the hard
+    // links of --hash.
+    const bool blob_listed_once =
+        std::count_if(image.layers.begin(), image.layers.end(),
+                      [&](const LayerRef& l) { return l.blob == unique.front(); }) == 1;
+    feed.emplace(*started.tree, *started.first_layer, blob_listed_once && !options.hash_duplicates);
   }
   const auto results =
       scan_blobs(store, unique, {}, options, "read layer", feed ? &*feed : nullptr);
@@ -265,11 +327,11 @@ std::vector<DuplicateGroup> find_duplicates(const BlobStore& store, const Resolv
     const FileNode* node = stack.back();
     stack.pop_back();
     for (const FileNode* child : node->children()) {
-      if (child->type == EntryType::File && child->inode >= 0)
-        path_of[static_cast<std::size_t>(child->inode)] = child->path().substr(1);
-      if (child->type == EntryType::Hardlink && child->inode >= 0 &&
-          shown_by_link[static_cast<std::size_t>(child->inode)] == nullptr)
-        shown_by_link[static_cast<std::size_t>(child->inode)] = child;
+      if (child->type == EntryType::File && child->inode() >= 0)
+        path_of[static_cast<std::size_t>(child->inode())] = child->path().substr(1);
+      if (child->type == EntryType::Hardlink && child->inode() >= 0 &&
+          shown_by_link[static_cast<std::size_t>(child->inode())] == nullptr)
+        shown_by_link[static_cast<std::size_t>(child->inode())] = child;
       stack.push_back(child);
     }
   }
@@ -357,8 +419,8 @@ void collect_largest(const FileNode& node, std::span<const MergedTree::Inode> in
   };
   if (top == 0) return;
   for (const FileNode* child : node.children()) {
-    const auto id = static_cast<std::size_t>(child->inode);
-    if (child->inode >= 0 && child->type == pass && !seen[id]) {
+    const auto id = static_cast<std::size_t>(child->inode());
+    if (child->inode() >= 0 && child->type == pass && !seen[id]) {
       seen[id] = true;
       const auto& inode = inodes[id];
       if (heap.size() < top || inode.size >= heap.front().bytes) {
@@ -382,6 +444,12 @@ void collect_largest(const FileNode& node, std::span<const MergedTree::Inode> in
 Analysis analyze_layers(const ResolvedImage& image,
                         const std::vector<std::shared_ptr<const LayerScan>>& scans,
                         std::size_t top, PartialMerge started) {
+  // Letting go of a copy's references frees nothing the caller holds.
+  return analyze_layers(image, std::vector<std::shared_ptr<const LayerScan>>(scans), top, std::move(started));
+}
+
+Analysis analyze_layers(const ResolvedImage& image, std::vector<std::shared_ptr<const LayerScan>>&& scans,
+                        std::size_t top, PartialMerge started) {
   Analysis a;
   a.format = image.format;
   a.tags = image.tags;
@@ -401,13 +469,28 @@ Analysis analyze_layers(const ResolvedImage& image,
   DiveEfficiency dive;
   bool all_compressed = !scans.empty();
   std::uint64_t compressed_total = 0;
+  // Package databases: the copy in the highest layer (kept as each scan goes).
+  std::map<std::string, CapturedFile> newest;
   for (std::size_t i = 0; i < scans.size(); ++i) {
     const LayerScan& scan = *scans[i];
     const auto index = static_cast<std::uint32_t>(i);
     if (i == 0 && first_started) {
-      dive.add_layer(scan, nothing_below);
-      tree.add_first_layer(std::span<const TarEntry>(scan.entries).subspan(
-          std::min(started.first_layer_entries, scan.entries.size())));
+      // The rest of the first layer, read after the feed's last batch. A
+      // scan that did not let the feed take its entries holds those it
+      // handed over too: they are passed over.
+      const std::size_t handed_over = started.first_layer_entries;
+      const std::size_t kept_handed_over =
+          handed_over > scan.entries_taken ? static_cast<std::size_t>(handed_over - scan.entries_taken) : 0;
+      const auto rest = std::span<const TarEntry>(scan.entries)
+                            .subspan(std::min(kept_handed_over, scan.entries.size()));
+      tree.add_first_layer(rest);
+      if (started.first_layer) {
+        started.first_layer->add(rest);
+        dive.add_first_layer(*started.first_layer, scan.content_bytes);
+        started.first_layer.reset();
+      } else {
+        dive.add_layer(scan, nothing_below);
+      }
     } else {
       dive.add_layer(scan, tree);  // before the layer goes in: dive reads what it hides
       tree.apply(scan, index);
@@ -428,12 +511,14 @@ Analysis analyze_layers(const ResolvedImage& image,
     } else {
       all_compressed = false;
     }
-    layer.entries = scan.entries.size();
+    layer.entries = scan.entry_count();
     if (i < created_by.size()) layer.created_by = created_by[i];
     a.layers_bytes += scan.content_bytes;
-    a.layer_entries += scan.entries.size();
+    a.layer_entries += scan.entry_count();
     for (const auto& w : scan.warnings) a.warnings.push_back(w);
     a.layers.push_back(std::move(layer));
+    for (const auto& f : scan.captured) newest.insert_or_assign(f.path, f);
+    scans[i].reset();  // the tree and dive's lists hold what is needed of it
   }
   if (all_compressed) a.compressed_bytes = compressed_total;
   if (const std::size_t base = base_layers_from_history(image.config); base > 0)
@@ -443,7 +528,7 @@ Analysis analyze_layers(const ResolvedImage& image,
   a.final_bytes = tree.visible_bytes();
   a.wasted_bytes = a.layers_bytes - a.final_bytes;
   a.final_entries = tree.node_count();
-  a.dive = dive.finish();
+  a.dive = dive.finish(top);
 
   std::vector<bool> seen(tree.inodes().size(), false);
   for (const EntryType pass : {EntryType::File, EntryType::Hardlink})
@@ -459,12 +544,9 @@ Analysis analyze_layers(const ResolvedImage& image,
   a.top = top;
 
   // Package databases: the copy in the highest layer, if it is still visible.
-  std::map<std::string, const CapturedFile*> newest;
-  for (const auto& scan : scans)
-    for (const auto& f : scan->captured) newest[f.path] = &f;
-  for (const auto& [path, file] : newest)
+  for (auto& [path, file] : newest)
     if (const FileNode* node = tree.find(path); node != nullptr && node->type == EntryType::File)
-      (file->whole ? a.metadata : a.file_heads).push_back(*file);
+      (file.whole ? a.metadata : a.file_heads).push_back(std::move(file));
   if (const auto cfg = image.config.find("config"); cfg != image.config.end() && cfg->is_object())
     a.working_dir = config_string(*cfg, "WorkingDir");
   a.tree = std::move(tree_owner);
@@ -510,8 +592,10 @@ Analysis analyze_image(const std::string& path, const AnalyzeOptions& options) {
                                        options.hash_duplicates ? hash_all : CaptureFn{});
   const ResolvedImage image = resolve_image(*store, options.selector);
   PartialMerge started;
-  const auto scans = scan_all(*store, image, options, started);
-  Analysis a = analyze_layers(image, scans, options.top, std::move(started));
+  auto scans = scan_all(*store, image, options, started);
+  // --hash reads the scans again; otherwise each goes once measured.
+  Analysis a = options.hash_duplicates ? analyze_layers(image, scans, options.top, std::move(started))
+                                       : analyze_layers(image, std::move(scans), options.top, std::move(started));
   if (options.base_layers) set_base_layers(a, *options.base_layers, "--base-layers");
   if (options.hash_duplicates) a.duplicates = find_duplicates(*store, image, scans, *a.tree, options);
   a.source = path;

@@ -1,8 +1,12 @@
 #include "imgsmith/merged_tree.hpp"
 
+#include <climits>
 #include <cstring>
 #include <new>
+#include <stdexcept>
 #include <tuple>
+
+#include "imgsmith/error.hpp"
 
 namespace imgsmith {
 
@@ -17,6 +21,29 @@ const char* hidden_by_name(HiddenBy how) {
   return "deleted";
 }
 
+namespace {
+
+// "/" and the path: where a waste group happened. Built piece by piece,
+// where `"/" + std::string(path)` makes GCC 12 at -O3 warn of an overlap
+// that cannot happen (-Wrestrict).
+std::string rooted(std::string_view path) {
+  std::string out;
+  out.reserve(path.size() + 1);
+  out.push_back('/');
+  out.append(path);
+  return out;
+}
+
+// The same for `name` in directory `dir`.
+std::string rooted(std::string_view dir, std::string_view name) {
+  std::string out = rooted(dir);
+  if (!dir.empty()) out.push_back('/');
+  out.append(name);
+  return out;
+}
+
+}  // namespace
+
 std::pair<std::string_view, std::string_view> split_path(std::string_view path) {
   const auto slash = path.rfind('/');
   if (slash == std::string_view::npos) return {std::string_view(), path};
@@ -24,106 +51,164 @@ std::pair<std::string_view, std::string_view> split_path(std::string_view path) 
 }
 
 std::string FileNode::path() const {
-  if (parent == nullptr) return "/";
+  if (parent() == nullptr) return "/";
   std::vector<const FileNode*> chain;
-  for (const FileNode* n = this; n->parent != nullptr; n = n->parent) chain.push_back(n);
+  for (const FileNode* n = this; n->parent() != nullptr; n = n->parent()) chain.push_back(n);
   std::string out;
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     out.push_back('/');
-    out += (*it)->name;
+    out += (*it)->name();
   }
   return out;
 }
 
-std::uint64_t ChildIndex::hash(const FileNode* parent, std::string_view name) {
+std::uint32_t ChildIndex::hash(const FileNode* parent, std::string_view name) {
   std::uint64_t h = std::hash<std::string_view>{}(name);
   h ^= static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(parent)) * 0x9E3779B97F4A7C15ull;
-  return h ^ (h >> 29);
+  h ^= h >> 29;
+  const auto folded = static_cast<std::uint32_t>(h ^ (h >> 32));
+  return folded <= kErased ? folded + 2 : folded;
 }
 
-FileNode* ChildIndex::tombstone() {
-  static FileNode erased;
-  return &erased;
-}
-
-FileNode* ChildIndex::find(const FileNode* parent, std::string_view name, std::uint64_t h) const {
-  if (slots_.empty()) return nullptr;
-  const std::size_t mask = slots_.size() - 1;
-  for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-    const Slot& slot = slots_[i];
-    if (slot.node == nullptr) return nullptr;
-    if (slot.hash == h && slot.node != tombstone() && slot.node->parent == parent &&
-        slot.node->name == name)
-      return slot.node;
+FileNode* ChildIndex::find(const FileNode* parent, std::string_view name, std::uint32_t h) const {
+  if (hashes_.empty()) return nullptr;
+  const std::size_t mask = hashes_.size() - 1;
+  for (std::size_t i = home(h);; i = (i + 1) & mask) {
+    const std::uint32_t at = hashes_[i];
+    if (at == kEmpty) return nullptr;
+    if (at == h) {
+      FileNode* found = node(ids_[i]);
+      if (found->parent() == parent && found->name() == name) return found;
+    }
   }
 }
 
-void ChildIndex::insert(FileNode* node, std::uint64_t h) {
-  if ((used_ + 1) * 2 > slots_.size()) rehash(used_ + 1);
-  const std::size_t mask = slots_.size() - 1;
-  std::size_t i = h & mask;
-  while (slots_[i].node != nullptr) i = (i + 1) & mask;
-  slots_[i] = Slot{h, node};
+void ChildIndex::insert(const FileNode* node, std::uint32_t h) {
+  if (too_full(used_ + 1)) rehash(used_ + 1);
+  const std::size_t mask = hashes_.size() - 1;
+  std::size_t i = home(h);
+  while (hashes_[i] != kEmpty) i = (i + 1) & mask;
+  hashes_[i] = h;
+  ids_[i] = id(node);
   ++used_;
 }
 
-void ChildIndex::erase(const FileNode* node, std::uint64_t h) {
-  const std::size_t mask = slots_.size() - 1;
-  for (std::size_t i = h & mask; slots_[i].node != nullptr; i = (i + 1) & mask)
-    if (slots_[i].node == node) {
-      slots_[i].node = tombstone();  // probes for other keys still pass through
+void ChildIndex::erase(const FileNode* node, std::uint32_t h) {
+  const std::size_t mask = hashes_.size() - 1;
+  const std::uint32_t wanted = id(node);
+  for (std::size_t i = home(h); hashes_[i] != kEmpty; i = (i + 1) & mask)
+    if (hashes_[i] == h && ids_[i] == wanted) {
+      hashes_[i] = kErased;  // probes for other keys still pass through
       ++erased_;
       return;
     }
 }
 
 void ChildIndex::reserve(std::size_t nodes) {
-  if ((used_ + nodes) * 2 > slots_.size()) rehash(used_ + nodes);
+  if (too_full(used_ + nodes)) rehash(used_ + nodes);
 }
 
-// Rehashes into a table at most half full with room for `want` nodes.
-// Tombstones are dropped, and so are the nodes under a removed one: nothing
-// looks below a hidden node. Until something is erased, no node is hidden.
+// Rehashes into a table with room for `want` nodes. Tombstones are
+// dropped, and so are the nodes under a removed one: nothing looks below a
+// hidden node. Until something is erased, no node is hidden.
 void ChildIndex::rehash(std::size_t want) {
   std::size_t size = 1024;
-  while (size < want * 2) size *= 2;
-  std::pmr::vector<Slot> old(size, bulk_memory());
-  old.swap(slots_);
+  unsigned bits = 10;
+  while (want > size / 8 * 7) size *= 2, ++bits;
+  // A home is worked out from the 32 bits kept.
+  if (bits > 32) throw std::length_error("merged tree: more paths than the index can hold");
+  std::pmr::vector<std::uint32_t> old_hashes(size, kEmpty, bulk_memory());
+  std::pmr::vector<std::uint32_t> old_ids(size, 0, bulk_memory());
+  old_hashes.swap(hashes_);
+  old_ids.swap(ids_);
+  shift_ = 32 - bits;
   used_ = 0;
-  const std::size_t mask = slots_.size() - 1;
-  for (const Slot& slot : old) {
-    if (slot.node == nullptr || slot.node == tombstone() || (erased_ != 0 && slot.node->hidden))
-      continue;
-    std::size_t i = slot.hash & mask;
-    while (slots_[i].node != nullptr) i = (i + 1) & mask;
-    slots_[i] = slot;
+  const std::size_t mask = size - 1;
+  for (std::size_t k = 0; k < old_hashes.size(); ++k) {
+    const std::uint32_t h = old_hashes[k];
+    if (h <= kErased || (erased_ != 0 && node(old_ids[k])->hidden)) continue;
+    std::size_t i = home(h);
+    while (hashes_[i] != kEmpty) i = (i + 1) & mask;
+    hashes_[i] = h;
+    ids_[i] = old_ids[k];
     ++used_;
   }
   erased_ = 0;
 }
 
-MergedTree::MergedTree() : root_(new (arena_.allocate(sizeof(FileNode), alignof(FileNode))) FileNode()) {}
+namespace {
 
-// Nodes and their names live in the arena and are never destroyed one by
-// one (they own nothing outside it); they go with the tree.
-FileNode* MergedTree::new_node(std::string_view name, EntryType type, std::uint32_t layer,
-                               FileNode* parent, std::uint64_t hash) {
-  FileNode& node = *new (arena_.allocate(sizeof(FileNode), alignof(FileNode))) FileNode();
-  if (!name.empty()) {
-    char* text = static_cast<char*>(arena_.allocate(name.size(), 1));
-    std::memcpy(text, name.data(), name.size());
-    node.name = std::string_view(text, name.size());
+// Address space for the nodes: offsets between them must fit 32 bits in
+// 4-byte units. About 250 million paths of usual length.
+constexpr std::size_t kNodeSpace = (std::size_t{8} << 30) - 4096;
+// And for the inodes: 12 bytes each, 250 million.
+constexpr std::size_t kInodeSpace = std::size_t{3} << 30;
+
+// A node, its name's length and its name, in one piece of `region`.
+FileNode& place_node(GrowingRegion& region, std::string_view name) {
+  unsigned char length[10];
+  std::size_t length_bytes = 0;
+  for (std::size_t size = name.size();; size >>= 7) {
+    length[length_bytes++] = static_cast<unsigned char>((size & 0x7F) | (size >= 0x80 ? 0x80 : 0));
+    if (size < 0x80) break;
   }
+  void* at = nullptr;
+  try {
+    at = region.extend(sizeof(FileNode) + length_bytes + name.size(), alignof(FileNode));
+  } catch (const std::bad_alloc&) {
+    if (region.used() + sizeof(FileNode) + length_bytes + name.size() + alignof(FileNode) <= region.capacity()) throw;
+    throw InputError("the image's paths outgrow the " + std::to_string(region.capacity() >> 20) +
+                     " MiB of address space the analysis could reserve for them");
+  }
+  FileNode& node = *new (at) FileNode();
+  auto* text = reinterpret_cast<unsigned char*>(&node + 1);
+  std::memcpy(text, length, length_bytes);
+  // The root's name is an empty view, whose null data memcpy must not get.
+  if (!name.empty()) std::memcpy(text + length_bytes, name.data(), name.size());
+  return node;
+}
+
+}  // namespace
+
+MergedTree::MergedTree()
+    : node_region_(kNodeSpace),
+      inode_region_(kInodeSpace),
+      index_(node_region_.base()),
+      root_(&place_node(node_region_, {})) {}
+
+FileNode* MergedTree::new_node(std::string_view name, EntryType type, std::uint32_t layer,
+                               FileNode* parent, std::uint32_t hash) {
+  FileNode& node = place_node(node_region_, name);
   node.type = type;
-  node.layer = layer;
-  node.parent = parent;
-  node.prev_sibling = parent->last_child;
-  if (parent->last_child != nullptr) parent->last_child->next_sibling = &node;
-  else parent->first_child = &node;
-  parent->last_child = &node;
+  node.layer = static_cast<std::uint16_t>(layer);
+  node.link_ = type == EntryType::Dir ? 0 : -1;
+  node.parent_ = node.offset_to(parent);
+  // Into the ring after the last child, as the new last.
+  if (FileNode* last = parent->link_ != 0 ? parent->at(parent->link_) : nullptr; last != nullptr) {
+    node.next_ = node.offset_to(last->at(last->next_));
+    last->next_ = last->offset_to(&node);
+  }
+  parent->link_ = parent->offset_to(&node);
   ++nodes_;
   index_.insert(&node, hash);
   return &node;
+}
+
+std::int32_t MergedTree::new_inode(std::uint64_t size, std::uint32_t layer) {
+  if (size > kMaxFileSize)
+    throw InputError("a file of " + std::to_string(size) + " bytes: more than the analysis can count");
+  void* at = nullptr;
+  try {
+    at = inode_region_.extend(sizeof(Inode), alignof(Inode));
+  } catch (const std::bad_alloc&) {
+    if (inode_region_.used() + 2 * sizeof(Inode) <= inode_region_.capacity()) throw;
+    throw InputError("more than " + std::to_string(inode_count_) + " files: too many to analyse");
+  }
+  auto* inode = new (at) Inode{};
+  inode->size = size;
+  inode->layer = static_cast<std::uint16_t>(layer);
+  inode->names = 1;
+  return static_cast<std::int32_t>(inode_count_++);
 }
 
 const FileNode* MergedTree::find(std::string_view path) const { return lookup(path); }
@@ -153,22 +238,19 @@ void MergedTree::record_waste(const std::string& at, HiddenBy how, const Inode& 
 // becomes waste, attributed to the operation at `at`.
 void MergedTree::release(FileNode& node, std::uint32_t layer, HiddenBy how,
                          const std::string& at) {
-  for (FileNode* c = node.first_child; c != nullptr; c = c->next_sibling) release(*c, layer, how, at);
+  for (const FileNode* c : node.children()) release(*const_cast<FileNode*>(c), layer, how, at);
   node.hidden = true;
   --nodes_;
-  if (node.inode < 0) return;
-  Inode& inode = inodes_[static_cast<std::size_t>(node.inode)];
-  if (--inode.names == 0 && inode.size > 0) record_waste(at, how, inode, layer);
+  if (node.inode() < 0) return;
+  Inode& content = inode(node.inode());
+  if (--content.names == 0 && content.size > 0) record_waste(at, how, content, layer);
 }
 
 void MergedTree::remove_child(FileNode& parent, FileNode& child, std::uint32_t layer,
                               HiddenBy how, const std::string& at) {
   cached_dir_ = nullptr;
-  index_.erase(&child, ChildIndex::hash(&parent, child.name));
-  if (child.prev_sibling != nullptr) child.prev_sibling->next_sibling = child.next_sibling;
-  else parent.first_child = child.next_sibling;
-  if (child.next_sibling != nullptr) child.next_sibling->prev_sibling = child.prev_sibling;
-  else parent.last_child = child.prev_sibling;
+  index_.erase(&child, ChildIndex::hash(&parent, child.name()));
+  // It stays in the parent's ring, hidden (see FileNode).
   release(child, layer, how, at);
 }
 
@@ -190,10 +272,10 @@ FileNode* MergedTree::walk_to_dir(std::string_view path, std::uint32_t layer) {
     const std::size_t slash = full.find('/', start);
     const std::size_t end = slash == std::string_view::npos ? full.size() : slash;
     const std::string_view part = full.substr(start, end - start);
-    const std::uint64_t h = ChildIndex::hash(node, part);
+    const std::uint32_t h = ChildIndex::hash(node, part);
     FileNode* next = index_.find(node, part, h);
     if (next != nullptr && next->type != EntryType::Dir) {
-      remove_child(*node, *next, layer, HiddenBy::Replaced, "/" + std::string(full.substr(0, end)));
+      remove_child(*node, *next, layer, HiddenBy::Replaced, rooted(full.substr(0, end)));
       next = nullptr;
     }
     node = next != nullptr ? next : new_node(part, EntryType::Dir, layer, node, h);
@@ -205,27 +287,27 @@ FileNode* MergedTree::walk_to_dir(std::string_view path, std::uint32_t layer) {
 void MergedTree::add_entry(const TarEntry& entry, std::uint32_t layer) {
   const auto [dir, name] = split_path(entry.path);
   FileNode* parent = ensure_dir(dir, layer);
-  const std::uint64_t h = ChildIndex::hash(parent, name);
+  const std::uint32_t h = ChildIndex::hash(parent, name);
   if (FileNode* found = index_.find(parent, name, h); found != nullptr) {
     FileNode& existing = *found;
     if (existing.type == EntryType::Dir && entry.type == EntryType::Dir) {
-      existing.layer = layer;  // directory over directory merges
+      existing.layer = static_cast<std::uint16_t>(layer);  // directory over directory merges
       return;
     }
     const bool same_kind = (existing.type == EntryType::Dir) == (entry.type == EntryType::Dir);
     const bool same_size_file = existing.type == EntryType::File && entry.type == EntryType::File &&
-                                existing.size == entry.size && entry.size > 0;
+                                file_size(existing) == entry.size && entry.size > 0;
     remove_child(*parent, existing, layer,
                  !same_kind ? HiddenBy::Replaced : same_size_file ? HiddenBy::Readded : HiddenBy::Overwritten,
-                 "/" + std::string(entry.path));
+                 rooted(entry.path));
   }
   if (entry.type == EntryType::Hardlink) {
     // A hard link's bytes belong to its target: count them once.
     const FileNode* target = lookup(entry.link);
     FileNode* node = new_node(name, entry.type, layer, parent, h);
-    if (target != nullptr && target->inode >= 0) {
-      node->inode = target->inode;
-      ++inodes_[static_cast<std::size_t>(target->inode)].names;
+    if (target != nullptr && target->inode() >= 0) {
+      node->link_ = target->inode();
+      ++inode(target->inode()).names;
     } else {
       warnings_.push_back("layer " + std::to_string(layer) + ": hard link /" +
                           std::string(entry.path) + " points at /" + std::string(entry.link) +
@@ -234,14 +316,12 @@ void MergedTree::add_entry(const TarEntry& entry, std::uint32_t layer) {
     return;
   }
   FileNode* node = new_node(name, entry.type, layer, parent, h);
-  if (entry.type == EntryType::File) {
-    node->size = entry.size;
-    node->inode = static_cast<std::int64_t>(inodes_.size());
-    inodes_.push_back(Inode{entry.size, layer, 1});
-  }
+  if (entry.type == EntryType::File) node->link_ = new_inode(entry.size, layer);
 }
 
 void MergedTree::apply(const LayerScan& layer, std::uint32_t index) {
+  if (index >= kMaxLayers)
+    throw InputError("more than " + std::to_string(kMaxLayers) + " layers: too many to stack");
   index_.reserve(layer.entries.size());
   // Opaque markers hide the lower children of their directory, wherever they
   // sit in the tar, and only lower ones: so they go first.
@@ -250,8 +330,9 @@ void MergedTree::apply(const LayerScan& layer, std::uint32_t index) {
     if (name != kOpaqueMarker) continue;
     FileNode* d = lookup(dir);
     if (d == nullptr || d->type != EntryType::Dir) continue;
-    const std::string at = "/" + std::string(dir);
-    while (d->first_child != nullptr) remove_child(*d, *d->first_child, index, HiddenBy::Opaque, at);
+    const std::string at = rooted(dir);
+    // Removing hides a child without unlinking it: the walk goes on past it.
+    for (const FileNode* c : d->children()) remove_child(*d, *const_cast<FileNode*>(c), index, HiddenBy::Opaque, at);
   }
   // Whiteouts, too, hide lower layers only; a file the same layer adds under
   // the same name survives.
@@ -261,7 +342,7 @@ void MergedTree::apply(const LayerScan& layer, std::uint32_t index) {
     FileNode* d = lookup(dir);
     if (d == nullptr || d->type != EntryType::Dir) continue;
     const std::string target(name.substr(kWhiteoutPrefix.size()));
-    const std::string at = dir.empty() ? "/" + target : "/" + std::string(dir) + "/" + target;
+    const std::string at = rooted(dir, target);
     if (FileNode* gone = child(d, target); gone != nullptr)
       remove_child(*d, *gone, index, HiddenBy::Deleted, at);
   }
@@ -281,8 +362,8 @@ void MergedTree::add_first_layer(std::span<const TarEntry> entries) {
 
 std::uint64_t MergedTree::visible_bytes() const {
   std::uint64_t total = 0;
-  for (const auto& inode : inodes_)
-    if (inode.names > 0) total += inode.size;
+  for (const auto& content : inodes())
+    if (content.names > 0) total += content.size;
   return total;
 }
 

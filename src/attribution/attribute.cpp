@@ -66,12 +66,12 @@ struct CompiledRules {
   }
 };
 
-// Attribution in two steps. A walk, in tree order, lists every visible
-// content once (under the first name the walk meets) with its directory and
-// which directory tests that directory passed. Then the files are
-// classified, in parallel on large images: classifying is most of the
-// cost, and each file's answer depends on nothing but its own path, size
-// and owners.
+// Attribution in two steps, a chunk of files at a time. A walk, in tree
+// order, lists visible contents once each (under the first name the walk
+// meets) with their directory and which directory tests that directory
+// passed. Then the files are classified, in parallel on large images:
+// classifying is most of the cost, and each file's answer depends on
+// nothing but its own path, size and owners.
 struct Directory {
   std::string path;         // "/usr/lib"; "" for the root
   std::vector<char> under;  // which directory tests it (or an ancestor) passed
@@ -82,38 +82,61 @@ struct FileToClassify {
   std::uint32_t directory;
 };
 
-struct Walker {
-  const CompiledRules& compiled;
-  std::vector<bool> seen;  // per content
-  std::vector<Directory> directories;
-  std::vector<FileToClassify> files;
-
-  void walk_from_root(const FileNode& root) {
+// The walk, resumable: it stops whenever a chunk is full, so the files of
+// a large tree are never all listed at once.
+class Walker {
+ public:
+  Walker(const CompiledRules& compiled, const FileNode& root, std::size_t contents)
+      : compiled_(compiled), seen_(contents, false) {
     Directory top;
     top.under.resize(compiled.directory_tests.size());
     for (std::size_t i = 0; i < compiled.directory_tests.size(); ++i)
       top.under[i] = compiled.directory_tests[i].matches("", "") ? 1 : 0;
-    directories.push_back(std::move(top));
-    walk(root, 0);
+    directories_.push_back(std::move(top));
+    stack_.push_back(Frame{root.children().begin(), 0});
   }
 
-  void walk(const FileNode& node, std::uint32_t directory) {
-    for (const FileNode* child : node.children()) {
-      if (child->inode >= 0 && !seen[static_cast<std::size_t>(child->inode)]) {
-        seen[static_cast<std::size_t>(child->inode)] = true;
-        files.push_back(FileToClassify{child, directory});
+  // The next files of the walk, at most `max`, into `out`; false when none are left.
+  bool next(std::vector<FileToClassify>& out, std::size_t max) {
+    out.clear();
+    while (!stack_.empty() && out.size() < max) {
+      auto& next = stack_.back().next;
+      if (next.at_end()) {
+        stack_.pop_back();
+        continue;
+      }
+      const FileNode* child = *next;
+      ++next;
+      const std::uint32_t directory = stack_.back().directory;
+      if (child->inode() >= 0 && !seen_[static_cast<std::size_t>(child->inode())]) {
+        seen_[static_cast<std::size_t>(child->inode())] = true;
+        out.push_back(FileToClassify{child, directory});
       }
       if (child->has_children()) {
         Directory sub;
-        sub.path = directories[directory].path + "/" + std::string(child->name);
-        sub.under = directories[directory].under;
+        sub.path = directories_[directory].path + "/" + std::string(child->name());
+        sub.under = directories_[directory].under;
         for (std::size_t i = 0; i < sub.under.size(); ++i)
-          if (!sub.under[i]) sub.under[i] = compiled.directory_tests[i].matches(sub.path) ? 1 : 0;
-        directories.push_back(std::move(sub));
-        walk(*child, static_cast<std::uint32_t>(directories.size() - 1));
+          if (!sub.under[i]) sub.under[i] = compiled_.directory_tests[i].matches(sub.path) ? 1 : 0;
+        directories_.push_back(std::move(sub));
+        // Depth first: the directory's children come before its next sibling.
+        stack_.push_back(Frame{child->children().begin(), static_cast<std::uint32_t>(directories_.size() - 1)});
       }
     }
+    return !out.empty();
   }
+
+  const std::vector<Directory>& directories() const { return directories_; }
+
+ private:
+  struct Frame {
+    FileNode::ChildRange::iterator next;  // the next child to visit
+    std::uint32_t directory;
+  };
+  const CompiledRules& compiled_;
+  std::vector<bool> seen_;  // per content
+  std::vector<Directory> directories_;
+  std::vector<Frame> stack_;
 };
 
 struct Classifier {
@@ -144,12 +167,12 @@ struct Classifier {
   AttributedFile classify(const FileToClassify& file, std::string& scratch, TextArena& text) const {
     const FileNode& node = *file.node;
     const Directory& dir = directories[file.directory];
-    const auto& inode = inodes[static_cast<std::size_t>(node.inode)];
+    const auto& inode = inodes[static_cast<std::size_t>(node.inode())];
     AttributedFile f;
-    scratch.assign(dir.path).append("/").append(node.name);
+    scratch.assign(dir.path).append("/").append(node.name());
     f.path = text.store(scratch);
     const std::string_view path = f.path;
-    const std::string_view base = node.name;
+    const std::string_view base = node.name();
     f.bytes = inode.size;
     f.layer = inode.layer;
     const std::string_view key = path.substr(1);
@@ -208,7 +231,7 @@ struct Classifier {
 
   // Classifies `files` into `out`, in their order, their paths kept in
   // `text` (one arena per thread).
-  void classify_all(const std::vector<FileToClassify>& files, std::pmr::vector<AttributedFile>& out,
+  void classify_all(const std::vector<FileToClassify>& files, std::vector<AttributedFile>& out,
                     std::vector<TextArena>& text) const {
     // Below this many files a thread costs more than it saves.
     constexpr std::size_t kPerThread = 16384;
@@ -306,7 +329,43 @@ struct LayerSteps {
 
 }  // namespace
 
-Attribution attribute(const Analysis& analysis, const RuleSet& base_rules) {
+namespace {
+
+// The virtual environments of the tree (PEP 405: a directory holding
+// pyvenv.cfg), in walk order, from the same walk the files take: a
+// pyvenv.cfg counts where the walk lists its content, not under the root.
+// Known before any file is classified.
+std::vector<std::string> virtual_envs(const FileNode& root, std::size_t contents) {
+  std::vector<std::string> venvs;
+  std::vector<bool> seen(contents, false);
+  std::vector<FileNode::ChildRange::iterator> stack{root.children().begin()};
+  while (!stack.empty()) {
+    auto& next = stack.back();
+    if (next.at_end()) {
+      stack.pop_back();
+      continue;
+    }
+    const FileNode* child = *next;
+    ++next;
+    if (child->inode() >= 0 && !seen[static_cast<std::size_t>(child->inode())]) {
+      seen[static_cast<std::size_t>(child->inode())] = true;
+      if (child->name() == "pyvenv.cfg" && child->parent() != &root) venvs.push_back(child->parent()->path());
+    }
+    if (child->has_children()) stack.push_back(child->children().begin());
+  }
+  return venvs;
+}
+
+// Files classified in one go: enough for every core to share, few enough
+// that a tree of millions never has them all in memory.
+constexpr std::size_t kChunkFiles = 1 << 16;
+
+// Attributes every file of the tree, a chunk at a time: each file goes to
+// `each` once its category is final, then the arenas holding the chunk's
+// paths go to `chunk_done`, to keep or to drop.
+template <class Each, class ChunkDone>
+Attribution attribute_files(const Analysis& analysis, const RuleSet& base_rules, Each&& each,
+                            ChunkDone&& chunk_done) {
   Attribution result;
   const RuleSet rules = with_image_rules(base_rules, analysis);
   const Ownership owners(analysis.metadata);
@@ -318,22 +377,10 @@ Attribution attribute(const Analysis& analysis, const RuleSet& base_rules) {
   for (const auto& r : rules.rules)
     category_index.push_back(index_of(rules, r.category));
   const std::uint16_t other = index_of(rules, "other");
-  if (analysis.tree) {
-    const CompiledRules compiled(rules);
-    const auto& inodes = analysis.tree->inodes();
-    Walker walker{compiled, std::vector<bool>(inodes.size(), false), {}, {}};
-    walker.files.reserve(inodes.size());  // at most one per content
-    walker.walk_from_root(analysis.tree->root());
-    std::vector<std::string> venvs;
-    for (const FileToClassify& file : walker.files)
-      if (file.node->name == "pyvenv.cfg" && file.directory != 0) venvs.push_back(walker.directories[file.directory].path);
-    const Classifier classifier{rules, compiled, owners, content_formats, inodes, walker.directories,
-                                category_index, other, index_of(rules, "cuda"),
-                                index_of(rules, "framework"), index_of(rules, "python"), std::move(venvs)};
-    result.path_text = std::make_shared<std::vector<TextArena>>();
-    classifier.classify_all(walker.files, result.files, *result.path_text);
-  }
   const std::uint16_t app = index_of(rules, "app");
+  for (const auto& name : rules.categories) result.categories.push_back(CategoryNode{name, 0, 0, {}, {}});
+  std::vector<std::map<std::string, CategoryNode>> children(rules.categories.size());
+
   // Provenance, where the history tells the base image's layers from the
   // user's: what no package owns is the user's when the user's layers
   // added it, and the generic app paths (/root, /home, /opt...) are not
@@ -343,17 +390,17 @@ Attribution attribute(const Analysis& analysis, const RuleSet& base_rules) {
   const auto is_base = [&](std::uint32_t layer) {
     return layer < analysis.layers.size() && analysis.layers[layer].base;
   };
-  for (auto& f : result.files) {
+  const auto settle_provenance = [&](AttributedFile& f) {
     if (provenance && is_base(f.layer)) {
       if (f.category == app && f.child == "app") {
         f.category = other;
         f.child = "base-image";
       }
-      continue;
+      return;
     }
-    if (f.category != other) continue;
+    if (f.category != other) return;
     const bool system_unowned = f.child == "system-unowned";
-    if (f.child != "other" && !(provenance && system_unowned)) continue;
+    if (f.child != "other" && !(provenance && system_unowned)) return;
     if (steps.copied_by(f.layer)) {
       f.category = app;
       f.child = "copied";  // COPY --from=builder /out/app /usr/local/bin/
@@ -362,11 +409,8 @@ Attribution attribute(const Analysis& analysis, const RuleSet& base_rules) {
       f.category = app;
       f.child = "built";  // make install, a RUN that downloads a binary
     }
-  }
-
-  std::vector<std::map<std::string, CategoryNode>> children(rules.categories.size());
-  for (const auto& name : rules.categories) result.categories.push_back(CategoryNode{name, 0, 0, {}, {}});
-  for (const auto& f : result.files) {
+  };
+  const auto count = [&](const AttributedFile& f) {
     CategoryNode& top = result.categories[f.category];
     top.bytes += f.bytes;
     top.files += 1;
@@ -379,6 +423,28 @@ Attribution attribute(const Analysis& analysis, const RuleSet& base_rules) {
       top.origins[f.origin] += f.bytes;
     }
     result.total_bytes += f.bytes;
+  };
+
+  if (analysis.tree) {
+    const CompiledRules compiled(rules);
+    const auto& inodes = analysis.tree->inodes();
+    Walker walker(compiled, analysis.tree->root(), inodes.size());
+    const Classifier classifier{rules, compiled, owners, content_formats, inodes, walker.directories(),
+                                category_index, other, index_of(rules, "cuda"),
+                                index_of(rules, "framework"), index_of(rules, "python"),
+                                virtual_envs(analysis.tree->root(), inodes.size())};
+    std::vector<FileToClassify> chunk;
+    std::vector<AttributedFile> classified;
+    while (walker.next(chunk, kChunkFiles)) {
+      std::vector<TextArena> text;
+      classifier.classify_all(chunk, classified, text);
+      for (AttributedFile& f : classified) {
+        settle_provenance(f);
+        count(f);
+        each(f, result.categories[f.category].name);
+      }
+      chunk_done(text);
+    }
   }
   for (std::size_t i = 0; i < children.size(); ++i) {
     for (auto& [name, node] : children[i]) result.categories[i].children.push_back(std::move(node));
@@ -388,6 +454,26 @@ Attribution attribute(const Analysis& analysis, const RuleSet& base_rules) {
               });
   }
   return result;
+}
+
+}  // namespace
+
+Attribution attribute(const Analysis& analysis, const RuleSet& rules) {
+  std::pmr::vector<AttributedFile> files(bulk_memory());
+  files.reserve(analysis.tree ? analysis.tree->inodes().size() : 0);  // at most one per content
+  auto text = std::make_shared<std::vector<TextArena>>();
+  Attribution result = attribute_files(
+      analysis, rules, [&](AttributedFile& f, const std::string&) { files.push_back(std::move(f)); },
+      [&](std::vector<TextArena>& chunk_text) {
+        for (auto& arena : chunk_text) text->push_back(std::move(arena));
+      });
+  result.files = std::move(files);
+  result.path_text = std::move(text);
+  return result;
+}
+
+Attribution attribute(const Analysis& analysis, const RuleSet& rules, const AttributedFileSink& each) {
+  return attribute_files(analysis, rules, each, [](std::vector<TextArena>&) {});
 }
 
 }  // namespace imgsmith

@@ -27,6 +27,17 @@ struct Builder {
     layers.insert(layer);
     if (image_layers != nullptr && layer < image_layers->size() && (*image_layers)[layer].base)
       f.base_bytes += bytes;
+    keep_path(path, bytes);
+  }
+  // Everything `other` collected, as if its files had been added here.
+  void absorb(const Builder& other) {
+    f.bytes += other.f.bytes;
+    f.base_bytes += other.f.base_bytes;
+    layers.insert(other.layers.begin(), other.layers.end());
+    // Its largest paths hold every one of its paths that can be among ours.
+    for (const auto& p : other.paths) keep_path(p.path, p.bytes);
+  }
+  void keep_path(std::string_view path, std::uint64_t bytes) {
     // The heap's smallest, compared without copying the path first.
     const bool fits = paths.size() < top || bytes > paths.front().bytes ||
                       (bytes == paths.front().bytes && path < paths.front().path);
@@ -67,10 +78,19 @@ const std::vector<std::string>& finding_ids() {
   return ids;
 }
 
-std::vector<Finding> find_waste(const Analysis& a, const Attribution& attr,
-                                const std::vector<Glob>& ignore, const FindingFloor& floor) {
+struct WasteFinder::Builders {
+  const Analysis& a;
+  const std::vector<Glob> ignore;
   std::map<std::string, Builder> b;
-  auto start = [&](const std::string& id, std::string message, std::string fix) -> Builder& {
+  Builder *devel, *pip, *pkgcache, *lists, *weights, *statics, *docs;
+  // CUDA files by family and origin: which origin's copy can go is known
+  // only once every file is counted.
+  std::map<std::pair<std::string, std::string>, Builder> cuda;
+  // The categories that findings read, by AttributedFile::category.
+  enum class Kind : std::uint8_t { Unknown, BuildTools, Cache, ModelWeights, Cuda, Other };
+  std::vector<Kind> kinds;
+
+  Builder& start(const std::string& id, std::string message, std::string fix) {
     Builder& x = b[id];
     x.top = a.top;
     x.image_layers = &a.layers;
@@ -78,30 +98,90 @@ std::vector<Finding> find_waste(const Analysis& a, const Attribution& attr,
     x.f.message = std::move(message);
     x.f.fix = std::move(fix);
     return x;
+  }
+
+  Builders(const Analysis& analysis, const std::vector<Glob>& ignored) : a(analysis), ignore(ignored) {
+    devel = &start("devel-in-final", "compilers, headers or static libraries are in the final image",
+                   "build in a builder stage (the devel image) and COPY only the artifacts "
+                   "into a runtime or base final stage (multi-stage build)");
+    pip = &start("pip-cache", "Python package caches (pip, uv) are in the image", kCacheFix);
+    pkgcache = &start(
+        "package-cache", "package caches (apt archives, conda pkgs, npm) are in the image",
+        "use RUN --mount=type=cache,target=/var/cache/apt,sharing=locked for apt (after removing "
+        "/etc/apt/apt.conf.d/docker-clean), conda clean -afy, npm cache clean --force");
+    lists = &start("apt-lists", "apt package lists (/var/lib/apt/lists) are in the image",
+                   "rm -rf /var/lib/apt/lists/* in the same RUN as apt-get install, or a "
+                   "cache mount on /var/lib/apt");
+    weights = &start("model-weights-baked", "model weights are baked into the image",
+                     "mount the weights at run time or download them at start; if they must "
+                     "ship, put them in a separate last layer so code changes do not "
+                     "re-push them");
+    statics = &start("static-libs", "static libraries (*.a) are in the image",
+                     "static libraries are only needed at link time: keep them in the "
+                     "builder stage");
+    docs = &start("docs", "documentation, man pages and locales are in the image",
+                  "apt-get install --no-install-recommends with a dpkg path-exclude for "
+                  "/usr/share/doc, /usr/share/man and /usr/share/locale, or delete them in "
+                  "the same RUN");
+  }
+};
+
+WasteFinder::WasteFinder(const Analysis& analysis, const std::vector<Glob>& ignore)
+    : builders_(std::make_unique<Builders>(analysis, ignore)) {}
+
+WasteFinder::~WasteFinder() = default;
+
+void WasteFinder::add(const AttributedFile& file, const std::string& category_name) {
+  using Kind = Builders::Kind;
+  Builders& x = *builders_;
+  if (matches_any(x.ignore, file.path)) return;
+  // What the category means here, worked out once per category: millions of
+  // files share a handful of them.
+  if (file.category >= x.kinds.size()) x.kinds.resize(file.category + 1, Kind::Unknown);
+  Kind& kind = x.kinds[file.category];
+  if (kind == Kind::Unknown)
+    kind = category_name == "build-tools"     ? Kind::BuildTools
+           : category_name == "cache"         ? Kind::Cache
+           : category_name == "model-weights" ? Kind::ModelWeights
+           : category_name == "cuda"          ? Kind::Cuda
+                                              : Kind::Other;
+  const std::string_view child = file.child;
+  if (kind == Kind::BuildTools) x.devel->add(file.path, file.bytes, file.layer);
+  if (kind == Kind::Cache && (child == "pip" || child == "uv")) x.pip->add(file.path, file.bytes, file.layer);
+  if (kind == Kind::Cache && (child == "apt-archives" || child == "conda-pkgs" || child == "npm"))
+    x.pkgcache->add(file.path, file.bytes, file.layer);
+  if (kind == Kind::Cache && child == "apt-lists") x.lists->add(file.path, file.bytes, file.layer);
+  if (kind == Kind::ModelWeights) x.weights->add(file.path, file.bytes, file.layer);
+  // Only archives that are build tools: a Python distribution's own (numpy's
+  // libnpymath.a) cannot be removed without it.
+  if (kind == Kind::BuildTools && file.path.ends_with(".a")) x.statics->add(file.path, file.bytes, file.layer);
+  if (file.path.starts_with("/usr/share/doc/") || file.path.starts_with("/usr/share/man/") ||
+      file.path.starts_with("/usr/share/info/") || file.path.starts_with("/usr/share/locale/"))
+    x.docs->add(file.path, file.bytes, file.layer);
+  if (kind == Kind::Cuda) {
+    auto [it, fresh] = x.cuda.try_emplace({file.child, file.origin});
+    if (fresh) {
+      it->second.top = x.a.top;
+      it->second.image_layers = &x.a.layers;
+    }
+    it->second.add(file.path, file.bytes, file.layer);
+  }
+}
+
+std::vector<Finding> find_waste(const Analysis& a, const Attribution& attr,
+                                const std::vector<Glob>& ignore, const FindingFloor& floor) {
+  WasteFinder finder(a, ignore);
+  for (const auto& file : attr.files) finder.add(file, attr.categories[file.category].name);
+  return finder.finish(attr, floor);
+}
+
+std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingFloor& floor) {
+  const Analysis& a = builders_->a;
+  const std::vector<Glob>& ignore = builders_->ignore;
+  std::map<std::string, Builder>& b = builders_->b;
+  const auto start = [&](const std::string& id, std::string message, std::string fix) -> Builder& {
+    return builders_->start(id, std::move(message), std::move(fix));
   };
-  Builder& devel = start("devel-in-final",
-                         "compilers, headers or static libraries are in the final image",
-                         "build in a builder stage (the devel image) and COPY only the artifacts "
-                         "into a runtime or base final stage (multi-stage build)");
-  Builder& pip = start("pip-cache", "Python package caches (pip, uv) are in the image", kCacheFix);
-  Builder& pkgcache = start(
-      "package-cache", "package caches (apt archives, conda pkgs, npm) are in the image",
-      "use RUN --mount=type=cache,target=/var/cache/apt,sharing=locked for apt (after removing "
-      "/etc/apt/apt.conf.d/docker-clean), conda clean -afy, npm cache clean --force");
-  Builder& lists = start("apt-lists", "apt package lists (/var/lib/apt/lists) are in the image",
-                         "rm -rf /var/lib/apt/lists/* in the same RUN as apt-get install, or a "
-                         "cache mount on /var/lib/apt");
-  Builder& weights = start("model-weights-baked", "model weights are baked into the image",
-                           "mount the weights at run time or download them at start; if they must "
-                           "ship, put them in a separate last layer so code changes do not "
-                           "re-push them");
-  Builder& statics = start("static-libs", "static libraries (*.a) are in the image",
-                           "static libraries are only needed at link time: keep them in the "
-                           "builder stage");
-  Builder& docs = start("docs", "documentation, man pages and locales are in the image",
-                        "apt-get install --no-install-recommends with a dpkg path-exclude for "
-                        "/usr/share/doc, /usr/share/man and /usr/share/locale, or delete them in "
-                        "the same RUN");
 
   // The CUDA families that ship in more than one origin.
   const CategoryNode* cuda = attr.find("cuda");
@@ -131,30 +211,10 @@ std::vector<Finding> find_waste(const Analysis& a, const Attribution& attr,
       "pip-installed frameworks (torch, jax, ...) bring their own CUDA libraries as nvidia-* "
       "wheels: build on the nvidia/cuda *-base image instead of runtime/cudnn "
       "(imgsmith gen --flavor base), so the toolkit copy is not shipped");
+  for (const auto& [family, origin] : removable_origin)
+    if (const auto it = builders_->cuda.find({family, origin}); it != builders_->cuda.end())
+      dup.absorb(it->second);
 
-  for (const auto& file : attr.files) {
-    if (matches_any(ignore, file.path)) continue;
-    const std::string& category = attr.categories[file.category].name;
-    if (category == "build-tools") devel.add(file.path, file.bytes, file.layer);
-    if (category == "cache" && (file.child == "pip" || file.child == "uv"))
-      pip.add(file.path, file.bytes, file.layer);
-    if (category == "cache" &&
-        (file.child == "apt-archives" || file.child == "conda-pkgs" || file.child == "npm"))
-      pkgcache.add(file.path, file.bytes, file.layer);
-    if (category == "cache" && file.child == "apt-lists") lists.add(file.path, file.bytes, file.layer);
-    if (category == "model-weights") weights.add(file.path, file.bytes, file.layer);
-    // Only archives that are build tools: a Python distribution's own (numpy's
-    // libnpymath.a) cannot be removed without it.
-    if (category == "build-tools" && file.path.ends_with(".a")) statics.add(file.path, file.bytes, file.layer);
-    if (file.path.starts_with("/usr/share/doc/") || file.path.starts_with("/usr/share/man/") ||
-        file.path.starts_with("/usr/share/info/") || file.path.starts_with("/usr/share/locale/"))
-      docs.add(file.path, file.bytes, file.layer);
-    if (category == "cuda") {
-      const auto it = removable_origin.find(file.child);
-      if (it != removable_origin.end() && it->second == file.origin)
-        dup.add(file.path, file.bytes, file.layer);
-    }
-  }
   if (!removable_origin.empty()) {
     std::string families;
     for (const auto& [family, origin] : removable_origin)
@@ -255,5 +315,6 @@ std::vector<Finding> find_waste(const Analysis& a, const Attribution& attr,
   });
   return out;
 }
+
 
 }  // namespace imgsmith

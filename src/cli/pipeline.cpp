@@ -18,8 +18,13 @@ PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options, co
   // --ignore keeps paths out of the waste list too; the size figures stay.
   std::erase_if(r.analysis.waste, [&](const WasteGroup& w) { return matches_any(ignore, w.path); });
   if (options.progress) options.progress("attributing bytes");
-  r.attribution = attribute(r.analysis, rules);
-  r.findings = find_waste(r.analysis, r.attribution, ignore, floor);
+  // The files go straight from attribution to the findings: no list of
+  // every file is kept.
+  WasteFinder findings(r.analysis, ignore);
+  r.attribution = attribute(r.analysis, rules, [&](const AttributedFile& file, const std::string& category) {
+    findings.add(file, category);
+  });
+  r.findings = findings.finish(r.attribution, floor);
   return r;
 }
 

@@ -375,9 +375,9 @@ void collect_files(const FileNode& node, std::string& path, std::span<const Merg
   for (const FileNode* child : node.children()) {
     const std::size_t at = path.size();
     path.push_back('/');
-    path += child->name;
-    if (child->type == pass && child->inode >= 0) {
-      const auto id = static_cast<std::size_t>(child->inode);
+    path += child->name();
+    if (child->type == pass && child->inode() >= 0) {
+      const auto id = static_cast<std::size_t>(child->inode());
       out.push_back(FileSet::File{path, inodes[id].size, !seen[id]});
       seen[id] = true;
     }

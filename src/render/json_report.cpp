@@ -86,7 +86,7 @@ json report_to_json(const Report& report) {
                  {"size_bytes", a.dive.size_bytes},
                  {"user_size_bytes", a.dive.user_size_bytes},
                  {"inefficient_paths", inefficient},
-                 {"inefficient_paths_total", a.dive.inefficient.size()}};
+                 {"inefficient_paths_total", a.dive.inefficient_total}};
   out["layers"] = json::array();
   for (const auto& l : a.layers)
     out["layers"].push_back({{"index", l.index},

@@ -89,6 +89,13 @@ void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& ca
   const auto deliver = [&] {
     sink(std::span<const TarEntry>(scan.entries).subspan(delivered));
     delivered = scan.entries.size();
+    if (sink.takes_entries()) {
+      // The sink has copied what it needs: the batch and its text go.
+      scan.entries_taken += scan.entries.size();
+      scan.entries.clear();
+      scan.text.reset();
+      delivered = 0;
+    }
   };
   detail::TarReader reader(tar, label);
   detail::TarHeader header;
@@ -119,7 +126,7 @@ void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& ca
   if (sink && scan.entries.size() > delivered) deliver();
   if (reader.ended_early())
     scan.warnings.push_back(label + ": layer ends without tar end-of-archive blocks after its " +
-                            std::to_string(scan.entries.size()) +
+                            std::to_string(scan.entry_count()) +
                             " entries; reading it as complete");
 }
 

@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <new>
 
@@ -50,6 +51,45 @@ class BulkMemory final : public std::pmr::memory_resource {
 std::pmr::memory_resource* bulk_memory() {
   static BulkMemory resource;
   return &resource;
+}
+
+}  // namespace imgsmith
+
+namespace imgsmith {
+
+GrowingRegion::GrowingRegion(std::size_t max_bytes) {
+  // PROT_NONE and MAP_NORESERVE: address space only, no commit charge. A
+  // limit on address space (ulimit -v) may refuse a large reservation:
+  // then a smaller one, down to 64 MiB.
+  for (std::size_t want = round_up(max_bytes); want >= (64u << 20); want /= 2) {
+    void* raw = ::mmap(nullptr, want + kHugePage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (raw == MAP_FAILED) continue;
+    mapping_ = raw;
+    mapping_size_ = want + kHugePage;
+    const auto start = reinterpret_cast<std::uintptr_t>(raw);
+    base_ = reinterpret_cast<char*>((start + kHugePage - 1) / kHugePage * kHugePage);
+    reserved_ = want;
+    return;
+  }
+  throw std::bad_alloc();
+}
+
+GrowingRegion::~GrowingRegion() {
+  if (mapping_ != nullptr) ::munmap(mapping_, mapping_size_);
+}
+
+void* GrowingRegion::extend(std::size_t bytes, std::size_t align) {
+  const std::size_t at = (used_ + align - 1) / align * align;
+  if (at > reserved_ || bytes > reserved_ - at) throw std::bad_alloc();
+  if (at + bytes > committed_) {
+    // Committed in huge-page steps: one system call per 2 MiB at most.
+    const std::size_t upto = std::min(reserved_, round_up(at + bytes));
+    if (::mprotect(base_ + committed_, upto - committed_, PROT_READ | PROT_WRITE) != 0) throw std::bad_alloc();
+    ::madvise(base_ + committed_, upto - committed_, MADV_HUGEPAGE);  // advice only
+    committed_ = upto;
+  }
+  used_ = at + bytes;
+  return base_ + at;
 }
 
 }  // namespace imgsmith

@@ -31,6 +31,15 @@ TextArena::~TextArena() {
   for (const Block& b : blocks_) bulk_memory()->deallocate(b.data, b.size, 1);
 }
 
+void TextArena::reset() {
+  if (blocks_.empty()) return;
+  for (std::size_t i = 0; i + 1 < blocks_.size(); ++i)
+    bulk_memory()->deallocate(blocks_[i].data, blocks_[i].size, 1);
+  blocks_.erase(blocks_.begin(), blocks_.end() - 1);
+  next_ = blocks_.back().data;
+  left_ = blocks_.back().size;
+}
+
 std::string_view TextArena::store(std::string_view text) {
   if (text.empty()) return {};
   if (text.size() > left_) {

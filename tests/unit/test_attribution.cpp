@@ -173,6 +173,36 @@ TEST_CASE("attribution: gcc-N-base is an OS package, not a compiler") {
     if (f.id == "devel-in-final") CHECK(f.bytes == 900);
 }
 
+TEST_CASE("findings: files handed over one by one make the findings of the kept list") {
+  const Fixture f;
+  for (const std::vector<Glob>& ignore : {std::vector<Glob>{}, std::vector<Glob>{Glob("/app/**")}}) {
+    WasteFinder finder(f.analysis, ignore);
+    const Attribution streamed = attribute(f.analysis, builtin_rules(),
+                                           [&](const AttributedFile& file, const std::string& category) {
+                                             finder.add(file, category);
+                                           });
+    const FindingFloor no_floor{0, 0.0};
+    const auto from_sink = finder.finish(streamed, no_floor);
+    const auto from_list = find_waste(f.analysis, f.attribution, ignore, no_floor);
+    REQUIRE(from_sink.size() == from_list.size());
+    for (std::size_t i = 0; i < from_list.size(); ++i) {
+      INFO(from_list[i].id);
+      CHECK(from_sink[i].id == from_list[i].id);
+      CHECK(from_sink[i].bytes == from_list[i].bytes);
+      CHECK(from_sink[i].base_bytes == from_list[i].base_bytes);
+      CHECK(from_sink[i].message == from_list[i].message);
+      CHECK(from_sink[i].fix == from_list[i].fix);
+      CHECK(from_sink[i].layers == from_list[i].layers);
+      CHECK(from_sink[i].info == from_list[i].info);
+      REQUIRE(from_sink[i].paths.size() == from_list[i].paths.size());
+      for (std::size_t k = 0; k < from_list[i].paths.size(); ++k) {
+        CHECK(from_sink[i].paths[k].path == from_list[i].paths[k].path);
+        CHECK(from_sink[i].paths[k].bytes == from_list[i].paths[k].bytes);
+      }
+    }
+  }
+}
+
 TEST_CASE("findings: each with the bytes its fix saves") {
   const Fixture f;
   const auto saves = [&](const std::string& id) {

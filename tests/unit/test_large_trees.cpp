@@ -11,6 +11,7 @@
 
 #include "imgsmith/attribution.hpp"
 #include "imgsmith/bulk_memory.hpp"
+#include "imgsmith/findings.hpp"
 #include "imgsmith/merged_tree.hpp"
 #include "scan_helpers.hpp"
 
@@ -25,7 +26,7 @@ std::vector<std::string> listing(const MergedTree& tree) {
   std::function<void(const FileNode&)> walk = [&](const FileNode& node) {
     for (const FileNode* child : node.children()) {
       out.push_back(child->path() + " " + std::to_string(static_cast<int>(child->type)) + " " +
-                    std::to_string(child->size));
+                    std::to_string(tree.file_size(*child)));
       walk(*child);
     }
   };
@@ -120,7 +121,7 @@ TEST_CASE("merge: thousands of deletions and re-creations keep every lookup righ
     const FileNode* node = tree.find(name);
     REQUIRE(node != nullptr);
     const std::uint64_t size = i % 2 == 0 ? 11 : 5;
-    CHECK(node->size == size);
+    CHECK(tree.file_size(*node) == size);
     expected += size;
   }
   CHECK(tree.visible_bytes() == expected);
@@ -151,6 +152,59 @@ TEST_CASE("dive: a layer's entries in any order give the same figures, worked ou
     CHECK(a.dive.inefficient[0].cumulative_bytes == 130);
     CHECK(a.dive.inefficient[1].path == "/a/y");
     CHECK(a.dive.inefficient[1].copies == 2);
+  }
+}
+
+TEST_CASE("dive: a first layer recorded as it is read gives the figures of its whole scan") {
+  // In path order, and not (tricky_first_layer repeats a path and lists a
+  // directory after its contents), recorded from any point of the scan.
+  Layer sorted_first{{dir("a"), file("a/x", 100), file("a/x", 40), file("a/y", 50), whiteout("a/z"),
+                      dir("b"), file("b/c", 7), opaque("b")}};
+  // In path order until a file comes below a whiteout's target: what was
+  // worked out before the order broke must stand for the entries it came
+  // from (the whiteout, not a file at its target, which the new file would
+  // make a directory; the second layer writes var/log).
+  Layer whiteout_then_unsorted{{dir("a"), file("a/x", 100), whiteout("var/log"), file("z", 3),
+                                file("var/log/k", 9), file("a/q", 9), file("z", 4)}};
+  for (const Layer& first : {sorted_first, tricky_first_layer(), whiteout_then_unsorted}) {
+    const auto [image, scans] = scanned_stack({first, second_layer()});
+    const Analysis plain = analyze_layers(image, scans, 50);
+    for (const std::size_t begun : {std::size_t{1}, std::size_t{3}, std::size_t{5}, scans[0]->entries.size()}) {
+      PartialMerge started{std::make_shared<MergedTree>(), begun, std::make_shared<FirstLayerRecord>()};
+      const auto head = std::span<const TarEntry>(scans[0]->entries).subspan(0, begun);
+      started.tree->add_first_layer(head);
+      started.first_layer->add(head);
+      const Analysis recorded = analyze_layers(image, scans, 50, started);
+      INFO("entries recorded during the scan: " << begun);
+      CHECK(recorded.dive.efficiency == plain.dive.efficiency);
+      CHECK(recorded.dive.wasted_bytes == plain.dive.wasted_bytes);
+      CHECK(recorded.dive.user_wasted_percent == plain.dive.user_wasted_percent);
+      CHECK(recorded.dive.inefficient_total == plain.dive.inefficient_total);
+      REQUIRE(recorded.dive.inefficient.size() == plain.dive.inefficient.size());
+      for (std::size_t i = 0; i < plain.dive.inefficient.size(); ++i) {
+        CHECK(recorded.dive.inefficient[i].path == plain.dive.inefficient[i].path);
+        CHECK(recorded.dive.inefficient[i].cumulative_bytes == plain.dive.inefficient[i].cumulative_bytes);
+        CHECK(recorded.dive.inefficient[i].copies == plain.dive.inefficient[i].copies);
+      }
+      CHECK(listing(*recorded.tree) == listing(*plain.tree));
+    }
+  }
+}
+
+TEST_CASE("dive: the inefficient list keeps the largest paths and counts them all") {
+  // Three paths in both layers: 30+30, 20+5 and 20+20 bytes; ties go by path.
+  const std::vector<Layer> layers{Layer{{file("p", 30), file("q", 20), file("r", 20)}},
+                                  Layer{{file("p", 30), file("q", 5), file("r", 20)}}};
+  const ScannedStack s = scanned_stack(layers);
+  for (const std::size_t top : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{50}}) {
+    const Analysis a = analyze_layers(s.image, s.scans, top);
+    INFO("top " << top);
+    CHECK(a.dive.inefficient_total == 3);
+    CHECK(a.dive.wasted_bytes == 125);
+    REQUIRE(a.dive.inefficient.size() == std::min<std::size_t>(top, 3));
+    CHECK(a.dive.inefficient[0].path == "/p");
+    if (top >= 2) CHECK(a.dive.inefficient[1].path == "/r");
+    if (top >= 3) CHECK(a.dive.inefficient[2].path == "/q");
   }
 }
 
@@ -194,6 +248,51 @@ TEST_CASE("attribution: a large image is classified in parallel, in tree order, 
   CHECK(category_of("/opt/models/model.safetensors") == "app");
   CHECK(category_of("/usr/share/bench/d39/f39999") == "other");
   CHECK(attr.total_bytes == a.final_bytes);
+}
+
+TEST_CASE("attribution: files handed to a sink are those kept, in the same order, over several chunks") {
+  // More files than one chunk holds, in directories that a chunk ends inside.
+  constexpr int kFiles = 150000;
+  Layer layer;
+  layer.entries.push_back(file("usr/lib/x86_64-linux-gnu/libcublas.so.12", 40));
+  for (int i = 0; i < kFiles; ++i)
+    layer.entries.push_back(file("usr/share/doc/d" + std::to_string(i / 700) + "/f" + std::to_string(i), 1 + i % 3));
+  layer.entries.push_back(file("root/.cache/pip/wheel.whl", 20));
+  const Analysis a = analyze_stack({layer});
+  const Attribution kept = attribute(a, builtin_rules());
+
+  std::vector<std::string> handed;
+  std::size_t wrong_category = 0;
+  WasteFinder finder(a, {});
+  const Attribution streamed = attribute(a, builtin_rules(), [&](const AttributedFile& f, const std::string& category) {
+    handed.push_back(std::string(f.path));
+    if (category != kept.categories[f.category].name) ++wrong_category;
+    finder.add(f, category);
+  });
+  CHECK(streamed.files.empty());
+  CHECK(wrong_category == 0);
+  REQUIRE(handed.size() == kept.files.size());
+  for (std::size_t i = 0; i < handed.size(); ++i) {
+    INFO("file " << i);
+    REQUIRE(handed[i] == kept.files[i].path);
+  }
+  CHECK(streamed.total_bytes == kept.total_bytes);
+  REQUIRE(streamed.categories.size() == kept.categories.size());
+  for (std::size_t i = 0; i < kept.categories.size(); ++i) {
+    CHECK(streamed.categories[i].name == kept.categories[i].name);
+    CHECK(streamed.categories[i].bytes == kept.categories[i].bytes);
+    CHECK(streamed.categories[i].files == kept.categories[i].files);
+    CHECK(streamed.categories[i].children.size() == kept.categories[i].children.size());
+  }
+  const auto from_sink = finder.finish(streamed);
+  const auto from_list = find_waste(a, kept, {});
+  REQUIRE(from_sink.size() == from_list.size());
+  for (std::size_t i = 0; i < from_list.size(); ++i) {
+    CHECK(from_sink[i].id == from_list[i].id);
+    CHECK(from_sink[i].bytes == from_list[i].bytes);
+    CHECK(from_sink[i].message == from_list[i].message);
+    CHECK(from_sink[i].paths.size() == from_list[i].paths.size());
+  }
 }
 
 TEST_CASE("bulk memory: large blocks are 2 MiB-aligned and usable, small ones come from the heap") {

@@ -19,6 +19,42 @@ LayerScan scan(const std::string& blob) {
 
 }  // namespace
 
+TEST_CASE("layer scan: a sink that takes the entries gets them all and the scan keeps none") {
+  Layer layer;
+  for (int i = 0; i < 10000; ++i) layer.entries.push_back(file("d/f" + std::to_string(i), i % 7));
+  layer.entries.push_back(hardlink("d/link", "d/f1"));
+  const std::string blob = layer_tar(layer);
+  std::vector<std::string> seen;
+  std::uint64_t bytes = 0;
+  const EntrySink take(
+      [&](std::span<const TarEntry> batch) {
+        for (const TarEntry& e : batch) {
+          seen.push_back(std::string(e.path) + (e.link.empty() ? "" : " -> " + std::string(e.link)));
+          bytes += e.size;
+        }
+      },
+      true);
+  StringStream in(blob);
+  const LayerScan s = scan_layer(in, blob.size(), "test-layer", {}, {}, take);
+  CHECK(s.entries.empty());
+  CHECK(s.entries_taken == layer.entries.size());
+  CHECK(s.entry_count() == layer.entries.size());
+  CHECK(s.content_bytes == bytes);
+  REQUIRE(seen.size() == layer.entries.size());
+  CHECK(seen[0] == "d/f0");
+  CHECK(seen[9999] == "d/f9999");
+  CHECK(seen[10000] == "d/link -> d/f1");
+
+  // A sink that only looks leaves the scan whole.
+  std::size_t looked = 0;
+  StringStream again(blob);
+  const LayerScan kept = scan_layer(again, blob.size(), "test-layer", {}, {},
+                                    EntrySink([&](std::span<const TarEntry> batch) { looked += batch.size(); }));
+  CHECK(looked == layer.entries.size());
+  CHECK(kept.entries.size() == layer.entries.size());
+  CHECK(kept.entries_taken == 0);
+}
+
 TEST_CASE("layer scan: records every entry with its type, size and link") {
   Layer layer{{dir("usr"), file("usr/a.bin", 1000), hardlink("usr/b.bin", "usr/a.bin"),
                soft_link("usr/c", "a.bin"), whiteout("usr/gone")}};

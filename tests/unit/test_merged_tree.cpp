@@ -58,7 +58,7 @@ TEST_CASE("merge: a whiteout hides lower layers only, not its own layer's file")
   const MergedTree& t = *t_tree;
   const FileNode* x = t.find("x");
   REQUIRE(x != nullptr);
-  CHECK(x->size == 9);
+  CHECK(t.file_size(*x) == 9);
   CHECK(x->layer == 1);
   CHECK(t.visible_bytes() == 9);
 }
@@ -164,4 +164,47 @@ TEST_CASE("merge: wasted bytes equal layer bytes minus final bytes, whatever hid
   CHECK(a.final_bytes == 4 + 41 + 1);
   CHECK(a.wasted_bytes == a.layers_bytes - a.final_bytes);
   CHECK(waste == a.wasted_bytes);
+}
+
+TEST_CASE("merge: removed children stay out of every walk, and what is added again comes last") {
+  // d holds x, y, z. Layer 1 rewrites x (the old one is hidden, not
+  // unlinked) and deletes y; layer 2 adds y back. Deleting d then counts
+  // each visible file once: the hidden ones are not released again.
+  const auto tree = merge({Layer{{dir("d"), file("d/x", 10), file("d/y", 20), file("d/z", 30)}},
+                           Layer{{file("d/x", 5), whiteout("d/y")}},
+                           Layer{{file("d/y", 7)}}});
+  std::vector<std::string> names;
+  for (const FileNode* child : tree->find("d")->children()) names.emplace_back(child->name());
+  CHECK(names == std::vector<std::string>{"z", "x", "y"});
+  CHECK(tree->visible_bytes() == 42);
+  CHECK(tree->node_count() == 4);  // d and its three files
+
+  auto deleted = merge({Layer{{dir("d"), file("d/x", 10), file("d/y", 20), file("d/z", 30)}},
+                        Layer{{file("d/x", 5), whiteout("d/y")}},
+                        Layer{{file("d/y", 7)}},
+                        Layer{{whiteout("d")}}});
+  // One group per layer that added what went: x in 1, y in 2, z in 0.
+  std::uint64_t bytes = 0, files = 0;
+  for (const auto& g : deleted->waste())
+    if (g.path == "/d") bytes += g.bytes, files += g.files;
+  CHECK(files == 3);
+  CHECK(bytes == 42);
+  CHECK(deleted->visible_bytes() == 0);
+  CHECK(deleted->node_count() == 0);
+  CHECK(!deleted->root().has_children());
+}
+
+TEST_CASE("merge: an opaque directory hides every lower child, one at a time, none twice") {
+  const auto tree = merge({Layer{{dir("o"), file("o/a", 1), file("o/b", 2), dir("o/s"), file("o/s/c", 4)}},
+                           Layer{{file("o/a", 8)}},
+                           Layer{{dir("o"), opaque("o"), file("o/n", 16)}}});
+  std::vector<std::string> names;
+  for (const FileNode* child : tree->find("o")->children()) names.emplace_back(child->name());
+  CHECK(names == std::vector<std::string>{"n"});
+  CHECK(tree->visible_bytes() == 16);
+  std::uint64_t bytes = 0, files = 0;
+  for (const auto& g : tree->waste())
+    if (g.path == "/o") bytes += g.bytes, files += g.files;
+  CHECK(files == 3);       // a (8), b, s/c; the first a was overwritten in layer 1
+  CHECK(bytes == 8 + 2 + 4);
 }
