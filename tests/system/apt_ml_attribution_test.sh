@@ -55,21 +55,16 @@ tar -C "$tmp/root" -xf "$torch_tar"
 "$bin" analyze "$tmp/image.tar" --format json -o "$tmp/report.json" -q
 
 python3 - "$tmp/report.json" "$tmp/root" "$(dirname "$0")" <<'PY'
-import json, re, sys
+import re, sys
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, sys.argv[3])
-from dpkg_lists import package_bytes as list_bytes, package_lists
+from dpkg_lists import load, package_bytes as list_bytes
 
-report = json.load(open(sys.argv[1]))
-root = sys.argv[2]
-lists = package_lists(root)
+report, root, lists, cats = load(sys.argv)
 
 def package_bytes(packages):
     return list_bytes(root, lists, packages, with_bytecode=True)
-
-cats = {c["name"]: c for c in report["categories"]}
-assert sum(c["bytes"] for c in cats.values()) == report["size"]["final_bytes"], "categories do not sum"
 
 def child(category, name):
     for c in cats[category].get("children", []):

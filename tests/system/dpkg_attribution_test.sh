@@ -26,18 +26,13 @@ tar -C "$tmp/root" -xf "$root_tar"
 "$bin" analyze "$tmp/image.tar" --format json -o "$tmp/report.json" -q
 
 python3 - "$tmp/report.json" "$tmp/root" "$(dirname "$0")" <<'PY'
-import json, sys
+import sys
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, sys.argv[3])
-from dpkg_lists import package_bytes, package_lists
+from dpkg_lists import load, package_bytes
 
-report = json.load(open(sys.argv[1]))
-root = sys.argv[2]
-packages = package_lists(root)
-
-cats = {c["name"]: c for c in report["categories"]}
-assert sum(c["bytes"] for c in cats.values()) == report["size"]["final_bytes"], "categories do not sum"
+_, root, packages, cats = load(sys.argv)
 os_cat = cats["os"]
 assert os_cat["bytes"] > 10_000_000, f"os holds only {os_cat['bytes']} bytes"
 children = os_cat["children"]
