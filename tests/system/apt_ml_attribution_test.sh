@@ -13,11 +13,8 @@ set -euo pipefail
 bin=$1
 cache=$2
 
-skip() {  # in CI (CI=true) a missing part is a failure, not a skip
-  if [ "${CI:-}" = true ]; then echo "FAIL: apt ML attribution cannot run in CI: $*"; exit 1; fi
-  echo "apt ML attribution: SKIPPED: $*"
-  exit 77
-}
+# shellcheck source=skip.sh
+source "$(dirname "$0")/skip.sh" "apt ML attribution"
 
 root_tar=$("$(dirname "$0")/debootstrap_root.sh" "$cache") || skip "no Debian root could be made"
 torch_tar="$cache/bookworm-python3-torch.tar"

@@ -23,11 +23,8 @@ source_dir=$3
 here=$(cd "$(dirname "$0")" && pwd)
 docker=/usr/bin/docker  # Debian's client: the one with BuildKit (docs/docker-engine.md)
 
-skip() {
-  if [ "${CI:-}" = true ]; then echo "FAIL: docker tests cannot run in CI: $*"; exit 1; fi
-  echo "docker: SKIPPED: $*"
-  exit 77  # ctest shows it as skipped
-}
+# shellcheck source=skip.sh
+source "$here/skip.sh" docker
 [ "$(id -u)" -eq 0 ] || skip "dockerd needs root"
 command -v dockerd >/dev/null && [ -x "$docker" ] || skip "docker.io is not installed (scripts/setup.sh installs it)"
 root_tar=$("$here/debootstrap_root.sh" "$cache/debootstrap") || skip "no Debian root could be made"
@@ -198,7 +195,7 @@ check "and never runs the app" test ! -s "$tmp/out"
 # ----- gen's Dockerfile, built on stand-ins of NVIDIA's images -------------------
 cuda_dir=$(readlink -f /usr/local/cuda 2>/dev/null || true)
 if [ ! -x "$cuda_dir/bin/nvcc" ]; then
-  echo "docker: the gen build is skipped: no CUDA toolkit in /usr/local/cuda for the stand-ins"
+  skip_part "the gen build of the CUDA example: no CUDA toolkit in /usr/local/cuda for the stand-ins"
 else
   "$here/cuda_standins.sh" standin "$root_tar" "$cuda_dir" 13.0.0 || { echo "FAIL: the CUDA stand-ins"; fail=$((fail + 1)); }
   # The stand-ins are Debian inside: gen's package table for their OS says so.
@@ -398,4 +395,4 @@ check "docker0 survives the test's own daemon" ip link show docker0
 check "the daemon's own bridge is gone" sh -c "! ip link show imgsm$$ >/dev/null 2>&1"
 
 echo "docker: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

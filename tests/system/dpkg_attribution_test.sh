@@ -8,11 +8,8 @@ set -euo pipefail
 bin=$1
 cache=$2
 
-skip() {  # in CI (CI=true) a missing part is a failure, not a skip
-  if [ "${CI:-}" = true ]; then echo "FAIL: dpkg attribution cannot run in CI: $*"; exit 1; fi
-  echo "dpkg attribution: SKIPPED: $*"
-  exit 77
-}
+# shellcheck source=skip.sh
+source "$(dirname "$0")/skip.sh" "dpkg attribution"
 
 root_tar=$("$(dirname "$0")/debootstrap_root.sh" "$cache") || skip "no Debian root could be made"
 tmp=$(mktemp -d)
