@@ -111,18 +111,7 @@ check "auto reads the daemon's storage in place, through tar-split" \
   grep -q '"read_via": *"docker storage (overlay2, tar-split)"' "$tmp/odd-auto.json"
 check "walk walks the layer directories" grep -q '"read_via": *"docker storage (overlay2, walked)"' "$tmp/odd-walk.json"
 check "save streams docker save" grep -q '"read_via": *"docker save stream"' "$tmp/odd-save.json"
-same_report() {  # same_report A B [KEY...]: the reports agree but for io, source and the KEYs
-  python3 - "$@" <<'EOF'
-import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-for d in (a, b):
-    for k in ["io", "source"] + sys.argv[3:]:
-        d.pop(k, None)
-diff = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
-print("differ in: " + ", ".join(diff) if diff else "same")
-sys.exit(1 if diff else 0)
-EOF
-}
+same_report() { python3 "$here/same_report.py" "$@"; }  # A B [KEY...]: agree but for io, source and the KEYs
 check "in place (tar-split) and docker save give the same report" same_report "$tmp/odd-auto.json" "$tmp/odd-save.json"
 # The imported base layer's tar lists its hard-linked files in tar's own
 # order, which a walk cannot know: which name is "the file" may differ there.
