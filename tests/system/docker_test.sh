@@ -128,8 +128,9 @@ expect "the text report says how the image was read" 0 "$bin" analyze docker://i
 check "SOURCE names the daemon's storage" grep -q "read via docker storage (overlay2, tar-split)" "$tmp/out"
 
 # A user who may use the socket but not read the storage gets docker save,
-# and is told why; --docker-read storage then fails with the reason.
-chmod 755 "$run" && chmod 666 "$run/sock" && install -m 755 "$bin" "$run/imgsmith"
+# and is told why; --docker-read storage then fails with the reason. The
+# socket is opened to that user's group (65534) alone, never to everyone.
+chgrp 65534 "$run" "$run/sock" && chmod 710 "$run" && chmod 660 "$run/sock" && install -m 755 "$bin" "$run/imgsmith"
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$run/imgsmith" "$@"; }
 expect "analyze docker:// as a user who cannot read the storage" 0 as_nobody analyze docker://imgsmith-test/odd:1 \
   --format json -q --top 1000
@@ -139,7 +140,7 @@ check "with the same report" same_report "$tmp/odd-nobody.json" "$tmp/odd-save.j
 expect "--docker-read storage as that user" 2 as_nobody analyze docker://imgsmith-test/odd:1 --docker-read storage -q
 check "it says why the storage cannot be read" grep -q "cannot read the daemon's storage in place: this user may not read" "$tmp/err"
 rm -f "$run/imgsmith"
-chmod 700 "$run"
+chgrp 0 "$run" "$run/sock" && chmod 700 "$run"
 
 # ----- final_bytes equals docker export ------------------------------------------
 export_matches() {  # export_matches IMAGE: analyze's final_bytes against docker export
