@@ -280,7 +280,11 @@ TEST_CASE("daemon storage: a walked layer: names in byte order, hard links, whit
   fs::create_symlink("b/file", layer.diff + "/d-sym");
   // A rootless daemon marks opaque directories with user.overlay.opaque; for
   // a rootful one that attribute is the image's own, and means nothing.
-  REQUIRE(::setxattr((layer.diff + "/b/opaque").c_str(), "user.overlay.opaque", "y", 1, 0) == 0);
+  if (::setxattr((layer.diff + "/b/opaque").c_str(), "user.overlay.opaque", "y", 1, 0) != 0) {
+    REQUIRE(errno == ENOTSUP);
+    WARN("the temporary directory's file system keeps no user.* attributes: the walk is not tested");
+    return;
+  }
   const bool whiteouts = root();
   if (whiteouts) REQUIRE(::mknod((layer.diff + "/gone").c_str(), S_IFCHR | 0600, makedev(0, 0)) == 0);
 
