@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "imgsmith/byte_stream.hpp"
+#include "imgsmith/error.hpp"
 #include "imgsmith/layer_scan.hpp"
 
 namespace imgsmith {
@@ -83,12 +84,25 @@ struct DaemonStorageImage {
   std::string config;  // the image config JSON, as stored
   std::vector<std::string> tags;
   std::vector<DaemonStorageLayer> layers;  // bottom first
-  std::vector<std::string> warnings;
+  // The daemon runs rootless: overlay2 marks opaque directories with
+  // user.overlay.opaque, not trusted.overlay.opaque.
+  bool rootless = false;
+};
+// Why the daemon's storage cannot be read in place, found before the image
+// is analysed, so that a caller can stream `docker save` instead.
+class StorageUnreadable : public InputError {
+ public:
+  using InputError::InputError;
 };
 // Reads the layers in place: a tar rebuilt from tar-split (headers from the
 // record, data from the diff directory) or, without a record, the diff
 // directory walked with overlay2's whiteout conventions. Several layers may
-// be read at once.
-std::unique_ptr<BlobStore> open_daemon_storage(DaemonStorageImage image, const CaptureFn& capture);
+// be read at once. Throws StorageUnreadable when a layer is to be walked
+// and its opaque marks cannot be read (trusted.* attributes without
+// CAP_SYS_ADMIN), and with `check_first` when a record names a file beyond a
+// symbolic link (each record is read once more to find out); a layer read
+// later throws StorageUnreadable there too (docs/docker-engine.md).
+std::unique_ptr<BlobStore> open_daemon_storage(DaemonStorageImage image, const CaptureFn& capture,
+                                               bool check_first = false);
 
 }  // namespace imgsmith

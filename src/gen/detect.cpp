@@ -233,11 +233,12 @@ class RequirementsReader {
       const std::string value = space == std::string::npos ? "" : std::string(trim(line.substr(space + 1)));
       if (flag == "-r" || flag == "--requirement" || flag == "-c" || flag == "--constraint") {
         // docker build sees only the build context: COPY ../shared.txt fails
-        // there, so a file outside it is refused now.
+        // there, so a file outside it is refused now. An absolute path is
+        // the host's, which no context holds, whatever --context says.
         if (fs::path(value).is_absolute())
-          throw InputError(at + ": " + flag + " " + value + " is outside the project directory " + root_.string() +
-                           ", which is the docker build context; COPY cannot reach it. Copy the file into the "
-                           "project and name it by a relative path");
+          throw InputError(at + ": " + flag + " " + value + " is an absolute path on this host, which no docker "
+                           "build context holds; COPY cannot reach it. Copy the file into the build context " +
+                           build_context_.shown().string() + " and name it by a relative path");
         // pip reads an include relative to the file that names it.
         const std::string inc =
             build_context_.reach(fs::path(rel).parent_path().generic_string(), value, where, at, flag + " " + value).path;

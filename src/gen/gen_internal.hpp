@@ -114,6 +114,8 @@ class BuildContext {
                std::vector<Evidence>& evidence);
 
   const std::filesystem::path& canonical() const { return canonical_; }  // the context's real path
+  // The context as given (the project directory without --context), for messages.
+  const std::filesystem::path& shown() const { return context_; }
   // The project directory within the context ("services/api"); "" when the
   // context is the project directory.
   const std::string& project_path() const { return project_path_; }

@@ -10,8 +10,8 @@
 //    output: it goes straight into the one-pass tar store, with no temporary
 //    file. This works with any daemon, remote or not, at the cost of the
 //    daemon building the whole tar.
-#include <fcntl.h>
-#include <sys/stat.h>
+// docs/docker-engine.md ("What the in-place reader relies on") lists the
+// daemon's storage layout and API fields this depends on.
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -20,11 +20,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "http.hpp"
 #include "imgsmith/error.hpp"
+#include "imgsmith/file_io.hpp"
 #include "imgsmith/registry.hpp"
 #include "imgsmith/sha256.hpp"
 #include "imgsmith/text.hpp"
@@ -61,27 +60,24 @@ std::string daemon_message(const std::string& body) {
 
 using nlohmann::json;
 
-// Why the storage could not be read, when it could not.
-struct StorageUnreadable {
-  std::string why;
-};
-
 // A small file of the daemon's storage, read whole.
 std::string read_storage_file(const std::string& path, std::uint64_t limit) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    if (err == EACCES || err == EPERM)
-      throw StorageUnreadable{"this user may not read " + path + " (run as root, or as a user the daemon's "
-                              "storage is readable by)"};
-    throw StorageUnreadable{path + ": " + std::strerror(err) + " (is the daemon in a VM, a container or "
-                            "another mount namespace?)"};
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string out = text.str();
-  if (out.size() > limit) throw StorageUnreadable{path + " is larger than any such record"};
-  return out;
+  std::error_code error;
+  std::string text = read_small_file(path, limit, error);
+  if (error == std::errc::permission_denied || error == std::errc::operation_not_permitted)
+    throw StorageUnreadable("this user may not read " + path + " (run as root, or as a user the daemon's "
+                            "storage is readable by)");
+  if (error == std::errc::file_too_large) throw StorageUnreadable(path + " is larger than any such record");
+  if (error == std::errc::invalid_argument) throw StorageUnreadable(path + " is not a regular file");
+  if (error)
+    throw StorageUnreadable(path + ": " + error.message() + " (is the daemon in a VM, a container or another "
+                            "mount namespace?)");
+  return text;
+}
+
+bool is_sha256_digest(const std::string& id) {
+  return id.size() == 71 && id.rfind("sha256:", 0) == 0 &&
+         id.find_first_not_of("0123456789abcdef", 7) == std::string::npos;
 }
 
 std::string json_string(const json& j, const char* key) {
@@ -94,30 +90,42 @@ std::string json_string(const json& j, const char* key) {
 DaemonStorageImage locate_in_storage(const std::string& what, const DaemonEndpoint& at, registry::Http& http,
                                      const json& inspect, bool walk) {
   if (at.socket.empty())
-    throw StorageUnreadable{"the daemon is reached over TCP, so its storage is not on this machine"};
+    throw StorageUnreadable("the daemon is reached over TCP, so its storage is not on this machine");
   const auto driver = inspect.find("GraphDriver");
-  if (driver == inspect.end() || !driver->is_object() || json_string(*driver, "Name") != "overlay2")
-    throw StorageUnreadable{"the daemon keeps this image in '" +
-                            (driver != inspect.end() && driver->is_object() ? json_string(*driver, "Name") : "") +
-                            "' storage, not overlay2 (containerd's image store, or another driver)"};
+  const std::string driver_name =
+      driver != inspect.end() && driver->is_object() ? json_string(*driver, "Name") : std::string();
+  if (driver_name.empty())
+    throw StorageUnreadable("image inspect names no storage driver (GraphDriver.Name)");
+  if (driver_name != "overlay2")
+    throw StorageUnreadable("the daemon keeps this image in '" + driver_name +
+                            "' storage, not overlay2 (containerd's image store, or another driver)");
   const auto data = driver->find("Data");
   if (data == driver->end() || !data->is_object() || json_string(*data, "UpperDir").empty())
-    throw StorageUnreadable{"image inspect names no layer directories"};
+    throw StorageUnreadable("image inspect names no layer directories");
 
   registry::Request info_request{at.base + "/info", {}, true, false, what, at.socket};
-  const auto info_response = http.fetch(info_request, 16u << 20);
+  registry::Http::Response info_response;
+  try {
+    info_response = http.fetch(info_request, 16u << 20);
+  } catch (const InputError& e) {
+    throw StorageUnreadable(std::string("GET /info failed: ") + e.what());
+  }
   const auto info = json::parse(info_response.body, nullptr, false);
   const std::string root = info.is_object() ? json_string(info, "DockerRootDir") : "";
-  if (info_response.status != 200 || root.empty()) throw StorageUnreadable{"GET /info names no DockerRootDir"};
+  if (info_response.status != 200 || root.empty()) throw StorageUnreadable("GET /info names no DockerRootDir");
   const std::string store = root + "/image/overlay2";
 
   DaemonStorageImage image;
   image.label = what;
+  // A rootless daemon says so among its security options.
+  if (const auto options = info.find("SecurityOptions"); options != info.end() && options->is_array())
+    for (const auto& o : *options)
+      if (o.is_string() && o.get<std::string>() == "name=rootless") image.rootless = true;
   const std::string id = json_string(inspect, "Id");
-  if (id.rfind("sha256:", 0) != 0 || id.size() != 71) throw StorageUnreadable{"the image ID is not a sha256 digest"};
+  if (!is_sha256_digest(id)) throw StorageUnreadable("the image ID is not a sha256 digest");
   image.config = read_storage_file(store + "/imagedb/content/sha256/" + id.substr(7), 64u << 20);
   if (sha256_digest(image.config) != id)
-    throw StorageUnreadable{"the stored config does not hash to the image ID " + id};
+    throw StorageUnreadable("the stored config does not hash to the image ID " + id);
   if (const auto tags = inspect.find("RepoTags"); tags != inspect.end() && tags->is_array())
     for (const auto& t : *tags)
       if (t.is_string()) image.tags.push_back(t.get<std::string>());
@@ -135,24 +143,27 @@ DaemonStorageImage locate_in_storage(const std::string& what, const DaemonEndpoi
   dirs.insert(dirs.begin(), json_string(*data, "UpperDir"));
   std::reverse(dirs.begin(), dirs.end());
   if (dirs.size() != diff_ids.size())
-    throw StorageUnreadable{"image inspect names " + std::to_string(dirs.size()) + " layer directories for " +
-                            std::to_string(diff_ids.size()) + " layers"};
+    throw StorageUnreadable("image inspect names " + std::to_string(dirs.size()) + " layer directories for " +
+                            std::to_string(diff_ids.size()) + " layers");
 
   std::string chain;
   for (std::size_t i = 0; i < dirs.size(); ++i) {
+    // The diff_id names a directory of the layer database: nothing else
+    // may go into that path.
+    if (!is_sha256_digest(diff_ids[i]))
+      throw StorageUnreadable("layer " + std::to_string(i) + "'s diff_id is not sha256: and 64 hex digits");
     // The layer's record is filed under its chain ID (the OCI image spec's
     // ChainID: a digest over the diff_ids up to this layer).
     chain = i == 0 ? diff_ids[0] : sha256_digest(chain + " " + diff_ids[i]);
-    if (chain.rfind("sha256:", 0) != 0) throw StorageUnreadable{"layer " + std::to_string(i) + " has no sha256 diff_id"};
     const std::string record = store + "/layerdb/sha256/" + chain.substr(7);
     if (std::string(trim(read_storage_file(record + "/diff", 4096))) != diff_ids[i])
-      throw StorageUnreadable{record + " is not the record of layer " + std::to_string(i)};
+      throw StorageUnreadable(record + " is not the record of layer " + std::to_string(i));
     const std::string cache_id(trim(read_storage_file(record + "/cache-id", 4096)));
     if (cache_id.empty() || !dirs[i].ends_with("/" + cache_id + "/diff"))
-      throw StorageUnreadable{"layer " + std::to_string(i) + "'s directory " + dirs[i] +
-                              " is not the one its record names (" + cache_id + ")"};
+      throw StorageUnreadable("layer " + std::to_string(i) + "'s directory " + dirs[i] +
+                              " is not the one its record names (" + cache_id + ")");
     if (::access(dirs[i].c_str(), R_OK | X_OK) != 0)
-      throw StorageUnreadable{"this user may not read " + dirs[i] + ": " + std::strerror(errno)};
+      throw StorageUnreadable("this user may not read " + dirs[i] + ": " + std::strerror(errno));
     DaemonStorageLayer layer;
     layer.diff_dir = dirs[i];
     const std::string split_record = record + "/tar-split.json.gz";
@@ -194,15 +205,18 @@ std::unique_ptr<BlobStore> open_docker_daemon(const std::string& name, const std
   if (mode != "save") {
     const auto inspect = json::parse(r.body, nullptr, false);
     try {
-      if (!inspect.is_object()) throw StorageUnreadable{"image inspect is not a JSON object"};
+      if (!inspect.is_object()) throw StorageUnreadable("image inspect is not a JSON object");
       DaemonStorageImage image = locate_in_storage(what, at, http, inspect, mode == "walk");
+      // In auto mode each record is checked before anything is read, so
+      // that a layer that cannot be read in place is streamed instead.
+      auto store = open_daemon_storage(std::move(image), capture, mode == "auto");
       if (progress) progress(what + ": reading the layers in place from the daemon's overlay2 storage");
-      return open_daemon_storage(std::move(image), capture);
+      return store;
     } catch (const StorageUnreadable& e) {
       if (mode != "auto")
-        throw InputError(what + ": cannot read the daemon's storage in place: " + e.why +
+        throw InputError(what + ": cannot read the daemon's storage in place: " + e.what() +
                          "; --docker-read save streams the image from the daemon instead");
-      why_not = e.why;
+      why_not = e.what();
     }
   }
   if (progress)

@@ -5,14 +5,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 #include <unordered_map>
 
 #include "archive_reader.hpp"
 #include "imgsmith/blob_store.hpp"
 #include "imgsmith/error.hpp"
+#include "imgsmith/file_io.hpp"
 
 namespace imgsmith {
 namespace {
@@ -278,15 +277,13 @@ class DirectoryStore final : public BlobStore {
     return static_cast<std::uint64_t>(st.st_size);
   }
   std::string read_text(const std::string& path, std::uint64_t limit) const override {
-    const auto size = size_of(path);
-    if (!size)
+    std::error_code error;
+    std::string text = read_small_file(full(path), limit, error);
+    if (error == std::errc::no_such_file_or_directory || error == std::errc::invalid_argument)
       throw InputError(full(path) + ": missing; the layout is incomplete, copy or save it again");
-    if (*size > limit) throw InputError(full(path) + ": too large for a JSON document");
-    std::ifstream in(full(path), std::ios::binary);
-    if (!in) throw InputError(full(path) + ": cannot read: " + std::strerror(errno));
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+    if (error == std::errc::file_too_large) throw InputError(full(path) + ": too large for a JSON document");
+    if (error) throw InputError(full(path) + ": cannot read: " + error.message());
+    return text;
   }
   std::shared_ptr<const LayerScan> scan_layer(const std::string& path, const CaptureFn& hash,
                                               const EntrySink& sink) const override {

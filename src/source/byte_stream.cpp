@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "imgsmith/error.hpp"
+#include "imgsmith/file_io.hpp"
 
 namespace imgsmith {
 
@@ -30,17 +31,9 @@ SharedFile::~SharedFile() {
 }
 
 std::size_t SharedFile::pread(void* buf, std::size_t size, std::uint64_t offset) const {
-  std::size_t done = 0;
-  auto* out = static_cast<char*>(buf);
-  while (done < size) {
-    const ssize_t n = ::pread(fd_, out + done, size - done, static_cast<off_t>(offset + done));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw InputError(path_ + ": read error: " + std::strerror(errno));
-    }
-    if (n == 0) break;
-    done += static_cast<std::size_t>(n);
-  }
+  const ssize_t n = pread_full(fd_, buf, size, offset);
+  if (n < 0) throw InputError(path_ + ": read error: " + std::strerror(errno));
+  const auto done = static_cast<std::size_t>(n);
   bytes_read_ += done;
   return done;
 }

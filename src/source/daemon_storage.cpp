@@ -12,7 +12,13 @@
 // byte order, depth first, 0/0 character devices as `.wh.NAME` whiteouts, a
 // directory with the overlay "opaque" attribute followed by its
 // `.wh..wh..opq` marker, the first name of a hard-linked inode as the file
-// and later names as links to it.
+// and later names as links to it. docs/docker-engine.md ("What the in-place
+// reader relies on") lists the daemon's conventions this depends on.
+//
+// A record's names are the layer tar's, which whoever made the image chose:
+// each file is opened beneath its layer directory through no symbolic link
+// (open_beneath), so that a layer holding `lnk -> /etc` and a file
+// `lnk/hostname` cannot make imgsmith read the host's /etc/hostname.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -24,12 +30,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <unordered_set>
 
 #include "archive_reader.hpp"
 #include "imgsmith/blob_store.hpp"
 #include "imgsmith/error.hpp"
+#include "imgsmith/file_io.hpp"
 #include "imgsmith/text.hpp"
 
 namespace imgsmith {
@@ -64,16 +73,35 @@ class Fd {
 // a layer whose files changed size under the reader is not what the
 // daemon recorded.
 void read_exact(int fd, char* buf, std::size_t size, std::uint64_t offset, const std::string& what) {
-  while (size > 0) {
-    const ssize_t n = ::pread(fd, buf, size, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      throw InputError(what + ": " + (n < 0 ? std::strerror(errno) : "shorter than the layer records") +
-                       "; the image changed while it was read, or the daemon's storage is damaged");
-    buf += n;
-    size -= static_cast<std::size_t>(n);
-    offset += static_cast<std::uint64_t>(n);
+  const ssize_t n = pread_full(fd, buf, size, offset);
+  if (n < 0 || static_cast<std::size_t>(n) < size)
+    throw InputError(what + ": " + (n < 0 ? std::strerror(errno) : "shorter than the layer records") +
+                     "; the image changed while it was read, or the daemon's storage is damaged");
+}
+
+// Whether a record may name this file: a relative path without a ".."
+// component. "./" and doubled slashes are harmless (tars made with
+// `tar -C DIR -c .` start every name with "./"); "a..b" is a name like any.
+bool plain_name(std::string_view name) {
+  if (name.empty() || name.front() == '/') return false;
+  for (std::size_t start = 0; start <= name.size();) {
+    const std::size_t end = std::min(name.find('/', start), name.size());
+    if (name.substr(start, end - start) == "..") return false;
+    start = end + 1;
   }
+  return true;
+}
+
+// Whether this process may read trusted.* extended attributes, which takes
+// CAP_SYS_ADMIN (bit 21 of the effective set); without it they read as
+// absent, silently.
+bool may_read_trusted_xattrs() {
+  std::error_code error;
+  const std::string status = read_small_file("/proc/self/status", 1 << 20, error);
+  const auto at = status.find("\nCapEff:");
+  if (error || at == std::string::npos) return false;
+  const std::uint64_t effective = std::strtoull(status.c_str() + at + 8, nullptr, 16);
+  return ((effective >> 21) & 1U) != 0;
 }
 
 // ----- tar-split: the layer's tar, rebuilt ------------------------------------
@@ -89,7 +117,11 @@ class TarSplitStream final : public ByteStream {
         json_(raw_, record),
         record_(record),
         diff_dir_(std::move(diff_dir)),
-        label_(std::move(label)) {}
+        diff_fd_(::open(diff_dir_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)),
+        label_(std::move(label)) {
+    if (diff_fd_.get() < 0)
+      throw InputError(label_ + ": cannot open the layer directory " + diff_dir_ + ": " + std::strerror(errno));
+  }
 
   std::size_t read(void* buf, std::size_t size) override {
     auto* out = static_cast<char*>(buf);
@@ -102,12 +134,7 @@ class TarSplitStream final : public ByteStream {
       produced_ += n;
       return n;
     }
-    if (file_fd_.get() < 0) {
-      file_fd_ = Fd(::open((diff_dir_ + "/" + file_name_).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-      if (file_fd_.get() < 0)
-        throw InputError(label_ + ": '" + visible(file_name_) + "' in " + diff_dir_ + ": " + std::strerror(errno) +
-                         "; the image changed while it was read, or the daemon's storage is damaged");
-    }
+    if (file_fd_.get() < 0) file_fd_ = open_entry(file_name_, O_RDONLY);
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(size, file_left_));
     read_exact(file_fd_.get(), out, n, file_offset_, label_ + ": '" + visible(file_name_) + "'");
     file_offset_ += n;
@@ -130,11 +157,45 @@ class TarSplitStream final : public ByteStream {
   std::uint64_t produced() const { return produced_; }
   std::uint64_t bytes_read() const { return file_->bytes_read() + content_read_; }
 
+  // Reads the whole record without file data, and checks that the directory
+  // of each file it would read can be reached: throws StorageUnreadable
+  // where a symbolic link is on the way, before anything is analysed.
+  void check() {
+    std::unordered_set<std::string> reached;
+    while (next_record(false)) {
+      const std::size_t slash = file_name_.rfind('/');
+      if (file_left_ == 0 || slash == std::string::npos) continue;
+      const std::string dir = file_name_.substr(0, slash);
+      if (reached.insert(dir).second) open_entry(dir, O_PATH | O_DIRECTORY);
+    }
+  }
+
  private:
-  // Takes the next record line; false at the end of the record.
-  bool next_record() {
+  // The file (or directory) a record names, opened beneath the layer
+  // directory through no symbolic link.
+  Fd open_entry(const std::string& name, int flags) const {
+    Fd fd(open_beneath(diff_fd_.get(), name, flags));
+    if (fd.get() >= 0) return fd;
+    const int err = errno;
+    if (err == ELOOP || err == EXDEV)
+      throw StorageUnreadable(label_ + ": '" + visible(name) + "' in " + diff_dir_ +
+                              " lies beyond a symbolic link (or is one), which imgsmith never follows in a layer "
+                              "directory: the layer's files do not match its record; read the image with "
+                              "--docker-read save");
+    throw InputError(label_ + ": '" + visible(name) + "' in " + diff_dir_ + ": " + std::strerror(err) +
+                     "; the image changed while it was read, or the daemon's storage is damaged");
+  }
+
+  // Takes the next record line; false at the end of the record. Without
+  // `segments`, a segment's bytes are not decoded: tar-split writes its
+  // lines as {"type":2,"payload":...}, so those are passed over unparsed.
+  bool next_record(bool segments = true) {
     std::string line;
     if (!next_line(line)) return false;
+    if (!segments && line.starts_with("{\"type\":2,")) {
+      file_left_ = 0;
+      return true;
+    }
     nlohmann::json entry;
     try {
       entry = nlohmann::json::parse(line);
@@ -161,7 +222,7 @@ class TarSplitStream final : public ByteStream {
         file_left_ = s != entry.end() && s->is_number_unsigned() ? s->get<std::uint64_t>() : 0;
         file_offset_ = 0;
         file_fd_ = Fd();
-        if (file_left_ > 0 && (file_name_.empty() || file_name_.find("..") != std::string::npos))
+        if (file_left_ > 0 && !plain_name(file_name_))
           throw damaged("a file entry names '" + visible(file_name_) + "'");
       } else {
         throw damaged("unknown entry type " + std::to_string(type));
@@ -205,6 +266,7 @@ class TarSplitStream final : public ByteStream {
   DecompressingStream json_;
   std::string record_;
   std::string diff_dir_;
+  Fd diff_fd_;
   std::string label_;
   std::string buffer_;
   std::size_t buffer_pos_ = 0;
@@ -262,9 +324,15 @@ class DiskFileContent final : public EntryContent {
 
 class DiffWalk {
  public:
-  DiffWalk(std::string dir, std::string label, const CaptureFn& capture, const CaptureFn& hash,
-           const EntrySink& sink, LayerScan& scan)
-      : dir_(std::move(dir)), label_(std::move(label)), capture_(capture), hash_(hash), sink_(sink), scan_(scan) {}
+  DiffWalk(std::string dir, std::string label, const char* opaque_xattr, const CaptureFn& capture,
+           const CaptureFn& hash, const EntrySink& sink, LayerScan& scan)
+      : dir_(std::move(dir)),
+        label_(std::move(label)),
+        opaque_xattr_(opaque_xattr),
+        capture_(capture),
+        hash_(hash),
+        sink_(sink),
+        scan_(scan) {}
 
   void run() {
     Fd root(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -355,14 +423,11 @@ class DiffWalk {
     }
   }
 
-  // overlay2 marks a directory that hides everything below it with
-  // trusted.overlay.opaque (user.overlay.opaque when the daemon runs rootless).
-  static bool opaque(int fd) {
-    for (const char* attr : {"trusted.overlay.opaque", "user.overlay.opaque"}) {
-      char value[4] = {};
-      if (::fgetxattr(fd, attr, value, sizeof value) == 1 && value[0] == 'y') return true;
-    }
-    return false;
+  // overlay2 marks a directory that hides everything below it with one
+  // attribute (opaque_xattr_); the other may be the image's own.
+  bool opaque(int fd) const {
+    char value[4] = {};
+    return ::fgetxattr(fd, opaque_xattr_, value, sizeof value) == 1 && value[0] == 'y';
   }
 
   void add(const TarEntry& entry) {
@@ -378,6 +443,7 @@ class DiffWalk {
 
   std::string dir_;
   std::string label_;
+  const char* opaque_xattr_;
   const CaptureFn& capture_;
   const CaptureFn& hash_;
   const EntrySink& sink_;
@@ -391,8 +457,20 @@ class DiffWalk {
 
 class DaemonStorageStore final : public BlobStore {
  public:
-  DaemonStorageStore(DaemonStorageImage image, CaptureFn capture)
+  DaemonStorageStore(DaemonStorageImage image, CaptureFn capture, bool check_first)
       : image_(std::move(image)), capture_(std::move(capture)) {
+    const bool walked = std::any_of(image_.layers.begin(), image_.layers.end(),
+                                    [](const auto& l) { return l.tar_split.empty(); });
+    // A rootful daemon's opaque marks are trusted.* attributes, which read
+    // as absent without CAP_SYS_ADMIN: a walk would miss every opaque
+    // directory and give wrong figures without a word.
+    if (walked && !image_.rootless && !may_read_trusted_xattrs())
+      throw StorageUnreadable("walking the layer directories needs CAP_SYS_ADMIN, without which overlay2's "
+                              "opaque-directory marks (trusted.overlay.opaque) read as absent (run as root)");
+    if (check_first)
+      for (std::size_t i = 0; i < image_.layers.size(); ++i)
+        if (!image_.layers[i].tar_split.empty())
+          TarSplitStream(image_.layers[i].tar_split, image_.layers[i].diff_dir, layer_label(i)).check();
     nlohmann::json layers = nlohmann::json::array();
     for (std::size_t i = 0; i < image_.layers.size(); ++i) layers.push_back(kLayerPrefix + std::to_string(i));
     manifest_ = nlohmann::json::array({{{"Config", kConfig}, {"RepoTags", image_.tags}, {"Layers", layers}}}).dump();
@@ -422,7 +500,7 @@ class DaemonStorageStore final : public BlobStore {
     const auto index = layer_index(path);
     if (!index) throw InputError(image_.label + ": no layer '" + path + "' in the daemon's storage");
     const DaemonStorageLayer& layer = image_.layers[*index];
-    const std::string label = image_.label + ": layer " + std::to_string(*index) + " (" + layer.diff_dir + ")";
+    const std::string label = layer_label(*index);
     if (!layer.tar_split.empty()) {
       TarSplitStream tar(layer.tar_split, layer.diff_dir, label);
       auto scan = std::make_shared<LayerScan>(imgsmith::scan_layer(tar, 0, label, capture_, hash, sink));
@@ -431,16 +509,19 @@ class DaemonStorageStore final : public BlobStore {
       return scan;
     }
     auto scan = std::make_shared<LayerScan>();
-    DiffWalk walk(layer.diff_dir, label, capture_, hash, sink, *scan);
+    DiffWalk walk(layer.diff_dir, label, image_.rootless ? "user.overlay.opaque" : "trusted.overlay.opaque",
+                  capture_, hash, sink, *scan);
     walk.run();
     bytes_read_ += walk.bytes_read();
     return scan;
   }
   bool parallel_scans() const override { return true; }
   std::uint64_t bytes_read() const override { return bytes_read_.load(); }
-  std::vector<std::string> warnings() const override { return image_.warnings; }
 
  private:
+  std::string layer_label(std::size_t i) const {
+    return image_.label + ": layer " + std::to_string(i) + " (" + image_.layers[i].diff_dir + ")";
+  }
   std::optional<std::size_t> layer_index(const std::string& path) const {
     if (path.rfind(kLayerPrefix, 0) != 0) return std::nullopt;
     const std::string digits = path.substr(std::strlen(kLayerPrefix));
@@ -459,8 +540,9 @@ class DaemonStorageStore final : public BlobStore {
 
 }  // namespace
 
-std::unique_ptr<BlobStore> open_daemon_storage(DaemonStorageImage image, const CaptureFn& capture) {
-  return std::make_unique<DaemonStorageStore>(std::move(image), capture);
+std::unique_ptr<BlobStore> open_daemon_storage(DaemonStorageImage image, const CaptureFn& capture,
+                                               bool check_first) {
+  return std::make_unique<DaemonStorageStore>(std::move(image), capture, check_first);
 }
 
 }  // namespace imgsmith

@@ -13,11 +13,8 @@ set -euo pipefail
 bin=$1
 cache=$2
 
-skip() {  # in CI (CI=true) a missing part is a failure, not a skip
-  if [ "${CI:-}" = true ]; then echo "FAIL: apt ML attribution cannot run in CI: $*"; exit 1; fi
-  echo "apt ML attribution: SKIPPED: $*"
-  exit 77
-}
+# shellcheck source=skip.sh
+source "$(dirname "$0")/skip.sh" "apt ML attribution"
 
 root_tar=$("$(dirname "$0")/debootstrap_root.sh" "$cache") || skip "no Debian root could be made"
 torch_tar="$cache/bookworm-python3-torch.tar"
@@ -55,21 +52,16 @@ tar -C "$tmp/root" -xf "$torch_tar"
 "$bin" analyze "$tmp/image.tar" --format json -o "$tmp/report.json" -q
 
 python3 - "$tmp/report.json" "$tmp/root" "$(dirname "$0")" <<'PY'
-import json, re, sys
+import re, sys
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, sys.argv[3])
-from dpkg_lists import package_bytes as list_bytes, package_lists
+from dpkg_lists import load, package_bytes as list_bytes
 
-report = json.load(open(sys.argv[1]))
-root = sys.argv[2]
-lists = package_lists(root)
+report, root, lists, cats = load(sys.argv)
 
 def package_bytes(packages):
     return list_bytes(root, lists, packages, with_bytecode=True)
-
-cats = {c["name"]: c for c in report["categories"]}
-assert sum(c["bytes"] for c in cats.values()) == report["size"]["final_bytes"], "categories do not sum"
 
 def child(category, name):
     for c in cats[category].get("children", []):

@@ -23,11 +23,8 @@ source_dir=$3
 here=$(cd "$(dirname "$0")" && pwd)
 docker=/usr/bin/docker  # Debian's client: the one with BuildKit (docs/docker-engine.md)
 
-skip() {
-  if [ "${CI:-}" = true ]; then echo "FAIL: docker tests cannot run in CI: $*"; exit 1; fi
-  echo "docker: SKIPPED: $*"
-  exit 77  # ctest shows it as skipped
-}
+# shellcheck source=skip.sh
+source "$here/skip.sh" docker
 [ "$(id -u)" -eq 0 ] || skip "dockerd needs root"
 command -v dockerd >/dev/null && [ -x "$docker" ] || skip "docker.io is not installed (scripts/setup.sh installs it)"
 root_tar=$("$here/debootstrap_root.sh" "$cache/debootstrap") || skip "no Debian root could be made"
@@ -114,18 +111,7 @@ check "auto reads the daemon's storage in place, through tar-split" \
   grep -q '"read_via": *"docker storage (overlay2, tar-split)"' "$tmp/odd-auto.json"
 check "walk walks the layer directories" grep -q '"read_via": *"docker storage (overlay2, walked)"' "$tmp/odd-walk.json"
 check "save streams docker save" grep -q '"read_via": *"docker save stream"' "$tmp/odd-save.json"
-same_report() {  # same_report A B [KEY...]: the reports agree but for io, source and the KEYs
-  python3 - "$@" <<'EOF'
-import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-for d in (a, b):
-    for k in ["io", "source"] + sys.argv[3:]:
-        d.pop(k, None)
-diff = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
-print("differ in: " + ", ".join(diff) if diff else "same")
-sys.exit(1 if diff else 0)
-EOF
-}
+same_report() { python3 "$here/same_report.py" "$@"; }  # A B [KEY...]: agree but for io, source and the KEYs
 check "in place (tar-split) and docker save give the same report" same_report "$tmp/odd-auto.json" "$tmp/odd-save.json"
 # The imported base layer's tar lists its hard-linked files in tar's own
 # order, which a walk cannot know: which name is "the file" may differ there.
@@ -142,8 +128,9 @@ expect "the text report says how the image was read" 0 "$bin" analyze docker://i
 check "SOURCE names the daemon's storage" grep -q "read via docker storage (overlay2, tar-split)" "$tmp/out"
 
 # A user who may use the socket but not read the storage gets docker save,
-# and is told why; --docker-read storage then fails with the reason.
-chmod 755 "$run" && chmod 666 "$run/sock" && install -m 755 "$bin" "$run/imgsmith"
+# and is told why; --docker-read storage then fails with the reason. The
+# socket is opened to that user's group (65534) alone, never to everyone.
+chgrp 65534 "$run" "$run/sock" && chmod 710 "$run" && chmod 660 "$run/sock" && install -m 755 "$bin" "$run/imgsmith"
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$run/imgsmith" "$@"; }
 expect "analyze docker:// as a user who cannot read the storage" 0 as_nobody analyze docker://imgsmith-test/odd:1 \
   --format json -q --top 1000
@@ -153,7 +140,7 @@ check "with the same report" same_report "$tmp/odd-nobody.json" "$tmp/odd-save.j
 expect "--docker-read storage as that user" 2 as_nobody analyze docker://imgsmith-test/odd:1 --docker-read storage -q
 check "it says why the storage cannot be read" grep -q "cannot read the daemon's storage in place: this user may not read" "$tmp/err"
 rm -f "$run/imgsmith"
-chmod 700 "$run"
+chgrp 0 "$run" "$run/sock" && chmod 700 "$run"
 
 # ----- final_bytes equals docker export ------------------------------------------
 export_matches() {  # export_matches IMAGE: analyze's final_bytes against docker export
@@ -198,7 +185,7 @@ check "and never runs the app" test ! -s "$tmp/out"
 # ----- gen's Dockerfile, built on stand-ins of NVIDIA's images -------------------
 cuda_dir=$(readlink -f /usr/local/cuda 2>/dev/null || true)
 if [ ! -x "$cuda_dir/bin/nvcc" ]; then
-  echo "docker: the gen build is skipped: no CUDA toolkit in /usr/local/cuda for the stand-ins"
+  skip_part "the gen build of the CUDA example: no CUDA toolkit in /usr/local/cuda for the stand-ins"
 else
   "$here/cuda_standins.sh" standin "$root_tar" "$cuda_dir" 13.0.0 || { echo "FAIL: the CUDA stand-ins"; fail=$((fail + 1)); }
   # The stand-ins are Debian inside: gen's package table for their OS says so.
@@ -398,4 +385,4 @@ check "docker0 survives the test's own daemon" ip link show docker0
 check "the daemon's own bridge is gone" sh -c "! ip link show imgsm$$ >/dev/null 2>&1"
 
 echo "docker: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

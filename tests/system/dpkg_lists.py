@@ -1,5 +1,6 @@
 """What dpkg's own file lists say a Debian root holds: the expected side of
 the attribution tests, worked out without imgsmith."""
+import json
 import os
 
 
@@ -42,3 +43,15 @@ def package_bytes(root, lists, packages, with_bytecode=False):
                             if c.startswith(stem) and c.endswith(".pyc") and c[len(stem):].count(".") >= 1:
                                 add(os.path.join(cache, c))
     return total
+
+
+def load(argv):
+    """The attribution tests' inputs, from their command line: argv[1]
+    imgsmith's JSON report, argv[2] the unpacked root. Gives the report, the
+    root, its package lists and the report's categories by name, checked to
+    add up to the image's final bytes."""
+    report = json.load(open(argv[1]))
+    root = argv[2]
+    cats = {c["name"]: c for c in report["categories"]}
+    assert sum(c["bytes"] for c in cats.values()) == report["size"]["final_bytes"], "categories do not sum"
+    return report, root, package_lists(root), cats

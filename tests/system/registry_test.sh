@@ -11,12 +11,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../cli/assert.sh
 source "$here/../cli/assert.sh"
 
+# shellcheck source=skip.sh
+source "$here/skip.sh" registry
 for tool in docker-registry skopeo htpasswd openssl python3; do
-  if ! command -v "$tool" >/dev/null; then
-    if [ "${CI:-}" = true ]; then echo "FAIL: $tool is not installed, so the registry test cannot run in CI"; exit 1; fi
-    echo "SKIP: $tool is not installed (scripts/setup.sh installs it)"
-    exit 77  # ctest shows it as skipped
-  fi
+  command -v "$tool" >/dev/null || skip "$tool is not installed (scripts/setup.sh installs it)"
 done
 
 pids=()

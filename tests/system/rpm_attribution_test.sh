@@ -8,11 +8,8 @@
 # Skips (exit 77, which ctest shows as skipped; one line) where rpm's tools are missing.
 set -euo pipefail
 bin=$1
-skip() {  # in CI (CI=true) a missing part is a failure, not a skip
-  if [ "${CI:-}" = true ]; then echo "FAIL: rpm attribution cannot run in CI: $*"; exit 1; fi
-  echo "rpm attribution: SKIPPED: $*"
-  exit 77
-}
+# shellcheck source=skip.sh
+source "$(dirname "$0")/skip.sh" "rpm attribution"
 command -v rpmbuild >/dev/null && command -v rpm >/dev/null || skip "rpm and rpmbuild are not installed (scripts/setup.sh installs them)"
 [ "$(rpm --eval '%_db_backend')" = sqlite ] || skip "this rpm does not keep its database in SQLite"
 

@@ -282,8 +282,12 @@ TEST_CASE("gen context: what lies outside the context is still refused, with the
              Catch::Contains("requirements.txt:1: the local path ../../libs/gone names") && Catch::Contains("missing"));
   // An absolute include is the host's, which no context holds.
   Repo absolute({{"services/api/requirements.txt", "-c /etc/constraints.txt\n"}, {"services/api/main.py", ""}});
-  CHECK_THAT(error_of([&] { detect_project(absolute.root / "services" / "api", {}, absolute.root); }),
-             Catch::Contains("requirements.txt:1: -c /etc/constraints.txt is outside the project directory"));
+  const std::string host = error_of([&] { detect_project(absolute.root / "services" / "api", {}, absolute.root); });
+  CHECK_THAT(host, Catch::Contains("requirements.txt:1: -c /etc/constraints.txt is an absolute path on this host, "
+                                   "which no docker build context holds") &&
+                       Catch::Contains("Copy the file into the build context " + absolute.root.string() +
+                                       " and name it by a relative path"));
+  CHECK_THAT(host, !Catch::Contains("outside the project directory") && !Catch::Contains("Pass --context"));
   // Paths inside the project are what they were: -e . needs the code first.
   Repo own({{"services/api/requirements.txt", "-e .\nflask==3.0.0\n"},
             {"services/api/pyproject.toml", "[project]\nname='api'\nversion='1'\n[build-system]\nrequires=['x']\n"},

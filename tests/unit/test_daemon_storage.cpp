@@ -1,0 +1,349 @@
+// The Docker daemon's overlay2 storage read in place (open_daemon_storage):
+// layers made here by hand as the daemon keeps them, a tar-split record
+// (tar headers and padding as segments, each file's data by name and size)
+// beside a diff directory holding the files.
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "image_builder.hpp"
+#include "imgsmith/blob_store.hpp"
+#include "imgsmith/file_io.hpp"
+#include "imgsmith/text.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace imgsmith;
+using imgsmith::testing::Encoding;
+using imgsmith::testing::TempDir;
+using imgsmith::testing::write_file;
+
+// One 512-byte ustar header.
+std::string ustar(const std::string& name, std::uint64_t size, char type, const std::string& link = "") {
+  std::string h(512, '\0');
+  auto put = [&](std::size_t at, std::size_t width, const std::string& value) {
+    std::copy_n(value.begin(), std::min(width, value.size()), h.begin() + static_cast<std::ptrdiff_t>(at));
+  };
+  auto octal = [&](std::size_t at, std::size_t width, std::uint64_t value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%0*llo", static_cast<int>(width - 1), static_cast<unsigned long long>(value));
+    put(at, width - 1, text);
+  };
+  put(0, 100, name);
+  octal(100, 8, type == '5' ? 0755 : 0644);
+  octal(108, 8, 0);
+  octal(116, 8, 0);
+  octal(124, 12, size);
+  octal(136, 12, 1700000000);
+  h[156] = type;
+  put(157, 100, link);
+  put(257, 6, std::string("ustar\0", 6));
+  put(263, 2, "00");
+  put(148, 8, std::string(8, ' '));
+  unsigned sum = 0;
+  for (const unsigned char c : h) sum += c;
+  octal(148, 7, sum);
+  return h;
+}
+
+// A layer's tar-split record, written as tar-split writes it.
+class Record {
+ public:
+  void dir(const std::string& name) { pending_ += ustar(name + "/", 0, '5'); }
+  void symlink(const std::string& name, const std::string& target) { pending_ += ustar(name, 0, '2', target); }
+  // A regular file of `size` bytes; `raw` gives its name as name_raw, as
+  // tar-split does for a name that is not UTF-8.
+  void file(const std::string& name, std::uint64_t size, bool raw = false) {
+    pending_ += ustar(name, size, '0');
+    flush();
+    nlohmann::json entry = {{"type", 1}, {"size", size}, {"position", position_++}};
+    entry[raw ? "name_raw" : "name"] = raw ? base64_encode(name) : name;
+    lines_ += entry.dump() + "\n";
+    pending_ += std::string((512 - size % 512) % 512, '\0');
+  }
+  void line(const std::string& text) {
+    flush();
+    lines_ += text + "\n";
+  }
+  std::string finish() {
+    pending_ += std::string(1024, '\0');
+    flush();
+    return lines_;
+  }
+
+ private:
+  void flush() {
+    if (pending_.empty()) return;
+    lines_ += nlohmann::json{{"type", 2}, {"payload", base64_encode(pending_)}, {"position", position_++}}.dump() + "\n";
+    pending_.clear();
+  }
+  std::string pending_;
+  std::string lines_;
+  int position_ = 0;
+};
+
+// A daemon's layer: the diff directory and, once written, its record.
+struct DaemonLayer {
+  TempDir tmp;
+  std::string diff = tmp / "diff";
+  std::string record_path = tmp / "tar-split.json.gz";
+  DaemonLayer() { fs::create_directories(diff); }
+  void put(const std::string& name, const std::string& content) const { write_file(diff + "/" + name, content); }
+  void write_record(Record& record) const {
+    write_file(record_path, imgsmith::testing::encode(record.finish(), Encoding::Gzip));
+  }
+  DaemonStorageImage image(bool walk = false, bool rootless = false) const {
+    DaemonStorageImage image;
+    image.label = "docker://test/app:1";
+    image.config = R"({"rootfs":{"type":"layers","diff_ids":[]}})";
+    image.layers.push_back({diff, walk ? std::string() : record_path});
+    image.rootless = rootless;
+    return image;
+  }
+};
+
+const CaptureFn capture_all = [](std::string_view, std::uint64_t) { return kCaptureAll; };
+
+std::shared_ptr<const LayerScan> scan(const DaemonStorageImage& image, bool check_first = false) {
+  return open_daemon_storage(image, capture_all, check_first)->scan_layer("layers/0");
+}
+
+std::vector<std::string> paths(const LayerScan& scan) {
+  std::vector<std::string> out;
+  for (const auto& e : scan.entries) out.emplace_back(e.path);
+  return out;
+}
+
+std::string captured(const LayerScan& scan, const std::string& path) {
+  for (const auto& c : scan.captured)
+    if (c.path == path) return c.content;
+  return "<not captured>";
+}
+
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+bool root() { return ::geteuid() == 0; }
+
+}  // namespace
+
+TEST_CASE("daemon storage: a layer is its tar-split record with the data from the diff directory") {
+  DaemonLayer layer;
+  fs::create_directories(layer.diff + "/usr/share/doc");
+  layer.put("usr/share/doc/readme", "hello\n");
+  layer.put("usr/share/doc/a..b", "dots\n");  // ".." inside a name is no parent directory
+  layer.put("./top", "top\n");
+  layer.put("caf\xe9", "latin\n");
+  Record record;
+  record.dir("usr");
+  record.dir("usr/share");
+  record.dir("usr/share/doc");
+  record.file("usr/share/doc/readme", 6);
+  record.file("usr/share/doc/a..b", 5);
+  record.file("./top", 4);  // as tar -C DIR -c . names it
+  record.file("caf\xe9", 6, true);
+  layer.write_record(record);
+
+  for (const bool check_first : {false, true}) {
+    const auto s = scan(layer.image(), check_first);
+    CHECK(paths(*s) == std::vector<std::string>{"usr", "usr/share", "usr/share/doc", "usr/share/doc/readme",
+                                                "usr/share/doc/a..b", "top", "caf\xe9"});
+    CHECK(captured(*s, "usr/share/doc/readme") == "hello\n");
+    CHECK(captured(*s, "usr/share/doc/a..b") == "dots\n");
+    CHECK(captured(*s, "top") == "top\n");
+    CHECK(captured(*s, "caf\xe9") == "latin\n");
+    CHECK(s->content_bytes == 21);
+  }
+  CHECK(open_daemon_storage(layer.image(), capture_all)->kind() == "docker storage (overlay2, tar-split)");
+}
+
+TEST_CASE("daemon storage: a record's file beyond a symbolic link in the layer is never read") {
+  // The layer holds lnk -> OUTSIDE and names lnk/hostname: reading
+  // DIFF/lnk/hostname by path would read OUTSIDE/hostname.
+  DaemonLayer layer;
+  TempDir outside;
+  write_file(outside / "hostname", "SECRET");
+  fs::create_directory_symlink(outside.path(), layer.diff + "/lnk");
+  Record record;
+  record.symlink("lnk", outside.path());
+  record.file("lnk/hostname", 6);
+  layer.write_record(record);
+
+  const std::string read = error_of([&] { scan(layer.image()); });
+  CHECK_THAT(read, Catch::Contains("docker://test/app:1: layer 0 (" + layer.diff + ")") &&
+                       Catch::Contains("'lnk/hostname'") && Catch::Contains("symbolic link") &&
+                       Catch::Contains("--docker-read save"));
+  CHECK_THROWS_AS(scan(layer.image()), StorageUnreadable);
+  // Checked first (--docker-read auto), the store is refused before any
+  // layer is read, so that the image can be streamed instead.
+  CHECK_THROWS_AS(open_daemon_storage(layer.image(), capture_all, true), StorageUnreadable);
+  CHECK_THAT(error_of([&] { open_daemon_storage(layer.image(), capture_all, true); }),
+             Catch::Contains("'lnk' in " + layer.diff + " lies beyond a symbolic link"));
+}
+
+TEST_CASE("daemon storage: files are opened beneath the layer directory, with openat2 or component by component") {
+  TempDir tmp;
+  TempDir outside;
+  write_file(outside / "secret", "SECRET");
+  fs::create_directories(tmp / "d/sub");
+  write_file(tmp / "d/sub/f", "in");
+  fs::create_directory_symlink(outside.path(), tmp / "d/lnk");
+  fs::create_symlink("sub/f", tmp / "d/flink");
+  const int dir = ::open((tmp / "d").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(dir >= 0);
+  for (const bool by_components : {false, true}) {
+    INFO("by components: " << by_components);
+    for (const char* ok : {"sub/f", "./sub/f", "sub//f"}) {
+      const int fd = open_beneath(dir, ok, O_RDONLY, by_components);
+      CHECK(fd >= 0);
+      if (fd >= 0) ::close(fd);
+    }
+    for (const char* name : {"lnk/secret", "flink"}) {
+      errno = 0;
+      CHECK(open_beneath(dir, name, O_RDONLY, by_components) == -1);
+      CHECK(errno == ELOOP);
+    }
+    for (const std::string& name : {std::string("../d/sub/f"), std::string("sub/../../secret"), outside / "secret"}) {
+      errno = 0;
+      CHECK(open_beneath(dir, name, O_RDONLY, by_components) == -1);
+      CHECK(errno == EXDEV);
+    }
+    errno = 0;
+    CHECK(open_beneath(dir, "sub/missing", O_RDONLY, by_components) == -1);
+    CHECK(errno == ENOENT);
+  }
+  ::close(dir);
+}
+
+TEST_CASE("daemon storage: a record naming a parent directory, an absolute path or a damaged line is refused") {
+  for (const char* name : {"../etc/hostname", "usr/../../x", "/etc/hostname"}) {
+    DaemonLayer layer;
+    Record record;
+    record.file(name, 6);
+    layer.write_record(record);
+    CHECK_THAT(error_of([&] { scan(layer.image()); }),
+               Catch::Contains("tar-split record " + layer.record_path + " is damaged (a file entry names '" + name +
+                               "')"));
+  }
+  DaemonLayer layer;
+  layer.put("f", "abc");
+  Record record;
+  record.file("f", 3);
+  record.line(R"({"type":1,"name":"g","si)");
+  layer.write_record(record);
+  CHECK_THAT(error_of([&] { scan(layer.image()); }),
+             Catch::Contains("tar-split record " + layer.record_path + " is damaged (a line is not JSON)") &&
+                 Catch::Contains("--docker-read save"));
+}
+
+TEST_CASE("daemon storage: a file shorter than its record says is an error, not a short layer") {
+  DaemonLayer layer;
+  layer.put("model.bin", "abcd");
+  Record record;
+  record.file("model.bin", 10);
+  layer.write_record(record);
+  CHECK_THAT(error_of([&] { scan(layer.image()); }),
+             Catch::Contains("'model.bin'") && Catch::Contains("shorter than the layer records") &&
+                 Catch::Contains("the image changed while it was read"));
+}
+
+TEST_CASE("daemon storage: a walked layer: names in byte order, hard links, whiteouts and opaque directories") {
+  DaemonLayer layer;
+  fs::create_directories(layer.diff + "/b/opaque");
+  fs::create_directories(layer.diff + "/a");
+  layer.put("b/file", "12345");
+  fs::create_hard_link(layer.diff + "/b/file", layer.diff + "/c-link");
+  layer.put("b/opaque/kept", "k");
+  fs::create_symlink("b/file", layer.diff + "/d-sym");
+  // A rootless daemon marks opaque directories with user.overlay.opaque; for
+  // a rootful one that attribute is the image's own, and means nothing.
+  if (::setxattr((layer.diff + "/b/opaque").c_str(), "user.overlay.opaque", "y", 1, 0) != 0) {
+    REQUIRE(errno == ENOTSUP);
+    WARN("the temporary directory's file system keeps no user.* attributes: the walk is not tested");
+    return;
+  }
+  const bool whiteouts = root();
+  if (whiteouts) REQUIRE(::mknod((layer.diff + "/gone").c_str(), S_IFCHR | 0600, makedev(0, 0)) == 0);
+
+  const auto rootless = scan(layer.image(true, true));
+  std::vector<std::string> expected = {"a", "b", "b/file", "b/opaque", "b/opaque/.wh..wh..opq", "b/opaque/kept",
+                                       "c-link", "d-sym"};
+  if (whiteouts) expected.push_back(".wh.gone");
+  CHECK(paths(*rootless) == expected);
+  CHECK(captured(*rootless, "b/file") == "12345");
+  const auto link = std::find_if(rootless->entries.begin(), rootless->entries.end(),
+                                 [](const TarEntry& e) { return e.path == "c-link"; });
+  REQUIRE(link != rootless->entries.end());
+  CHECK((link->type == EntryType::Hardlink && link->link == "b/file"));
+  CHECK(open_daemon_storage(layer.image(true, true), capture_all)->kind() == "docker storage (overlay2, walked)");
+
+  if (!root()) {
+    WARN("not root: the rootful daemon's trusted.overlay.opaque and 0/0 whiteouts are not tested");
+    return;
+  }
+  const auto rootful = scan(layer.image(true, false));
+  expected.erase(std::find(expected.begin(), expected.end(), "b/opaque/.wh..wh..opq"));
+  CHECK(paths(*rootful) == expected);
+  REQUIRE(::setxattr((layer.diff + "/a").c_str(), "trusted.overlay.opaque", "y", 1, 0) == 0);
+  const auto marked = scan(layer.image(true, false));
+  CHECK(paths(*marked)[1] == "a/.wh..wh..opq");
+  CHECK(paths(*scan(layer.image(true, true)))[1] != "a/.wh..wh..opq");
+}
+
+TEST_CASE("daemon storage: without CAP_SYS_ADMIN a rootful daemon's layers are not walked") {
+  DaemonLayer layer;
+  layer.put("f", "x");
+  // In a child that drops CAP_SYS_ADMIN from its effective set: trusted.*
+  // attributes then read as absent, and a walk would miss opaque directories.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[2] = {};
+    if (::syscall(SYS_capget, &header, data) != 0) ::_exit(10);
+    data[CAP_SYS_ADMIN / 32].effective &= ~(1U << (CAP_SYS_ADMIN % 32));
+    if (::syscall(SYS_capset, &header, data) != 0) ::_exit(11);
+    int status = 0;
+    try {
+      open_daemon_storage(layer.image(true, false), capture_all);
+      status = 1;  // walked regardless
+    } catch (const StorageUnreadable& e) {
+      status = std::string(e.what()).find("CAP_SYS_ADMIN") != std::string::npos ? 0 : 2;
+    } catch (...) {
+      status = 3;
+    }
+    try {  // a rootless daemon's marks are user.* attributes, readable all the same
+      open_daemon_storage(layer.image(true, true), capture_all)->scan_layer("layers/0");
+    } catch (...) {
+      status = 4;
+    }
+    ::_exit(status);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
