@@ -393,10 +393,10 @@ class DiffWalk {
       } else if (S_ISREG(st.st_mode)) {
         entry.path = scan_.text.store(path);
         if (st.st_nlink > 1) {
-          const auto [it, first] = inodes_.emplace(std::make_pair(st.st_dev, st.st_ino), entry.path);
+          const auto [it, first] = inodes_.emplace(std::make_pair(st.st_dev, st.st_ino), path);
           if (!first) {
             entry.type = EntryType::Hardlink;
-            entry.link = it->second;
+            entry.link = scan_.text.store(it->second);
             add(entry);
             continue;
           }
@@ -439,6 +439,14 @@ class DiffWalk {
     if (!sink_ || scan_.entries.size() == delivered_) return;
     sink_(std::span<const TarEntry>(scan_.entries).subspan(delivered_));
     delivered_ = scan_.entries.size();
+    if (sink_.takes_entries()) {
+      // The sink has copied what it needs: the batch and its text go, as
+      // scan_layer() lets them (a first layer of millions is never held).
+      scan_.entries_taken += scan_.entries.size();
+      scan_.entries.clear();
+      scan_.text.reset();
+      delivered_ = 0;
+    }
   }
 
   std::string dir_;
@@ -449,7 +457,9 @@ class DiffWalk {
   const EntrySink& sink_;
   LayerScan& scan_;
   std::size_t delivered_ = 0;
-  std::map<std::pair<dev_t, ino_t>, std::string_view> inodes_;
+  // The first path of each file with several links: its own copy, as the
+  // scan's text may go with a batch.
+  std::map<std::pair<dev_t, ino_t>, std::string> inodes_;
   std::uint64_t bytes_read_ = 0;
 };
 

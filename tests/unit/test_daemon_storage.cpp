@@ -347,3 +347,28 @@ TEST_CASE("daemon storage: without CAP_SYS_ADMIN a rootful daemon's layers are n
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
 }
+
+TEST_CASE("daemon storage: a walk hands a taking sink its entries in batches and keeps none") {
+  // More files than one batch, and a hard link whose first name went with
+  // an earlier batch: the link must still name it.
+  DaemonLayer layer;
+  fs::create_directories(layer.diff + "/m");
+  layer.put("a-first", "linked");
+  for (int i = 0; i < 5000; ++i) layer.put("m/f" + std::to_string(i), "x");
+  fs::create_hard_link(layer.diff + "/a-first", layer.diff + "/z-link");
+  std::vector<std::pair<std::string, std::string>> got;  // path, link
+  std::size_t batches = 0;
+  const EntrySink take(
+      [&](std::span<const TarEntry> batch) {
+        ++batches;
+        for (const auto& e : batch) got.emplace_back(e.path, e.link);
+      },
+      true);
+  const auto walked = open_daemon_storage(layer.image(true, true), capture_all)->scan_layer("layers/0", {}, take);
+  CHECK(batches >= 2);
+  CHECK(walked->entries.empty());
+  CHECK(walked->entries_taken == got.size());
+  CHECK(got.size() == 5003);  // a-first, m, 5000 files, z-link
+  REQUIRE(!got.empty());
+  CHECK(got.back() == std::make_pair(std::string("z-link"), std::string("a-first")));
+}
