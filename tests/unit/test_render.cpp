@@ -6,9 +6,11 @@
 #include "fixtures.hpp"
 #include "image_builder.hpp"
 #include "imgsmith/attribution.hpp"
+#include "imgsmith/error.hpp"
 #include "imgsmith/findings.hpp"
 #include "imgsmith/render.hpp"
 #include "imgsmith/text.hpp"
+#include "pipeline.hpp"
 
 using namespace imgsmith;
 using imgsmith::testing::odd_names;
@@ -262,4 +264,75 @@ TEST_CASE("json and text: every list is cut to --top, the totals count all") {
   std::ostringstream text;
   render_text(Report{a, &attr, &findings, gate}, text);
   CHECK(count(text.str(), "overwritten layer") == 5);
+}
+
+namespace {
+
+// A report as `analyze --format json` writes it.
+std::string saved_json(const Report& report) {
+  return report_to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// Written, read back and written again: the same bytes, and the same
+// report in every other format.
+void check_round_trip(const Report& report, bool same_text) {
+  const std::string first = saved_json(report);
+  const SavedReport back = report_from_json(nlohmann::json::parse(first));
+  CHECK(saved_json(back.view()) == first);
+  if (!same_text) return;
+  for (const auto render : {render_text, render_markdown, render_junit}) {
+    std::ostringstream before, after;
+    render(report, before);
+    render(back.view(), after);
+    CHECK(after.str() == before.str());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("json: a saved report reads back into the structs it was written from (dive's fixtures)") {
+  GateConfig g;
+  g.max_size = 1000000;
+  g.max_wasted_percent = 1.0;
+  g.min_efficiency = 0.99;
+  g.max_user_wasted_percent = 0.5;
+  g.deny = {"deleted-in-later-layer"};
+  for (const char* name : {"test-docker-image.tar", "test-kaniko-image.tar", "test-oci-estargz-image.tar",
+                           "test-oci-gzip-image.tar", "test-oci-uncompressed-image.tar", "test-oci-zstd-image.tar"}) {
+    for (const std::size_t top : {std::size_t{10}, std::size_t{3}}) {
+      INFO(name << " --top " << top);
+      AnalyzeOptions options;
+      options.top = top;
+      const PipelineResult r = run_pipeline(fixture(name), options, builtin_rules(), {});
+      const GateResult gate = evaluate_gate(r.analysis, g, &r.attribution, &r.findings);
+      check_round_trip(Report{r.analysis, &r.attribution, &r.findings, gate}, true);
+      check_round_trip(Report{r.analysis, nullptr, nullptr, GateResult{}}, true);
+    }
+  }
+}
+
+TEST_CASE("json: odd file names read back as their exact bytes") {
+  const OddRendered r;
+  check_round_trip(r.report(), false);
+  const SavedReport back = report_from_json(report_to_json(r.report()));
+  CHECK(back.analysis.source == r.source);
+  REQUIRE(back.analysis.largest_files.size() == r.analysis.largest_files.size());
+  for (std::size_t i = 0; i < r.analysis.largest_files.size(); ++i)
+    CHECK(back.analysis.largest_files[i].path == r.analysis.largest_files[i].path);
+  REQUIRE(back.analysis.waste.size() == r.analysis.waste.size());
+  for (std::size_t i = 0; i < r.analysis.waste.size(); ++i) CHECK(back.analysis.waste[i].path == r.analysis.waste[i].path);
+  REQUIRE(back.findings);
+  CHECK(back.findings->size() == r.findings.size());
+}
+
+TEST_CASE("json: reading back refuses what is not an analysis report") {
+  CHECK_THROWS_AS(report_from_json(nlohmann::json{{"schema", "imgsmith.diff/v1"}}), InputError);
+  CHECK_THROWS_AS(report_from_json(nlohmann::json::array()), InputError);
+  CHECK_THROWS_AS(report_from_json(nlohmann::json{{"schema", "imgsmith.analysis/v1"}, {"size", {{"final_bytes", "big"}}}}),
+                  InputError);
+  // A key an earlier imgsmith did not write reads as empty.
+  const SavedReport r = report_from_json(nlohmann::json{{"schema", "imgsmith.analysis/v1"}});
+  CHECK(r.analysis.final_bytes == 0);
+  CHECK_FALSE(r.attribution);
+  CHECK(r.gate.passed);
 }
