@@ -1,4 +1,5 @@
-// Renderers: the analysis as a human table or as imgsmith.analysis/v1 JSON.
+// Renderers: a report (report.hpp) or a diff (diff.hpp) as a table, JSON,
+// Markdown or JUnit XML.
 #pragma once
 
 #include <ostream>
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "imgsmith/analysis.hpp"
+#include "imgsmith/diff.hpp"
 #include "imgsmith/report.hpp"
 
 namespace imgsmith {
@@ -35,6 +37,11 @@ void render_text(const Report& report, std::ostream& out);
 void render_markdown(const Report& report, std::ostream& out);
 // One test case per gate rule; a report with no gate is one passing case.
 void render_junit(const Report& report, std::ostream& out);
+
+// The imgsmith.diff/v1 document.
+nlohmann::json diff_to_json(const DiffReport& diff);
+void render_diff_text(const DiffReport& diff, std::ostream& out);
+void render_diff_markdown(const DiffReport& diff, std::ostream& out);
 
 // --manifest-only: imgsmith.manifest/v1, or a table.
 nlohmann::json manifest_to_json(const ManifestReport& report);

@@ -1,8 +1,11 @@
 #include <algorithm>
 #include <initializer_list>
+#include <map>
+#include <optional>
 #include <utility>
 #include <variant>
 
+#include "format.hpp"
 #include "imgsmith/error.hpp"
 #include "imgsmith/render.hpp"
 #include "imgsmith/text.hpp"
@@ -11,10 +14,6 @@ namespace imgsmith {
 namespace {
 
 using nlohmann::json;
-
-json number(const std::variant<std::uint64_t, double>& v) {
-  return std::visit([](auto x) { return json(x); }, v);
-}
 
 json optional_bytes(const std::optional<std::uint64_t>& v) { return v ? json(*v) : json(nullptr); }
 
@@ -188,6 +187,71 @@ std::size_t listed(const SavedReport& r) {
   return most;
 }
 
+json triple(const SizeChange& c) { return {{"old", c.old_bytes}, {"new", c.new_bytes}, {"delta", c.delta()}}; }
+
+// A {"old","new","delta"} triple with a name field added.
+json named(const char* key, const std::string& value, const SizeChange& c) {
+  json t = triple(c);
+  t[key] = value;
+  return t;
+}
+
+json origins_json(const std::optional<std::map<std::string, std::uint64_t>>& origins) {
+  return origins ? json(*origins) : json(nullptr);
+}
+
+json file_changes_json(const FileChanges::List& list, bool resized) {
+  json out = json::array();
+  for (const auto& c : list.top) {
+    json item = json::object();
+    put_path(item, c.path);
+    if (resized) {
+      item["old"] = c.old_bytes;
+      item["new"] = c.new_bytes;
+      item["delta"] = c.delta();
+    } else {
+      item["bytes"] = c.bytes();
+    }
+    if (c.hard_link) item["hard_link"] = true;
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+json files_json(const FileChanges& f) {
+  json out = {{"old_complete", f.old_complete},
+              {"new_complete", f.new_complete},
+              {"counts",
+               {{"added", f.added.count},
+                {"removed", f.removed.count},
+                {"resized", f.resized.count},
+                {"entered_largest", f.entered_largest.count},
+                {"left_largest", f.left_largest.count}}},
+              {"added_bytes", f.added_bytes},
+              {"removed_bytes", f.removed_bytes}};
+  if (!f.old_complete) out["old_listed"] = f.old_listed;
+  if (!f.new_complete) out["new_listed"] = f.new_listed;
+  out["added"] = file_changes_json(f.added, false);
+  out["removed"] = file_changes_json(f.removed, false);
+  out["resized"] = file_changes_json(f.resized, true);
+  out["entered_largest"] = file_changes_json(f.entered_largest, false);
+  out["left_largest"] = file_changes_json(f.left_largest, false);
+  return out;
+}
+
+json layers_json(const std::vector<LayerReport>& layers) {
+  json out = json::array();
+  for (const auto& l : layers)
+    out.push_back({{"index", l.index}, {"digest", l.digest}, {"size_bytes", l.size_bytes}, {"created_by", l.created_by}});
+  return out;
+}
+
+json finding_changes_json(const std::vector<FindingChange>& list, bool appeared) {
+  json out = json::array();
+  for (const auto& f : list) out.push_back({{"id", f.id}, {"bytes", appeared ? f.bytes.new_bytes : f.bytes.old_bytes}});
+  return out;
+}
+
 }  // namespace
 
 void put_path(json& item, std::string_view path, const std::string& key) {
@@ -304,8 +368,8 @@ json report_to_json(const Report& report) {
   json violations = json::array(), checks = json::array();
   for (const auto& c : gate.checks) {
     json item = {{"rule", json_text(c.rule)},
-                 {"limit", number(c.limit)},
-                 {"actual", number(c.actual)},
+                 {"limit", render_detail::json_number(c.limit)},
+                 {"actual", render_detail::json_number(c.actual)},
                  {"passed", c.passed}};
     if (!c.passed) {
       item["message"] = json_text(c.message);
@@ -339,6 +403,50 @@ SavedReport report_from_json(const json& doc) {
   } catch (const json::exception& e) {
     throw InputError(std::string("an imgsmith.analysis/v1 report with a value of the wrong type (") + e.what() + ")");
   }
+}
+
+json diff_to_json(const DiffReport& d) {
+  json out;
+  out["schema"] = "imgsmith.diff/v1";
+  for (const auto& [key, side] : {std::pair{"old", &d.old_side}, std::pair{"new", &d.new_side}}) {
+    json s = json::object();
+    put_path(s, side->source, "source");
+    s["tags"] = texts(side->tags);
+    out[key] = s;
+  }
+  out["size"] = {{"final_bytes", triple(d.final_bytes)},
+                 {"layers_bytes", triple(d.layers_bytes)},
+                 {"wasted_bytes", triple(d.wasted_bytes)},
+                 {"compressed_bytes", triple(d.compressed_bytes)}};
+  out["categories"] = json::array();
+  for (const auto& c : d.categories) {
+    json node = named("name", c.name, c.bytes);
+    node["children"] = json::array();
+    for (const auto& k : c.children) {
+      json child = named("name", k.name, k.bytes);
+      if (k.old_origins || k.new_origins)
+        child["origins"] = {{"old", origins_json(k.old_origins)}, {"new", origins_json(k.new_origins)}};
+      node["children"].push_back(std::move(child));
+    }
+    out["categories"].push_back(std::move(node));
+  }
+  out["layers"] = {{"shared", d.layers.shared},
+                   {"added", layers_json(d.layers.added)},
+                   {"removed", layers_json(d.layers.removed)}};
+  out["files"] = files_json(d.files);
+  json changed = json::array();
+  for (const auto& f : d.findings.changed) changed.push_back(named("id", f.id, f.bytes));
+  out["findings"] = {{"appeared", finding_changes_json(d.findings.appeared, true)},
+                     {"gone", finding_changes_json(d.findings.gone, false)},
+                     {"changed", changed}};
+  json checks = json::array();
+  for (const auto& c : d.checks)
+    checks.push_back({{"rule", c.rule},
+                      {"limit", render_detail::json_number(c.limit)},
+                      {"actual", render_detail::json_number(c.actual)},
+                      {"passed", c.passed}});
+  out["gate"] = {{"passed", d.passed}, {"checks", checks}};
+  return out;
 }
 
 }  // namespace imgsmith

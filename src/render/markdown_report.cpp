@@ -100,6 +100,27 @@ void render_markdown(const Report& report, std::ostream& out) {
   }
 }
 
+void render_diff_markdown(const DiffReport& d, std::ostream& out) {
+  const SizeChange& s = d.final_bytes;
+  out << "### imgsmith diff\n\n";
+  if (!d.checks.empty()) out << (d.passed ? "**Gate passed.**\n\n" : "**Gate failed.**\n\n");
+  out << "Final size " << format_size(s.old_bytes) << " → " << format_size(s.new_bytes) << " ("
+      << render_detail::signed_size(s.delta()) << ", " << render_detail::growth_percent(s.old_bytes, s.new_bytes)
+      << ")\n\n";
+  out << "| category | old | new | change |\n| --- | ---: | ---: | ---: |\n";
+  for (const auto& c : d.categories) {
+    if (c.bytes.old_bytes == 0 && c.bytes.new_bytes == 0) continue;
+    out << "| " << visible(c.name) << " | " << format_size(c.bytes.old_bytes) << " | "
+        << format_size(c.bytes.new_bytes) << " | " << render_detail::signed_size(c.bytes.delta()) << " |\n";
+  }
+  const FindingChanges& f = d.findings;
+  if (!f.appeared.empty() || !f.gone.empty()) {
+    out << "\n";
+    for (const auto& x : f.appeared) out << "- new finding `" << x.id << "` (" << format_size(x.bytes.new_bytes) << ")\n";
+    for (const auto& x : f.gone) out << "- fixed `" << x.id << "` (" << format_size(x.bytes.old_bytes) << ")\n";
+  }
+}
+
 void render_junit(const Report& report, std::ostream& out) {
   const auto& checks = report.gate.checks;
   std::size_t failures = 0;
