@@ -33,6 +33,9 @@ nlohmann::json report_to_json(const Report& report);
 // `top` is the longest of them). A key the document lacks reads as empty or
 // zero. Throws InputError for another schema or a value of the wrong type.
 SavedReport report_from_json(const nlohmann::json& doc);
+
+// Each format's renderers; renderers.hpp chooses among them by name.
+void render_json(const Report& report, std::ostream& out);  // report_to_json, dumped
 void render_text(const Report& report, std::ostream& out);
 void render_markdown(const Report& report, std::ostream& out);
 // One test case per gate rule; a report with no gate is one passing case.
@@ -40,6 +43,7 @@ void render_junit(const Report& report, std::ostream& out);
 
 // The imgsmith.diff/v1 document.
 nlohmann::json diff_to_json(const DiffReport& diff);
+void render_diff_json(const DiffReport& diff, std::ostream& out);
 void render_diff_text(const DiffReport& diff, std::ostream& out);
 void render_diff_markdown(const DiffReport& diff, std::ostream& out);
 

@@ -9,6 +9,7 @@
 #include "imgsmith/diff.hpp"
 #include "imgsmith/error.hpp"
 #include "imgsmith/render.hpp"
+#include "imgsmith/renderers.hpp"
 #include "imgsmith/size.hpp"
 #include "output_file.hpp"
 #include "pipeline.hpp"
@@ -115,10 +116,7 @@ int run_diff(DiffArgs args) {
   options.top = args.top;
   const DiffReport d = diff_reports(old_side.report.view(), new_side.report.view(), gate, options);
   std::ostringstream out;
-  if (args.format == "json")
-    out << diff_to_json(d).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  else if (args.format == "markdown") render_diff_markdown(d, out);
-  else render_diff_text(d, out);
+  render_diff(args.format, d, out);
   write_output(args.output, out.str());
   if (!d.passed) {
     std::cerr << "imgsmith: gate failed: the image grew past --max-growth " << args.max_growth << "\n";
@@ -146,8 +144,7 @@ void register_diff_command(CLI::App& app, int& exit_code) {
       "2 bad usage or bad input.");
   cmd->add_option("OLD", args->old_input, "The baseline image or saved report")->required();
   cmd->add_option("NEW", args->new_input, "The image or report to compare with it")->required();
-  cmd->add_option("--format", args->format, "Report format")
-      ->check(CLI::IsMember({"text", "json", "markdown"}));
+  add_format_option(*cmd, args->format, true);
   cmd->add_option("-o,--output", args->output, "Write the report to FILE (default stdout)");
   cmd->add_option("--max-growth", args->max_growth,
                   "Fail when the final size grew by more than SIZE, or PCT% of the old size");

@@ -449,4 +449,14 @@ json diff_to_json(const DiffReport& d) {
   return out;
 }
 
+// Every string is valid UTF-8 (file names carry path_bytes when they were
+// not); replacing is only a guard, never an exception.
+void render_json(const Report& report, std::ostream& out) {
+  out << report_to_json(report).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+}
+
+void render_diff_json(const DiffReport& diff, std::ostream& out) {
+  out << diff_to_json(diff).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+}
+
 }  // namespace imgsmith

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "fixtures.hpp"
@@ -9,6 +10,7 @@
 #include "imgsmith/error.hpp"
 #include "imgsmith/findings.hpp"
 #include "imgsmith/render.hpp"
+#include "imgsmith/renderers.hpp"
 #include "imgsmith/text.hpp"
 #include "pipeline.hpp"
 
@@ -335,4 +337,27 @@ TEST_CASE("json: reading back refuses what is not an analysis report") {
   CHECK(r.analysis.final_bytes == 0);
   CHECK_FALSE(r.attribution);
   CHECK(r.gate.passed);
+}
+
+TEST_CASE("renderers: one table chooses the format for analyze and diff") {
+  std::set<std::string> names;
+  for (const auto& r : renderers()) {
+    CHECK(names.insert(r.name).second);
+    CHECK(r.analysis != nullptr);
+    CHECK_FALSE(r.description.empty());
+  }
+  CHECK(renderers().front().name == "text");  // the default
+  const Rendered r(GateConfig{});
+  std::ostringstream json;
+  render_analysis("json", r.report(), json);
+  CHECK(json.str() == saved_json(r.report()));
+  // A format without a diff renderer says so, by name.
+  CHECK(format_error("junit", false).empty());
+  CHECK_THAT(format_error("junit", true), Catch::StartsWith("format junit is not available for diff"));
+  CHECK_THAT(format_error("yaml", false), Catch::StartsWith("unknown format 'yaml'"));
+  std::ostringstream out;
+  CHECK_THROWS_AS(render_diff("junit", DiffReport{}, out), InputError);
+  CHECK_THROWS_AS(render_analysis("yaml", r.report(), out), InputError);
+  CHECK_THAT(format_help(false), Catch::Contains("junit"));
+  CHECK_THAT(format_help(true), !Catch::Contains("junit"));
 }
