@@ -46,6 +46,8 @@ nlohmann::json diff_to_json(const DiffReport& diff);
 void render_diff_json(const DiffReport& diff, std::ostream& out);
 void render_diff_text(const DiffReport& diff, std::ostream& out);
 void render_diff_markdown(const DiffReport& diff, std::ostream& out);
+void render_csv(const Report& report, std::ostream& out);
+void render_diff_csv(const DiffReport& diff, std::ostream& out);
 
 // --manifest-only: imgsmith.manifest/v1, or a table.
 nlohmann::json manifest_to_json(const ManifestReport& report);

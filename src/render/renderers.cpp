@@ -14,6 +14,7 @@ const std::vector<Renderer>& renderers() {
       {"json", "the imgsmith.analysis/v1 document (diff: imgsmith.diff/v1)", render_json, render_diff_json},
       {"markdown", "tables for a pull-request comment", render_markdown, render_diff_markdown},
       {"junit", "JUnit XML, one test case per gate rule (analyze only)", render_junit, nullptr},
+      {"csv", "the largest files (diff: the files that changed), a row each", render_csv, render_diff_csv},
   };
   return table;
 }

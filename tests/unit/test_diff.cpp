@@ -9,6 +9,7 @@
 #include "imgsmith/error.hpp"
 #include "imgsmith/findings.hpp"
 #include "imgsmith/render.hpp"
+#include "imgsmith/renderers.hpp"
 #include "imgsmith/text.hpp"
 
 using namespace imgsmith;
@@ -214,4 +215,24 @@ TEST_CASE("diff: odd file names read back from a saved report through path_bytes
   render_diff_text(typed, text);
   CHECK_THAT(text.str(), Catch::Contains("/odd/bytes-\\xff\\xfe\\xc3"));
   CHECK(is_valid_utf8(text.str()));
+}
+
+TEST_CASE("diff: csv, a row per changed file") {
+  const auto old_a = analysed(version(1), 2), new_a = analysed(version(2), 2);
+  DiffOptions o;
+  o.old_files = &old_a.files;
+  o.new_files = &new_a.files;
+  std::ostringstream out;
+  render_diff("csv", diff_reports(old_a.report.view(), new_a.report.view(), DiffGate{}, o), out);
+  CHECK(out.str() ==
+        "change,path,path_bytes,old_bytes,new_bytes,hard_link\n"
+        "added,/n1,,,6000,false\n"
+        "added,/n2,,,5500,false\n"
+        "removed,/gone,,4500,,false\n"
+        "resized,/d,,2000,2500,false\n");
+  // Against a saved report: only what its list shows.
+  o.old_files = nullptr;
+  std::ostringstream partial;
+  render_diff("csv", diff_reports(analysed(version(1), 4).report.view(), new_a.report.view(), DiffGate{}, o), partial);
+  CHECK_THAT(partial.str(), Catch::Contains("entered_largest,/n1,,,6000,false\n"));
 }

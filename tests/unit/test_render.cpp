@@ -361,3 +361,25 @@ TEST_CASE("renderers: one table chooses the format for analyze and diff") {
   CHECK_THAT(format_help(false), Catch::Contains("junit"));
   CHECK_THAT(format_help(true), !Catch::Contains("junit"));
 }
+
+TEST_CASE("csv: the largest files, a row each, odd names escaped with their bytes beside") {
+  const OddRendered r;
+  std::ostringstream out;
+  render_analysis("csv", r.report(), out);
+  std::istringstream lines(out.str());
+  std::string line;
+  REQUIRE(std::getline(lines, line));
+  CHECK(line == "path,path_bytes,bytes,layer,hard_links");
+  std::size_t rows = 0;
+  std::map<std::string, std::string> hex_of;  // shown path -> path_bytes
+  while (std::getline(lines, line)) {
+    ++rows;
+    const auto comma = line.find(',');
+    hex_of[line.substr(0, comma)] = line.substr(comma + 1, line.find(',', comma + 1) - comma - 1);
+  }
+  CHECK(rows == r.analysis.largest_files.size());  // a newline in a name starts no row
+  check_inert(out.str());
+  CHECK(hex_of.at("/odd/new\\nline") == to_hex("/odd/new\nline"));
+  CHECK(hex_of.at("/odd/bytes-\\xff\\xfe\\xc3") == to_hex("/" + odd_names()[5].path));
+  CHECK(hex_of.at("/odd/na\xc3\xafve-\xc3\xbcnic\xc3\xb8" "de").empty());  // valid and printable: as it is
+}
