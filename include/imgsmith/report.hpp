@@ -22,11 +22,13 @@ struct Report {
   const GateResult& gate;
 };
 
-// A report that owns what it shows: one read back from a saved document.
-// What a saved report leaves out stays empty: the analysis has no tree,
-// metadata, file heads or duplicates, and the attribution only categories
-// (total_bytes their sum). Strings are as the document holds them (valid
-// UTF-8), file names their exact bytes.
+// A report that owns what it shows: one read back from a saved document
+// (report_from_json), or an image's report kept as a saved one keeps it
+// (diff, once it has the image's files). What a saved report leaves out
+// stays empty: the analysis has no tree, metadata, file heads or
+// duplicates, and the attribution only categories (total_bytes their sum).
+// Read back, strings are as the document holds them (valid UTF-8) and file
+// names their exact bytes.
 struct SavedReport {
   Analysis analysis;
   std::optional<Attribution> attribution;
