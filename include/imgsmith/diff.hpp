@@ -1,7 +1,7 @@
 // Comparing two images: growth per category, child and layer, files that
 // came, went or changed size, findings that appeared or went away. Both
-// sides are imgsmith.analysis/v1 documents, so a baseline saved by an
-// earlier CI run compares the same way as an image analysed now.
+// sides are reports (report.hpp): an image analysed in this run and a
+// baseline saved by an earlier CI run, read back, compare the same way.
 //
 // Files are compared on sets where diff has them: an image analysed in this
 // run gives every visible file (a FileSet). A saved report holds only its
@@ -10,15 +10,16 @@
 // that report's largest-files list.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
-#include <ostream>
 #include <string>
+#include <variant>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "imgsmith/merged_tree.hpp"
+#include "imgsmith/report.hpp"
 
 namespace imgsmith {
 
@@ -46,12 +47,93 @@ struct DiffOptions {
   std::size_t top = 10;  // each file list is cut to this; the counts count all
 };
 
-// Builds the imgsmith.diff/v1 document. Throws InputError when either side
-// is not an analysis report.
-nlohmann::json diff_reports(const nlohmann::json& old_report, const nlohmann::json& new_report,
-                            const DiffGate& gate, const DiffOptions& options = {});
+// A figure on both sides.
+struct SizeChange {
+  std::uint64_t old_bytes = 0;
+  std::uint64_t new_bytes = 0;
+  std::int64_t delta() const { return static_cast<std::int64_t>(new_bytes) - static_cast<std::int64_t>(old_bytes); }
+};
 
-void render_diff_text(const nlohmann::json& diff, std::ostream& out);
-void render_diff_markdown(const nlohmann::json& diff, std::ostream& out);
+// Names (categories, children, origins, created_by) are as a saved report
+// holds them, valid UTF-8, so that an image analysed now compares and shows
+// as its saved report would; file names are their exact bytes.
+struct ChildChange {
+  std::string name;
+  SizeChange bytes;
+  // Where the child's bytes came from on each side (torch from pip before,
+  // from apt after): both unset when neither side says.
+  std::optional<std::map<std::string, std::uint64_t>> old_origins, new_origins;
+};
+
+struct CategoryChange {
+  std::string name;
+  SizeChange bytes;
+  std::vector<ChildChange> children;  // the children that changed, largest change first
+};
+
+struct LayerChanges {
+  std::size_t shared = 0;  // by digest
+  std::vector<LayerReport> added, removed;
+};
+
+struct FileChange {
+  std::string path;  // raw bytes
+  std::uint64_t old_bytes = 0;  // 0 on the side without it
+  std::uint64_t new_bytes = 0;
+  bool hard_link = false;  // another name of content listed under its first name
+  std::uint64_t bytes() const { return std::max(old_bytes, new_bytes); }
+  std::int64_t delta() const { return SizeChange{old_bytes, new_bytes}.delta(); }
+};
+
+struct FileChanges {
+  // The largest `top` of a kind of change, and how many there were.
+  struct List {
+    std::size_t count = 0;
+    std::vector<FileChange> top;
+  };
+  bool old_complete = false;  // every file of that side was known (an image analysed now)
+  bool new_complete = false;
+  std::size_t old_listed = 0;  // an incomplete side: how many files its report lists
+  std::size_t new_listed = 0;
+  std::uint64_t added_bytes = 0, removed_bytes = 0;  // of all, hard links counting none
+  List added, removed, resized;
+  List entered_largest, left_largest;  // against a saved report: only what its list shows
+};
+
+struct FindingChange {
+  std::string id;
+  SizeChange bytes;
+};
+
+struct FindingChanges {
+  std::vector<FindingChange> appeared, gone, changed;  // by id
+};
+
+struct DiffCheck {
+  std::string rule;
+  std::variant<std::uint64_t, double> limit;
+  std::variant<std::int64_t, double> actual;
+  bool passed = true;
+};
+
+// What diff_reports finds; renderers show it (render.hpp), as JSON the
+// imgsmith.diff/v1 document.
+struct DiffReport {
+  struct Side {
+    std::string source;  // raw bytes
+    std::vector<std::string> tags;
+  };
+  Side old_side, new_side;
+  SizeChange final_bytes, layers_bytes, wasted_bytes, compressed_bytes;  // compressed: 0 when unknown
+  std::vector<CategoryChange> categories;  // the new side's order, then those only the old has
+  LayerChanges layers;
+  FileChanges files;
+  FindingChanges findings;
+  bool passed = true;  // every check passed
+  std::vector<DiffCheck> checks;
+};
+
+DiffReport diff_reports(const Report& old_report, const Report& new_report, const DiffGate& gate,
+                        const DiffOptions& options = {});
 
 }  // namespace imgsmith

@@ -1,4 +1,5 @@
-// Renderers: the analysis as a human table or as imgsmith.analysis/v1 JSON.
+// Renderers: a report (report.hpp) or a diff (diff.hpp) as a table, JSON,
+// Markdown or JUnit XML.
 #pragma once
 
 #include <ostream>
@@ -8,21 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "imgsmith/analysis.hpp"
-#include "imgsmith/gate.hpp"
+#include "imgsmith/diff.hpp"
+#include "imgsmith/report.hpp"
 
 namespace imgsmith {
 
-// What a report shows: the analysis, and when attribution ran, the
-// categories and the findings.
-struct Report {
-  const Analysis& analysis;
-  const Attribution* attribution = nullptr;
-  const std::vector<Finding>* findings = nullptr;
-  const GateResult& gate;
-};
-
 // File names are bytes, and JSON strings must be UTF-8. Every renderer and
-// diff's reader use one escaping: `path` is always valid UTF-8, each byte
+// report_from_json use one escaping: `path` is always valid UTF-8, each byte
 // that is not part of a valid sequence shown as U+FFFD; when the name was
 // not valid UTF-8, `path_bytes` beside it holds the name's raw bytes in hex,
 // so the exact name can be recovered. Other image strings (created_by,
@@ -34,10 +27,27 @@ std::string path_of(const nlohmann::json& item, const std::string& key = "path")
 nlohmann::json json_text(std::string_view s);
 
 nlohmann::json report_to_json(const Report& report);
+// A saved imgsmith.analysis/v1 document back into the structs it was written
+// from: report_to_json(report_from_json(doc).view()) == doc for any document
+// report_to_json wrote. Lists keep what the document lists (the analysis's
+// `top` is the longest of them). A key the document lacks reads as empty or
+// zero. Throws InputError for another schema or a value of the wrong type.
+SavedReport report_from_json(const nlohmann::json& doc);
+
+// Each format's renderers; renderers.hpp chooses among them by name.
+void render_json(const Report& report, std::ostream& out);  // report_to_json, dumped
 void render_text(const Report& report, std::ostream& out);
 void render_markdown(const Report& report, std::ostream& out);
 // One test case per gate rule; a report with no gate is one passing case.
 void render_junit(const Report& report, std::ostream& out);
+
+// The imgsmith.diff/v1 document.
+nlohmann::json diff_to_json(const DiffReport& diff);
+void render_diff_json(const DiffReport& diff, std::ostream& out);
+void render_diff_text(const DiffReport& diff, std::ostream& out);
+void render_diff_markdown(const DiffReport& diff, std::ostream& out);
+void render_csv(const Report& report, std::ostream& out);
+void render_diff_csv(const DiffReport& diff, std::ostream& out);
 
 // --manifest-only: imgsmith.manifest/v1, or a table.
 nlohmann::json manifest_to_json(const ManifestReport& report);

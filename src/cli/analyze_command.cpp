@@ -13,6 +13,7 @@
 #include "imgsmith/error.hpp"
 #include "imgsmith/gate.hpp"
 #include "imgsmith/render.hpp"
+#include "imgsmith/renderers.hpp"
 #include "imgsmith/size.hpp"
 #include "imgsmith/text.hpp"
 #include "output_file.hpp"
@@ -216,19 +217,9 @@ int run_analyze(const AnalyzeArgs& given) {
   if (!args.quiet)
     for (const auto& w : analysis.warnings) std::cerr << "imgsmith: warning: " << w << "\n";
 
-  std::string report;
-  if (args.format == "json") {
-    // Every string in the report is valid UTF-8 (file names carry path_bytes
-    // when they were not); replacing is only a guard, never an exception.
-    report = report_to_json(full).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  } else {
-    std::ostringstream text;
-    if (args.format == "markdown") render_markdown(full, text);
-    else if (args.format == "junit") render_junit(full, text);
-    else render_text(full, text);
-    report = text.str();
-  }
-  write_output(args.output, report);
+  std::ostringstream report;
+  render_analysis(args.format, full, report);
+  write_output(args.output, report.str());
   if (!gate.passed) {
     for (const auto& c : gate.checks)
       if (!c.passed) std::cerr << "imgsmith: gate failed: " << c.rule << ": " << c.message << "\n";
@@ -283,8 +274,7 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
                   "(default linux/amd64)");
   cmd->add_option("--image", args->image_name,
                   "Image to pick when the archive holds several (a tag or ref name)");
-  cmd->add_option("--format", args->format, "Report format")
-      ->check(CLI::IsMember({"text", "json", "markdown", "junit"}));
+  add_format_option(*cmd, args->format, false);
   cmd->add_option("-o,--output", args->output, "Write the report to FILE (default stdout)");
   cmd->add_option("--top", args->top,
                   "How many entries each list holds: largest files, waste, dive's inefficient\n"

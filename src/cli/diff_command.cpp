@@ -9,6 +9,7 @@
 #include "imgsmith/diff.hpp"
 #include "imgsmith/error.hpp"
 #include "imgsmith/render.hpp"
+#include "imgsmith/renderers.hpp"
 #include "imgsmith/size.hpp"
 #include "output_file.hpp"
 #include "pipeline.hpp"
@@ -34,7 +35,7 @@ struct DiffArgs {
 // One side of the comparison: its report, and every file when it is an
 // image analysed now (a saved report lists only its largest files).
 struct Side {
-  nlohmann::json report;
+  SavedReport report;
   std::optional<FileSet> files;
 };
 
@@ -61,17 +62,31 @@ Side side(const std::string& input, const DiffArgs& args, const RuleSet& rules,
   if (auto report = saved_report(input)) {
     if (report->value("schema", "") != "imgsmith.analysis/v1")
       throw InputError(input + ": a JSON file that is not an imgsmith.analysis/v1 report");
-    return Side{std::move(*report), std::nullopt};
+    try {
+      return Side{report_from_json(*report), std::nullopt};
+    } catch (const InputError& e) {
+      throw InputError(input + ": " + e.what());
+    }
   }
   AnalyzeOptions options;
   if (!args.platform.empty()) options.selector.platform = Platform::parse(args.platform);
   options.top = args.top;
   options.registry.docker_read = args.docker_read;
   options.progress = [&progress, &input](const std::string& s) { progress.show(input + ": " + s); };
-  const PipelineResult r = run_pipeline(input, options, rules, {});
-  const GateResult no_gate;
-  Side out{report_to_json(Report{r.analysis, &r.attribution, &r.findings, no_gate}), std::nullopt};
+  PipelineResult r = run_pipeline(input, options, rules, {});
+  Side out{SavedReport{}, std::nullopt};
   if (r.analysis.tree) out.files = file_set(*r.analysis.tree);
+  // Kept as a saved report would keep it: the tree and the files read for
+  // attribution go (an image can hold millions of files), the lists are cut
+  // to --top.
+  r.analysis.tree.reset();
+  r.analysis.metadata.clear();
+  r.analysis.file_heads.clear();
+  r.analysis.duplicates.clear();
+  if (r.analysis.waste.size() > r.analysis.top) r.analysis.waste.resize(r.analysis.top);
+  out.report.analysis = std::move(r.analysis);
+  out.report.attribution = std::move(r.attribution);
+  out.report.findings = std::move(r.findings);
   return out;
 }
 
@@ -99,14 +114,11 @@ int run_diff(DiffArgs args) {
   options.old_files = old_side.files ? &*old_side.files : nullptr;
   options.new_files = new_side.files ? &*new_side.files : nullptr;
   options.top = args.top;
-  const nlohmann::json d = diff_reports(old_side.report, new_side.report, gate, options);
+  const DiffReport d = diff_reports(old_side.report.view(), new_side.report.view(), gate, options);
   std::ostringstream out;
-  if (args.format == "json")
-    out << d.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  else if (args.format == "markdown") render_diff_markdown(d, out);
-  else render_diff_text(d, out);
+  render_diff(args.format, d, out);
   write_output(args.output, out.str());
-  if (!d["gate"]["passed"].get<bool>()) {
+  if (!d.passed) {
     std::cerr << "imgsmith: gate failed: the image grew past --max-growth " << args.max_growth << "\n";
     return kExitGateFailed;
   }
@@ -132,8 +144,7 @@ void register_diff_command(CLI::App& app, int& exit_code) {
       "2 bad usage or bad input.");
   cmd->add_option("OLD", args->old_input, "The baseline image or saved report")->required();
   cmd->add_option("NEW", args->new_input, "The image or report to compare with it")->required();
-  cmd->add_option("--format", args->format, "Report format")
-      ->check(CLI::IsMember({"text", "json", "markdown"}));
+  add_format_option(*cmd, args->format, true);
   cmd->add_option("-o,--output", args->output, "Write the report to FILE (default stdout)");
   cmd->add_option("--max-growth", args->max_growth,
                   "Fail when the final size grew by more than SIZE, or PCT% of the old size");

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "imgsmith/error.hpp"
+#include "imgsmith/renderers.hpp"
 
 namespace imgsmith {
 namespace {
@@ -66,6 +67,12 @@ void write_output(const std::string& path, const std::string& content) {
     ::unlink(tmp.c_str());
     throw InputError(path + ": cannot write: " + why);
   }
+}
+
+CLI::Option* add_format_option(CLI::App& command, std::string& format, bool for_diff) {
+  return command.add_option("--format", format, "Report format:" + format_help(for_diff))
+      ->type_name("FORMAT")
+      ->check(CLI::Validator([for_diff](const std::string& name) { return format_error(name, for_diff); }, ""));
 }
 
 }  // namespace imgsmith

@@ -1,7 +1,10 @@
-// Writing a report so that a reader never sees half of it.
+// A report's output: its format, and writing it so that a reader never
+// sees half of it.
 #pragma once
 
 #include <string>
+
+#include <CLI/CLI.hpp>
 
 namespace imgsmith {
 
@@ -10,5 +13,10 @@ namespace imgsmith {
 // file (or none) in place; a device or pipe (/dev/null, /dev/stdout) is
 // written directly. Throws InputError naming the path.
 void write_output(const std::string& path, const std::string& content);
+
+// --format on `command`: the choices and their help come from the renderer
+// table (renderers.hpp); a name that is no format, or a format that cannot
+// render a diff (`for_diff`), is refused before anything is read.
+CLI::Option* add_format_option(CLI::App& command, std::string& format, bool for_diff);
 
 }  // namespace imgsmith

@@ -1,11 +1,12 @@
-// Formatting the text, Markdown and JUnit renderers share (internal to
-// src/render).
+// Formatting the renderers share (internal to src/render).
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <variant>
+
+#include <nlohmann/json.hpp>
 
 #include "imgsmith/size.hpp"
 
@@ -24,6 +25,28 @@ inline std::string gate_value(const std::variant<std::uint64_t, double>& v) {
   if (std::holds_alternative<std::uint64_t>(v)) return format_count(std::get<std::uint64_t>(v)) + " B";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%g", std::get<double>(v));
+  return buf;
+}
+
+// A gate's limit or actual value as a JSON number, as it was given.
+template <class... T>
+nlohmann::json json_number(const std::variant<T...>& v) {
+  return std::visit([](auto x) { return nlohmann::json(x); }, v);
+}
+
+// A growth: "+1.23 MB", "-4.00 kB".
+inline std::string signed_size(std::int64_t delta) {
+  const std::uint64_t magnitude =
+      delta < 0 ? static_cast<std::uint64_t>(-delta) : static_cast<std::uint64_t>(delta);
+  return (delta < 0 ? "-" : "+") + format_size(magnitude);
+}
+
+// A growth from `a` to `b` in percent of `a`: "+7.7%", "new" from nothing.
+inline std::string growth_percent(std::uint64_t a, std::uint64_t b) {
+  char buf[32];
+  if (a == 0) return b == 0 ? "0.0%" : "new";
+  std::snprintf(buf, sizeof buf, "%+.1f%%",
+                100.0 * (static_cast<double>(b) - static_cast<double>(a)) / static_cast<double>(a));
   return buf;
 }
 

@@ -1,5 +1,4 @@
-// Markdown for pull-request comments, and JUnit XML so CI systems show each
-// gate as a test case.
+// Markdown for pull-request comments: a report or a diff as tables.
 #include <cstdio>
 #include <sstream>
 #include <variant>
@@ -29,22 +28,6 @@ std::string cell(const std::string& s) {
 std::string code(const std::string& s) {
   const std::string v = visible(s);
   return v.find('`') == std::string::npos ? "`" + v + "`" : "`` " + v + " ``";
-}
-
-// XML 1.0 allows no control character but tab and newlines, even escaped:
-// visible() leaves none.
-std::string xml(const std::string& s) {
-  std::string out;
-  for (char c : visible(s)) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out.push_back(c);
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -100,28 +83,25 @@ void render_markdown(const Report& report, std::ostream& out) {
   }
 }
 
-void render_junit(const Report& report, std::ostream& out) {
-  const auto& checks = report.gate.checks;
-  std::size_t failures = 0;
-  for (const auto& c : checks) failures += c.passed ? 0 : 1;
-  const std::string suite = xml("imgsmith analyze " + report.analysis.source);
-  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out << "<testsuites tests=\"" << std::max<std::size_t>(1, checks.size()) << "\" failures=\"" << failures
-      << "\">\n";
-  out << "  <testsuite name=\"" << suite << "\" tests=\"" << std::max<std::size_t>(1, checks.size())
-      << "\" failures=\"" << failures << "\">\n";
-  if (checks.empty())
-    out << "    <testcase classname=\"imgsmith.gate\" name=\"analyze\"/>\n";
-  for (const auto& c : checks) {
-    out << "    <testcase classname=\"imgsmith.gate\" name=\"" << xml(c.rule) << "\"";
-    if (c.passed) {
-      out << "/>\n";
-      continue;
-    }
-    out << ">\n      <failure message=\"" << xml(c.message) << "\">limit " << xml(render_detail::gate_value(c.limit))
-        << ", actual " << xml(render_detail::gate_value(c.actual)) << "</failure>\n    </testcase>\n";
+void render_diff_markdown(const DiffReport& d, std::ostream& out) {
+  const SizeChange& s = d.final_bytes;
+  out << "### imgsmith diff\n\n";
+  if (!d.checks.empty()) out << (d.passed ? "**Gate passed.**\n\n" : "**Gate failed.**\n\n");
+  out << "Final size " << format_size(s.old_bytes) << " → " << format_size(s.new_bytes) << " ("
+      << render_detail::signed_size(s.delta()) << ", " << render_detail::growth_percent(s.old_bytes, s.new_bytes)
+      << ")\n\n";
+  out << "| category | old | new | change |\n| --- | ---: | ---: | ---: |\n";
+  for (const auto& c : d.categories) {
+    if (c.bytes.old_bytes == 0 && c.bytes.new_bytes == 0) continue;
+    out << "| " << visible(c.name) << " | " << format_size(c.bytes.old_bytes) << " | "
+        << format_size(c.bytes.new_bytes) << " | " << render_detail::signed_size(c.bytes.delta()) << " |\n";
   }
-  out << "  </testsuite>\n</testsuites>\n";
+  const FindingChanges& f = d.findings;
+  if (!f.appeared.empty() || !f.gone.empty()) {
+    out << "\n";
+    for (const auto& x : f.appeared) out << "- new finding `" << x.id << "` (" << format_size(x.bytes.new_bytes) << ")\n";
+    for (const auto& x : f.gone) out << "- fixed `" << x.id << "` (" << format_size(x.bytes.old_bytes) << ")\n";
+  }
 }
 
 }  // namespace imgsmith

@@ -1,4 +1,6 @@
 #include <cstdio>
+#include <map>
+#include <optional>
 #include <string>
 
 #include "imgsmith/render.hpp"
@@ -96,6 +98,51 @@ void render_findings(const std::vector<Finding>& findings, std::ostream& out) {
   }
 }
 
+// One line of a diff list: "  + 1.23 MB  what", the label shown safely.
+void change_line(std::ostream& out, const char* sign, std::uint64_t bytes, const std::string& label,
+                 const std::string& note = "") {
+  out << "  " << sign << " " << format_size(bytes) << "  " << shorten(visible(label), 70) << note << "\n";
+}
+
+// A list of files that changed, then how many more there were.
+void file_list(std::ostream& out, const char* sign, const FileChanges::List& list, const std::string& note = "") {
+  for (const auto& c : list.top) change_line(out, sign, c.bytes(), c.path, (c.hard_link ? " (hard link)" : "") + note);
+  if (list.count > list.top.size()) out << "    ... " << format_count(list.count - list.top.size()) << " more\n";
+}
+
+// The files that changed, saying what the comparison could know.
+void render_file_changes(const FileChanges& files, std::ostream& out) {
+  out << "\nFILES  "
+      << (files.old_complete && files.new_complete ? "every file compared"
+                                                   : "largest files compared (a saved report lists only those)")
+      << ": " << files.added.count << " added";
+  if (files.added.count > 0) out << " (" << format_size(files.added_bytes) << ")";
+  out << ", " << files.removed.count << " removed";
+  if (files.removed.count > 0) out << " (" << format_size(files.removed_bytes) << ")";
+  out << ", " << files.resized.count << " resized\n";
+  file_list(out, "+", files.added);
+  file_list(out, "-", files.removed);
+  for (const auto& c : files.resized.top)
+    out << "  ~ " << render_detail::signed_size(c.delta()) << "  " << shorten(visible(c.path), 70) << " ("
+        << format_size(c.old_bytes) << " -> " << format_size(c.new_bytes) << ")\n";
+  if (files.resized.count > files.resized.top.size())
+    out << "    ... " << format_count(files.resized.count - files.resized.top.size()) << " more\n";
+  if (files.entered_largest.count > 0)
+    file_list(out, ">", files.entered_largest,
+              "  entered the old report's largest-" + std::to_string(files.old_listed) + " list (new, or grown)");
+  if (files.left_largest.count > 0)
+    file_list(out, "<", files.left_largest,
+              "  left the new report's largest-" + std::to_string(files.new_listed) + " list (removed, or shrunk)");
+}
+
+// "pip 1.2 MB, apt 3.4 MB", or "-" for none.
+std::string origins_text(const std::optional<std::map<std::string, std::uint64_t>>& origins) {
+  if (!origins || origins->empty()) return "-";
+  std::string text;
+  for (const auto& [origin, bytes] : *origins) text += (text.empty() ? "" : ", ") + visible(origin) + " " + format_size(bytes);
+  return text;
+}
+
 }  // namespace
 
 void render_text(const Report& report, std::ostream& out) {
@@ -182,6 +229,46 @@ void render_text(const Report& report, std::ostream& out) {
           << render_detail::gate_value(c.limit) << ")" << (c.passed ? "" : ": " + visible(c.message))
           << "\n";
   }
+}
+
+void render_diff_text(const DiffReport& d, std::ostream& out) {
+  const auto line = [&](const std::string& label, const SizeChange& c) {
+    out << fmt("  %-12s %12s -> %12s  %10s  %s\n", label.c_str(), format_size(c.old_bytes).c_str(),
+               format_size(c.new_bytes).c_str(), render_detail::signed_size(c.delta()).c_str(),
+               render_detail::growth_percent(c.old_bytes, c.new_bytes).c_str());
+  };
+  out << "OLD  " << visible(d.old_side.source) << "\nNEW  " << visible(d.new_side.source) << "\n\nSIZE\n";
+  line("final", d.final_bytes);
+  line("layers", d.layers_bytes);
+  line("wasted", d.wasted_bytes);
+  out << "\nCATEGORIES\n";
+  for (const auto& c : d.categories) {
+    if (c.bytes.delta() == 0 && c.children.empty()) continue;
+    line(visible(c.name), c.bytes);
+    for (std::size_t i = 0; i < c.children.size() && i < 5; ++i) {
+      const ChildChange& k = c.children[i];
+      line("  " + visible(k.name), k.bytes);
+      if (k.old_origins || k.new_origins)
+        out << "                 from " << origins_text(k.old_origins) << " -> " << origins_text(k.new_origins) << "\n";
+    }
+  }
+  out << "\nLAYERS  " << d.layers.shared << " shared, " << d.layers.added.size() << " added, "
+      << d.layers.removed.size() << " removed\n";
+  for (const auto& l : d.layers.added) change_line(out, "+", l.size_bytes, l.created_by);
+  for (const auto& l : d.layers.removed) change_line(out, "-", l.size_bytes, l.created_by);
+  render_file_changes(d.files, out);
+  out << "\nFINDINGS\n";
+  for (const auto& f : d.findings.appeared)
+    out << "  appeared  " << visible(f.id) << " (" << format_size(f.bytes.new_bytes) << ")\n";
+  for (const auto& f : d.findings.gone)
+    out << "  gone      " << visible(f.id) << " (" << format_size(f.bytes.old_bytes) << ")\n";
+  for (const auto& f : d.findings.changed)
+    out << "  changed   " << visible(f.id) << " " << render_detail::signed_size(f.bytes.delta()) << "\n";
+  if (d.findings.appeared.empty() && d.findings.gone.empty() && d.findings.changed.empty()) out << "  unchanged\n";
+  if (!d.checks.empty()) out << "\nGATE  " << (d.passed ? "passed" : "FAILED") << "\n";
+  for (const auto& c : d.checks)
+    out << "  " << (c.passed ? "pass  " : "FAIL  ") << c.rule << " (limit " << render_detail::json_number(c.limit).dump()
+        << ", actual " << render_detail::json_number(c.actual).dump() << ")\n";
 }
 
 }  // namespace imgsmith

@@ -9,13 +9,14 @@
 #include "imgsmith/error.hpp"
 #include "imgsmith/findings.hpp"
 #include "imgsmith/render.hpp"
+#include "imgsmith/renderers.hpp"
 #include "imgsmith/text.hpp"
 
 using namespace imgsmith;
 
 namespace {
 
-nlohmann::json report_of(const std::string& name) {
+SavedReport report_of(const std::string& name) {
   AnalyzeOptions options;
   options.capture = is_package_database;
   const Analysis a = analyze_image(fixture(name), options);
@@ -23,7 +24,13 @@ nlohmann::json report_of(const std::string& name) {
   const auto findings = find_waste(a, attr, {});
   const GateResult gate;
   // Through text and back, as a baseline file would be.
-  return nlohmann::json::parse(report_to_json(Report{a, &attr, &findings, gate}).dump());
+  return report_from_json(nlohmann::json::parse(report_to_json(Report{a, &attr, &findings, gate}).dump()));
+}
+
+// The imgsmith.diff/v1 document of two reports.
+nlohmann::json diff_json(const SavedReport& old_r, const SavedReport& new_r, const DiffGate& gate,
+                         const DiffOptions& options = {}) {
+  return diff_to_json(diff_reports(old_r.view(), new_r.view(), gate, options));
 }
 
 }  // namespace
@@ -31,7 +38,7 @@ nlohmann::json report_of(const std::string& name) {
 TEST_CASE("diff: growth of the final size, per category and per finding") {
   const auto old_r = report_of("test-docker-image.tar");
   const auto new_r = report_of("test-kaniko-image.tar");
-  const auto d = diff_reports(old_r, new_r, DiffGate{});
+  const auto d = diff_json(old_r, new_r, DiffGate{});
   CHECK(d["schema"] == "imgsmith.diff/v1");
   CHECK(d["size"]["final_bytes"]["old"] == 1188573);
   CHECK(d["size"]["final_bytes"]["new"] == 1280165);
@@ -48,7 +55,7 @@ TEST_CASE("diff: growth of the final size, per category and per finding") {
 
 TEST_CASE("diff: an image against itself shows no change") {
   const auto r = report_of("test-docker-image.tar");
-  const auto d = diff_reports(r, r, DiffGate{std::uint64_t{0}, 0.0});
+  const auto d = diff_json(r, r, DiffGate{std::uint64_t{0}, 0.0});
   CHECK(d["size"]["final_bytes"]["delta"] == 0);
   CHECK(d["layers"]["shared"] == 14);
   CHECK(d["layers"]["added"].empty());
@@ -61,18 +68,17 @@ TEST_CASE("diff: an image against itself shows no change") {
 TEST_CASE("diff: --max-growth in bytes and in percent") {
   const auto old_r = report_of("test-docker-image.tar");
   const auto new_r = report_of("test-kaniko-image.tar");
-  CHECK(diff_reports(old_r, new_r, DiffGate{std::uint64_t{91592}, std::nullopt})["gate"]["passed"] == true);
-  CHECK(diff_reports(old_r, new_r, DiffGate{std::uint64_t{91591}, std::nullopt})["gate"]["passed"] == false);
-  CHECK(diff_reports(old_r, new_r, DiffGate{std::nullopt, 8.0})["gate"]["passed"] == true);
-  CHECK(diff_reports(old_r, new_r, DiffGate{std::nullopt, 7.0})["gate"]["passed"] == false);
+  CHECK(diff_json(old_r, new_r, DiffGate{std::uint64_t{91592}, std::nullopt})["gate"]["passed"] == true);
+  CHECK(diff_json(old_r, new_r, DiffGate{std::uint64_t{91591}, std::nullopt})["gate"]["passed"] == false);
+  CHECK(diff_json(old_r, new_r, DiffGate{std::nullopt, 8.0})["gate"]["passed"] == true);
+  CHECK(diff_json(old_r, new_r, DiffGate{std::nullopt, 7.0})["gate"]["passed"] == false);
   // Shrinking always passes.
-  CHECK(diff_reports(new_r, old_r, DiffGate{std::uint64_t{0}, 0.0})["gate"]["passed"] == true);
+  CHECK(diff_json(new_r, old_r, DiffGate{std::uint64_t{0}, 0.0})["gate"]["passed"] == true);
 }
 
 TEST_CASE("diff: a document that is not an analysis report is refused") {
-  const auto r = report_of("test-docker-image.tar");
-  CHECK_THROWS_AS(diff_reports(nlohmann::json{{"schema", "other"}}, r, DiffGate{}), InputError);
-  CHECK_THROWS_AS(diff_reports(r, nlohmann::json::array(), DiffGate{}), InputError);
+  CHECK_THROWS_AS(report_from_json(nlohmann::json{{"schema", "other"}}), InputError);
+  CHECK_THROWS_AS(report_from_json(nlohmann::json::array()), InputError);
 }
 
 namespace {
@@ -82,7 +88,7 @@ using namespace imgsmith::testing;
 // An image analysed now: its report, as a saved baseline would read back,
 // and its every file.
 struct Analysed {
-  nlohmann::json report;
+  SavedReport report;
   FileSet files;
 };
 
@@ -96,7 +102,7 @@ Analysed analysed(const Image& image, std::size_t top) {
   const Attribution attr = attribute(a, builtin_rules());
   const auto findings = find_waste(a, attr, {});
   const GateResult gate;
-  return {nlohmann::json::parse(report_to_json(Report{a, &attr, &findings, gate}).dump()),
+  return {report_from_json(nlohmann::json::parse(report_to_json(Report{a, &attr, &findings, gate}).dump())),
           file_set(*a.tree)};
 }
 
@@ -131,7 +137,7 @@ Image version(int v) {
 TEST_CASE("diff: two saved reports never call a file gone that only left the other's list") {
   // Saved with --top 4: v1 lists a, gone, b, c; v2 lists n1, n2, a, b.
   const auto old_r = analysed(version(1), 4).report, new_r = analysed(version(2), 4).report;
-  const auto f = diff_reports(old_r, new_r, DiffGate{})["files"];
+  const auto f = diff_json(old_r, new_r, DiffGate{})["files"];
   CHECK(f["old_complete"] == false);
   CHECK(f["new_complete"] == false);
   CHECK(f["removed"].empty());
@@ -142,7 +148,7 @@ TEST_CASE("diff: two saved reports never call a file gone that only left the oth
   CHECK(paths(f["entered_largest"]) == Paths{"/n1", "/n2"});
   CHECK(f["resized"].empty());
   std::ostringstream text;
-  render_diff_text(diff_reports(old_r, new_r, DiffGate{}), text);
+  render_diff_text(diff_reports(old_r.view(), new_r.view(), DiffGate{}), text);
   CHECK_THAT(text.str(), Catch::Contains("/gone  left the new report's largest-4 list"));
   CHECK_THAT(text.str(), !Catch::Contains("- 3.00 kB  /c"));
 }
@@ -153,7 +159,7 @@ TEST_CASE("diff: images analysed now are compared file by file, then cut to --to
   o.old_files = &old_a.files;
   o.new_files = &new_a.files;
   o.top = 10;
-  auto f = diff_reports(old_a.report, new_a.report, DiffGate{}, o)["files"];
+  auto f = diff_json(old_a.report, new_a.report, DiffGate{}, o)["files"];
   CHECK(f["old_complete"] == true);
   CHECK(paths(f["added"]) == Paths{"/n1", "/n2"});
   CHECK(f["added_bytes"] == 11500);
@@ -163,7 +169,7 @@ TEST_CASE("diff: images analysed now are compared file by file, then cut to --to
   CHECK(f["entered_largest"].empty());
   CHECK(f["left_largest"].empty());
   o.top = 1;
-  f = diff_reports(old_a.report, new_a.report, DiffGate{}, o)["files"];
+  f = diff_json(old_a.report, new_a.report, DiffGate{}, o)["files"];
   CHECK(paths(f["added"]) == Paths{"/n1"});
   CHECK(f["counts"]["added"] == 2);
   CHECK(f["added_bytes"] == 11500);
@@ -174,7 +180,7 @@ TEST_CASE("diff: a saved baseline against an image analysed now") {
   const auto new_a = analysed(version(2), 4);
   DiffOptions o;
   o.new_files = &new_a.files;
-  const auto f = diff_reports(old_r, new_a.report, DiffGate{}, o)["files"];
+  const auto f = diff_json(old_r, new_a.report, DiffGate{}, o)["files"];
   CHECK(paths(f["removed"]) == Paths{"/gone"});  // known: the new image has every file
   CHECK(f["added"].empty());                     // the baseline cannot say n1 is new...
   CHECK(paths(f["entered_largest"]) == Paths{"/n1", "/n2"});  // ...only that it was not that large
@@ -188,7 +194,7 @@ TEST_CASE("diff: odd file names read back from a saved report through path_bytes
   const auto new_a = analysed(next, 100);
   DiffOptions o;
   o.new_files = &new_a.files;
-  const auto d = nlohmann::json::parse(diff_reports(old_r, new_a.report, DiffGate{}, o).dump());
+  const auto d = nlohmann::json::parse(diff_json(old_r, new_a.report, DiffGate{}, o).dump());
   // The Latin-1-free but invalid name "odd/bytes-\xff\xfe\xc3" matches
   // itself only when read back through path_bytes.
   CHECK(paths(d["files"]["removed"]) == Paths{"/" + odd_names()[4].path});
@@ -200,12 +206,33 @@ TEST_CASE("diff: odd file names read back from a saved report through path_bytes
   const auto old_a = analysed(odd_names_image(), 100), fewer_a = analysed(fewer, 100);
   o.old_files = &old_a.files;
   o.new_files = &fewer_a.files;
-  const auto e = nlohmann::json::parse(diff_reports(old_a.report, fewer_a.report, DiffGate{}, o).dump());
+  const DiffReport typed = diff_reports(old_a.report.view(), fewer_a.report.view(), DiffGate{}, o);
+  const auto e = nlohmann::json::parse(diff_to_json(typed).dump());
   REQUIRE(e["files"]["removed"].size() == 1);
   CHECK(e["files"]["removed"][0]["path_bytes"] == to_hex("/" + odd_names()[5].path));
   CHECK(path_of(e["files"]["removed"][0]) == "/" + odd_names()[5].path);
   std::ostringstream text;
-  render_diff_text(e, text);
+  render_diff_text(typed, text);
   CHECK_THAT(text.str(), Catch::Contains("/odd/bytes-\\xff\\xfe\\xc3"));
   CHECK(is_valid_utf8(text.str()));
+}
+
+TEST_CASE("diff: csv, a row per changed file") {
+  const auto old_a = analysed(version(1), 2), new_a = analysed(version(2), 2);
+  DiffOptions o;
+  o.old_files = &old_a.files;
+  o.new_files = &new_a.files;
+  std::ostringstream out;
+  render_diff("csv", diff_reports(old_a.report.view(), new_a.report.view(), DiffGate{}, o), out);
+  CHECK(out.str() ==
+        "change,path,path_bytes,old_bytes,new_bytes,hard_link\n"
+        "added,/n1,,,6000,false\n"
+        "added,/n2,,,5500,false\n"
+        "removed,/gone,,4500,,false\n"
+        "resized,/d,,2000,2500,false\n");
+  // Against a saved report: only what its list shows.
+  o.old_files = nullptr;
+  std::ostringstream partial;
+  render_diff("csv", diff_reports(analysed(version(1), 4).report.view(), new_a.report.view(), DiffGate{}, o), partial);
+  CHECK_THAT(partial.str(), Catch::Contains("entered_largest,/n1,,,6000,false\n"));
 }

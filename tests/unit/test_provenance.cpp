@@ -188,9 +188,10 @@ TEST_CASE("diff: the origin of framework bytes on each side (torch from pip, the
     const Analysis a = analyze_image(tmp / "img.tar", options);
     const Attribution attr = attribute(a, builtin_rules());
     const auto findings = find_waste(a, attr, {});
-    return nlohmann::json::parse(report_to_json(Report{a, &attr, &findings, GateResult{}}).dump());
+    return report_from_json(nlohmann::json::parse(report_to_json(Report{a, &attr, &findings, GateResult{}}).dump()));
   };
-  const auto d = diff_reports(report_of(pip_image), report_of(apt_image), DiffGate{});
+  const DiffReport typed = diff_reports(report_of(pip_image).view(), report_of(apt_image).view(), DiffGate{});
+  const auto d = diff_to_json(typed);
   const nlohmann::json* torch = nullptr;
   for (const auto& c : d["categories"])
     if (c["name"] == "framework")
@@ -200,7 +201,7 @@ TEST_CASE("diff: the origin of framework bytes on each side (torch from pip, the
   CHECK((*torch)["origins"]["old"]["pip"] == 9000 + std::string("torch/lib/libtorch_cpu.so,,9000\n").size());
   CHECK((*torch)["origins"]["new"]["apt"] == 9500);
   std::ostringstream text;
-  render_diff_text(d, text);
+  render_diff_text(typed, text);
   CHECK_THAT(text.str(), Catch::Contains("from pip ") && Catch::Contains("-> apt "));
 }
 

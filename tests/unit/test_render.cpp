@@ -1,14 +1,18 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "fixtures.hpp"
 #include "image_builder.hpp"
 #include "imgsmith/attribution.hpp"
+#include "imgsmith/error.hpp"
 #include "imgsmith/findings.hpp"
 #include "imgsmith/render.hpp"
+#include "imgsmith/renderers.hpp"
 #include "imgsmith/text.hpp"
+#include "pipeline.hpp"
 
 using namespace imgsmith;
 using imgsmith::testing::odd_names;
@@ -262,4 +266,120 @@ TEST_CASE("json and text: every list is cut to --top, the totals count all") {
   std::ostringstream text;
   render_text(Report{a, &attr, &findings, gate}, text);
   CHECK(count(text.str(), "overwritten layer") == 5);
+}
+
+namespace {
+
+// A report as `analyze --format json` writes it.
+std::string saved_json(const Report& report) {
+  return report_to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// Written, read back and written again: the same bytes, and the same
+// report in every other format.
+void check_round_trip(const Report& report, bool same_text) {
+  const std::string first = saved_json(report);
+  const SavedReport back = report_from_json(nlohmann::json::parse(first));
+  CHECK(saved_json(back.view()) == first);
+  if (!same_text) return;
+  for (const auto render : {render_text, render_markdown, render_junit}) {
+    std::ostringstream before, after;
+    render(report, before);
+    render(back.view(), after);
+    CHECK(after.str() == before.str());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("json: a saved report reads back into the structs it was written from (dive's fixtures)") {
+  GateConfig g;
+  g.max_size = 1000000;
+  g.max_wasted_percent = 1.0;
+  g.min_efficiency = 0.99;
+  g.max_user_wasted_percent = 0.5;
+  g.deny = {"deleted-in-later-layer"};
+  for (const char* name : {"test-docker-image.tar", "test-kaniko-image.tar", "test-oci-estargz-image.tar",
+                           "test-oci-gzip-image.tar", "test-oci-uncompressed-image.tar", "test-oci-zstd-image.tar"}) {
+    for (const std::size_t top : {std::size_t{10}, std::size_t{3}}) {
+      INFO(name << " --top " << top);
+      AnalyzeOptions options;
+      options.top = top;
+      const PipelineResult r = run_pipeline(fixture(name), options, builtin_rules(), {});
+      const GateResult gate = evaluate_gate(r.analysis, g, &r.attribution, &r.findings);
+      check_round_trip(Report{r.analysis, &r.attribution, &r.findings, gate}, true);
+      check_round_trip(Report{r.analysis, nullptr, nullptr, GateResult{}}, true);
+    }
+  }
+}
+
+TEST_CASE("json: odd file names read back as their exact bytes") {
+  const OddRendered r;
+  check_round_trip(r.report(), false);
+  const SavedReport back = report_from_json(report_to_json(r.report()));
+  CHECK(back.analysis.source == r.source);
+  REQUIRE(back.analysis.largest_files.size() == r.analysis.largest_files.size());
+  for (std::size_t i = 0; i < r.analysis.largest_files.size(); ++i)
+    CHECK(back.analysis.largest_files[i].path == r.analysis.largest_files[i].path);
+  REQUIRE(back.analysis.waste.size() == r.analysis.waste.size());
+  for (std::size_t i = 0; i < r.analysis.waste.size(); ++i) CHECK(back.analysis.waste[i].path == r.analysis.waste[i].path);
+  REQUIRE(back.findings);
+  CHECK(back.findings->size() == r.findings.size());
+}
+
+TEST_CASE("json: reading back refuses what is not an analysis report") {
+  CHECK_THROWS_AS(report_from_json(nlohmann::json{{"schema", "imgsmith.diff/v1"}}), InputError);
+  CHECK_THROWS_AS(report_from_json(nlohmann::json::array()), InputError);
+  CHECK_THROWS_AS(report_from_json(nlohmann::json{{"schema", "imgsmith.analysis/v1"}, {"size", {{"final_bytes", "big"}}}}),
+                  InputError);
+  // A key an earlier imgsmith did not write reads as empty.
+  const SavedReport r = report_from_json(nlohmann::json{{"schema", "imgsmith.analysis/v1"}});
+  CHECK(r.analysis.final_bytes == 0);
+  CHECK_FALSE(r.attribution);
+  CHECK(r.gate.passed);
+}
+
+TEST_CASE("renderers: one table chooses the format for analyze and diff") {
+  std::set<std::string> names;
+  for (const auto& r : renderers()) {
+    CHECK(names.insert(r.name).second);
+    CHECK(r.analysis != nullptr);
+    CHECK_FALSE(r.description.empty());
+  }
+  CHECK(renderers().front().name == "text");  // the default
+  const Rendered r(GateConfig{});
+  std::ostringstream json;
+  render_analysis("json", r.report(), json);
+  CHECK(json.str() == saved_json(r.report()));
+  // A format without a diff renderer says so, by name.
+  CHECK(format_error("junit", false).empty());
+  CHECK_THAT(format_error("junit", true), Catch::StartsWith("format junit is not available for diff"));
+  CHECK_THAT(format_error("yaml", false), Catch::StartsWith("unknown format 'yaml'"));
+  std::ostringstream out;
+  CHECK_THROWS_AS(render_diff("junit", DiffReport{}, out), InputError);
+  CHECK_THROWS_AS(render_analysis("yaml", r.report(), out), InputError);
+  CHECK_THAT(format_help(false), Catch::Contains("junit"));
+  CHECK_THAT(format_help(true), !Catch::Contains("junit"));
+}
+
+TEST_CASE("csv: the largest files, a row each, odd names escaped with their bytes beside") {
+  const OddRendered r;
+  std::ostringstream out;
+  render_analysis("csv", r.report(), out);
+  std::istringstream lines(out.str());
+  std::string line;
+  REQUIRE(std::getline(lines, line));
+  CHECK(line == "path,path_bytes,bytes,layer,hard_links");
+  std::size_t rows = 0;
+  std::map<std::string, std::string> hex_of;  // shown path -> path_bytes
+  while (std::getline(lines, line)) {
+    ++rows;
+    const auto comma = line.find(',');
+    hex_of[line.substr(0, comma)] = line.substr(comma + 1, line.find(',', comma + 1) - comma - 1);
+  }
+  CHECK(rows == r.analysis.largest_files.size());  // a newline in a name starts no row
+  check_inert(out.str());
+  CHECK(hex_of.at("/odd/new\\nline") == to_hex("/odd/new\nline"));
+  CHECK(hex_of.at("/odd/bytes-\\xff\\xfe\\xc3") == to_hex("/" + odd_names()[5].path));
+  CHECK(hex_of.at("/odd/na\xc3\xafve-\xc3\xbcnic\xc3\xb8" "de").empty());  // valid and printable: as it is
 }

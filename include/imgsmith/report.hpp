@@ -1,0 +1,43 @@
+// The report model: what every renderer and diff read. An analysis run now
+// and a report saved earlier (imgsmith.analysis/v1, read back with
+// report_from_json) are the same structs, so they render and compare alike.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "imgsmith/analysis.hpp"
+#include "imgsmith/attribution.hpp"
+#include "imgsmith/findings.hpp"
+#include "imgsmith/gate.hpp"
+
+namespace imgsmith {
+
+// What a report shows: the analysis, and when attribution ran, the
+// categories and the findings.
+struct Report {
+  const Analysis& analysis;
+  const Attribution* attribution = nullptr;
+  const std::vector<Finding>* findings = nullptr;
+  const GateResult& gate;
+};
+
+// A report that owns what it shows: one read back from a saved document
+// (report_from_json), or an image's report kept as a saved one keeps it
+// (diff, once it has the image's files). What a saved report leaves out
+// stays empty: the analysis has no tree, metadata, file heads or
+// duplicates, and the attribution only categories (total_bytes their sum).
+// Read back, strings are as the document holds them (valid UTF-8) and file
+// names their exact bytes.
+struct SavedReport {
+  Analysis analysis;
+  std::optional<Attribution> attribution;
+  std::optional<std::vector<Finding>> findings;
+  GateResult gate;
+
+  Report view() const {
+    return Report{analysis, attribution ? &*attribution : nullptr, findings ? &*findings : nullptr, gate};
+  }
+};
+
+}  // namespace imgsmith

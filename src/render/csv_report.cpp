@@ -1,0 +1,58 @@
+// CSV for spreadsheets and scripts: analyze's largest files, diff's changed
+// files, one row each (RFC 4180). A name is shown as the text report shows
+// it, escaped (visible()); when it had to be, path_bytes holds its exact
+// bytes in hex, as in JSON.
+#include <string>
+#include <string_view>
+
+#include "imgsmith/render.hpp"
+#include "imgsmith/text.hpp"
+
+namespace imgsmith {
+namespace {
+
+// A field, quoted when it holds a comma or a quote (visible() leaves no line break).
+std::string field(std::string_view s) {
+  if (s.find_first_of(",\"") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (const char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// path,path_bytes
+std::string path_fields(std::string_view path) {
+  return field(visible(path)) + "," + (needs_escape(path) ? to_hex(path) : "");
+}
+
+}  // namespace
+
+void render_csv(const Report& report, std::ostream& out) {
+  const Analysis& a = report.analysis;
+  out << "path,path_bytes,bytes,layer,hard_links\n";
+  for (std::size_t i = 0; i < a.largest_files.size() && i < a.top; ++i) {
+    const FileReport& f = a.largest_files[i];
+    out << path_fields(f.path) << "," << f.bytes << "," << f.layer << "," << f.hard_links << "\n";
+  }
+}
+
+void render_diff_csv(const DiffReport& diff, std::ostream& out) {
+  // Each kind of change, and which sides hold the file: a side without it
+  // (or, for entered_largest and left_largest, whose list did not show it)
+  // has no bytes.
+  struct Kind {
+    const char* name;
+    const FileChanges::List& list;
+    bool old_side, new_side;
+  };
+  const FileChanges& f = diff.files;
+  out << "change,path,path_bytes,old_bytes,new_bytes,hard_link\n";
+  for (const Kind& kind : {Kind{"added", f.added, false, true}, Kind{"removed", f.removed, true, false},
+                           Kind{"resized", f.resized, true, true}, Kind{"entered_largest", f.entered_largest, false, true},
+                           Kind{"left_largest", f.left_largest, true, false}})
+    for (const FileChange& c : kind.list.top)
+      out << kind.name << "," << path_fields(c.path) << "," << (kind.old_side ? std::to_string(c.old_bytes) : "")
+          << "," << (kind.new_side ? std::to_string(c.new_bytes) : "") << "," << (c.hard_link ? "true" : "false")
+          << "\n";
+}
+
+}  // namespace imgsmith
