@@ -235,6 +235,9 @@ const std::map<std::string, std::string>& builtin_templates();
 // Splits a --cmd string into words the way a POSIX shell would for plain
 // words and quotes (no expansion). Throws InputError on an open quote.
 std::vector<std::string> split_command(const std::string& text);
+// ["a", "b c"]: the words as the JSON array of an exec-form CMD, control
+// characters escaped. Throws InputError on a word that is not valid UTF-8.
+std::string command_json(const std::vector<std::string>& words);
 
 // PEP 503: lowercase, runs of -_. become one '-'.
 std::string normalise_name(const std::string& name);

@@ -150,8 +150,6 @@ std::string major_minor(const std::string& version_text);  // "2.6.0+cu124" -> "
 std::string lower_bound_release(const std::string& specifier);
 // PEP 440 release order of two version strings ("12.10" after "12.8").
 bool version_less(const std::string& a, const std::string& b);
-// ["a", "b c"] as a JSON array, for exec-form CMD.
-std::string command_json(const std::vector<std::string>& words);
 // Poetry's "^1.2" and "~1.2" as PEP 440 ranges pip understands.
 std::string poetry_to_pep440(const std::string& specifier);
 std::string local_label(const std::string& specifier);  // "==2.6.0+cu124" -> "cu124"

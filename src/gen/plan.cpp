@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <regex>
 
+#include <nlohmann/json.hpp>
+
 #include "gen_internal.hpp"
 #include "imgsmith/error.hpp"
 #include "imgsmith/gen.hpp"
@@ -38,15 +40,6 @@ std::string shell_quote(const std::string& word) {
   std::string out = "'";
   for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
-}
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
 }
 
 // Rewrites an image reference to come from a mirror: PREFIX replaces the
@@ -1106,9 +1099,19 @@ Plan make_plan(const Project& project, const Options& options) {
   return d.p;
 }
 
+// The exec form of CMD is a JSON array: a word holding a tab or a newline
+// must be escaped, or Docker, failing to parse it, silently runs the line
+// as a shell command instead.
 std::string command_json(const std::vector<std::string>& words) {
   std::vector<std::string> quoted;
-  for (const auto& w : words) quoted.push_back(json_string(w));
+  for (const auto& w : words) {
+    try {
+      quoted.push_back(nlohmann::json(w).dump());
+    } catch (const nlohmann::json::exception&) {
+      throw InputError("the command word '" + visible(w) +
+                       "' is not valid UTF-8, which a Dockerfile's exec form (JSON) cannot hold");
+    }
+  }
   return "[" + join(quoted, ", ") + "]";
 }
 

@@ -122,6 +122,18 @@ TEST_CASE("gen: --cmd is split like a shell would, without expansion") {
   CHECK_THROWS_WITH(split_command("   "), Catch::Contains("empty"));
 }
 
+TEST_CASE("gen: CMD's exec form is JSON that a parser reads back word for word") {
+  // A raw tab or newline makes the array invalid JSON, and Docker then runs
+  // the whole line through a shell instead, silently.
+  const std::vector<std::string> words{"python", "-c", "print(1)\tx", "a\nb", "quote \" back\\slash", "caf\xc3\xa9",
+                                       std::string("nul\x01", 4)};
+  const std::string text = command_json(words);
+  CHECK(text.find('\t') == std::string::npos);
+  CHECK(text.find('\n') == std::string::npos);
+  CHECK(nlohmann::json::parse(text).get<std::vector<std::string>>() == words);
+  CHECK_THROWS_WITH(command_json({"python", "caf\xe9.py"}), Catch::Contains("not valid UTF-8"));
+}
+
 // ----- the tables ---------------------------------------------------------
 
 TEST_CASE("gen: every torch CUDA build and the default CUDA have a base image") {
