@@ -10,7 +10,6 @@
 #include "imgsmith/dive_metrics.hpp"
 #include "imgsmith/image.hpp"
 #include "imgsmith/merged_tree.hpp"
-#include "imgsmith/registry.hpp"
 
 namespace imgsmith {
 
@@ -88,7 +87,6 @@ struct AnalyzeOptions {
   ProgressFn progress;
   CaptureFn capture;     // package-database files to keep (attribution)
   bool hash_duplicates = false;  // digest files whose sizes collide (--hash)
-  RegistryOptions registry;      // when the input is a registry reference
   // How many layers are the base image's (--base-layers); unset: read
   // from the config's history.
   std::optional<std::size_t> base_layers;
@@ -98,8 +96,18 @@ struct AnalyzeOptions {
 // layer count), with how that was decided.
 void set_base_layers(Analysis& analysis, std::size_t count, std::string evidence);
 
-// Opens, resolves and analyses the image at `path`. Throws InputError.
-Analysis analyze_image(const std::string& path, const AnalyzeOptions& options);
+// Resolves and analyses the image in `store`, which was opened with
+// options.capture and, for --hash, a stream digest of every file (see
+// src/inputs/, which turns what the user typed into a store). Sets
+// everything but Analysis::source. Throws InputError.
+Analysis analyze_store(const BlobStore& store, const AnalyzeOptions& options);
+
+// A string field of an image config ("" when absent or not a string).
+std::string config_string(const nlohmann::json& config, const char* key);
+// created_by for each of `layers` layers, from the config's history;
+// what does not add up becomes a warning.
+std::vector<std::string> created_by_per_layer(const nlohmann::json& config, std::size_t layers,
+                                              std::vector<std::string>& warnings);
 
 // --manifest-only: what a registry's manifest and config say about an
 // image, with no layer downloaded.
@@ -122,9 +130,6 @@ struct ManifestReport {
   double seconds = 0;
 };
 
-// Throws InputError when `input` is not a registry reference (a local file
-// is analysed in full) or the registry cannot answer.
-ManifestReport inspect_manifest(const std::string& input, const AnalyzeOptions& options);
 
 // A merge begun while the layers were read: `tree` holds the first
 // `first_layer_entries` entries of the first layer and nothing else.

@@ -69,10 +69,4 @@ std::unique_ptr<BlobStore> open_docker_daemon(const std::string& name, const std
                                               const ProgressFn& progress, const CaptureFn& capture,
                                               const CaptureFn& stream_hash);
 
-// A file, a directory, docker://NAME or a registry reference, whichever
-// `input` is.
-std::unique_ptr<BlobStore> open_image_source(const std::string& input, const RegistryOptions& registry,
-                                             const ProgressFn& progress, const CaptureFn& capture,
-                                             const CaptureFn& stream_hash);
-
 }  // namespace imgsmith

@@ -20,7 +20,6 @@
 #include "imgsmith/text.hpp"
 
 namespace imgsmith {
-namespace {
 
 std::string config_string(const nlohmann::json& config, const char* key) {
   const auto it = config.find(key);
@@ -53,6 +52,8 @@ std::vector<std::string> created_by_per_layer(const nlohmann::json& config, std:
 // files is 250 of them); users think of them as one change to a directory.
 // Per layer pair, they become one group at the deepest directory holding
 // them all, or one per top-level directory when that would be the root.
+namespace {
+
 std::vector<WasteGroup> group_readded(std::vector<WasteGroup> waste) {
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::string>, WasteGroup> groups;
   std::vector<WasteGroup> out;
@@ -553,56 +554,20 @@ Analysis analyze_layers(const ResolvedImage& image, std::vector<std::shared_ptr<
   return a;
 }
 
-ManifestReport inspect_manifest(const std::string& input, const AnalyzeOptions& options) {
+Analysis analyze_store(const BlobStore& store, const AnalyzeOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  if (!is_registry_input(input) || input.rfind("docker://", 0) == 0)
-    throw InputError(input + ": --manifest-only reads an image's manifest from a registry; a local file is "
-                             "analysed in full (drop --manifest-only)");
-  const auto ref = RegistryRef::parse(input);
-  const auto store = open_registry_store(*ref, options.registry, options.progress, {}, {});
-  const ResolvedImage image = resolve_image(*store, options.selector);
-  ManifestReport r;
-  r.source = ref->str();
-  r.tags = image.tags;
-  r.config_digest = image.config_digest;
-  r.created = config_string(image.config, "created");
-  r.platform = config_string(image.config, "os") + "/" + config_string(image.config, "architecture");
-  if (const std::string v = config_string(image.config, "variant"); !v.empty()) r.platform += "/" + v;
-  const auto created_by = created_by_per_layer(image.config, image.layers.size(), r.warnings);
-  for (std::size_t i = 0; i < image.layers.size(); ++i) {
-    ManifestLayer l;
-    l.digest = image.layers[i].digest;
-    l.compressed_bytes = store->size_of(image.layers[i].blob).value_or(0);
-    if (i < created_by.size()) l.created_by = created_by[i];
-    r.compressed_bytes += l.compressed_bytes;
-    r.layers.push_back(std::move(l));
-  }
-  r.warnings.insert(r.warnings.end(), image.warnings.begin(), image.warnings.end());
-  r.bytes_read = store->bytes_read();
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return r;
-}
-
-Analysis analyze_image(const std::string& path, const AnalyzeOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  // A source read once digests every file on its pass; others digest only
-  // the files whose size collides, on a second pass.
-  const CaptureFn hash_all = [](std::string_view, std::uint64_t size) { return size > 0; };
-  const auto store = open_image_source(path, options.registry, options.progress, options.capture,
-                                       options.hash_duplicates ? hash_all : CaptureFn{});
-  const ResolvedImage image = resolve_image(*store, options.selector);
+  const ResolvedImage image = resolve_image(store, options.selector);
   PartialMerge started;
-  auto scans = scan_all(*store, image, options, started);
+  auto scans = scan_all(store, image, options, started);
   // --hash reads the scans again; otherwise each goes once measured.
   Analysis a = options.hash_duplicates ? analyze_layers(image, scans, options.top, std::move(started))
                                        : analyze_layers(image, std::move(scans), options.top, std::move(started));
   if (options.base_layers) set_base_layers(a, *options.base_layers, "--base-layers");
-  if (options.hash_duplicates) a.duplicates = find_duplicates(*store, image, scans, *a.tree, options);
-  a.source = path;
-  auto store_warnings = store->warnings();
+  if (options.hash_duplicates) a.duplicates = find_duplicates(store, image, scans, *a.tree, options);
+  auto store_warnings = store.warnings();
   a.warnings.insert(a.warnings.begin(), store_warnings.begin(), store_warnings.end());
-  a.bytes_read = store->bytes_read();
-  a.read_via = store->kind();
+  a.bytes_read = store.bytes_read();
+  a.read_via = store.kind();
   a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return a;
 }

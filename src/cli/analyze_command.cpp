@@ -12,6 +12,7 @@
 #include "imgsmith/findings.hpp"
 #include "imgsmith/error.hpp"
 #include "imgsmith/gate.hpp"
+#include "imgsmith/inputs.hpp"
 #include "imgsmith/render.hpp"
 #include "imgsmith/renderers.hpp"
 #include "imgsmith/size.hpp"
@@ -53,7 +54,7 @@ bool has_gate_flags(const AnalyzeArgs& a) {
 }
 
 // --manifest-only: the manifest and config, no layer; no gates apply.
-int run_manifest_only(const AnalyzeArgs& args, const AnalyzeOptions& options) {
+int run_manifest_only(const AnalyzeArgs& args, const AnalyzeOptions& options, const RegistryOptions& registry) {
   if (has_gate_flags(args))
     throw InputError("--manifest-only reads no layer, so the size gates cannot be checked; drop the gate "
                      "flags, or --manifest-only");
@@ -62,7 +63,7 @@ int run_manifest_only(const AnalyzeArgs& args, const AnalyzeOptions& options) {
   ProgressLine progress(!args.quiet);
   AnalyzeOptions o = options;
   o.progress = [&progress](const std::string& s) { progress.show(s); };
-  const ManifestReport r = inspect_manifest(args.image, o);
+  const ManifestReport r = inspect_manifest(args.image, o, registry);
   progress.clear();
   if (!args.quiet)
     for (const auto& w : r.warnings) std::cerr << "imgsmith: warning: " << w << "\n";
@@ -187,8 +188,7 @@ int run_analyze(const AnalyzeArgs& given) {
   if (given.manifest_only) {
     AnalyzeOptions options;
     if (!given.platform.empty()) options.selector.platform = Platform::parse(given.platform);
-    options.registry = registry_options(given);
-    return run_manifest_only(given, options);
+    return run_manifest_only(given, options, registry_options(given));
   }
   const AnalyzeArgs args = with_policy(given);
   const RuleSet rules = rules_with(args.rules);
@@ -202,11 +202,11 @@ int run_analyze(const AnalyzeArgs& given) {
   options.threads = args.threads;
   options.hash_duplicates = args.hash;
   options.base_layers = args.base_layers;
-  options.registry = registry_options(args);
   ProgressLine progress(!args.quiet);
   options.progress = [&progress](const std::string& s) { progress.show(s); };
 
-  const PipelineResult result = run_pipeline(args.image, options, rules, ignore, finding_floor(args.finding_floor));
+  const PipelineResult result =
+      run_pipeline(args.image, options, registry_options(args), rules, ignore, finding_floor(args.finding_floor));
   progress.clear();
   const Analysis& analysis = result.analysis;
   const Attribution& attribution = result.attribution;

@@ -71,9 +71,10 @@ Side side(const std::string& input, const DiffArgs& args, const RuleSet& rules,
   AnalyzeOptions options;
   if (!args.platform.empty()) options.selector.platform = Platform::parse(args.platform);
   options.top = args.top;
-  options.registry.docker_read = args.docker_read;
   options.progress = [&progress, &input](const std::string& s) { progress.show(input + ": " + s); };
-  PipelineResult r = run_pipeline(input, options, rules, {});
+  RegistryOptions registry;
+  registry.docker_read = args.docker_read;
+  PipelineResult r = run_pipeline(input, options, registry, rules, {});
   Side out{SavedReport{}, std::nullopt};
   if (r.analysis.tree) out.files = file_set(*r.analysis.tree);
   // Kept as a saved report would keep it: the tree and the files read for

@@ -1,5 +1,7 @@
 #include "pipeline.hpp"
 
+#include "imgsmith/inputs.hpp"
+
 #include <unistd.h>
 
 #include <iostream>
@@ -10,11 +12,11 @@ RuleSet rules_with(const std::string& user_rules_file) {
   return user_rules_file.empty() ? builtin_rules() : with_user_rules(builtin_rules(), user_rules_file);
 }
 
-PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options, const RuleSet& rules,
-                            const std::vector<Glob>& ignore, const FindingFloor& floor) {
+PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options, const RegistryOptions& registry,
+                            const RuleSet& rules, const std::vector<Glob>& ignore, const FindingFloor& floor) {
   options.capture = attribution_capture;
   PipelineResult r;
-  r.analysis = analyze_image(image, options);
+  r.analysis = analyze_image(image, options, registry);
   // --ignore keeps paths out of the waste list too; the size figures stay.
   std::erase_if(r.analysis.waste, [&](const WasteGroup& w) { return matches_any(ignore, w.path); });
   if (options.progress) options.progress("attributing bytes");

@@ -8,6 +8,7 @@
 #include "imgsmith/attribution.hpp"
 #include "imgsmith/findings.hpp"
 #include "imgsmith/glob.hpp"
+#include "imgsmith/registry.hpp"
 
 namespace imgsmith {
 
@@ -20,8 +21,8 @@ struct PipelineResult {
 // The built-in rules, with those of a --rules file (if any) tried first.
 RuleSet rules_with(const std::string& user_rules_file);
 
-PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options, const RuleSet& rules,
-                            const std::vector<Glob>& ignore, const FindingFloor& floor = {});
+PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options, const RegistryOptions& registry,
+                            const RuleSet& rules, const std::vector<Glob>& ignore, const FindingFloor& floor = {});
 
 // Shows progress on a terminal only: CI logs get the report, not a ticker.
 class ProgressLine {

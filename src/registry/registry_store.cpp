@@ -153,23 +153,4 @@ std::unique_ptr<BlobStore> open_registry_store(const RegistryRef& ref, const Reg
   return std::make_unique<RegistryStore>(ref, options, progress, capture, stream_hash);
 }
 
-std::unique_ptr<BlobStore> open_image_source(const std::string& input, const RegistryOptions& registry,
-                                             const ProgressFn& progress, const CaptureFn& capture,
-                                             const CaptureFn& stream_hash) {
-  if (input.rfind("docker://", 0) == 0)
-    return open_docker_daemon(input.substr(9), registry.docker_read, progress, capture, stream_hash);
-  if (is_registry_input(input)) {
-    const RegistryRef ref = *RegistryRef::parse(input);
-    try {
-      return open_registry_store(ref, registry, progress, capture, stream_hash);
-    } catch (const InputError& e) {
-      // "myimage" may be a mistyped file name as well as a Docker Hub image.
-      if (input.find('/') == std::string::npos)
-        throw InputError(std::string(e.what()) + " (no file named '" + input + "' exists either)");
-      throw;
-    }
-  }
-  return open_blob_store(input, progress, capture, stream_hash);
-}
-
 }  // namespace imgsmith

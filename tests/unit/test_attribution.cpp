@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "image_builder.hpp"
+#include "imgsmith/inputs.hpp"
 #include "imgsmith/attribution.hpp"
 #include "imgsmith/error.hpp"
 #include "imgsmith/findings.hpp"

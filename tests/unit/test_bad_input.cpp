@@ -6,6 +6,7 @@
 #include "fixtures.hpp"
 #include "image_builder.hpp"
 #include "imgsmith/analysis.hpp"
+#include "imgsmith/inputs.hpp"
 #include "imgsmith/error.hpp"
 
 using namespace imgsmith;

@@ -4,6 +4,7 @@
 
 #include "fixtures.hpp"
 #include "image_builder.hpp"
+#include "imgsmith/inputs.hpp"
 #include "imgsmith/attribution.hpp"
 #include "imgsmith/diff.hpp"
 #include "imgsmith/error.hpp"

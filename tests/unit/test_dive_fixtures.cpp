@@ -3,6 +3,7 @@
 
 #include "fixtures.hpp"
 #include "imgsmith/analysis.hpp"
+#include "imgsmith/inputs.hpp"
 #include "imgsmith/gate.hpp"
 
 using namespace imgsmith;

@@ -4,6 +4,7 @@
 
 #include "image_builder.hpp"
 #include "imgsmith/analysis.hpp"
+#include "imgsmith/inputs.hpp"
 #include "imgsmith/error.hpp"
 
 using namespace imgsmith;

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "image_builder.hpp"
+#include "imgsmith/inputs.hpp"
 #include "imgsmith/attribution.hpp"
 #include "imgsmith/findings.hpp"
 #include "imgsmith/gate.hpp"

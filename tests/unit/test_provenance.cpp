@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "image_builder.hpp"
+#include "imgsmith/inputs.hpp"
 #include "imgsmith/attribution.hpp"
 #include "imgsmith/diff.hpp"
 #include "imgsmith/findings.hpp"

@@ -6,6 +6,7 @@
 
 #include "fixtures.hpp"
 #include "image_builder.hpp"
+#include "imgsmith/inputs.hpp"
 #include "imgsmith/attribution.hpp"
 #include "imgsmith/error.hpp"
 #include "imgsmith/findings.hpp"
@@ -305,7 +306,7 @@ TEST_CASE("json: a saved report reads back into the structs it was written from 
       INFO(name << " --top " << top);
       AnalyzeOptions options;
       options.top = top;
-      const PipelineResult r = run_pipeline(fixture(name), options, builtin_rules(), {});
+      const PipelineResult r = run_pipeline(fixture(name), options, {}, builtin_rules(), {});
       const GateResult gate = evaluate_gate(r.analysis, g, &r.attribution, &r.findings);
       check_round_trip(Report{r.analysis, &r.attribution, &r.findings, gate}, true);
       check_round_trip(Report{r.analysis, nullptr, nullptr, GateResult{}}, true);
