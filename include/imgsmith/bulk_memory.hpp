@@ -32,8 +32,8 @@ class GrowingRegion {
   GrowingRegion& operator=(const GrowingRegion&) = delete;
 
   // `bytes` more at the end, zeroed, at an offset that is a multiple of
-  // `align` (at most 4096). Throws std::bad_alloc when the region is full
-  // or the memory cannot be committed.
+  // `align` (at most 4096); nullptr when the region is full. Throws
+  // std::bad_alloc when the memory cannot be committed.
   void* extend(std::size_t bytes, std::size_t align);
   char* base() const { return base_; }
   std::size_t used() const { return used_; }

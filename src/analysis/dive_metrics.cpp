@@ -106,26 +106,43 @@ class LeafWriter {
   FrontCodedWriter list_;
 };
 
-// Reads a LeafWriter's list back, one leaf at a time.
-class LeafReader {
+// Reads a FrontCodedWriter's list back: each path whole, then its tail
+// through tail(), which the list's user reads as it wrote it.
+class FrontCodedReader {
  public:
-  explicit LeafReader(const ByteList& list) : read_(list) {}
-  // The next leaf into key() and size(); false at the end.
+  explicit FrontCodedReader(const ByteList& list) : read_(list) {}
+  // The next path into path(); false at the end.
   bool next() {
     if (read_.at_end()) return false;
     const auto shared = static_cast<std::size_t>(read_.varint());
     const auto rest = static_cast<std::size_t>(read_.varint());
-    key_.resize(shared);
-    read_.read(rest, key_);
-    size_ = read_.varint();
+    path_.resize(shared);
+    read_.read(rest, path_);
     return true;
   }
-  const std::string& key() const { return key_; }
-  std::uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+  ByteList::Reader& tail() { return read_; }
 
  private:
   ByteList::Reader read_;
-  std::string key_;
+  std::string path_;
+};
+
+// Reads a LeafWriter's list back, one leaf at a time.
+class LeafReader {
+ public:
+  explicit LeafReader(const ByteList& list) : list_(list) {}
+  // The next leaf into key() and size(); false at the end.
+  bool next() {
+    if (!list_.next()) return false;
+    size_ = list_.tail().varint();
+    return true;
+  }
+  const std::string& key() const { return list_.path(); }
+  std::uint64_t size() const { return size_; }
+
+ private:
+  FrontCodedReader list_;
   std::uint64_t size_ = 0;
 };
 
@@ -238,24 +255,19 @@ class LeafBuilder {
 // Reads a FirstLayerRecord's list back, one entry at a time.
 class RecordReader {
  public:
-  explicit RecordReader(const ByteList& list) : read_(list) {}
+  explicit RecordReader(const ByteList& list) : list_(list) {}
   bool next() {
-    if (read_.at_end()) return false;
-    const auto shared = static_cast<std::size_t>(read_.varint());
-    const auto rest = static_cast<std::size_t>(read_.varint());
-    path_.resize(shared);
-    read_.read(rest, path_);
-    type_ = static_cast<EntryType>(read_.byte());
-    size_ = read_.varint();
+    if (!list_.next()) return false;
+    type_ = static_cast<EntryType>(list_.tail().byte());
+    size_ = list_.tail().varint();
     return true;
   }
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return list_.path(); }
   EntryType type() const { return type_; }
   std::uint64_t size() const { return size_; }
 
  private:
-  ByteList::Reader read_;
-  std::string path_;
+  FrontCodedReader list_;
   EntryType type_ = EntryType::Other;
   std::uint64_t size_ = 0;
 };

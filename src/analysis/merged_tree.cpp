@@ -152,14 +152,10 @@ FileNode& place_node(GrowingRegion& region, std::string_view name) {
     length[length_bytes++] = static_cast<unsigned char>((size & 0x7F) | (size >= 0x80 ? 0x80 : 0));
     if (size < 0x80) break;
   }
-  void* at = nullptr;
-  try {
-    at = region.extend(sizeof(FileNode) + length_bytes + name.size(), alignof(FileNode));
-  } catch (const std::bad_alloc&) {
-    if (region.used() + sizeof(FileNode) + length_bytes + name.size() + alignof(FileNode) <= region.capacity()) throw;
+  void* at = region.extend(sizeof(FileNode) + length_bytes + name.size(), alignof(FileNode));
+  if (at == nullptr)
     throw InputError("the image's paths outgrow the " + std::to_string(region.capacity() >> 20) +
                      " MiB of address space the analysis could reserve for them");
-  }
   FileNode& node = *new (at) FileNode();
   auto* text = reinterpret_cast<unsigned char*>(&node + 1);
   std::memcpy(text, length, length_bytes);
@@ -197,13 +193,8 @@ FileNode* MergedTree::new_node(std::string_view name, EntryType type, std::uint3
 std::int32_t MergedTree::new_inode(std::uint64_t size, std::uint32_t layer) {
   if (size > kMaxFileSize)
     throw InputError("a file of " + std::to_string(size) + " bytes: more than the analysis can count");
-  void* at = nullptr;
-  try {
-    at = inode_region_.extend(sizeof(Inode), alignof(Inode));
-  } catch (const std::bad_alloc&) {
-    if (inode_region_.used() + 2 * sizeof(Inode) <= inode_region_.capacity()) throw;
-    throw InputError("more than " + std::to_string(inode_count_) + " files: too many to analyse");
-  }
+  void* at = inode_region_.extend(sizeof(Inode), alignof(Inode));
+  if (at == nullptr) throw InputError("more than " + std::to_string(inode_count_) + " files: too many to analyse");
   auto* inode = new (at) Inode{};
   inode->size = size;
   inode->layer = static_cast<std::uint16_t>(layer);

@@ -80,7 +80,7 @@ GrowingRegion::~GrowingRegion() {
 
 void* GrowingRegion::extend(std::size_t bytes, std::size_t align) {
   const std::size_t at = (used_ + align - 1) / align * align;
-  if (at > reserved_ || bytes > reserved_ - at) throw std::bad_alloc();
+  if (at > reserved_ || bytes > reserved_ - at) return nullptr;
   if (at + bytes > committed_) {
     // Committed in huge-page steps: one system call per 2 MiB at most.
     const std::size_t upto = std::min(reserved_, round_up(at + bytes));
