@@ -83,6 +83,10 @@ struct WasteFinder::Builders {
   const std::vector<Glob> ignore;
   std::map<std::string, Builder> b;
   Builder *devel, *pip, *pkgcache, *lists, *weights, *statics, *docs;
+  // The host's C toolchain and headers (gcc, binutils, libc and Python
+  // headers), apart from CUDA's devel files: an image that compiles at run
+  // time needs the former, never the latter.
+  Builder host_toolchain;
   // CUDA files by family and origin: which origin's copy can go is known
   // only once every file is counted.
   std::map<std::pair<std::string, std::string>, Builder> cuda;
@@ -104,6 +108,8 @@ struct WasteFinder::Builders {
     devel = &start("devel-in-final", "compilers, headers or static libraries are in the final image",
                    "build in a builder stage (the devel image) and COPY only the artifacts "
                    "into a runtime or base final stage (multi-stage build)");
+    host_toolchain.top = a.top;
+    host_toolchain.image_layers = &a.layers;
     pip = &start("pip-cache", "Python package caches (pip, uv) are in the image", kCacheFix);
     pkgcache = &start(
         "package-cache", "package caches (apt archives, conda pkgs, npm) are in the image",
@@ -146,7 +152,14 @@ void WasteFinder::add(const AttributedFile& file, const std::string& category_na
            : category_name == "cuda"          ? Kind::Cuda
                                               : Kind::Other;
   const std::string_view child = file.child;
-  if (kind == Kind::BuildTools) x.devel->add(file.path, file.bytes, file.layer);
+  if (kind == Kind::BuildTools) {
+    const bool cuda_devel = file.path.starts_with("/usr/local/cuda") || file.path.starts_with("/opt/nvidia/") ||
+                            file.path.find("-packages/nvidia/") != std::string_view::npos ||
+                            child == "cuda-compiler" || child.starts_with("cuda-") || child.starts_with("nsight") ||
+                            child.starts_with("libnccl") || child.starts_with("libcudnn") ||
+                            child.starts_with("libcu") || child.starts_with("libnv") || child.starts_with("libnpp");
+    (cuda_devel ? *x.devel : x.host_toolchain).add(file.path, file.bytes, file.layer);
+  }
   if (kind == Kind::Cache && (child == "pip" || child == "uv")) x.pip->add(file.path, file.bytes, file.layer);
   if (kind == Kind::Cache && (child == "apt-archives" || child == "conda-pkgs" || child == "npm"))
     x.pkgcache->add(file.path, file.bytes, file.layer);
@@ -284,6 +297,23 @@ std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingF
   }
   if (groups > 0)
     dups.f.message = std::to_string(groups) + " sets of identical files are stored at different paths";
+
+  // A package that compiles C at run time needs the host toolchain in the
+  // final image: Triton (vLLM, SGLang, torch.compile) builds its launcher
+  // with gcc and Python's headers when the app starts, and dies without them
+  // ("Failed to find C compiler"). Only CUDA's devel files are then waste.
+  static const std::set<std::string, std::less<>> runtime_compilers = {"triton"};
+  bool compiles_at_run_time = false;
+  if (const CategoryNode* frameworks = attr.find("framework"))
+    for (const auto& child : frameworks->children)
+      if (runtime_compilers.count(child.name) != 0 && child.bytes > 0) compiles_at_run_time = true;
+  Builder& devel = *builders_->devel;
+  if (!compiles_at_run_time) {
+    devel.absorb(builders_->host_toolchain);
+  } else if (builders_->host_toolchain.f.bytes > 0 && devel.f.bytes > 0) {
+    devel.f.message = "CUDA's compilers, headers or static libraries are in the final image (gcc and the "
+                      "headers Triton compiles with at start are needed, and not counted)";
+  }
 
   // What the base image brought: the user's Dockerfile cannot remove it,
   // only hide it, so the fix is another base (or a slimmer flavour of it).

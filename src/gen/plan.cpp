@@ -883,7 +883,14 @@ struct Decider {
     if (cpp.cmake)
       for (const auto& pkg : t.os.at(p.os).cmake_build)
         if (p.cmake_from_pypi.empty() || pkg.rfind("cmake=", 0) != 0) p.builder_apt.push_back(pkg);
-    if (!cpp.cmake) p.builder_apt.clear();  // nvcc alone needs nothing beyond devel
+    // nvcc alone compiles host code with the system's g++ ("Failed to
+    // preprocess host compiler properties" without one): installed by name,
+    // not assumed to come with devel.
+    if (!cpp.cmake) {
+      p.builder_apt.clear();
+      for (const auto& pkg : t.os.at(p.os).cmake_build)
+        if (pkg.rfind("g++", 0) == 0) p.builder_apt.push_back(pkg);
+    }
     p.probe = o.probe;
     p.cmake = cpp.cmake;
     p.cmake_install = cpp.cmake_install;

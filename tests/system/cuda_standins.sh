@@ -8,6 +8,9 @@
 #   runtime  + cuBLAS, cuFFT, cuRAND, cuSOLVER, cuSPARSE, NVRTC, nvJitLink, NCCL
 #   devel    + nvcc and the toolchain, headers, unversioned and static libraries,
 #            the driver stub, LIBRARY_PATH
+#   cudnn-runtime, cudnn-devel
+#            runtime or devel + this machine's cuDNN (where it has one)
+# cuda_standin_alias.sh gives them the names of other releases.
 # Each image carries a label with a digest of its inputs; an image already
 # there with the same digest is kept (a persistent daemon data root makes
 # that a cache between runs).
@@ -54,10 +57,20 @@ standin() {  # standin FLAVOUR: imports $work/root as the FLAVOUR image
   tar -C "$work/root" --numeric-owner -cf - . | "$docker" import "${changes[@]}" - "$name" >/dev/null
 }
 
-copy_libs() {  # copy_libs GLOB...: versioned shared libraries, symlinks kept
+# cuDNN and NCCL come as Ubuntu packages in NVIDIA's images (libcudnn9*,
+# libnccl2, libnccl-dev), so they live in the OS's directories, not the
+# toolkit's: a CMake project finds them there without hints.
+os_lib=usr/lib/x86_64-linux-gnu
+toolkit_own() { case "$1" in libcudnn*|libnccl*|cudnn*|nccl*) return 1 ;; esac; }
+
+copy_libs() {  # copy_libs DEST GLOB...: shared or static libraries, symlinks kept
+  local dest=$1 f
+  shift
   for pattern in "$@"; do
     for f in "$cuda"/lib/$pattern; do
-      [ -e "$f" ] && cp -a "$f" "$target/"
+      [ -e "$f" ] || [ -L "$f" ] || continue
+      if [ "$dest" = "$target" ]; then toolkit_own "$(basename "$f")" || continue; fi
+      cp -a "$f" "$dest/"
     done
   done
 }
@@ -72,17 +85,54 @@ ln -s targets/x86_64-linux/lib "$cuda_root/lib64"
 ln -s targets/x86_64-linux/include "$cuda_root/include"
 echo "/usr/local/cuda/targets/x86_64-linux/lib" >"$work/root/etc/ld.so.conf.d/000_cuda.conf"
 
-copy_libs 'libcudart.so.*'
+copy_libs "$target" 'libcudart.so.*'
 standin base
 
-copy_libs 'libcublas.so.*' 'libcublasLt.so.*' 'libcufft.so.*' 'libcufftw.so.*' 'libcurand.so.*' \
+copy_libs "$target" 'libcublas.so.*' 'libcublasLt.so.*' 'libcufft.so.*' 'libcufftw.so.*' 'libcurand.so.*' \
   'libcusolver.so.*' 'libcusolverMg.so.*' 'libcusparse.so.*' 'libnvrtc.so.*' 'libnvrtc-builtins.so.*' \
-  'libnvJitLink.so.*' 'libnccl.so.*'
+  'libnvJitLink.so.*'
+copy_libs "$work/root/$os_lib" 'libnccl.so.*'
 standin runtime
 
-copy_libs '*.so' '*.a'
+copy_libs "$target" '*.so' '*.a'
+copy_libs "$work/root/$os_lib" 'libnccl.so' 'libnccl_static.a'
 cp -a "$cuda/lib/stubs" "$target/stubs"
 [ -d "$cuda/lib/cmake" ] && cp -a "$cuda/lib/cmake" "$target/cmake"
-cp -a "$cuda/include/." "$cuda_root/targets/x86_64-linux/include/"
+for f in "$cuda"/include/*; do
+  name=$(basename "$f")
+  case "$name" in
+    nccl*) cp -a "$f" "$work/root/usr/include/" ;;
+    cudnn*) ;;
+    *) cp -a "$f" "$cuda_root/targets/x86_64-linux/include/" ;;
+  esac
+done
 cp -a "$cuda/bin" "$cuda/nvvm" "$cuda_root/"
 standin devel
+
+# cuDNN on top of runtime and devel, one layer each, as NVIDIA's cudnn images
+# are their runtime or devel image plus libcudnn's packages: the libraries
+# (devel: with their unversioned names and the headers, in /usr/include).
+# Made only where the toolkit has cuDNN.
+if ls "$cuda"/lib/libcudnn.so.[0-9]* >/dev/null 2>&1; then
+  cudnn_major=$(cd "$cuda/lib" && ls libcudnn.so.[0-9]* | head -1 | sed 's/^libcudnn\.so\.//; s/\..*//')
+  mkdir -p "$work/cudnn/lib" "$work/cudnn/dev/lib" "$work/cudnn/dev/include"
+  ( target=""; copy_libs "$work/cudnn/lib" 'libcudnn*.so.[0-9]*'; copy_libs "$work/cudnn/dev/lib" 'libcudnn*.so' )
+  cp -a "$cuda"/include/cudnn*.h "$work/cudnn/dev/include/"
+  for flavour in runtime devel; do
+    name="$prefix/nvidia/cuda:$release-cudnn-$flavour-ubuntu24.04"
+    if [ "$("$docker" image inspect -f "{{index .Config.Labels \"$label\"}}" "$name" 2>/dev/null)" = "$inputs" ]; then
+      echo "cuda stand-in $name: cached" >&2
+      continue
+    fi
+    dev=()
+    [ "$flavour" = devel ] && dev=("COPY dev/lib/ /$os_lib/" "COPY dev/include/ /usr/include/")
+    printf '%s\n' "FROM $prefix/nvidia/cuda:$release-$flavour-ubuntu24.04" "COPY lib/ /$os_lib/" "${dev[@]}" \
+      "RUN ldconfig" "ENV NV_CUDNN_VERSION=$cudnn_major" "LABEL $label=$inputs" >"$work/cudnn/Dockerfile"
+    echo "cuda stand-in $name: $flavour with cuDNN $cudnn_major" >&2
+    DOCKER_BUILDKIT=1 "$docker" build -q --network none -t "$name" "$work/cudnn" >/dev/null
+  done
+fi
+
+# A stand-in made again leaves the one it replaced untagged: removed, with
+# every other untagged image of this daemon (the tests' own data root).
+"$docker" image prune -f >/dev/null

@@ -10,7 +10,7 @@
 #   - gen's Dockerfile for examples/cuda-saxpy, built on local stand-ins of
 #     NVIDIA's images (cuda_standins.sh), against a naive one-stage devel
 #     Dockerfile: no devel in the final image, smaller, at most 50 MB over
-#     its base.
+#     its base. (gen's whole corpus is built and run by gen_corpus_test.sh.)
 # The daemon's data root lives in CACHE_DIR/docker, so the stand-ins and
 # BuildKit's cache survive between runs.
 # Usage: docker_test.sh IMGSMITH CACHE_DIR SOURCE_DIR
@@ -34,22 +34,7 @@ source "$here/../cli/assert.sh"
 command -v ip >/dev/null || skip "ip (iproute2) is not installed (scripts/setup.sh installs it)"
 # shellcheck source=dockerd.sh
 source "$here/dockerd.sh"
-# A docker0 bridge that exists before the test must exist after it (a Docker
-# already on the machine keeps its networking). Where there is none, the
-# test makes one, to show that, and removes it at the end.
-made_docker0=""
-if ! ip link show docker0 >/dev/null 2>&1; then
-  ip link add name docker0 type bridge && made_docker0=yes
-fi
-# Short paths: a unix socket path must fit in 108 bytes.
-run=$(mktemp -d /tmp/imgsmith-dockerd.XXXXXX)
-cleanup() {
-  stop_dockerd
-  [ -n "$made_docker0" ] && ip link delete docker0 2>/dev/null
-  rm -rf "$run" "$tmp"
-}
-trap cleanup EXIT
-start_dockerd "$cache/docker" "$run" || { tail -5 "$run/log"; skip "dockerd did not start"; }
+start_test_dockerd "$cache/docker"
 
 
 # ----- a base image and an app image built with BuildKit -----------------------
@@ -245,19 +230,7 @@ fi
 # No PyPI here: the project's one dependency is a wheel the test makes, and
 # gen --wheelhouse has pip install from it alone, in a build with no network.
 py_standin=standin/library/python:3.11-slim-bookworm
-py_inputs=$( { sha256sum "$0"; stat -c '%s %Y' "$root_tar"; } | sha256sum | cut -c1-32)
-if [ "$("$docker" image inspect -f '{{index .Config.Labels "org.imgsmith.standin.inputs"}}' "$py_standin" 2>/dev/null)" != "$py_inputs" ]; then
-  mkdir -p "$tmp/pyctx"
-  cat >"$tmp/pyctx/Dockerfile" <<EOF
-FROM imgsmith-test/bookworm:minbase
-RUN apt-get update && apt-get install -y --no-install-recommends python3.11 python3.11-venv \\
- && for n in python python3 python3.11; do ln -sf /usr/bin/python3.11 /usr/local/bin/\$n; done \\
- && rm -rf /var/lib/apt/lists/*
-LABEL org.imgsmith.standin.inputs=$py_inputs
-EOF
-  DOCKER_BUILDKIT=1 "$docker" build -q --network host -t "$py_standin" "$tmp/pyctx" >"$tmp/py-standin.log" 2>&1 ||
-    { echo "FAIL: the Python stand-in"; tail -10 "$tmp/py-standin.log"; fail=$((fail + 1)); }
-fi
+"$here/python_standin.sh" "$root_tar" || { echo "FAIL: the Python stand-in"; fail=$((fail + 1)); }
 mkdir -p "$tmp/greeter/wheels" "$tmp/pytables"
 printf 'greeting==1.0.0\n' >"$tmp/greeter/requirements.txt"
 printf 'import greeting\nprint(greeting.hello())\n' >"$tmp/greeter/main.py"
@@ -298,84 +271,6 @@ check "the wheel's files are attributed to their distribution" \
   test "$(json_field "$tmp/greeter.json" "[c['bytes'] > 0 for k in d['categories'] if k['name'] == 'python' for c in k['children'] if c['name'] == 'greeting']")" = "[True]"
 export_matches imgsmith-test/greeter:1
 "$docker" image rm imgsmith-test/greeter:1 >/dev/null 2>&1
-
-# ----- gen's corpus, built and run ------------------------------------------------
-# Every corpus project that can be built here with no network: the CPU Python
-# ones, on the Python stand-in, from stand-in wheels of their requirements
-# (standin_wheels.py: importable, and servers that really listen). The CUDA
-# C++ class is the saxpy build above; GPU Python images and CMake builds install
-# Ubuntu packages, which the Debian stand-ins cannot give. Each image must
-# build with no network, run as the non-root user with a writable
-# $HOME/.cache and read-only code, serve on its port or exit 0 as its CMD
-# says, and hold no wheel, no .env, no build tree and no pip cache.
-corpus_projects="sklearn-api gradio-demo streamlit-dash notebook xgb-batch flask-tf-cpu torch-cpu-index conda-env-pip offline-wheelhouse"
-corpus_table="$tmp/corpus-table"
-: >"$corpus_table"
-for project in $corpus_projects; do
-  dir="$tmp/corpus/$project"
-  mkdir -p "$tmp/corpus"
-  cp -r "$source_dir/tests/gen-corpus/$project" "$dir"
-  # What a developer's checkout also holds, and the image must not.
-  printf 'API_TOKEN=not-for-images\n' >"$dir/.env"
-  mkdir -p "$dir/build/lib" "$dir/__pycache__" && printf 'junk' >"$dir/build/lib/stale.so"
-  # (offline-wheelhouse's own wheel is a placeholder that gen never opens)
-  python3 "$here/standin_wheels.py" "$dir/wheels" "$dir/requirements.txt" ||
-    { echo "FAIL: stand-in wheels for $project"; fail=$((fail + 1)); continue; }
-  port=$(awk -F'\t' -v p="$project" '$1 == p && $2 ~ /^(-|wheelhouse=wheels)$/ { print $9 }' \
-    "$source_dir/tests/gen-corpus/expected.tsv")
-  built=no ran=no
-  expect "corpus $project: gen" 0 env IMGSMITH_GEN_TABLES="$tmp/pytables" \
-    "$bin" gen "$dir" --wheelhouse wheels --registry-mirror standin
-  if DOCKER_BUILDKIT=1 "$docker" build --network none -t "imgsmith-corpus/$project:1" "$dir" >"$tmp/corpus-build.log" 2>&1; then
-    built=yes
-    pass=$((pass + 1))
-  else
-    fail=$((fail + 1)); echo "FAIL: corpus $project: the offline build"; tail -15 "$tmp/corpus-build.log"
-  fi
-  if [ "$built" = yes ]; then
-    image="imgsmith-corpus/$project:1"
-    "$docker" run --rm --network none --entrypoint sh "$image" -c \
-      'id -u; mkdir -p "$HOME/.cache/hub" && echo home-writable; touch ./x 2>/dev/null && echo code-writable || echo code-read-only' \
-      >"$tmp/out" 2>&1
-    check "corpus $project: runs as non-root, \$HOME/.cache writable, code read-only ($(tr '\n' ' ' <"$tmp/out"))" \
-      test "$(tr '\n' ' ' <"$tmp/out")" = "10001 home-writable code-read-only "
-    if [ "${port:-0}" != 0 ]; then
-      cid=$("$docker" run -d --network none "$image")
-      served=""
-      for _ in $(seq 1 60); do
-        served=$("$docker" exec "$cid" python -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$port/', timeout=2).read().decode().strip())" 2>/dev/null) && break
-        sleep 0.5
-      done
-      check "corpus $project: serves on port $port as its CMD says ($served)" test -n "$served"
-      [ -n "$served" ] && ran=yes
-      [ -n "$served" ] || "$docker" logs "$cid" 2>&1 | tail -5
-      "$docker" rm -f "$cid" >/dev/null
-    else
-      if timeout 120 "$docker" run --rm --network none "$image" >"$tmp/out" 2>"$tmp/err"; then ran=yes; fi
-      check "corpus $project: its CMD runs to exit 0" test "$ran" = yes
-      [ "$ran" = yes ] || tail -5 "$tmp/err"
-    fi
-    expect "corpus $project: analyze docker://, no pip cache, no devel" 0 "$bin" analyze "docker://$image" \
-      --deny pip-cache --deny devel-in-final --top 100000 --format json -o "$tmp/corpus.json" -q
-    check "corpus $project: no wheel, no .env, no build tree or tools, no bytecode cache of the checkout" \
-      python3 - "$tmp/corpus.json" <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-files = [f["path"] for f in d["largest_files"]]
-# Wheels in what the build added (Debian's own python-wheels are the stand-in base's).
-user = ("/app/", "/opt/", "/home/", "/root/", "/tmp/", "/wheels/", "/usr/local/")
-bad = [p for p in files if p.endswith(".whl") and p.startswith(user)]
-bad += [p for p in files if p.startswith(("/app/.env", "/app/build/", "/app/wheels/", "/app/__pycache__/", "/root/.cache/pip"))]
-bad += [c["name"] for c in d["categories"] if c["name"] == "build-tools" and c["bytes"] > 0]
-if bad: print(bad[:5])
-sys.exit(1 if bad or not files else 0)
-EOF
-    "$docker" image rm "$image" >/dev/null 2>&1
-  fi
-  printf '%s\tbuilt=%s\tran=%s\n' "$project" "$built" "$ran" >>"$corpus_table"
-done
-echo "corpus projects built and run:"
-sed 's/^/  /' "$corpus_table"
 
 "$docker" image rm imgsmith-test/app:1 >/dev/null 2>&1
 

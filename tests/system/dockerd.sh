@@ -54,3 +54,21 @@ stop_dockerd() {
   fi
   return 0
 }
+
+# For the system tests (which have sourced skip.sh and assert.sh): a daemon on
+# DATA_ROOT with its socket in $run, stopped with everything it made when the
+# test exits; skips the test when it does not come up. A docker0 bridge that
+# exists before the test must exist after it (a Docker already on the machine
+# keeps its networking); where there is none, the test makes one, to show
+# that, and removes it at the end.
+#   start_test_dockerd DATA_ROOT
+start_test_dockerd() {
+  test_made_docker0=""
+  if ! ip link show docker0 >/dev/null 2>&1; then
+    ip link add name docker0 type bridge && test_made_docker0=yes
+  fi
+  # Short paths: a unix socket path must fit in 108 bytes.
+  run=$(mktemp -d /tmp/imgsmith-dockerd.XXXXXX)
+  trap 'stop_dockerd; [ -n "$test_made_docker0" ] && ip link delete docker0 2>/dev/null; rm -rf "$run" "$tmp"' EXIT
+  start_dockerd "$1" "$run" || { tail -5 "$run/log"; skip "dockerd did not start"; }
+}

@@ -22,7 +22,8 @@ from pathlib import Path
 # Distribution name -> the module it installs, where they differ.
 MODULES = {"scikit-learn": "sklearn", "tensorflow-cpu": "tensorflow", "pyyaml": "yaml",
            "pillow": "PIL", "opencv-python": "cv2", "python-multipart": "multipart",
-           "jupyterlab": "jupyterlab", "onnxruntime-gpu": "onnxruntime"}
+           "jupyterlab": "jupyterlab", "onnxruntime-gpu": "onnxruntime", "openai-whisper": "whisper",
+           "opencv-python-headless": "cv2"}
 
 PERMISSIVE = '''
 class _StandIn:
@@ -149,7 +150,8 @@ def requirement(line):
 def wheel(out, name, version):
     dist = re.sub(r"[-_.]+", "_", name)
     key = name.lower().replace("_", "-")
-    module = MODULES.get(key, dist.lower())
+    # CuPy's wheels are named by CUDA (cupy-cuda12x) and all install cupy.
+    module = "cupy" if key.startswith("cupy-cuda") else MODULES.get(key, dist.lower())
     files = {}
     body = PERMISSIVE
     console = {}

@@ -73,8 +73,9 @@ struct Fixture {
   Attribution attribution;
   std::vector<Finding> findings;
 
-  explicit Fixture(const RuleSet& rules = builtin_rules()) {
-    write_file(tmp / "img.tar", docker_legacy_save(torch_on_runtime_image()));
+  explicit Fixture(const RuleSet& rules = builtin_rules()) : Fixture(torch_on_runtime_image(), rules) {}
+  explicit Fixture(const Image& image, const RuleSet& rules = builtin_rules()) {
+    write_file(tmp / "img.tar", docker_legacy_save(image));
     AnalyzeOptions options;
     options.capture = attribution_capture;
     analysis = analyze_image(tmp / "img.tar", options);
@@ -158,20 +159,34 @@ TEST_CASE("attribution: gcc-N-base is an OS package, not a compiler") {
                          file("usr/bin/x86_64-linux-gnu-gcc-12", 900),
                          file_with("var/lib/dpkg/info/gcc-12.list", "/usr/bin/x86_64-linux-gnu-gcc-12\n")},
                         Encoding::None, true, "debootstrap"}};
-  TempDir tmp;
-  write_file(tmp / "img.tar", docker_legacy_save(image));
-  AnalyzeOptions options;
-  options.capture = is_package_database;
-  const Analysis analysis = analyze_image(tmp / "img.tar", options);
-  const Attribution attribution = attribute(analysis, builtin_rules());
-  const CategoryNode* base = attribution.find("os", "gcc-12-base");
-  REQUIRE(base != nullptr);
-  CHECK(base->bytes == 68);
-  const CategoryNode* gcc = attribution.find("build-tools", "gcc-12");
-  REQUIRE(gcc != nullptr);
-  CHECK(gcc->bytes == 900);
-  for (const auto& f : find_waste(analysis, attribution, {}))
-    if (f.id == "devel-in-final") CHECK(f.bytes == 900);
+  const Fixture f(image);
+  CHECK(f.bytes("os", "gcc-12-base") == 68);
+  CHECK(f.bytes("build-tools", "gcc-12") == 900);
+  const Finding* devel = f.finding("devel-in-final");
+  REQUIRE(devel != nullptr);
+  CHECK(devel->bytes == 900);
+}
+
+TEST_CASE("findings: with Triton in the image, its C toolchain is not devel-in-final, CUDA's devel files are") {
+  // Triton compiles its launcher with gcc and Python.h when the app starts
+  // (vLLM, SGLang, torch.compile): removing them, as devel-in-final's fix
+  // says, would kill the server.
+  const auto devel_bytes = [](bool with_triton) -> std::uint64_t {
+    std::vector<Entry> files = {
+        file("usr/bin/x86_64-linux-gnu-gcc-12", 900),
+        file_with("var/lib/dpkg/info/gcc-12.list", "/usr/bin/x86_64-linux-gnu-gcc-12\n"),
+        file("usr/include/python3.11/Python.h", 300),
+        file("usr/local/cuda-12.4/bin/nvcc", 5000),
+        file("usr/local/cuda-12.4/targets/x86_64-linux/include/cuda.h", 700)};
+    if (with_triton) files.push_back(file("opt/venv/lib/python3.11/site-packages/triton/__init__.py", 40));
+    Image image;
+    image.layers = {Layer{files, Encoding::None, true, "RUN build"}};
+    const Fixture f(image);
+    const Finding* devel = f.finding("devel-in-final");
+    return devel != nullptr ? devel->bytes : 0;
+  };
+  CHECK(devel_bytes(false) == 900 + 300 + 5000 + 700);
+  CHECK(devel_bytes(true) == 5000 + 700);
 }
 
 TEST_CASE("findings: files handed over one by one make the findings of the kept list") {

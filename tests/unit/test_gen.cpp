@@ -300,6 +300,11 @@ TEST_CASE("gen: plain .cu files build with one nvcc, their #includes pick the li
   CHECK(df.find("nvcc -O2 -gencode arch=compute_75,code=sm_75") != std::string::npos);
   CHECK(df.find("-o /opt/app/bin/signal-lab kernels/fft.cu main.cpp -lcublas -lcufft") != std::string::npos);
   CHECK(broken_rules(df, {true, true, false, false, false}) == "");
+  // nvcc hands host code to g++, which the builder installs by name (the
+  // OS's series, from the table) rather than trusting devel to carry it.
+  REQUIRE(plan.builder_apt.size() == 1);
+  CHECK(plan.builder_apt[0].rfind("g++=", 0) == 0);
+  CHECK(df.find("apt-get install -y --no-install-recommends " + plan.builder_apt[0]) < df.find("nvcc -O2"));
 }
 
 // ----- decisions ------------------------------------------------------------
