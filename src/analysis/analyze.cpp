@@ -15,9 +15,10 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "imgsmith/analysis.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/analysis/analysis.hpp"
+#include "imgsmith/analysis/merged_tree.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith {
 

@@ -1,4 +1,4 @@
-#include "imgsmith/dive_metrics.hpp"
+#include "imgsmith/analysis/dive_metrics.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -6,8 +6,9 @@
 #include <optional>
 #include <queue>
 
-#include "imgsmith/bulk_memory.hpp"
-#include "imgsmith/byte_list.hpp"
+#include "imgsmith/analysis/merged_tree.hpp"
+#include "imgsmith/util/bulk_memory.hpp"
+#include "imgsmith/util/byte_list.hpp"
 
 namespace imgsmith {
 namespace {

@@ -1,4 +1,4 @@
-#include "imgsmith/merged_tree.hpp"
+#include "imgsmith/analysis/merged_tree.hpp"
 
 #include <climits>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "imgsmith/error.hpp"
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith {
 

@@ -3,9 +3,10 @@
 #include <thread>
 #include <unordered_map>
 
-#include "imgsmith/attribution.hpp"
-#include "imgsmith/model_format.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/attribution/attribution.hpp"
+#include "imgsmith/analysis/merged_tree.hpp"
+#include "imgsmith/attribution/model_format.hpp"
+#include "imgsmith/util/text.hpp"
 #include "owners.hpp"
 
 namespace imgsmith {

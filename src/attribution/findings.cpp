@@ -1,11 +1,11 @@
-#include "imgsmith/findings.hpp"
+#include "imgsmith/attribution/findings.hpp"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "imgsmith/size.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/util/size.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith {
 namespace {

@@ -1,4 +1,4 @@
-#include "imgsmith/model_format.hpp"
+#include "imgsmith/attribution/model_format.hpp"
 
 #include <cstring>
 

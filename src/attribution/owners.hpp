@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "imgsmith/layer_scan.hpp"
+#include "imgsmith/source/layer_scan.hpp"
 
 namespace imgsmith::attribution_detail {
 

@@ -4,9 +4,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "imgsmith/attribution.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/model_format.hpp"
+#include "imgsmith/attribution/attribution.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/attribution/model_format.hpp"
 
 namespace imgsmith {
 

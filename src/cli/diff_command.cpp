@@ -6,11 +6,11 @@
 #include <optional>
 #include <sstream>
 
-#include "imgsmith/diff.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/render.hpp"
-#include "imgsmith/renderers.hpp"
-#include "imgsmith/size.hpp"
+#include "imgsmith/diff/diff.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/render/render.hpp"
+#include "imgsmith/render/renderers.hpp"
+#include "imgsmith/util/size.hpp"
 #include "output_file.hpp"
 #include "pipeline.hpp"
 #include "policy.hpp"

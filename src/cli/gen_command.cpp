@@ -12,8 +12,8 @@
 #include <iostream>
 #include <memory>
 
-#include "imgsmith/error.hpp"
-#include "imgsmith/gen.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/gen/gen.hpp"
 #include "output_file.hpp"
 #include "policy.hpp"
 #include "probe_command.hpp"

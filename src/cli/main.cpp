@@ -8,7 +8,7 @@
 #include "diff_command.hpp"
 #include "gen_command.hpp"
 #include "probe_command.hpp"
-#include "imgsmith/error.hpp"
+#include "imgsmith/util/error.hpp"
 #include "imgsmith/version.hpp"
 
 int main(int argc, char** argv) {

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <iostream>
 
-#include "imgsmith/error.hpp"
-#include "imgsmith/renderers.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/render/renderers.hpp"
 
 namespace imgsmith {
 namespace {

@@ -1,6 +1,6 @@
 #include "pipeline.hpp"
 
-#include "imgsmith/inputs.hpp"
+#include "imgsmith/inputs/inputs.hpp"
 
 #include <unistd.h>
 

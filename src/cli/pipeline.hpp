@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "imgsmith/analysis.hpp"
-#include "imgsmith/attribution.hpp"
-#include "imgsmith/findings.hpp"
-#include "imgsmith/glob.hpp"
-#include "imgsmith/registry.hpp"
+#include "imgsmith/analysis/analysis.hpp"
+#include "imgsmith/attribution/attribution.hpp"
+#include "imgsmith/attribution/findings.hpp"
+#include "imgsmith/util/glob.hpp"
+#include "imgsmith/registry/registry.hpp"
 
 namespace imgsmith {
 

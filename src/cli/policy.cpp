@@ -6,8 +6,8 @@
 #include <regex>
 #include <set>
 
-#include "imgsmith/error.hpp"
-#include "imgsmith/gen.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/gen/gen.hpp"
 
 namespace imgsmith {
 namespace {

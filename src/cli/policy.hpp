@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "imgsmith/gen.hpp"
+#include "imgsmith/gen/gen.hpp"
 
 namespace imgsmith {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "imgsmith/error.hpp"
+#include "imgsmith/util/error.hpp"
 #include "output_file.hpp"
 
 extern "C" const char imgsmith_probe_start[];

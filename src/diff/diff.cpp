@@ -1,4 +1,4 @@
-#include "imgsmith/diff.hpp"
+#include "imgsmith/diff/diff.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "imgsmith/text.hpp"
+#include "imgsmith/analysis/merged_tree.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith {
 namespace {

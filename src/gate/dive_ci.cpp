@@ -7,10 +7,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "imgsmith/error.hpp"
-#include "imgsmith/gate.hpp"
-#include "imgsmith/size.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/gate/gate.hpp"
+#include "imgsmith/util/size.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith {
 namespace {

@@ -1,11 +1,11 @@
-#include "imgsmith/gate.hpp"
+#include "imgsmith/gate/gate.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
-#include "imgsmith/error.hpp"
+#include "imgsmith/util/error.hpp"
 
-#include "imgsmith/size.hpp"
+#include "imgsmith/util/size.hpp"
 
 namespace imgsmith {
 namespace {

@@ -4,7 +4,7 @@
 #include <system_error>
 
 #include "gen_internal.hpp"
-#include "imgsmith/error.hpp"
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith::gen {
 namespace fs = std::filesystem;

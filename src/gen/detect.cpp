@@ -13,8 +13,8 @@
 #include <system_error>
 
 #include "gen_internal.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/gen.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/gen/gen.hpp"
 
 namespace imgsmith::gen {
 namespace fs = std::filesystem;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "imgsmith/gen.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/gen/gen.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith::gen {
 

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "gen_internal.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/gen.hpp"
-#include "imgsmith/size.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/gen/gen.hpp"
+#include "imgsmith/util/size.hpp"
 
 namespace imgsmith::gen {
 namespace {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "gen_internal.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/gen.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/gen/gen.hpp"
 
 namespace imgsmith::gen {
 

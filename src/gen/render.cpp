@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "gen_internal.hpp"
-#include "imgsmith/gen.hpp"
+#include "imgsmith/gen/gen.hpp"
 
 namespace imgsmith::gen {
 namespace {

@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "gen_internal.hpp"
-#include "imgsmith/error.hpp"
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith::gen {
 namespace {

@@ -1,8 +1,8 @@
-#include "imgsmith/inputs.hpp"
+#include "imgsmith/inputs/inputs.hpp"
 
 #include <chrono>
 
-#include "imgsmith/error.hpp"
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith {
 

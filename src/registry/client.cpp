@@ -8,8 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "imgsmith/error.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith::registry {
 namespace {

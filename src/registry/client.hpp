@@ -9,8 +9,8 @@
 #include <string>
 
 #include "http.hpp"
-#include "imgsmith/registry.hpp"
-#include "imgsmith/sha256.hpp"
+#include "imgsmith/registry/registry.hpp"
+#include "imgsmith/util/sha256.hpp"
 
 namespace imgsmith::registry {
 

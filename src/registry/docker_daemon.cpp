@@ -22,11 +22,11 @@
 #include <cstring>
 
 #include "http.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/file_io.hpp"
-#include "imgsmith/registry.hpp"
-#include "imgsmith/sha256.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/source/file_io.hpp"
+#include "imgsmith/registry/registry.hpp"
+#include "imgsmith/util/sha256.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <thread>
 
-#include "imgsmith/error.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/util/text.hpp"
 #include "imgsmith/version.hpp"
 
 namespace imgsmith::registry {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <regex>
 
-#include "imgsmith/registry.hpp"
+#include "imgsmith/registry/registry.hpp"
 
 namespace imgsmith {
 namespace {

@@ -11,8 +11,8 @@
 #include <set>
 
 #include "client.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/registry.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/registry/registry.hpp"
 
 namespace imgsmith {
 namespace {

@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "imgsmith/render.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/render/render.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith {
 namespace {

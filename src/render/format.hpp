@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "imgsmith/size.hpp"
+#include "imgsmith/util/size.hpp"
 
 namespace imgsmith::render_detail {
 

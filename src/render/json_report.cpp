@@ -6,9 +6,9 @@
 #include <variant>
 
 #include "format.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/render.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/render/render.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith {
 namespace {

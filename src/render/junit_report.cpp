@@ -2,8 +2,8 @@
 #include <algorithm>
 
 #include "format.hpp"
-#include "imgsmith/render.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/render/render.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith {
 namespace {

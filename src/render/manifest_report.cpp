@@ -3,9 +3,9 @@
 #include <cstdio>
 
 #include "format.hpp"
-#include "imgsmith/render.hpp"
-#include "imgsmith/size.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/render/render.hpp"
+#include "imgsmith/util/size.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith {
 

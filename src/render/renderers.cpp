@@ -1,9 +1,9 @@
-#include "imgsmith/renderers.hpp"
+#include "imgsmith/render/renderers.hpp"
 
 #include <algorithm>
 
-#include "imgsmith/error.hpp"
-#include "imgsmith/render.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/render/render.hpp"
 
 namespace imgsmith {
 

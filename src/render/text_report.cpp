@@ -3,10 +3,10 @@
 #include <optional>
 #include <string>
 
-#include "imgsmith/render.hpp"
+#include "imgsmith/render/render.hpp"
 #include "format.hpp"
-#include "imgsmith/size.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/util/size.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith {
 namespace {

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <exception>
 
-#include "imgsmith/error.hpp"
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith::detail {
 namespace {

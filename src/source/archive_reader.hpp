@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "imgsmith/byte_stream.hpp"
+#include "imgsmith/source/byte_stream.hpp"
 
 namespace imgsmith {
 

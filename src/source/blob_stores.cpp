@@ -9,9 +9,9 @@
 #include <unordered_map>
 
 #include "archive_reader.hpp"
-#include "imgsmith/blob_store.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/file_io.hpp"
+#include "imgsmith/source/blob_store.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/source/file_io.hpp"
 
 namespace imgsmith {
 namespace {

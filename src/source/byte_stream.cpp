@@ -1,4 +1,4 @@
-#include "imgsmith/byte_stream.hpp"
+#include "imgsmith/source/byte_stream.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "imgsmith/error.hpp"
-#include "imgsmith/file_io.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/source/file_io.hpp"
 
 namespace imgsmith {
 

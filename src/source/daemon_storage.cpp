@@ -36,10 +36,10 @@
 #include <unordered_set>
 
 #include "archive_reader.hpp"
-#include "imgsmith/blob_store.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/file_io.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/source/blob_store.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/source/file_io.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith {
 namespace {

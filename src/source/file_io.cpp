@@ -1,4 +1,4 @@
-#include "imgsmith/file_io.hpp"
+#include "imgsmith/source/file_io.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "imgsmith/layer_scan.hpp"
+#include "imgsmith/source/layer_scan.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -6,8 +6,8 @@
 
 #include "archive_reader.hpp"
 #include "tar_reader.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/sha256.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/util/sha256.hpp"
 
 namespace imgsmith {
 

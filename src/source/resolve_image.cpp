@@ -1,9 +1,9 @@
 #include <algorithm>
 #include <sstream>
 
-#include "imgsmith/error.hpp"
-#include "imgsmith/image.hpp"
-#include "imgsmith/sha256.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/source/image.hpp"
+#include "imgsmith/util/sha256.hpp"
 
 namespace imgsmith {
 namespace {

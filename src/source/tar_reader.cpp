@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "imgsmith/error.hpp"
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith::detail {
 namespace {

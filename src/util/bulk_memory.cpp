@@ -1,4 +1,4 @@
-#include "imgsmith/bulk_memory.hpp"
+#include "imgsmith/util/bulk_memory.hpp"
 
 #include <sys/mman.h>
 

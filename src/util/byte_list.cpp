@@ -1,4 +1,4 @@
-#include "imgsmith/byte_list.hpp"
+#include "imgsmith/util/byte_list.hpp"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <utility>
 
-#include "imgsmith/error.hpp"
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith {
 namespace {

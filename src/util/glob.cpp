@@ -1,4 +1,4 @@
-#include "imgsmith/glob.hpp"
+#include "imgsmith/util/glob.hpp"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "imgsmith/sha256.hpp"
+#include "imgsmith/util/sha256.hpp"
 
 #include <openssl/evp.h>
 

@@ -1,5 +1,5 @@
-#include "imgsmith/size.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/util/size.hpp"
+#include "imgsmith/util/text.hpp"
 
 #include <cctype>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "imgsmith/text.hpp"
+#include "imgsmith/util/text.hpp"
 
 #include <cctype>
 #include <cstdio>

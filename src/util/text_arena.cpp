@@ -1,9 +1,9 @@
-#include "imgsmith/text_arena.hpp"
+#include "imgsmith/util/text_arena.hpp"
 
 #include <algorithm>
 #include <cstring>
 
-#include "imgsmith/bulk_memory.hpp"
+#include "imgsmith/util/bulk_memory.hpp"
 
 namespace imgsmith {
 

@@ -11,7 +11,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "imgsmith/sha256.hpp"
+#include "imgsmith/util/sha256.hpp"
 
 namespace imgsmith::testing {
 namespace {

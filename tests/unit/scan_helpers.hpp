@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "image_builder.hpp"
-#include "imgsmith/analysis.hpp"
-#include "imgsmith/layer_scan.hpp"
+#include "imgsmith/analysis/analysis.hpp"
+#include "imgsmith/source/layer_scan.hpp"
 
 namespace imgsmith::testing {
 

@@ -4,11 +4,11 @@
 #include <catch2/catch.hpp>
 
 #include "image_builder.hpp"
-#include "imgsmith/inputs.hpp"
-#include "imgsmith/attribution.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/findings.hpp"
-#include "imgsmith/gate.hpp"
+#include "imgsmith/inputs/inputs.hpp"
+#include "imgsmith/attribution/attribution.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/attribution/findings.hpp"
+#include "imgsmith/gate/gate.hpp"
 
 using namespace imgsmith;
 using namespace imgsmith::testing;

@@ -5,9 +5,9 @@
 
 #include "fixtures.hpp"
 #include "image_builder.hpp"
-#include "imgsmith/analysis.hpp"
-#include "imgsmith/inputs.hpp"
-#include "imgsmith/error.hpp"
+#include "imgsmith/analysis/analysis.hpp"
+#include "imgsmith/inputs/inputs.hpp"
+#include "imgsmith/util/error.hpp"
 
 using namespace imgsmith;
 using namespace imgsmith::testing;

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "imgsmith/byte_list.hpp"
+#include "imgsmith/util/byte_list.hpp"
 
 using imgsmith::ByteList;
 

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "image_builder.hpp"
-#include "imgsmith/blob_store.hpp"
-#include "imgsmith/file_io.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/source/blob_store.hpp"
+#include "imgsmith/source/file_io.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace {
 

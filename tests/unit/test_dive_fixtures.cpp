@@ -2,9 +2,9 @@
 #include <catch2/catch.hpp>
 
 #include "fixtures.hpp"
-#include "imgsmith/analysis.hpp"
-#include "imgsmith/inputs.hpp"
-#include "imgsmith/gate.hpp"
+#include "imgsmith/analysis/analysis.hpp"
+#include "imgsmith/inputs/inputs.hpp"
+#include "imgsmith/gate/gate.hpp"
 
 using namespace imgsmith;
 

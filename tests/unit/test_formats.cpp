@@ -3,9 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include "image_builder.hpp"
-#include "imgsmith/analysis.hpp"
-#include "imgsmith/inputs.hpp"
-#include "imgsmith/error.hpp"
+#include "imgsmith/analysis/analysis.hpp"
+#include "imgsmith/analysis/merged_tree.hpp"
+#include "imgsmith/inputs/inputs.hpp"
+#include "imgsmith/util/error.hpp"
 
 using namespace imgsmith;
 using namespace imgsmith::testing;

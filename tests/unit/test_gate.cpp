@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "imgsmith/error.hpp"
-#include "imgsmith/gate.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/gate/gate.hpp"
 
 using namespace imgsmith;
 

@@ -13,8 +13,8 @@
 
 #include "dockerfile_rules.hpp"
 #include "image_builder.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/gen.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/gen/gen.hpp"
 #include "policy.hpp"
 
 using namespace imgsmith;

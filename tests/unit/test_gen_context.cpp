@@ -10,10 +10,10 @@
 
 #include "dockerfile_rules.hpp"
 #include "image_builder.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/gen.hpp"
-#include "imgsmith/glob.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/gen/gen.hpp"
+#include "imgsmith/util/glob.hpp"
+#include "imgsmith/util/text.hpp"
 
 using namespace imgsmith;
 using namespace imgsmith::gen;

@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "dockerfile_rules.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/gen.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/gen/gen.hpp"
+#include "imgsmith/util/text.hpp"
 #include "policy.hpp"
 
 using namespace imgsmith;

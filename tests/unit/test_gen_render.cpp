@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "dockerfile_rules.hpp"
-#include "imgsmith/gen.hpp"
+#include "imgsmith/gen/gen.hpp"
 
 using namespace imgsmith::gen;
 namespace fs = std::filesystem;

@@ -9,10 +9,10 @@
 #include <functional>
 #include <memory_resource>
 
-#include "imgsmith/attribution.hpp"
-#include "imgsmith/bulk_memory.hpp"
-#include "imgsmith/findings.hpp"
-#include "imgsmith/merged_tree.hpp"
+#include "imgsmith/attribution/attribution.hpp"
+#include "imgsmith/util/bulk_memory.hpp"
+#include "imgsmith/attribution/findings.hpp"
+#include "imgsmith/analysis/merged_tree.hpp"
 #include "scan_helpers.hpp"
 
 using namespace imgsmith;

@@ -4,8 +4,8 @@
 
 #include "image_builder.hpp"
 #include "scan_helpers.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/layer_scan.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/source/layer_scan.hpp"
 
 using namespace imgsmith;
 using namespace imgsmith::testing;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "imgsmith/merged_tree.hpp"
+#include "imgsmith/analysis/merged_tree.hpp"
 #include "scan_helpers.hpp"
 
 using namespace imgsmith;

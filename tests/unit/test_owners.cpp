@@ -8,11 +8,11 @@
 #include <regex>
 
 #include "image_builder.hpp"
-#include "imgsmith/inputs.hpp"
-#include "imgsmith/attribution.hpp"
-#include "imgsmith/findings.hpp"
-#include "imgsmith/gate.hpp"
-#include "imgsmith/model_format.hpp"
+#include "imgsmith/inputs/inputs.hpp"
+#include "imgsmith/attribution/attribution.hpp"
+#include "imgsmith/attribution/findings.hpp"
+#include "imgsmith/gate/gate.hpp"
+#include "imgsmith/attribution/model_format.hpp"
 #include "rpmdb.hpp"
 
 using namespace imgsmith;

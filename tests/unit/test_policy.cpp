@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "image_builder.hpp"
-#include "imgsmith/error.hpp"
+#include "imgsmith/util/error.hpp"
 #include "policy.hpp"
 
 using namespace imgsmith;

@@ -8,12 +8,12 @@
 #include <sstream>
 
 #include "image_builder.hpp"
-#include "imgsmith/inputs.hpp"
-#include "imgsmith/attribution.hpp"
-#include "imgsmith/diff.hpp"
-#include "imgsmith/findings.hpp"
-#include "imgsmith/render.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/inputs/inputs.hpp"
+#include "imgsmith/attribution/attribution.hpp"
+#include "imgsmith/diff/diff.hpp"
+#include "imgsmith/attribution/findings.hpp"
+#include "imgsmith/render/render.hpp"
+#include "imgsmith/util/text.hpp"
 
 using namespace imgsmith;
 using namespace imgsmith::testing;

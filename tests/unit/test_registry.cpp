@@ -9,9 +9,9 @@
 
 #include "client.hpp"
 #include "image_builder.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/registry.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/registry/registry.hpp"
+#include "imgsmith/util/text.hpp"
 
 using namespace imgsmith;
 using namespace imgsmith::registry;

@@ -6,13 +6,13 @@
 
 #include "fixtures.hpp"
 #include "image_builder.hpp"
-#include "imgsmith/inputs.hpp"
-#include "imgsmith/attribution.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/findings.hpp"
-#include "imgsmith/render.hpp"
-#include "imgsmith/renderers.hpp"
-#include "imgsmith/text.hpp"
+#include "imgsmith/inputs/inputs.hpp"
+#include "imgsmith/attribution/attribution.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/attribution/findings.hpp"
+#include "imgsmith/render/render.hpp"
+#include "imgsmith/render/renderers.hpp"
+#include "imgsmith/util/text.hpp"
 #include "pipeline.hpp"
 
 using namespace imgsmith;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "imgsmith/size.hpp"
+#include "imgsmith/util/size.hpp"
 
 using imgsmith::format_count;
 using imgsmith::format_size;

@@ -7,9 +7,9 @@
 #include <variant>
 #include <vector>
 
-#include "imgsmith/analysis.hpp"
-#include "imgsmith/attribution.hpp"
-#include "imgsmith/findings.hpp"
+#include "imgsmith/analysis/analysis.hpp"
+#include "imgsmith/attribution/attribution.hpp"
+#include "imgsmith/attribution/findings.hpp"
 
 namespace imgsmith {
 

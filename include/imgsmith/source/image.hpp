@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "imgsmith/blob_store.hpp"
+#include "imgsmith/source/blob_store.hpp"
 
 namespace imgsmith {
 

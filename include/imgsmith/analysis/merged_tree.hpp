@@ -13,34 +13,11 @@
 #include <tuple>
 #include <vector>
 
-#include "imgsmith/bulk_memory.hpp"
-#include "imgsmith/layer_scan.hpp"
+#include "imgsmith/analysis/waste.hpp"
+#include "imgsmith/source/layer_scan.hpp"
+#include "imgsmith/util/bulk_memory.hpp"
 
 namespace imgsmith {
-
-enum class HiddenBy : std::uint8_t {
-  Deleted,      // a .wh.NAME whiteout
-  Opaque,       // a .wh..wh..opq marker in the parent directory
-  Overwritten,  // the same path written again
-  Replaced,     // a directory replaced by a non-directory, or the reverse
-  // The same path written again as a file of the same size: most likely a
-  // metadata-only change (chmod, chown, touch) that copied the file whole.
-  // Analysis groups these by directory and layer pair.
-  Readded,
-};
-const char* hidden_by_name(HiddenBy how);
-
-// Bytes that one operation hid: `path` is where it happened (the whiteout's
-// target, the opaque directory, the overwritten path), `files` how many
-// regular files under it lost their last visible name.
-struct WasteGroup {
-  std::string path;
-  HiddenBy how = HiddenBy::Deleted;
-  std::uint32_t added_layer = 0;
-  std::uint32_t hidden_layer = 0;
-  std::uint64_t bytes = 0;
-  std::uint64_t files = 0;
-};
 
 // A node of the merged tree. An image can hold millions, so a node is 16
 // bytes and its name follows it (its length first, 7 bits a byte, low bits

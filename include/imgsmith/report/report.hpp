@@ -6,10 +6,10 @@
 #include <optional>
 #include <vector>
 
-#include "imgsmith/analysis.hpp"
-#include "imgsmith/attribution.hpp"
-#include "imgsmith/findings.hpp"
-#include "imgsmith/gate.hpp"
+#include "imgsmith/analysis/analysis.hpp"
+#include "imgsmith/attribution/attribution.hpp"
+#include "imgsmith/attribution/findings.hpp"
+#include "imgsmith/gate/gate.hpp"
 
 namespace imgsmith {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "imgsmith/blob_store.hpp"
-#include "imgsmith/image.hpp"
+#include "imgsmith/source/blob_store.hpp"
+#include "imgsmith/source/image.hpp"
 
 namespace imgsmith {
 

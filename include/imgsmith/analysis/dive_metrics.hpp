@@ -18,11 +18,12 @@
 #include <string_view>
 #include <vector>
 
-#include "imgsmith/byte_list.hpp"
-#include "imgsmith/layer_scan.hpp"
-#include "imgsmith/merged_tree.hpp"
+#include "imgsmith/util/byte_list.hpp"
+#include "imgsmith/source/layer_scan.hpp"
 
 namespace imgsmith {
+
+class MergedTree;  // analysis/merged_tree.hpp, included only where the tree is walked
 
 struct InefficientPath {
   std::string path;

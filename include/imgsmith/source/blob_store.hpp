@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "imgsmith/byte_stream.hpp"
-#include "imgsmith/error.hpp"
-#include "imgsmith/layer_scan.hpp"
+#include "imgsmith/source/byte_stream.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/source/layer_scan.hpp"
 
 namespace imgsmith {
 

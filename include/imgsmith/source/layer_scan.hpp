@@ -11,9 +11,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "imgsmith/bulk_memory.hpp"
-#include "imgsmith/byte_stream.hpp"
-#include "imgsmith/text_arena.hpp"
+#include "imgsmith/util/bulk_memory.hpp"
+#include "imgsmith/source/byte_stream.hpp"
+#include "imgsmith/util/text_arena.hpp"
 
 namespace imgsmith {
 

@@ -13,15 +13,17 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
-#include "imgsmith/merged_tree.hpp"
-#include "imgsmith/report.hpp"
+#include "imgsmith/report/report.hpp"
 
 namespace imgsmith {
+
+class MergedTree;  // analysis/merged_tree.hpp, included only where the tree is walked
 
 struct DiffGate {
   std::optional<std::uint64_t> max_growth_bytes;

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "imgsmith/diff.hpp"
-#include "imgsmith/report.hpp"
+#include "imgsmith/diff/diff.hpp"
+#include "imgsmith/report/report.hpp"
 
 namespace imgsmith {
 

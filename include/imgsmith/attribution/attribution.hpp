@@ -16,10 +16,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "imgsmith/analysis.hpp"
-#include "imgsmith/bulk_memory.hpp"
-#include "imgsmith/text_arena.hpp"
-#include "imgsmith/glob.hpp"
+#include "imgsmith/analysis/analysis.hpp"
+#include "imgsmith/util/bulk_memory.hpp"
+#include "imgsmith/util/text_arena.hpp"
+#include "imgsmith/util/glob.hpp"
 
 namespace imgsmith {
 

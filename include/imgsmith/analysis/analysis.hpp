@@ -2,16 +2,19 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "imgsmith/blob_store.hpp"
-#include "imgsmith/dive_metrics.hpp"
-#include "imgsmith/image.hpp"
-#include "imgsmith/merged_tree.hpp"
+#include "imgsmith/source/blob_store.hpp"
+#include "imgsmith/analysis/dive_metrics.hpp"
+#include "imgsmith/source/image.hpp"
+#include "imgsmith/analysis/waste.hpp"
 
 namespace imgsmith {
+
+class MergedTree;  // analysis/merged_tree.hpp, included only where the tree is walked
 
 struct LayerReport {
   std::uint32_t index = 0;

@@ -9,9 +9,9 @@
 #include <memory>
 #include <string>
 
-#include "imgsmith/analysis.hpp"
-#include "imgsmith/blob_store.hpp"
-#include "imgsmith/registry.hpp"
+#include "imgsmith/analysis/analysis.hpp"
+#include "imgsmith/source/blob_store.hpp"
+#include "imgsmith/registry/registry.hpp"
 
 namespace imgsmith {
 

@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "imgsmith/analysis.hpp"
-#include "imgsmith/diff.hpp"
-#include "imgsmith/report.hpp"
+#include "imgsmith/analysis/analysis.hpp"
+#include "imgsmith/diff/diff.hpp"
+#include "imgsmith/report/report.hpp"
 
 namespace imgsmith {
 

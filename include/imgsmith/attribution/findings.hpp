@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "imgsmith/analysis.hpp"
-#include "imgsmith/attribution.hpp"
-#include "imgsmith/glob.hpp"
+#include "imgsmith/analysis/analysis.hpp"
+#include "imgsmith/attribution/attribution.hpp"
+#include "imgsmith/util/glob.hpp"
 
 namespace imgsmith {
 
