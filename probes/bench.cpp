@@ -7,6 +7,8 @@
 #include <cstring>
 #include <vector>
 
+#include "probe_tables.hpp"
+
 // The kernels' fatbin, embedded by the build (probes/CMakeLists.txt); absent
 // when the build had no nvcc, and the benchmark then says so.
 #ifndef IMGSMITH_PROBE_NO_KERNELS
@@ -22,19 +24,9 @@ double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-// Published peaks (vendor data sheets): HBM/GDDR bandwidth in GB/s, dense
-// FP32 in TFLOP/s, and the host link per direction in GB/s. Matched by name,
-// most specific first.
-struct Peak {
-  const char* name;
-  double memory_gbps, fp32_tflops, link_gbps;
-};
-constexpr Peak kPeaks[] = {
-    {"H200", 4800, 67, 64},       {"H100 PCIe", 2000, 51, 64}, {"H100", 3350, 67, 64},
-    {"A100-PCIE-40GB", 1555, 19.5, 32}, {"A100", 2039, 19.5, 32}, {"L40S", 864, 91.6, 32},
-    {"L4", 300, 30.3, 32},        {"RTX 4090", 1008, 82.6, 32}, {"A10G", 600, 31.2, 32},
-    {"A10", 600, 31.2, 32},       {"T4", 320, 8.1, 16},
-};
+// Published peaks (data/gpu-peaks.json), matched by name, most specific first.
+using imgsmith::probe_tables::Peak;
+using imgsmith::probe_tables::kPeaks;
 
 const Peak* peak_for(const std::string& name) {
   for (const auto& p : kPeaks)

@@ -28,6 +28,7 @@
 
 #include "bench.hpp"
 #include "cuda_api.hpp"
+#include "probe_tables.hpp"
 
 namespace probe {
 namespace {
@@ -67,12 +68,14 @@ std::string cuda_text(int version) {
   return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
 }
 
-// The lowest driver for a CUDA major version (minor-version compatibility).
+// The lowest driver for a CUDA major version (minor-version compatibility,
+// data/cuda-drivers.json); a major newer than the table's newest needs at
+// least what that one needs. 0: too old to know.
 int minimum_driver(int cuda_major) {
-  if (cuda_major >= 13) return 580;
-  if (cuda_major == 12) return 525;
-  if (cuda_major == 11) return 450;
-  return 0;
+  int driver = 0, known = 0;
+  for (const auto& row : imgsmith::probe_tables::kMinimumDrivers)
+    if (row.cuda_major <= cuda_major && row.cuda_major >= known) known = row.cuda_major, driver = row.driver;
+  return driver;
 }
 
 void fail(Report& r, const char* status, std::string reason, std::string fix) {
