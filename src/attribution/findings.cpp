@@ -4,6 +4,10 @@
 #include <map>
 #include <set>
 
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "attribution_data.hpp"
 #include "imgsmith/util/size.hpp"
 #include "imgsmith/util/text.hpp"
 
@@ -64,17 +68,34 @@ std::string created_by(const Analysis& a, std::uint32_t layer) {
   return "layer " + std::to_string(layer) + (text.empty() ? "" : " (" + text + ")");
 }
 
-const char* kCacheFix =
-    "use a BuildKit cache mount (RUN --mount=type=cache,target=/root/.cache/pip pip install ...) "
-    "or pip install --no-cache-dir, so the cache never lands in a layer";
+}  // namespace
+
+namespace {
+
+// data/findings.json, read once: the ids in report order, with each one's
+// title and fix.
+struct FindingText {
+  std::string id, title, fix;
+};
+const std::vector<FindingText>& finding_table() {
+  static const std::vector<FindingText> table = [] {
+    std::vector<FindingText> rows;
+    const auto doc = nlohmann::json::parse(attribution_data().at("findings.json"));
+    for (const auto& f : doc.at("findings"))
+      rows.push_back({f.at("id").get<std::string>(), f.at("title").get<std::string>(), f.at("fix").get<std::string>()});
+    return rows;
+  }();
+  return table;
+}
 
 }  // namespace
 
 const std::vector<std::string>& finding_ids() {
-  static const std::vector<std::string> ids = {
-      "cuda-duplicated", "devel-in-final", "pip-cache", "package-cache", "apt-lists",
-      "deleted-in-later-layer", "overwritten-in-later-layer", "metadata-only-readd", "model-weights-baked",
-      "static-libs", "docs", "duplicate-content"};
+  static const std::vector<std::string> ids = [] {
+    std::vector<std::string> out;
+    for (const auto& f : finding_table()) out.push_back(f.id);
+    return out;
+  }();
   return ids;
 }
 
@@ -94,41 +115,30 @@ struct WasteFinder::Builders {
   enum class Kind : std::uint8_t { Unknown, BuildTools, Cache, ModelWeights, Cuda, Other };
   std::vector<Kind> kinds;
 
-  Builder& start(const std::string& id, std::string message, std::string fix) {
+  // A finding of data/findings.json, with its title and fix from there.
+  Builder& start(const std::string& id) {
+    const auto& table = finding_table();
+    const auto row = std::find_if(table.begin(), table.end(), [&](const FindingText& t) { return t.id == id; });
+    if (row == table.end()) throw std::logic_error("finding '" + id + "' is not in data/findings.json");
     Builder& x = b[id];
     x.top = a.top;
     x.image_layers = &a.layers;
     x.f.id = id;
-    x.f.message = std::move(message);
-    x.f.fix = std::move(fix);
+    x.f.message = row->title;
+    x.f.fix = row->fix;
     return x;
   }
 
   Builders(const Analysis& analysis, const std::vector<Glob>& ignored) : a(analysis), ignore(ignored) {
-    devel = &start("devel-in-final", "compilers, headers or static libraries are in the final image",
-                   "build in a builder stage (the devel image) and COPY only the artifacts "
-                   "into a runtime or base final stage (multi-stage build)");
+    devel = &start("devel-in-final");
     host_toolchain.top = a.top;
     host_toolchain.image_layers = &a.layers;
-    pip = &start("pip-cache", "Python package caches (pip, uv) are in the image", kCacheFix);
-    pkgcache = &start(
-        "package-cache", "package caches (apt archives, conda pkgs, npm) are in the image",
-        "use RUN --mount=type=cache,target=/var/cache/apt,sharing=locked for apt (after removing "
-        "/etc/apt/apt.conf.d/docker-clean), conda clean -afy, npm cache clean --force");
-    lists = &start("apt-lists", "apt package lists (/var/lib/apt/lists) are in the image",
-                   "rm -rf /var/lib/apt/lists/* in the same RUN as apt-get install, or a "
-                   "cache mount on /var/lib/apt");
-    weights = &start("model-weights-baked", "model weights are baked into the image",
-                     "mount the weights at run time or download them at start; if they must "
-                     "ship, put them in a separate last layer so code changes do not "
-                     "re-push them");
-    statics = &start("static-libs", "static libraries (*.a) are in the image",
-                     "static libraries are only needed at link time: keep them in the "
-                     "builder stage");
-    docs = &start("docs", "documentation, man pages and locales are in the image",
-                  "apt-get install --no-install-recommends with a dpkg path-exclude for "
-                  "/usr/share/doc, /usr/share/man and /usr/share/locale, or delete them in "
-                  "the same RUN");
+    pip = &start("pip-cache");
+    pkgcache = &start("package-cache");
+    lists = &start("apt-lists");
+    weights = &start("model-weights-baked");
+    statics = &start("static-libs");
+    docs = &start("docs");
   }
 };
 
@@ -192,9 +202,7 @@ std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingF
   const Analysis& a = builders_->a;
   const std::vector<Glob>& ignore = builders_->ignore;
   std::map<std::string, Builder>& b = builders_->b;
-  const auto start = [&](const std::string& id, std::string message, std::string fix) -> Builder& {
-    return builders_->start(id, std::move(message), std::move(fix));
-  };
+  const auto start = [&](const std::string& id) -> Builder& { return builders_->start(id); };
 
   // The CUDA families that ship in more than one origin.
   const CategoryNode* cuda = attr.find("cuda");
@@ -219,11 +227,7 @@ std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingF
     }
   std::set<std::string> origins_seen;
   for (const auto& [family, origin] : removable_origin) origins_seen.insert(origin);
-  Builder& dup = start(
-      "cuda-duplicated", "the same CUDA libraries ship twice",
-      "pip-installed frameworks (torch, jax, ...) bring their own CUDA libraries as nvidia-* "
-      "wheels: build on the nvidia/cuda *-base image instead of runtime/cudnn "
-      "(imgsmith gen --flavor base), so the toolkit copy is not shipped");
+  Builder& dup = start("cuda-duplicated");
   for (const auto& [family, origin] : removable_origin)
     if (const auto it = builders_->cuda.find({family, origin}); it != builders_->cuda.end())
       dup.absorb(it->second);
@@ -238,19 +242,9 @@ std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingF
                     "); the " + origins + " copy can go";
   }
 
-  Builder& deleted = start("deleted-in-later-layer", "bytes added by one layer are deleted by a later one",
-                           "delete files in the same RUN that creates them (or use a cache mount "
-                           "or a multi-stage build): a later rm only hides them");
-  Builder& overwritten = start("overwritten-in-later-layer",
-                               "bytes added by one layer are replaced by a later one",
-                               "write the final version once: combine the RUN steps, and set "
-                               "modes and owners with COPY --chmod/--chown instead of a later "
-                               "chmod/chown");
-  Builder& readded = start("metadata-only-readd",
-                           "files were added again unchanged in size by a later layer",
-                           "a chmod, chown or touch in a later RUN copies every file whole into a new "
-                           "layer: set modes and owners where the files are added (COPY --chown/--chmod, "
-                           "or chmod in the same RUN that creates them)");
+  Builder& deleted = start("deleted-in-later-layer");
+  Builder& overwritten = start("overwritten-in-later-layer");
+  Builder& readded = start("metadata-only-readd");
   std::uint64_t largest_readded = 0;
   std::uint64_t largest_deleted = 0, largest_overwritten = 0;
   for (const auto& w : a.waste) {
@@ -282,9 +276,7 @@ std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingF
   }
 
   // Identical content (found with --hash): every copy but one could go.
-  Builder& dups = start("duplicate-content", "identical files are stored at different paths",
-                        "keep one copy: COPY it once and link the other paths to it (ln), or "
-                        "stop installing the same file twice");
+  Builder& dups = start("duplicate-content");
   std::size_t groups = 0;
   for (const auto& g : a.duplicates) {
     std::vector<const FileReport*> kept;

@@ -7,10 +7,9 @@
 #include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/attribution/model_format.hpp"
+#include "attribution_data.hpp"
 
 namespace imgsmith {
-
-extern const char* const kBuiltinRulesJson;  // generated from data/attribution-rules.json
 
 namespace {
 
@@ -94,7 +93,7 @@ json parse_json(const std::string& text, const std::string& label) {
 const RuleSet& builtin_rules() {
   static const RuleSet rules = [] {
     RuleSet set;
-    const json doc = parse_json(kBuiltinRulesJson, "built-in rules");
+    const json doc = parse_json(attribution_data().at("attribution-rules.json"), "built-in rules");
     set.categories = doc.at("categories").get<std::vector<std::string>>();
     parse_into(doc, "built-in rules", set.categories, set.origins, set.rules);
     return set;

@@ -3,6 +3,10 @@
 // tree, a dpkg database, caches, weights, and layers that hide bytes.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+
 #include "image_builder.hpp"
 #include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/attribution/attribution.hpp"
@@ -365,3 +369,25 @@ TEST_CASE("attribution: the image's WORKDIR and files its COPY layers add are ap
   CHECK(attr.find("other", "other")->bytes == 40 + 70);  // seed.csv (base), cache.db (RUN)
   CHECK(attr.find("other", "system-unowned")->bytes == 100 + 20);
 }
+
+TEST_CASE("findings: the ids, titles and fixes are data/findings.json's, in its order") {
+  std::ifstream in(std::string(IMGSMITH_SOURCE_DIR) + "/data/findings.json");
+  REQUIRE(in);
+  const auto doc = nlohmann::json::parse(in);
+  std::vector<std::string> ids;
+  for (const auto& f : doc.at("findings")) ids.push_back(f.at("id").get<std::string>());
+  CHECK(finding_ids() == ids);
+  // Each finding the analysis reports carries its row's fix (the title may
+  // be made more precise: which libraries, which layers), unless its bytes
+  // are all the base image's, whose fix is another base.
+  const Fixture f;
+  REQUIRE(!f.findings.empty());
+  for (const auto& finding : f.findings) {
+    const auto row = std::find(ids.begin(), ids.end(), finding.id);
+    REQUIRE(row != ids.end());
+    const auto& data = doc.at("findings")[static_cast<std::size_t>(row - ids.begin())];
+    INFO(finding.id);
+    CHECK((finding.fix == data.at("fix").get<std::string>() || finding.base_bytes == finding.bytes));
+  }
+}
+
