@@ -25,8 +25,8 @@ double ms_since(Clock::time_point t) {
 }
 
 // Published peaks (data/gpu-peaks.json), matched by name, most specific first.
-using imgsmith::probe_tables::Peak;
 using imgsmith::probe_tables::kPeaks;
+using imgsmith::probe_tables::Peak;
 
 const Peak* peak_for(const std::string& name) {
   for (const auto& p : kPeaks)
@@ -61,12 +61,21 @@ void cpu_gemm(const float* A, const float* B, float* C, int m, int n, int k, boo
 struct NetBuffers {
   std::vector<float> x, w1, w2, h, y, dy, dw1, dw2, dh;
   NetBuffers()
-      : x(kBatch * kWidth), w1(kWidth * kWidth), w2(kWidth * kWidth), h(kBatch * kWidth),
-        y(kBatch * kWidth), dy(kBatch * kWidth), dw1(kWidth * kWidth), dw2(kWidth * kWidth),
+      : x(kBatch * kWidth),
+        w1(kWidth * kWidth),
+        w2(kWidth * kWidth),
+        h(kBatch * kWidth),
+        y(kBatch * kWidth),
+        dy(kBatch * kWidth),
+        dw1(kWidth * kWidth),
+        dw2(kWidth * kWidth),
         dh(kBatch * kWidth) {
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 101) / 101.0f - 0.5f;
-    for (std::size_t i = 0; i < w1.size(); ++i) w1[i] = static_cast<float>((i * 17) % 97) / 970.0f - 0.05f;
-    for (std::size_t i = 0; i < w2.size(); ++i) w2[i] = static_cast<float>((i * 13) % 89) / 890.0f - 0.05f;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      x[i] = static_cast<float>((i * 37) % 101) / 101.0f - 0.5f;
+    for (std::size_t i = 0; i < w1.size(); ++i)
+      w1[i] = static_cast<float>((i * 17) % 97) / 970.0f - 0.05f;
+    for (std::size_t i = 0; i < w2.size(); ++i)
+      w2[i] = static_cast<float>((i * 13) % 89) / 890.0f - 0.05f;
     for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = static_cast<float>((i * 7) % 61) / 610.0f;
   }
 };
@@ -134,9 +143,10 @@ struct Gpu {
     if (rc == CUDA_SUCCESS) return true;
     if (error.empty()) {
       const char* name = nullptr;
-      std::string n = cu.cuGetErrorName != nullptr && cu.cuGetErrorName(rc, &name) == CUDA_SUCCESS && name
-                          ? std::string(name)
-                          : "error";
+      std::string n =
+          cu.cuGetErrorName != nullptr && cu.cuGetErrorName(rc, &name) == CUDA_SUCCESS && name
+              ? std::string(name)
+              : "error";
       error = std::string(what) + " failed: " + n + " (" + std::to_string(rc) + ")";
       if (rc == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
         error += ": the kernels' PTX is newer than this driver, and no SASS matches this GPU";
@@ -145,11 +155,12 @@ struct Gpu {
   }
 
   bool start() {
-    const bool complete = cu.cuDevicePrimaryCtxRetain && cu.cuCtxSetCurrent && cu.cuCtxSynchronize &&
-                          cu.cuModuleLoadData && cu.cuModuleGetFunction && cu.cuMemAlloc &&
-                          cu.cuMemFree && cu.cuMemHostAlloc && cu.cuMemFreeHost && cu.cuMemcpyHtoD &&
-                          cu.cuMemcpyDtoH && cu.cuEventCreate && cu.cuEventRecord &&
-                          cu.cuEventSynchronize && cu.cuEventElapsedTime && cu.cuLaunchKernel;
+    const bool complete = cu.cuDevicePrimaryCtxRetain && cu.cuCtxSetCurrent &&
+                          cu.cuCtxSynchronize && cu.cuModuleLoadData && cu.cuModuleGetFunction &&
+                          cu.cuMemAlloc && cu.cuMemFree && cu.cuMemHostAlloc && cu.cuMemFreeHost &&
+                          cu.cuMemcpyHtoD && cu.cuMemcpyDtoH && cu.cuEventCreate &&
+                          cu.cuEventRecord && cu.cuEventSynchronize && cu.cuEventElapsedTime &&
+                          cu.cuLaunchKernel;
     if (!complete) {
       error = "the driver library lacks the entry points the benchmark needs";
       return false;
@@ -174,14 +185,16 @@ struct Gpu {
   }
 
   bool launch(CUfunction f, unsigned gx, unsigned gy, unsigned bx, unsigned by, void** args) {
-    return ok(cu.cuLaunchKernel(f, gx, gy, 1, bx, by, 1, 0, nullptr, args, nullptr), "cuLaunchKernel");
+    return ok(cu.cuLaunchKernel(f, gx, gy, 1, bx, by, 1, 0, nullptr, args, nullptr),
+              "cuLaunchKernel");
   }
 
   // Median of three timed runs of `body`, in milliseconds, by CUDA events.
   template <typename Body>
   double timed(Body body) {
     CUevent a = nullptr, b = nullptr;
-    if (!ok(cu.cuEventCreate(&a, 0), "cuEventCreate") || !ok(cu.cuEventCreate(&b, 0), "cuEventCreate"))
+    if (!ok(cu.cuEventCreate(&a, 0), "cuEventCreate") ||
+        !ok(cu.cuEventCreate(&b, 0), "cuEventCreate"))
       return -1;
     body();  // warm-up
     std::vector<double> runs;
@@ -198,9 +211,11 @@ struct Gpu {
     return runs[1];
   }
 
-  bool gemm_on(CUdeviceptr A, CUdeviceptr B, CUdeviceptr C, int m, int n, int k, int ta, int tb, int relu) {
+  bool gemm_on(CUdeviceptr A, CUdeviceptr B, CUdeviceptr C, int m, int n, int k, int ta, int tb,
+               int relu) {
     void* args[] = {&A, &B, &C, &m, &n, &k, &ta, &tb, &relu};
-    return launch(gemm, static_cast<unsigned>((n + 15) / 16), static_cast<unsigned>((m + 15) / 16), 16, 16, args);
+    return launch(gemm, static_cast<unsigned>((n + 15) / 16), static_cast<unsigned>((m + 15) / 16),
+                  16, 16, args);
   }
 };
 
@@ -212,13 +227,14 @@ BenchOutput run_bench(const CudaDriver* cu, bool gpu_usable, const std::string& 
   LogregData data;
   const double cpu_net = cpu_network_step(net);
   const double cpu_lr = cpu_logreg(data);
-  std::string json = "{\"cpu\":{\"network_step_ms\":" + num(cpu_net) + ",\"logistic_regression_ms\":" + num(cpu_lr) + "}";
+  std::string json = "{\"cpu\":{\"network_step_ms\":" + num(cpu_net) +
+                     ",\"logistic_regression_ms\":" + num(cpu_lr) + "}";
   if (!gpu_usable || cu == nullptr) {
-    json += ",\"gpu\":null,\"verdict\":\"no GPU: the CPU ran the network step in " + num(cpu_net, 1) +
-            " ms and the logistic regression in " + num(cpu_lr, 1) + " ms\"}";
+    json += ",\"gpu\":null,\"verdict\":\"no GPU: the CPU ran the network step in " +
+            num(cpu_net, 1) + " ms and the logistic regression in " + num(cpu_lr, 1) + " ms\"}";
     out.json = json;
-    out.lines = "bench: no GPU; CPU: network step " + num(cpu_net, 1) + " ms, logistic regression " +
-                num(cpu_lr, 1) + " ms\n";
+    out.lines = "bench: no GPU; CPU: network step " + num(cpu_net, 1) +
+                " ms, logistic regression " + num(cpu_lr, 1) + " ms\n";
     return out;
   }
   Gpu g(*cu);
@@ -228,7 +244,8 @@ BenchOutput run_bench(const CudaDriver* cu, bool gpu_usable, const std::string& 
     const std::size_t bytes = 256u << 20;
     CUdeviceptr in = 0, dst = 0;
     void* host = nullptr;
-    if (g.ok(cu->cuMemAlloc(&in, bytes), "cuMemAlloc") && g.ok(cu->cuMemAlloc(&dst, bytes), "cuMemAlloc") &&
+    if (g.ok(cu->cuMemAlloc(&in, bytes), "cuMemAlloc") &&
+        g.ok(cu->cuMemAlloc(&dst, bytes), "cuMemAlloc") &&
         g.ok(cu->cuMemHostAlloc(&host, bytes, 0), "cuMemHostAlloc")) {
       std::memset(host, 1, bytes);
       const double h2d = g.timed([&] { cu->cuMemcpyHtoD(in, host, bytes); });
@@ -249,11 +266,14 @@ BenchOutput run_bench(const CudaDriver* cu, bool gpu_usable, const std::string& 
       if (fma_ms > 0) tflops = 2.0 * 8 * iterations * blocks * 256.0 / (fma_ms * 1e9);
 
       // The race, wall clock, copies included.
-      const std::size_t act = sizeof(float) * kBatch * kWidth, wts = sizeof(float) * kWidth * kWidth;
+      const std::size_t act = sizeof(float) * kBatch * kWidth,
+                        wts = sizeof(float) * kWidth * kWidth;
       CUdeviceptr x = 0, w1 = 0, w2 = 0, h = 0, y = 0, dy = 0, dw1 = 0, dw2 = 0, dh = 0;
       bool alloc = true;
-      for (auto* p : {&x, &h, &y, &dy, &dh}) alloc = alloc && g.ok(cu->cuMemAlloc(p, act), "cuMemAlloc");
-      for (auto* p : {&w1, &w2, &dw1, &dw2}) alloc = alloc && g.ok(cu->cuMemAlloc(p, wts), "cuMemAlloc");
+      for (auto* p : {&x, &h, &y, &dy, &dh})
+        alloc = alloc && g.ok(cu->cuMemAlloc(p, act), "cuMemAlloc");
+      for (auto* p : {&w1, &w2, &dw1, &dw2})
+        alloc = alloc && g.ok(cu->cuMemAlloc(p, wts), "cuMemAlloc");
       auto net_step = [&] {
         cu->cuMemcpyHtoD(x, net.x.data(), act);
         cu->cuMemcpyHtoD(dy, net.dy.data(), act);
@@ -309,31 +329,36 @@ BenchOutput run_bench(const CudaDriver* cu, bool gpu_usable, const std::string& 
     json += "\"error\":\"" + g.error + "\"}";
     json += ",\"verdict\":\"the GPU half did not run: " + g.error + "\"}";
     out.json = json;
-    out.lines = "bench: GPU half did not run: " + g.error + "\nbench: CPU: network step " + num(cpu_net, 1) +
-                " ms, logistic regression " + num(cpu_lr, 1) + " ms\n";
+    out.lines = "bench: GPU half did not run: " + g.error + "\nbench: CPU: network step " +
+                num(cpu_net, 1) + " ms, logistic regression " + num(cpu_lr, 1) + " ms\n";
     return out;
   }
   const auto pct = [&](double v, double peak_value) {
-    return peak == nullptr || peak_value <= 0 ? std::string("null") : num(100.0 * v / peak_value, 1);
+    return peak == nullptr || peak_value <= 0 ? std::string("null")
+                                              : num(100.0 * v / peak_value, 1);
   };
   json += "\"device_copy_gbps\":" + num(d2d_gbps) + ",\"device_copy_counts\":\"read+write\"" +
           ",\"device_copy_peak_percent\":" + pct(d2d_gbps, peak ? peak->memory_gbps : 0) +
           ",\"h2d_gbps\":" + num(h2d_gbps) + ",\"d2h_gbps\":" + num(d2h_gbps) +
           ",\"h2d_peak_percent\":" + pct(h2d_gbps, peak ? peak->link_gbps : 0) +
           ",\"d2h_peak_percent\":" + pct(d2h_gbps, peak ? peak->link_gbps : 0) +
-          ",\"fp32_tflops\":" + num(tflops) + ",\"fp32_peak_percent\":" + pct(tflops, peak ? peak->fp32_tflops : 0) +
-          ",\"peak_reference\":" + (peak ? "\"" + std::string(peak->name) + "\"" : std::string("null")) +
-          ",\"network_step_ms\":" + num(gpu_net) + ",\"logistic_regression_ms\":" + num(gpu_lr) + "}";
+          ",\"fp32_tflops\":" + num(tflops) +
+          ",\"fp32_peak_percent\":" + pct(tflops, peak ? peak->fp32_tflops : 0) +
+          ",\"peak_reference\":" +
+          (peak ? "\"" + std::string(peak->name) + "\"" : std::string("null")) +
+          ",\"network_step_ms\":" + num(gpu_net) + ",\"logistic_regression_ms\":" + num(gpu_lr) +
+          "}";
   const double net_x = gpu_net > 0 ? cpu_net / gpu_net : 0, lr_x = gpu_lr > 0 ? cpu_lr / gpu_lr : 0;
-  const std::string verdict = "GPU " + num(net_x, 1) + "x faster on the network step; " + num(lr_x, 1) +
-                              "x on the logistic regression" +
+  const std::string verdict = "GPU " + num(net_x, 1) + "x faster on the network step; " +
+                              num(lr_x, 1) + "x on the logistic regression" +
                               (lr_x < 2.0 ? " - not worth a GPU for that kind of work" : "");
   json += ",\"speedup\":{\"network_step\":" + num(net_x) + ",\"logistic_regression\":" + num(lr_x) +
           "},\"verdict\":\"" + verdict + "\"}";
   out.json = json;
-  out.lines = "bench: device copy " + num(d2d_gbps, 0) + " GB/s (read+write, " + pct(d2d_gbps, peak ? peak->memory_gbps : 0) +
-              "% of peak); host->device " + num(h2d_gbps, 1) + " GB/s, device->host " + num(d2h_gbps, 1) +
-              " GB/s; FP32 " + num(tflops, 1) + " TFLOP/s (" + pct(tflops, peak ? peak->fp32_tflops : 0) +
+  out.lines = "bench: device copy " + num(d2d_gbps, 0) + " GB/s (read+write, " +
+              pct(d2d_gbps, peak ? peak->memory_gbps : 0) + "% of peak); host->device " +
+              num(h2d_gbps, 1) + " GB/s, device->host " + num(d2h_gbps, 1) + " GB/s; FP32 " +
+              num(tflops, 1) + " TFLOP/s (" + pct(tflops, peak ? peak->fp32_tflops : 0) +
               "% of peak)\nbench: " + verdict + "\n";
   return out;
 }

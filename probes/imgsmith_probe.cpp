@@ -74,7 +74,8 @@ std::string cuda_text(int version) {
 int minimum_driver(int cuda_major) {
   int driver = 0, known = 0;
   for (const auto& row : imgsmith::probe_tables::kMinimumDrivers)
-    if (row.cuda_major <= cuda_major && row.cuda_major >= known) known = row.cuda_major, driver = row.driver;
+    if (row.cuda_major <= cuda_major && row.cuda_major >= known)
+      known = row.cuda_major, driver = row.driver;
   return driver;
 }
 
@@ -152,7 +153,8 @@ bool open_nvml(Nvml& n) {
 
 std::string error_name(const CudaDriver& cu, CUresult rc) {
   const char* name = nullptr;
-  if (cu.cuGetErrorName != nullptr && cu.cuGetErrorName(rc, &name) == CUDA_SUCCESS && name != nullptr)
+  if (cu.cuGetErrorName != nullptr && cu.cuGetErrorName(rc, &name) == CUDA_SUCCESS &&
+      name != nullptr)
     return std::string(name) + " (" + std::to_string(rc) + ")";
   return "CUDA error " + std::to_string(rc);
 }
@@ -191,27 +193,30 @@ void check_image_cuda(Report& r) {
 void query_nvml(Report& r) {
   Nvml n;
   if (!open_nvml(n)) {
-    r.notes.push_back("libnvidia-ml.so.1 is missing: no utilisation or temperature "
-                      "(NVIDIA_DRIVER_CAPABILITIES needs 'utility')");
+    r.notes.push_back(
+        "libnvidia-ml.so.1 is missing: no utilisation or temperature "
+        "(NVIDIA_DRIVER_CAPABILITIES needs 'utility')");
     return;
   }
   const nvmlReturn_t rc = n.nvmlInit();
   if (rc == NVML_ERROR_UNKNOWN) {
-    fail(r, "error", "NVML: Unknown Error: the host's systemctl daemon-reload dropped this "
-                     "container's access to the GPU devices",
+    fail(r, "error",
+         "NVML: Unknown Error: the host's systemctl daemon-reload dropped this "
+         "container's access to the GPU devices",
          "restart the container");
     return;
   }
   if (rc == NVML_ERROR_LIB_RM_VERSION_MISMATCH) {
-    fail(r, "error", "NVML: Driver/library version mismatch: the host's driver was upgraded "
-                     "without a reboot",
+    fail(r, "error",
+         "NVML: Driver/library version mismatch: the host's driver was upgraded "
+         "without a reboot",
          "reboot the host");
     return;
   }
   if (rc != NVML_SUCCESS) {
-    r.notes.push_back("NVML did not start: " +
-                      std::string(n.nvmlErrorString ? n.nvmlErrorString(rc) : "error") + " (" +
-                      std::to_string(rc) + ")");
+    r.notes.push_back(
+        "NVML did not start: " + std::string(n.nvmlErrorString ? n.nvmlErrorString(rc) : "error") +
+        " (" + std::to_string(rc) + ")");
     return;
   }
   char version[96] = {};
@@ -224,7 +229,8 @@ void query_nvml(Report& r) {
         n.nvmlDeviceGetHandleByIndex(static_cast<unsigned>(d.index), &h) != NVML_SUCCESS)
       continue;
     nvmlMemory_t mem{};
-    if (n.nvmlDeviceGetMemoryInfo != nullptr && n.nvmlDeviceGetMemoryInfo(h, &mem) == NVML_SUCCESS) {
+    if (n.nvmlDeviceGetMemoryInfo != nullptr &&
+        n.nvmlDeviceGetMemoryInfo(h, &mem) == NVML_SUCCESS) {
       d.memory_total = mem.total;
       d.memory_used = mem.used;
     }
@@ -232,8 +238,9 @@ void query_nvml(Report& r) {
     unsigned temp = 0;
     const bool u = n.nvmlDeviceGetUtilizationRates != nullptr &&
                    n.nvmlDeviceGetUtilizationRates(h, &util) == NVML_SUCCESS;
-    const bool t = n.nvmlDeviceGetTemperature != nullptr &&
-                   n.nvmlDeviceGetTemperature(h, 0 /* NVML_TEMPERATURE_GPU */, &temp) == NVML_SUCCESS;
+    const bool t =
+        n.nvmlDeviceGetTemperature != nullptr &&
+        n.nvmlDeviceGetTemperature(h, 0 /* NVML_TEMPERATURE_GPU */, &temp) == NVML_SUCCESS;
     d.has_nvml = u && t;
     d.utilization = util.gpu;
     d.temperature = temp;
@@ -266,7 +273,8 @@ void run_checks(Report& r) {
   int version = 0;
   if (cu.cuDriverGetVersion(&version) == CUDA_SUCCESS) r.driver_cuda = version;
   switch (init) {
-    case CUDA_SUCCESS: break;
+    case CUDA_SUCCESS:
+      break;
     case CUDA_ERROR_STUB_LIBRARY:
       fail(r, nodes ? "error" : "no-gpu",
            "libcuda.so.1 is the CUDA toolkit's stub, not the driver (error 34): no driver was "
@@ -334,9 +342,15 @@ std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (const char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -358,7 +372,8 @@ std::string to_json(const Report& r) {
          ",\"cuda\":" + json_string(r.driver_cuda != 0 ? cuda_text(r.driver_cuda) : "") + "}";
   else
     o += ",\"driver\":null";
-  o += ",\"image_cuda\":" + (r.image_cuda.empty() ? std::string("null") : json_string(r.image_cuda));
+  o +=
+      ",\"image_cuda\":" + (r.image_cuda.empty() ? std::string("null") : json_string(r.image_cuda));
   o += ",\"visible_devices\":{\"NVIDIA_VISIBLE_DEVICES\":" + json_string(r.visible_nvidia) +
        ",\"CUDA_VISIBLE_DEVICES\":" + json_string(r.visible_cuda) + "}";
   o += ",\"devices\":[";
@@ -440,7 +455,8 @@ int main(int argc, char** argv) {
   bool json = false;
   bool bench = false;
   double timeout = 10;
-  if (const std::string t = env("IMGSMITH_PROBE_TIMEOUT"); !t.empty()) timeout = std::atof(t.c_str());
+  if (const std::string t = env("IMGSMITH_PROBE_TIMEOUT"); !t.empty())
+    timeout = std::atof(t.c_str());
   char** command = nullptr;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -471,7 +487,8 @@ int main(int argc, char** argv) {
   std::string mode = env("IMGSMITH_PROBE");
   if (mode.empty()) mode = "warn";
   if (mode != "warn" && mode != "require" && mode != "off") {
-    std::fprintf(stderr, "imgsmith-probe: IMGSMITH_PROBE='%s' is not off, warn or require; using warn\n",
+    std::fprintf(stderr,
+                 "imgsmith-probe: IMGSMITH_PROBE='%s' is not off, warn or require; using warn\n",
                  mode.c_str());
     mode = "warn";
   }
@@ -535,7 +552,8 @@ int main(int argc, char** argv) {
       std::fprintf(f, "%s\n", doc.c_str());
       std::fclose(f);
     } else {
-      std::fprintf(stderr, "imgsmith-probe: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+      std::fprintf(stderr, "imgsmith-probe: cannot write %s: %s\n", path.c_str(),
+                   std::strerror(errno));
     }
   }
   std::fflush(stderr);

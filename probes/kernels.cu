@@ -18,8 +18,14 @@ extern "C" __global__ void probe_fma(float* out, int iterations, float seed) {
   float e = a + 1.0f, f = b + 1.0f, g = c + 1.0f, h = d + 1.0f;
   const float x = 0.999f, y = 0.001f;
   for (int i = 0; i < iterations; ++i) {
-    a = fmaf(a, x, y); b = fmaf(b, x, y); c = fmaf(c, x, y); d = fmaf(d, x, y);
-    e = fmaf(e, x, y); f = fmaf(f, x, y); g = fmaf(g, x, y); h = fmaf(h, x, y);
+    a = fmaf(a, x, y);
+    b = fmaf(b, x, y);
+    c = fmaf(c, x, y);
+    d = fmaf(d, x, y);
+    e = fmaf(e, x, y);
+    f = fmaf(f, x, y);
+    g = fmaf(g, x, y);
+    h = fmaf(h, x, y);
   }
   // Written so the compiler cannot drop the work.
   out[blockIdx.x * blockDim.x + threadIdx.x] = a + b + c + d + e + f + g + h;
@@ -28,8 +34,8 @@ extern "C" __global__ void probe_fma(float* out, int iterations, float seed) {
 // C[m x n] = op(A) * op(B) (+ relu), row-major, op = transpose when asked,
 // 16x16 shared-memory tiles: the matrix products of the network step in the
 // CPU-vs-GPU race. A is m x k (k x m when trans_a), B is k x n (n x k).
-extern "C" __global__ void probe_sgemm(const float* A, const float* B, float* C, int m, int n, int k,
-                                       int trans_a, int trans_b, int relu) {
+extern "C" __global__ void probe_sgemm(const float* A, const float* B, float* C, int m, int n,
+                                       int k, int trans_a, int trans_b, int relu) {
   __shared__ float as[16][16];
   __shared__ float bs[16][16];
   const int row = blockIdx.y * 16 + threadIdx.y, col = blockIdx.x * 16 + threadIdx.x;

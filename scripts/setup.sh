@@ -5,6 +5,8 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
+  # the format check (.clang-format, scripts/check_format.sh)
+  clang-format-14
   libarchive-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
   libcli11-dev catch2 libkainjow-mustache-dev libtomlplusplus-dev libsqlite3-dev
   zlib1g-dev libzstd-dev

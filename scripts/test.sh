@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test: once in a normal build, then again
-# under AddressSanitizer and UndefinedBehaviorSanitizer, then the unit tests
-# (where the threads are) under ThreadSanitizer.
+# Sets up, checks the C++ layout (clang-format), builds and runs every test:
+# once in a normal build, then again under AddressSanitizer and
+# UndefinedBehaviorSanitizer, then the unit tests (where the threads are)
+# under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+scripts/check_format.sh
 
 echo "== build (warnings are errors)"
 scripts/build.sh build

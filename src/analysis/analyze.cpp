@@ -4,13 +4,13 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <optional>
-#include <span>
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <set>
+#include <span>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -65,7 +65,8 @@ std::vector<WasteGroup> group_readded(std::vector<WasteGroup> waste) {
       ++n;
     }
     // A whole path that is a directory of the other counts in full.
-    if ((n == a.size() && n < b.size() && b[n] == '/') || (n == b.size() && n < a.size() && a[n] == '/'))
+    if ((n == a.size() && n < b.size() && b[n] == '/') ||
+        (n == b.size() && n < a.size() && a[n] == '/'))
       last_slash = n;
     return std::string(a.substr(0, last_slash));
   };
@@ -228,10 +229,12 @@ class FirstLayerFeed {
 // Scans distinct blobs, several at a time when the store can seek; the
 // first error (in blob order) is rethrown once all have stopped. With a
 // feed, the scans run on other threads and this one merges the first blob.
-std::vector<std::shared_ptr<const LayerScan>> scan_blobs(
-    const BlobStore& store, const std::vector<std::string>& blobs,
-    const std::vector<CaptureFn>& hash, const AnalyzeOptions& options, const char* what,
-    FirstLayerFeed* feed = nullptr) {
+std::vector<std::shared_ptr<const LayerScan>> scan_blobs(const BlobStore& store,
+                                                         const std::vector<std::string>& blobs,
+                                                         const std::vector<CaptureFn>& hash,
+                                                         const AnalyzeOptions& options,
+                                                         const char* what,
+                                                         FirstLayerFeed* feed = nullptr) {
   std::vector<std::shared_ptr<const LayerScan>> results(blobs.size());
   std::vector<std::exception_ptr> errors(blobs.size());
   std::atomic<std::size_t> next{0}, done{0};
@@ -253,7 +256,7 @@ std::vector<std::shared_ptr<const LayerScan>> scan_blobs(
       }
     }
   };
-  unsigned threads = options.threads != 0                    ? options.threads
+  unsigned threads = options.threads != 0                 ? options.threads
                      : store.preferred_parallelism() != 0 ? store.preferred_parallelism()
                                                           : std::thread::hardware_concurrency();
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(blobs.size())));
@@ -315,9 +318,10 @@ std::vector<std::shared_ptr<const LayerScan>> scan_all(const BlobStore& store,
 // Identical content at different paths. Only files whose size another
 // visible file shares are digested: a second, targeted pass over the layers
 // that hold them where the store can seek, else the digests of the one pass.
-std::vector<DuplicateGroup> find_duplicates(const BlobStore& store, const ResolvedImage& image,
-                                            const std::vector<std::shared_ptr<const LayerScan>>& scans,
-                                            const MergedTree& tree, const AnalyzeOptions& options) {
+std::vector<DuplicateGroup> find_duplicates(
+    const BlobStore& store, const ResolvedImage& image,
+    const std::vector<std::shared_ptr<const LayerScan>>& scans, const MergedTree& tree,
+    const AnalyzeOptions& options) {
   // Each visible content under the regular-file name that created it.
   std::vector<std::string> path_of(tree.inodes().size());
   // Content only a hard link still shows: a later layer replaced its file
@@ -444,14 +448,16 @@ void collect_largest(const FileNode& node, std::span<const MergedTree::Inode> in
 }  // namespace
 
 Analysis analyze_layers(const ResolvedImage& image,
-                        const std::vector<std::shared_ptr<const LayerScan>>& scans,
-                        std::size_t top, PartialMerge started) {
+                        const std::vector<std::shared_ptr<const LayerScan>>& scans, std::size_t top,
+                        PartialMerge started) {
   // Letting go of a copy's references frees nothing the caller holds.
-  return analyze_layers(image, std::vector<std::shared_ptr<const LayerScan>>(scans), top, std::move(started));
+  return analyze_layers(image, std::vector<std::shared_ptr<const LayerScan>>(scans), top,
+                        std::move(started));
 }
 
-Analysis analyze_layers(const ResolvedImage& image, std::vector<std::shared_ptr<const LayerScan>>&& scans,
-                        std::size_t top, PartialMerge started) {
+Analysis analyze_layers(const ResolvedImage& image,
+                        std::vector<std::shared_ptr<const LayerScan>>&& scans, std::size_t top,
+                        PartialMerge started) {
   Analysis a;
   a.format = image.format;
   a.tags = image.tags;
@@ -482,7 +488,9 @@ Analysis analyze_layers(const ResolvedImage& image, std::vector<std::shared_ptr<
       // handed over too: they are passed over.
       const std::size_t handed_over = started.first_layer_entries;
       const std::size_t kept_handed_over =
-          handed_over > scan.entries_taken ? static_cast<std::size_t>(handed_over - scan.entries_taken) : 0;
+          handed_over > scan.entries_taken
+              ? static_cast<std::size_t>(handed_over - scan.entries_taken)
+              : 0;
       const auto rest = std::span<const TarEntry>(scan.entries)
                             .subspan(std::min(kept_handed_over, scan.entries.size()));
       tree.add_first_layer(rest);
@@ -561,10 +569,12 @@ Analysis analyze_store(const BlobStore& store, const AnalyzeOptions& options) {
   PartialMerge started;
   auto scans = scan_all(store, image, options, started);
   // --hash reads the scans again; otherwise each goes once measured.
-  Analysis a = options.hash_duplicates ? analyze_layers(image, scans, options.top, std::move(started))
-                                       : analyze_layers(image, std::move(scans), options.top, std::move(started));
+  Analysis a = options.hash_duplicates
+                   ? analyze_layers(image, scans, options.top, std::move(started))
+                   : analyze_layers(image, std::move(scans), options.top, std::move(started));
   if (options.base_layers) set_base_layers(a, *options.base_layers, "--base-layers");
-  if (options.hash_duplicates) a.duplicates = find_duplicates(store, image, scans, *a.tree, options);
+  if (options.hash_duplicates)
+    a.duplicates = find_duplicates(store, image, scans, *a.tree, options);
   auto store_warnings = store.warnings();
   a.warnings.insert(a.warnings.begin(), store_warnings.begin(), store_warnings.end());
   a.bytes_read = store.bytes_read();

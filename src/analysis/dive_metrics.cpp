@@ -48,7 +48,9 @@ bool path_before(std::string_view a, std::string_view b, std::size_t shared) {
   return x < y;
 }
 
-bool path_before(std::string_view a, std::string_view b) { return path_before(a, b, common_prefix(a, b)); }
+bool path_before(std::string_view a, std::string_view b) {
+  return path_before(a, b, common_prefix(a, b));
+}
 
 // Room for the numbers of one list item: three varints of at most 10 bytes.
 constexpr std::size_t kItemHead = 32;
@@ -66,7 +68,9 @@ char* put_varint(char* at, std::uint64_t v) {
 // rest, followed by `tail`'s bytes (whatever the list's user keeps with it).
 class FrontCodedWriter {
  public:
-  void add(std::string_view path, std::string_view tail) { add(path, tail, common_prefix(path, previous_)); }
+  void add(std::string_view path, std::string_view tail) {
+    add(path, tail, common_prefix(path, previous_));
+  }
   // `shared` is common_prefix(path, previous()).
   void add(std::string_view path, std::string_view tail, std::size_t shared) {
     const std::string_view rest = path.substr(shared);
@@ -147,7 +151,9 @@ class LeafReader {
   std::uint64_t size_ = 0;
 };
 
-bool refused(std::string_view path) { return split_path(path).second.starts_with(kWhiteoutMetaPrefix); }
+bool refused(std::string_view path) {
+  return split_path(path).second.starts_with(kWhiteoutMetaPrefix);
+}
 
 // dive's layer tree: the entries it can add (it refuses .wh..wh.* names),
 // the last one winning when a path repeats, and every parent implied; its
@@ -168,7 +174,8 @@ class LeafBuilder {
   void add(std::string_view path, EntryType type, std::uint64_t size, std::size_t shared) {
     if (pending_) {
       const bool same = shared == path.size() && shared == pending_path_.size();
-      const bool below = shared == pending_path_.size() && path.size() > shared && path[shared] == '/';
+      const bool below =
+          shared == pending_path_.size() && path.size() > shared && path[shared] == '/';
       if (!same && !below) emit();
     }
     pending_path_.resize(shared);
@@ -240,7 +247,8 @@ class LeafBuilder {
     if (!target.empty()) target.push_back('/');
     target += name.substr(kWhiteoutPrefix.size());
     const FileNode* gone = below_ != nullptr ? below_->find(target) : nullptr;
-    const std::uint64_t size = gone != nullptr && gone->type == EntryType::Dir ? subtree_bytes(*below_, *gone) : 0;
+    const std::uint64_t size =
+        gone != nullptr && gone->type == EntryType::Dir ? subtree_bytes(*below_, *gone) : 0;
     whiteouts_.emplace_back(std::move(target), size);
   }
 
@@ -289,7 +297,8 @@ struct FirstLayerRecord::State {
   void record(std::string_view path, EntryType type, std::uint64_t size) {
     char tail[kItemHead];
     tail[0] = static_cast<char>(type);
-    list.add(path, std::string_view(tail, static_cast<std::size_t>(put_varint(tail + 1, size) - tail)));
+    list.add(path,
+             std::string_view(tail, static_cast<std::size_t>(put_varint(tail + 1, size) - tail)));
     ++count;
   }
 };
@@ -308,7 +317,9 @@ void FirstLayerRecord::add(std::span<const TarEntry> entries) {
         st.leaves->add(e.path, e.type, e.size, shared);
         continue;
       }
-      st.leaves->drain([&](std::string_view path, EntryType type, std::uint64_t size) { st.record(path, type, size); });
+      st.leaves->drain([&](std::string_view path, EntryType type, std::uint64_t size) {
+        st.record(path, type, size);
+      });
       st.leaves.reset();
     }
     st.record(e.path, e.type, e.size);
@@ -342,7 +353,8 @@ void DiveEfficiency::add_layer(const LayerScan& layer, const MergedTree& below) 
     std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
       return path_before(entries[a].path, entries[b].path);
     });
-    for (const std::uint32_t i : order) leaves.add(entries[i].path, entries[i].type, entries[i].size);
+    for (const std::uint32_t i : order)
+      leaves.add(entries[i].path, entries[i].type, entries[i].size);
   }
   leaves_.push_back(leaves.done());
 }
@@ -370,7 +382,8 @@ void DiveEfficiency::add_first_layer(FirstLayerRecord& record, std::uint64_t con
     RecordReader read(list);
     while (read.next()) all.push_back(Entry{read.path(), read.type(), read.size()});
   }
-  std::stable_sort(all.begin(), all.end(), [](const Entry& a, const Entry& b) { return path_before(a.path, b.path); });
+  std::stable_sort(all.begin(), all.end(),
+                   [](const Entry& a, const Entry& b) { return path_before(a.path, b.path); });
   LeafBuilder leaves(nullptr);
   for (const Entry& e : all) leaves.add(e.path, e.type, e.size);
   leaves_.push_back(leaves.done());
@@ -421,10 +434,9 @@ DiveFigures DiveEfficiency::finish(std::size_t top) const {
       auto& kept = out.inefficient;
       if (kept.size() == top) {
         const InefficientPath& last = kept.front();
-        const bool before_last =
-            cumulative != last.cumulative_bytes
-                ? cumulative > last.cumulative_bytes
-                : std::string_view(last.path).substr(1).compare(key) > 0;
+        const bool before_last = cumulative != last.cumulative_bytes
+                                     ? cumulative > last.cumulative_bytes
+                                     : std::string_view(last.path).substr(1).compare(key) > 0;
         if (!before_last) continue;
         std::pop_heap(kept.begin(), kept.end(), listed_before);
         kept.pop_back();
@@ -433,17 +445,16 @@ DiveFigures DiveEfficiency::finish(std::size_t top) const {
       std::push_heap(kept.begin(), kept.end(), listed_before);
     }
   }
-  out.efficiency = cumulative_sum == 0 ? 1.0
-                                       : static_cast<double>(minimum_sum) /
-                                             static_cast<double>(cumulative_sum);
+  out.efficiency = cumulative_sum == 0
+                       ? 1.0
+                       : static_cast<double>(minimum_sum) / static_cast<double>(cumulative_sum);
   for (std::size_t i = 0; i < layer_bytes_.size(); ++i) {
     out.size_bytes += layer_bytes_[i];
     if (i > 0) out.user_size_bytes += layer_bytes_[i];
   }
-  out.user_wasted_percent = out.user_size_bytes == 0
-                                ? 0.0
-                                : static_cast<double>(out.wasted_bytes) /
-                                      static_cast<double>(out.user_size_bytes);
+  out.user_wasted_percent = out.user_size_bytes == 0 ? 0.0
+                                                     : static_cast<double>(out.wasted_bytes) /
+                                                           static_cast<double>(out.user_size_bytes);
   std::sort_heap(out.inefficient.begin(), out.inefficient.end(), listed_before);
   return out;
 }

@@ -12,11 +12,16 @@ namespace imgsmith {
 
 const char* hidden_by_name(HiddenBy how) {
   switch (how) {
-    case HiddenBy::Deleted: return "deleted";
-    case HiddenBy::Opaque: return "opaque";
-    case HiddenBy::Overwritten: return "overwritten";
-    case HiddenBy::Replaced: return "replaced";
-    case HiddenBy::Readded: return "re-added";
+    case HiddenBy::Deleted:
+      return "deleted";
+    case HiddenBy::Opaque:
+      return "opaque";
+    case HiddenBy::Overwritten:
+      return "overwritten";
+    case HiddenBy::Replaced:
+      return "replaced";
+    case HiddenBy::Readded:
+      return "re-added";
   }
   return "deleted";
 }
@@ -192,9 +197,11 @@ FileNode* MergedTree::new_node(std::string_view name, EntryType type, std::uint3
 
 std::int32_t MergedTree::new_inode(std::uint64_t size, std::uint32_t layer) {
   if (size > kMaxFileSize)
-    throw InputError("a file of " + std::to_string(size) + " bytes: more than the analysis can count");
+    throw InputError("a file of " + std::to_string(size) +
+                     " bytes: more than the analysis can count");
   void* at = inode_region_.extend(sizeof(Inode), alignof(Inode));
-  if (at == nullptr) throw InputError("more than " + std::to_string(inode_count_) + " files: too many to analyse");
+  if (at == nullptr)
+    throw InputError("more than " + std::to_string(inode_count_) + " files: too many to analyse");
   auto* inode = new (at) Inode{};
   inode->size = size;
   inode->layer = static_cast<std::uint16_t>(layer);
@@ -227,8 +234,7 @@ void MergedTree::record_waste(const std::string& at, HiddenBy how, const Inode& 
 
 // Drops one name of every content under `node`; content whose last name goes
 // becomes waste, attributed to the operation at `at`.
-void MergedTree::release(FileNode& node, std::uint32_t layer, HiddenBy how,
-                         const std::string& at) {
+void MergedTree::release(FileNode& node, std::uint32_t layer, HiddenBy how, const std::string& at) {
   for (const FileNode* c : node.children()) release(*const_cast<FileNode*>(c), layer, how, at);
   node.hidden = true;
   --nodes_;
@@ -237,8 +243,8 @@ void MergedTree::release(FileNode& node, std::uint32_t layer, HiddenBy how,
   if (--content.names == 0 && content.size > 0) record_waste(at, how, content, layer);
 }
 
-void MergedTree::remove_child(FileNode& parent, FileNode& child, std::uint32_t layer,
-                              HiddenBy how, const std::string& at) {
+void MergedTree::remove_child(FileNode& parent, FileNode& child, std::uint32_t layer, HiddenBy how,
+                              const std::string& at) {
   cached_dir_ = nullptr;
   index_.erase(&child, ChildIndex::hash(&parent, child.name()));
   // It stays in the parent's ring, hidden (see FileNode).
@@ -289,7 +295,9 @@ void MergedTree::add_entry(const TarEntry& entry, std::uint32_t layer) {
     const bool same_size_file = existing.type == EntryType::File && entry.type == EntryType::File &&
                                 file_size(existing) == entry.size && entry.size > 0;
     remove_child(*parent, existing, layer,
-                 !same_kind ? HiddenBy::Replaced : same_size_file ? HiddenBy::Readded : HiddenBy::Overwritten,
+                 !same_kind       ? HiddenBy::Replaced
+                 : same_size_file ? HiddenBy::Readded
+                                  : HiddenBy::Overwritten,
                  rooted(entry.path));
   }
   if (entry.type == EntryType::Hardlink) {
@@ -323,7 +331,8 @@ void MergedTree::apply(const LayerScan& layer, std::uint32_t index) {
     if (d == nullptr || d->type != EntryType::Dir) continue;
     const std::string at = rooted(dir);
     // Removing hides a child without unlinking it: the walk goes on past it.
-    for (const FileNode* c : d->children()) remove_child(*d, *const_cast<FileNode*>(c), index, HiddenBy::Opaque, at);
+    for (const FileNode* c : d->children())
+      remove_child(*d, *const_cast<FileNode*>(c), index, HiddenBy::Opaque, at);
   }
   // Whiteouts, too, hide lower layers only; a file the same layer adds under
   // the same name survives.

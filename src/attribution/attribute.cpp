@@ -3,8 +3,8 @@
 #include <thread>
 #include <unordered_map>
 
-#include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/analysis/merged_tree.hpp"
+#include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/attribution/model_format.hpp"
 #include "imgsmith/util/text.hpp"
 #include "owners.hpp"
@@ -13,9 +13,9 @@ namespace imgsmith {
 namespace {
 
 using attribution_detail::FileOwners;
+using attribution_detail::normalise_dist;
 using attribution_detail::Owner;
 using attribution_detail::Ownership;
-using attribution_detail::normalise_dist;
 
 std::string expand_child(const std::string& child, const std::string* dist, const std::string* pkg,
                          std::string_view content) {
@@ -121,7 +121,8 @@ class Walker {
           if (!sub.under[i]) sub.under[i] = compiled_.directory_tests[i].matches(sub.path) ? 1 : 0;
         directories_.push_back(std::move(sub));
         // Depth first: the directory's children come before its next sibling.
-        stack_.push_back(Frame{child->children().begin(), static_cast<std::uint32_t>(directories_.size() - 1)});
+        stack_.push_back(
+            Frame{child->children().begin(), static_cast<std::uint32_t>(directories_.size() - 1)});
       }
     }
     return !out.empty();
@@ -191,10 +192,13 @@ struct Classifier {
       if (r.min_bytes && f.bytes < *r.min_bytes) continue;
       if (!r.python_dists.empty() && (dist == nullptr || !matches_any(r.python_dists, dist_key)))
         continue;
-      if (!r.except_python_dists.empty() && dist != nullptr && matches_any(r.except_python_dists, dist_key))
+      if (!r.except_python_dists.empty() && dist != nullptr &&
+          matches_any(r.except_python_dists, dist_key))
         continue;
-      if (!r.except_packages.empty() && pkg != nullptr && matches_any(r.except_packages, *pkg)) continue;
-      if (!r.deb_packages.empty() && (deb == nullptr || !matches_any(r.deb_packages, *deb))) continue;
+      if (!r.except_packages.empty() && pkg != nullptr && matches_any(r.except_packages, *pkg))
+        continue;
+      if (!r.deb_packages.empty() && (deb == nullptr || !matches_any(r.deb_packages, *deb)))
+        continue;
       if (!r.packages.empty() && (pkg == nullptr || !matches_any(r.packages, *pkg))) continue;
       if (!r.installers.empty() && !matches_any(r.installers, installer)) continue;
       std::string_view content;
@@ -300,9 +304,9 @@ RuleSet with_image_rules(const RuleSet& rules, const Analysis& analysis) {
     workdir.child = "workdir";
     workdir.paths.emplace_back("/" + dir + "/**");
     workdir.source = "the image's WorkingDir";
-    const auto first_cuda = std::find_if(out.rules.begin(), out.rules.end(), [](const AttributionRule& r) {
-      return r.category == "cuda";
-    });
+    const auto first_cuda =
+        std::find_if(out.rules.begin(), out.rules.end(),
+                     [](const AttributionRule& r) { return r.category == "cuda"; });
     out.rules.insert(first_cuda, std::move(workdir));
   }
   return out;
@@ -350,7 +354,8 @@ std::vector<std::string> virtual_envs(const FileNode& root, std::size_t contents
     ++next;
     if (child->inode() >= 0 && !seen[static_cast<std::size_t>(child->inode())]) {
       seen[static_cast<std::size_t>(child->inode())] = true;
-      if (child->name() == "pyvenv.cfg" && child->parent() != &root) venvs.push_back(child->parent()->path());
+      if (child->name() == "pyvenv.cfg" && child->parent() != &root)
+        venvs.push_back(child->parent()->path());
     }
     if (child->has_children()) stack.push_back(child->children().begin());
   }
@@ -375,11 +380,11 @@ Attribution attribute_files(const Analysis& analysis, const RuleSet& base_rules,
     if (const ModelFormat format = sniff_model_format(head.content); format != ModelFormat::None)
       content_formats.emplace(head.path, model_format_name(format));
   std::vector<std::uint16_t> category_index;
-  for (const auto& r : rules.rules)
-    category_index.push_back(index_of(rules, r.category));
+  for (const auto& r : rules.rules) category_index.push_back(index_of(rules, r.category));
   const std::uint16_t other = index_of(rules, "other");
   const std::uint16_t app = index_of(rules, "app");
-  for (const auto& name : rules.categories) result.categories.push_back(CategoryNode{name, 0, 0, {}, {}});
+  for (const auto& name : rules.categories)
+    result.categories.push_back(CategoryNode{name, 0, 0, {}, {}});
   std::vector<std::map<std::string, CategoryNode>> children(rules.categories.size());
 
   // Provenance, where the history tells the base image's layers from the
@@ -430,9 +435,17 @@ Attribution attribute_files(const Analysis& analysis, const RuleSet& base_rules,
     const CompiledRules compiled(rules);
     const auto& inodes = analysis.tree->inodes();
     Walker walker(compiled, analysis.tree->root(), inodes.size());
-    const Classifier classifier{rules, compiled, owners, content_formats, inodes, walker.directories(),
-                                category_index, other, index_of(rules, "cuda"),
-                                index_of(rules, "framework"), index_of(rules, "python"),
+    const Classifier classifier{rules,
+                                compiled,
+                                owners,
+                                content_formats,
+                                inodes,
+                                walker.directories(),
+                                category_index,
+                                other,
+                                index_of(rules, "cuda"),
+                                index_of(rules, "framework"),
+                                index_of(rules, "python"),
                                 virtual_envs(analysis.tree->root(), inodes.size())};
     std::vector<FileToClassify> chunk;
     std::vector<AttributedFile> classified;
@@ -464,7 +477,8 @@ Attribution attribute(const Analysis& analysis, const RuleSet& rules) {
   files.reserve(analysis.tree ? analysis.tree->inodes().size() : 0);  // at most one per content
   auto text = std::make_shared<std::vector<TextArena>>();
   Attribution result = attribute_files(
-      analysis, rules, [&](AttributedFile& f, const std::string&) { files.push_back(std::move(f)); },
+      analysis, rules,
+      [&](AttributedFile& f, const std::string&) { files.push_back(std::move(f)); },
       [&](std::vector<TextArena>& chunk_text) {
         for (auto& arena : chunk_text) text->push_back(std::move(arena));
       });
@@ -473,7 +487,8 @@ Attribution attribute(const Analysis& analysis, const RuleSet& rules) {
   return result;
 }
 
-Attribution attribute(const Analysis& analysis, const RuleSet& rules, const AttributedFileSink& each) {
+Attribution attribute(const Analysis& analysis, const RuleSet& rules,
+                      const AttributedFileSink& each) {
   return attribute_files(analysis, rules, each, [](std::vector<TextArena>&) {});
 }
 

@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 #include <stdexcept>
 
 #include "attribution_data.hpp"
@@ -63,7 +62,8 @@ struct Builder {
 };
 
 std::string created_by(const Analysis& a, std::uint32_t layer) {
-  std::string text = layer < a.layers.size() ? dockerfile_step(a.layers[layer].created_by) : std::string();
+  std::string text =
+      layer < a.layers.size() ? dockerfile_step(a.layers[layer].created_by) : std::string();
   if (text.size() > 70) text = text.substr(0, 67) + "...";
   return "layer " + std::to_string(layer) + (text.empty() ? "" : " (" + text + ")");
 }
@@ -82,7 +82,8 @@ const std::vector<FindingText>& finding_table() {
     std::vector<FindingText> rows;
     const auto doc = nlohmann::json::parse(attribution_data().at("findings.json"));
     for (const auto& f : doc.at("findings"))
-      rows.push_back({f.at("id").get<std::string>(), f.at("title").get<std::string>(), f.at("fix").get<std::string>()});
+      rows.push_back({f.at("id").get<std::string>(), f.at("title").get<std::string>(),
+                      f.at("fix").get<std::string>()});
     return rows;
   }();
   return table;
@@ -118,8 +119,10 @@ struct WasteFinder::Builders {
   // A finding of data/findings.json, with its title and fix from there.
   Builder& start(const std::string& id) {
     const auto& table = finding_table();
-    const auto row = std::find_if(table.begin(), table.end(), [&](const FindingText& t) { return t.id == id; });
-    if (row == table.end()) throw std::logic_error("finding '" + id + "' is not in data/findings.json");
+    const auto row =
+        std::find_if(table.begin(), table.end(), [&](const FindingText& t) { return t.id == id; });
+    if (row == table.end())
+      throw std::logic_error("finding '" + id + "' is not in data/findings.json");
     Builder& x = b[id];
     x.top = a.top;
     x.image_layers = &a.layers;
@@ -129,7 +132,8 @@ struct WasteFinder::Builders {
     return x;
   }
 
-  Builders(const Analysis& analysis, const std::vector<Glob>& ignored) : a(analysis), ignore(ignored) {
+  Builders(const Analysis& analysis, const std::vector<Glob>& ignored)
+      : a(analysis), ignore(ignored) {
     devel = &start("devel-in-final");
     host_toolchain.top = a.top;
     host_toolchain.image_layers = &a.layers;
@@ -163,21 +167,24 @@ void WasteFinder::add(const AttributedFile& file, const std::string& category_na
                                               : Kind::Other;
   const std::string_view child = file.child;
   if (kind == Kind::BuildTools) {
-    const bool cuda_devel = file.path.starts_with("/usr/local/cuda") || file.path.starts_with("/opt/nvidia/") ||
-                            file.path.find("-packages/nvidia/") != std::string_view::npos ||
-                            child == "cuda-compiler" || child.starts_with("cuda-") || child.starts_with("nsight") ||
-                            child.starts_with("libnccl") || child.starts_with("libcudnn") ||
-                            child.starts_with("libcu") || child.starts_with("libnv") || child.starts_with("libnpp");
+    const bool cuda_devel =
+        file.path.starts_with("/usr/local/cuda") || file.path.starts_with("/opt/nvidia/") ||
+        file.path.find("-packages/nvidia/") != std::string_view::npos || child == "cuda-compiler" ||
+        child.starts_with("cuda-") || child.starts_with("nsight") || child.starts_with("libnccl") ||
+        child.starts_with("libcudnn") || child.starts_with("libcu") || child.starts_with("libnv") ||
+        child.starts_with("libnpp");
     (cuda_devel ? *x.devel : x.host_toolchain).add(file.path, file.bytes, file.layer);
   }
-  if (kind == Kind::Cache && (child == "pip" || child == "uv")) x.pip->add(file.path, file.bytes, file.layer);
+  if (kind == Kind::Cache && (child == "pip" || child == "uv"))
+    x.pip->add(file.path, file.bytes, file.layer);
   if (kind == Kind::Cache && (child == "apt-archives" || child == "conda-pkgs" || child == "npm"))
     x.pkgcache->add(file.path, file.bytes, file.layer);
   if (kind == Kind::Cache && child == "apt-lists") x.lists->add(file.path, file.bytes, file.layer);
   if (kind == Kind::ModelWeights) x.weights->add(file.path, file.bytes, file.layer);
   // Only archives that are build tools: a Python distribution's own (numpy's
   // libnpymath.a) cannot be removed without it.
-  if (kind == Kind::BuildTools && file.path.ends_with(".a")) x.statics->add(file.path, file.bytes, file.layer);
+  if (kind == Kind::BuildTools && file.path.ends_with(".a"))
+    x.statics->add(file.path, file.bytes, file.layer);
   if (file.path.starts_with("/usr/share/doc/") || file.path.starts_with("/usr/share/man/") ||
       file.path.starts_with("/usr/share/info/") || file.path.starts_with("/usr/share/locale/"))
     x.docs->add(file.path, file.bytes, file.layer);
@@ -238,8 +245,8 @@ std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingF
       families += (families.empty() ? "" : ", ") + family;
     std::string origins;
     for (const auto& o : origins_seen) origins += (origins.empty() ? "" : ", ") + o;
-    dup.f.message = "CUDA libraries ship in more than one copy (" + families +
-                    "); the " + origins + " copy can go";
+    dup.f.message = "CUDA libraries ship in more than one copy (" + families + "); the " + origins +
+                    " copy can go";
   }
 
   Builder& deleted = start("deleted-in-later-layer");
@@ -256,8 +263,8 @@ std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingF
         largest_readded = w.bytes;
         readded.f.message = created_by(a, w.hidden_layer) + " re-added " + w.path + " (" +
                             std::to_string(w.files) + (w.files == 1 ? " file, " : " files, ") +
-                            format_size(w.bytes) + ") unchanged in size from " + created_by(a, w.added_layer) +
-                            ": most likely a metadata-only change";
+                            format_size(w.bytes) + ") unchanged in size from " +
+                            created_by(a, w.added_layer) + ": most likely a metadata-only change";
       }
       continue;
     }
@@ -288,7 +295,8 @@ std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingF
     dups.layers.insert(kept[0]->layer);
   }
   if (groups > 0)
-    dups.f.message = std::to_string(groups) + " sets of identical files are stored at different paths";
+    dups.f.message =
+        std::to_string(groups) + " sets of identical files are stored at different paths";
 
   // A package that compiles C at run time needs the host toolchain in the
   // final image: Triton (vLLM, SGLang, torch.compile) builds its launcher
@@ -303,8 +311,9 @@ std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingF
   if (!compiles_at_run_time) {
     devel.absorb(builders_->host_toolchain);
   } else if (builders_->host_toolchain.f.bytes > 0 && devel.f.bytes > 0) {
-    devel.f.message = "CUDA's compilers, headers or static libraries are in the final image (gcc and the "
-                      "headers Triton compiles with at start are needed, and not counted)";
+    devel.f.message =
+        "CUDA's compilers, headers or static libraries are in the final image (gcc and the "
+        "headers Triton compiles with at start are needed, and not counted)";
   }
 
   // What the base image brought: the user's Dockerfile cannot remove it,
@@ -314,11 +323,15 @@ std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingF
     if (f.base_bytes == 0 || id == "cuda-duplicated" || id == "duplicate-content") continue;
     if (f.base_bytes == f.bytes) {
       f.message = "from the base image: " + f.message;
-      f.fix = "these bytes are in the base image's layers, which no later RUN can remove (rm only hides "
-              "them): choose a smaller base or flavour (-slim, runtime instead of devel, base instead of "
-              "runtime), or copy what you need FROM it into a smaller final stage";
+      f.fix =
+          "these bytes are in the base image's layers, which no later RUN can remove (rm only "
+          "hides "
+          "them): choose a smaller base or flavour (-slim, runtime instead of devel, base instead "
+          "of "
+          "runtime), or copy what you need FROM it into a smaller final stage";
     } else {
-      f.message += " (" + format_size(f.base_bytes) + " of it from the base image, which only another "
+      f.message += " (" + format_size(f.base_bytes) +
+                   " of it from the base image, which only another "
                    "base removes)";
     }
   }
@@ -337,6 +350,5 @@ std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingF
   });
   return out;
 }
-
 
 }  // namespace imgsmith

@@ -73,7 +73,8 @@ ModelFormat sniff_model_format(std::string_view head) {
   if (head.size() >= 10) {
     // safetensors: a header length that is plausible, then '{'.
     const std::uint64_t length = le(head, 0, 8);
-    if (length >= 2 && length < (100u << 20) && head[8] == '{' && (head[9] == '"' || head[9] == '}'))
+    if (length >= 2 && length < (100u << 20) && head[8] == '{' &&
+        (head[9] == '"' || head[9] == '}'))
       return ModelFormat::Safetensors;
   }
   if (head.starts_with("GGUF")) return ModelFormat::Gguf;
@@ -86,20 +87,28 @@ ModelFormat sniff_model_format(std::string_view head) {
   }
   // torch.save's legacy format: a pickle (protocol 2) of torch's magic number.
   static constexpr char kLegacyTorch[] = "\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19";
-  if (head.starts_with(std::string_view(kLegacyTorch, sizeof kLegacyTorch - 1))) return ModelFormat::PyTorch;
+  if (head.starts_with(std::string_view(kLegacyTorch, sizeof kLegacyTorch - 1)))
+    return ModelFormat::PyTorch;
   if (is_onnx(head)) return ModelFormat::Onnx;
   return ModelFormat::None;
 }
 
 std::string_view model_format_name(ModelFormat format) {
   switch (format) {
-    case ModelFormat::Safetensors: return "safetensors";
-    case ModelFormat::PyTorch: return "pytorch";
-    case ModelFormat::Gguf: return "gguf";
-    case ModelFormat::Onnx: return "onnx";
-    case ModelFormat::Keras: return "keras";
-    case ModelFormat::Numpy: return "numpy";
-    case ModelFormat::None: break;
+    case ModelFormat::Safetensors:
+      return "safetensors";
+    case ModelFormat::PyTorch:
+      return "pytorch";
+    case ModelFormat::Gguf:
+      return "gguf";
+    case ModelFormat::Onnx:
+      return "onnx";
+    case ModelFormat::Keras:
+      return "keras";
+    case ModelFormat::Numpy:
+      return "numpy";
+    case ModelFormat::None:
+      break;
   }
   return "";
 }

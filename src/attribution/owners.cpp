@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-
 #include <nlohmann/json.hpp>
 
 #include "rpmdb.hpp"
@@ -128,18 +127,24 @@ Ownership::Ownership(const std::vector<CapturedFile>& databases) {
     if (f.path == "var/lib/dpkg/status") {
       std::string package;
       for_each_line(f.content, [&](std::string_view line) {
-        if (line.starts_with("Package: ")) package = std::string(line.substr(9));
+        if (line.starts_with("Package: "))
+          package = std::string(line.substr(9));
         else if (line.starts_with("Version: ") && !package.empty())
           dpkg_versions[package] = std::string(line.substr(9));
       });
     }
   for (const auto& f : databases) {
     const std::string_view path = f.path;
-    if (path.ends_with(".dist-info/RECORD")) read_record(f);
-    else if (path.ends_with(".egg-info/installed-files.txt")) read_installed_files(f);
-    else if (path.starts_with("var/lib/dpkg/info/") && path.ends_with(".list")) read_dpkg_list(f, dpkg_versions);
-    else if (dirname_of(path).ends_with("conda-meta") && path.ends_with(".json")) read_conda_meta(f);
-    else if (path == "var/lib/rpm/rpmdb.sqlite" || path == "usr/lib/sysimage/rpm/rpmdb.sqlite") read_rpm(f);
+    if (path.ends_with(".dist-info/RECORD"))
+      read_record(f);
+    else if (path.ends_with(".egg-info/installed-files.txt"))
+      read_installed_files(f);
+    else if (path.starts_with("var/lib/dpkg/info/") && path.ends_with(".list"))
+      read_dpkg_list(f, dpkg_versions);
+    else if (dirname_of(path).ends_with("conda-meta") && path.ends_with(".json"))
+      read_conda_meta(f);
+    else if (path == "var/lib/rpm/rpmdb.sqlite" || path == "usr/lib/sysimage/rpm/rpmdb.sqlite")
+      read_rpm(f);
   }
 }
 
@@ -199,13 +204,15 @@ void Ownership::read_conda_meta(const CapturedFile& f) {
   }
   if (!doc.is_object() || !doc.contains("name") || !doc["name"].is_string()) return;
   Owner owner{"conda", doc["name"].get<std::string>(), "", ""};
-  if (doc.contains("version") && doc["version"].is_string()) owner.version = doc["version"].get<std::string>();
+  if (doc.contains("version") && doc["version"].is_string())
+    owner.version = doc["version"].get<std::string>();
   const std::string prefix(dirname_of(dirname_of(f.path)));
   const auto add = [&](std::vector<std::string>& out, const nlohmann::json& p) {
     if (p.is_string()) out.push_back(normalise_path(prefix + "/" + p.get<std::string>()));
   };
   std::vector<std::string> paths;
-  if (const auto files = doc.find("files"); files != doc.end() && files->is_array() && !files->empty()) {
+  if (const auto files = doc.find("files");
+      files != doc.end() && files->is_array() && !files->empty()) {
     for (const auto& p : *files) add(paths, p);
   } else if (const auto data = doc.find("paths_data"); data != doc.end() && data->is_object()) {
     if (const auto list = data->find("paths"); list != data->end() && list->is_array())
@@ -265,8 +272,9 @@ void Ownership::own_system_files(const Owner& package, const std::vector<std::st
         bool nested = false;
         std::string_view top = top_level_of(p, site, nested);
         std::string dist, version;
-        std::string key = parse_info_dir(top, dist, version) ? normalise_dist(dist)
-                                                              : normalise_dist(top.substr(0, top.find('.')));
+        std::string key = parse_info_dir(top, dist, version)
+                              ? normalise_dist(dist)
+                              : normalise_dist(top.substr(0, top.find('.')));
         for (const auto& [name, owner] : by_name)
           if (name == key) dist_owner = owner;
       }
@@ -322,7 +330,8 @@ std::string pyc_source(std::string_view path) {
   std::string_view name = path.substr(slash + 1);
   name = name.substr(0, name.find('.'));  // "os.cpython-311.opt-1.pyc" -> "os"
   if (name.empty()) return {};
-  const std::string_view parent = dir.substr(0, dir.size() - std::string_view("__pycache__").size());
+  const std::string_view parent =
+      dir.substr(0, dir.size() - std::string_view("__pycache__").size());
   return std::string(parent) + std::string(name) + ".py";
 }
 

@@ -58,7 +58,8 @@ class Ownership {
   std::uint32_t add_owner(Owner owner);
   void read_record(const CapturedFile& f);
   void read_installed_files(const CapturedFile& f);
-  void read_dpkg_list(const CapturedFile& f, const std::unordered_map<std::string, std::string>& versions);
+  void read_dpkg_list(const CapturedFile& f,
+                      const std::unordered_map<std::string, std::string>& versions);
   void read_conda_meta(const CapturedFile& f);
   void read_rpm(const CapturedFile& f);
   // A system package that installs Python distributions: one Owner per

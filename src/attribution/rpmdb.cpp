@@ -18,7 +18,8 @@ constexpr std::uint32_t kMaxEntries = 1u << 20;
 
 std::uint32_t be32(const char* p) {
   const auto* u = reinterpret_cast<const unsigned char*>(p);
-  return (std::uint32_t{u[0]} << 24) | (std::uint32_t{u[1]} << 16) | (std::uint32_t{u[2]} << 8) | u[3];
+  return (std::uint32_t{u[0]} << 24) | (std::uint32_t{u[1]} << 16) | (std::uint32_t{u[2]} << 8) |
+         u[3];
 }
 
 struct IndexEntry {
@@ -28,7 +29,8 @@ struct IndexEntry {
 
 // `count` NUL-terminated strings from `offset` in `data`; false if they run past its end.
 bool strings_at(std::string_view data, const IndexEntry& e, std::vector<std::string_view>& out) {
-  if (!e.present || (e.type != kTypeString && e.type != kTypeStringArray && e.type != kTypeI18nString))
+  if (!e.present ||
+      (e.type != kTypeString && e.type != kTypeStringArray && e.type != kTypeI18nString))
     return false;
   if (e.count > kMaxEntries || e.offset > data.size()) return false;
   std::size_t at = e.offset;
@@ -46,7 +48,8 @@ bool int32s_at(std::string_view data, const IndexEntry& e, std::vector<std::uint
   if (!e.present || e.type != kTypeInt32 || e.count > kMaxEntries) return false;
   if (e.offset > data.size() || (data.size() - e.offset) / 4 < e.count) return false;
   out.resize(e.count);
-  for (std::uint32_t i = 0; i < e.count; ++i) out[i] = be32(data.data() + e.offset + 4 * std::size_t{i});
+  for (std::uint32_t i = 0; i < e.count; ++i)
+    out[i] = be32(data.data() + e.offset + 4 * std::size_t{i});
   return true;
 }
 
@@ -64,13 +67,26 @@ bool parse_rpm_header(std::string_view blob, RpmPackage& out) {
     const char* e = blob.data() + 8 + 16 * std::size_t{i};
     IndexEntry entry{be32(e + 4), be32(e + 8), be32(e + 12), true};
     switch (be32(e)) {
-      case kTagName: name = entry; break;
-      case kTagVersion: version = entry; break;
-      case kTagRelease: release = entry; break;
-      case kTagDirIndexes: dir_indexes = entry; break;
-      case kTagBaseNames: base_names = entry; break;
-      case kTagDirNames: dir_names = entry; break;
-      default: break;
+      case kTagName:
+        name = entry;
+        break;
+      case kTagVersion:
+        version = entry;
+        break;
+      case kTagRelease:
+        release = entry;
+        break;
+      case kTagDirIndexes:
+        dir_indexes = entry;
+        break;
+      case kTagBaseNames:
+        base_names = entry;
+        break;
+      case kTagDirNames:
+        dir_names = entry;
+        break;
+      default:
+        break;
     }
   }
   std::vector<std::string_view> text;
@@ -100,7 +116,8 @@ std::vector<RpmPackage> read_rpmdb(std::string_view sqlite_bytes) {
   if (sqlite_bytes.size() < 100 || std::memcmp(sqlite_bytes.data(), "SQLite format 3", 16) != 0)
     return packages;
   sqlite3* raw = nullptr;
-  if (sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, nullptr) !=
+      SQLITE_OK) {
     sqlite3_close(raw);
     return packages;
   }
@@ -117,10 +134,12 @@ std::vector<RpmPackage> read_rpmdb(std::string_view sqlite_bytes) {
   if (copy[18] == 2) copy[18] = 1;
   if (copy[19] == 2) copy[19] = 1;
   if (sqlite3_deserialize(db.get(), "main", copy, size, size,
-                          SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY) != SQLITE_OK)
+                          SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY) !=
+      SQLITE_OK)
     return packages;
   sqlite3_stmt* raw_stmt = nullptr;
-  if (sqlite3_prepare_v2(db.get(), "SELECT blob FROM Packages", -1, &raw_stmt, nullptr) != SQLITE_OK) {
+  if (sqlite3_prepare_v2(db.get(), "SELECT blob FROM Packages", -1, &raw_stmt, nullptr) !=
+      SQLITE_OK) {
     sqlite3_finalize(raw_stmt);
     return packages;
   }
@@ -130,7 +149,8 @@ std::vector<RpmPackage> read_rpmdb(std::string_view sqlite_bytes) {
     const int length = sqlite3_column_bytes(stmt.get(), 0);
     if (blob == nullptr || length <= 0) continue;
     RpmPackage p;
-    if (parse_rpm_header(std::string_view(static_cast<const char*>(blob), static_cast<std::size_t>(length)), p))
+    if (parse_rpm_header(
+            std::string_view(static_cast<const char*>(blob), static_cast<std::size_t>(length)), p))
       packages.push_back(std::move(p));
   }
   return packages;

@@ -11,7 +11,7 @@ namespace imgsmith::attribution_detail {
 
 struct RpmPackage {
   std::string name;
-  std::string version;  // "VERSION-RELEASE"
+  std::string version;             // "VERSION-RELEASE"
   std::vector<std::string> files;  // absolute paths, as the header lists them
 };
 

@@ -4,10 +4,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "imgsmith/attribution/attribution.hpp"
-#include "imgsmith/util/error.hpp"
-#include "imgsmith/attribution/model_format.hpp"
 #include "attribution_data.hpp"
+#include "imgsmith/attribution/attribution.hpp"
+#include "imgsmith/attribution/model_format.hpp"
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith {
 
@@ -27,8 +27,9 @@ std::vector<Glob> globs(const json& rule, const char* key, const std::string& wh
   return out;
 }
 
-void parse_into(const json& doc, const std::string& label, const std::vector<std::string>& categories,
-                std::vector<OriginRule>& origins, std::vector<AttributionRule>& rules) {
+void parse_into(const json& doc, const std::string& label,
+                const std::vector<std::string>& categories, std::vector<OriginRule>& origins,
+                std::vector<AttributionRule>& rules) {
   if (!doc.is_object()) throw InputError(label + ": a rules file is a JSON object with \"rules\"");
   if (const auto o = doc.find("origins"); o != doc.end()) {
     if (!o->is_array()) throw InputError(label + ": \"origins\" must be a list");
@@ -57,7 +58,8 @@ void parse_into(const json& doc, const std::string& label, const std::vector<std
     if (std::find(categories.begin(), categories.end(), rule.category) == categories.end()) {
       std::string names;
       for (const auto& c : categories) names += (names.empty() ? "" : ", ") + c;
-      throw InputError(where + ": unknown category '" + rule.category + "' (one of: " + names + ")");
+      throw InputError(where + ": unknown category '" + rule.category + "' (one of: " + names +
+                       ")");
     }
     rule.child = item.value("child", rule.category);
     rule.paths = globs(item, "paths", where);
@@ -69,13 +71,15 @@ void parse_into(const json& doc, const std::string& label, const std::vector<std
     rule.except_packages = globs(item, "except_packages", where);
     rule.content = globs(item, "content", where);
     if (const auto m = item.find("min_bytes"); m != item.end()) {
-      if (!m->is_number_unsigned()) throw InputError(where + ": \"min_bytes\" must be a byte count");
+      if (!m->is_number_unsigned())
+        throw InputError(where + ": \"min_bytes\" must be a byte count");
       rule.min_bytes = m->get<std::uint64_t>();
     }
     if (rule.paths.empty() && rule.python_dists.empty() && rule.deb_packages.empty() &&
         rule.packages.empty() && rule.installers.empty() && rule.content.empty())
-      throw InputError(where + ": needs \"paths\", \"python_dists\", \"deb_packages\", \"packages\", "
-                               "\"installers\" or \"content\"");
+      throw InputError(where +
+                       ": needs \"paths\", \"python_dists\", \"deb_packages\", \"packages\", "
+                       "\"installers\" or \"content\"");
     rules.push_back(std::move(rule));
   }
 }
@@ -101,7 +105,8 @@ const RuleSet& builtin_rules() {
   return rules;
 }
 
-RuleSet with_user_rules_text(const RuleSet& base, const std::string& text, const std::string& label) {
+RuleSet with_user_rules_text(const RuleSet& base, const std::string& text,
+                             const std::string& label) {
   RuleSet out;
   out.categories = base.categories;
   parse_into(parse_json(text, label), label, base.categories, out.origins, out.rules);
@@ -129,7 +134,8 @@ bool is_database(std::string_view path, std::uint64_t size) {
     if (path.starts_with("var/lib/dpkg/info/") && path.ends_with(".list")) return true;
     return path == "var/lib/dpkg/status";
   }
-  if (path.ends_with(".dist-info/RECORD") || path.ends_with(".egg-info/installed-files.txt")) return true;
+  if (path.ends_with(".dist-info/RECORD") || path.ends_with(".egg-info/installed-files.txt"))
+    return true;
   // conda and mamba: PREFIX/conda-meta/NAME-VERSION-BUILD.json
   if (path.ends_with(".json")) {
     const auto slash = path.rfind('/');
@@ -138,7 +144,6 @@ bool is_database(std::string_view path, std::uint64_t size) {
   }
   return false;
 }
-
 
 }  // namespace
 

@@ -10,11 +10,11 @@
 #include "imgsmith/analysis/analysis.hpp"
 #include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/attribution/findings.hpp"
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/gate/gate.hpp"
 #include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/render/render.hpp"
 #include "imgsmith/render/renderers.hpp"
+#include "imgsmith/util/error.hpp"
 #include "imgsmith/util/size.hpp"
 #include "imgsmith/util/text.hpp"
 #include "output_file.hpp"
@@ -54,10 +54,12 @@ bool has_gate_flags(const AnalyzeArgs& a) {
 }
 
 // --manifest-only: the manifest and config, no layer; no gates apply.
-int run_manifest_only(const AnalyzeArgs& args, const AnalyzeOptions& options, const RegistryOptions& registry) {
+int run_manifest_only(const AnalyzeArgs& args, const AnalyzeOptions& options,
+                      const RegistryOptions& registry) {
   if (has_gate_flags(args))
-    throw InputError("--manifest-only reads no layer, so the size gates cannot be checked; drop the gate "
-                     "flags, or --manifest-only");
+    throw InputError(
+        "--manifest-only reads no layer, so the size gates cannot be checked; drop the gate "
+        "flags, or --manifest-only");
   if (args.format != "text" && args.format != "json")
     throw InputError("--manifest-only reports as text or json, not " + args.format);
   ProgressLine progress(!args.quiet);
@@ -69,8 +71,10 @@ int run_manifest_only(const AnalyzeArgs& args, const AnalyzeOptions& options, co
     for (const auto& w : r.warnings) std::cerr << "imgsmith: warning: " << w << "\n";
   std::ostringstream text;
   if (args.format == "json")
-    text << manifest_to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  else render_manifest_text(r, text);
+    text << manifest_to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+         << "\n";
+  else
+    render_manifest_text(r, text);
   write_output(args.output, text.str());
   return kExitOk;
 }
@@ -176,11 +180,13 @@ FindingFloor finding_floor(const std::string& text) {
       size_given = true;
     }
   }
-  if (!size_given && !percent_given) throw InputError("--finding-floor '" + text + "': give SIZE, PCT% or both");
+  if (!size_given && !percent_given)
+    throw InputError("--finding-floor '" + text + "': give SIZE, PCT% or both");
   // One figure alone: the other does not make a finding significant.
   if (!size_given) floor.min_bytes = UINT64_MAX;
   if (!percent_given) floor.min_percent = 101.0;
-  if ((size_given && floor.min_bytes == 0) || (percent_given && floor.min_percent == 0.0)) floor = {0, 0.0};
+  if ((size_given && floor.min_bytes == 0) || (percent_given && floor.min_percent == 0.0))
+    floor = {0, 0.0};
   return floor;
 }
 
@@ -205,8 +211,8 @@ int run_analyze(const AnalyzeArgs& given) {
   ProgressLine progress(!args.quiet);
   options.progress = [&progress](const std::string& s) { progress.show(s); };
 
-  const PipelineResult result =
-      run_pipeline(args.image, options, registry_options(args), rules, ignore, finding_floor(args.finding_floor));
+  const PipelineResult result = run_pipeline(args.image, options, registry_options(args), rules,
+                                             ignore, finding_floor(args.finding_floor));
   progress.clear();
   const Analysis& analysis = result.analysis;
   const Attribution& attribution = result.attribution;
@@ -245,16 +251,19 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
       "  place from its overlay2 storage when this user can read it (root, usually), else\n"
       "  streamed as `docker save` sends it; the progress line says which (--docker-read).\n"
       "Or a registry reference, read over the OCI distribution API with no daemon:\n"
-      "  ghcr.io/org/app:tag, registry:5000/app@sha256:..., ubuntu (docker.io/library/ubuntu:latest).\n"
+      "  ghcr.io/org/app:tag, registry:5000/app@sha256:..., ubuntu "
+      "(docker.io/library/ubuntu:latest).\n"
       "  Credentials come from ~/.docker/config.json (DOCKER_CONFIG honoured); layers stream\n"
-      "  through their sha256 check into the analysis, several at a time, with no temporary files.\n"
+      "  through their sha256 check into the analysis, several at a time, with no temporary "
+      "files.\n"
       "\n"
       "Sizes: 1234, 20MB, 20Mb, 1.5GiB. K/KB/M/MB/G/GB/T/TB are powers of 1000,\n"
       "Ki/KiB/Mi/MiB/Gi/GiB/Ti/TiB powers of 1024; a trailing b or B is bytes.\n"
       "\n"
       "Exit status: 0 every gate passed; 1 a gate failed (each violation is printed\n"
       "with its limit and actual value); 2 bad usage or bad input.");
-  cmd->add_option("IMAGE", args->image, "Image file, directory, registry reference, or - for stdin")->required();
+  cmd->add_option("IMAGE", args->image, "Image file, directory, registry reference, or - for stdin")
+      ->required();
   cmd->add_flag("--manifest-only", args->manifest_only,
                 "Registry images: report the compressed layer sizes, history and config from the\n"
                 "manifest, downloading no layer (seconds, whatever the image's size)");
@@ -303,7 +312,8 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
                   "Fail when a category exceeds SIZE: CATEGORY=SIZE or CATEGORY/CHILD=SIZE,\n"
                   "e.g. cuda=3GiB, cuda/cudnn=1GiB (repeatable)")
       ->group(gate);
-  cmd->add_option("--deny", args->deny, "Fail when this finding is present, e.g. devel-in-final (repeatable)")
+  cmd->add_option("--deny", args->deny,
+                  "Fail when this finding is present, e.g. devel-in-final (repeatable)")
       ->group(gate);
   cmd->add_option("--base-layers", args->base_layers,
                   "The first N layers are the base image's (default: read from the history, where\n"
@@ -313,11 +323,13 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
                   "Findings saving less than SIZE and less than PCT% of the final image are\n"
                   "info: listed, not counted, never matched by --deny (default 1MB,0.5%; 0 = none)")
       ->type_name("SIZE,PCT%");
-  cmd->add_option("--ignore", args->ignore,
-                  "Keep paths matching GLOB out of findings and waste, e.g. '/opt/models/**' (repeatable)")
+  cmd->add_option(
+         "--ignore", args->ignore,
+         "Keep paths matching GLOB out of findings and waste, e.g. '/opt/models/**' (repeatable)")
       ->group(gate);
-  cmd->add_option("--rules", args->rules,
-                  "Attribution rules (JSON) tried before the built-in ones; see data/attribution-rules.json");
+  cmd->add_option(
+      "--rules", args->rules,
+      "Attribution rules (JSON) tried before the built-in ones; see data/attribution-rules.json");
   cmd->add_option("--policy", args->policy,
                   "Read gates from this imgsmith.toml (default: the nearest one from the working\n"
                   "directory up; flags override it)");

@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "imgsmith/diff/diff.hpp"
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/render/render.hpp"
 #include "imgsmith/render/renderers.hpp"
+#include "imgsmith/util/error.hpp"
 #include "imgsmith/util/size.hpp"
 #include "output_file.hpp"
 #include "pipeline.hpp"
@@ -52,8 +52,9 @@ std::optional<nlohmann::json> saved_report(const std::string& path) {
   try {
     return nlohmann::json::parse(text.str());
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(path + ": not valid JSON (" + e.what() + "); give an image or a report "
-                            "saved with imgsmith analyze --format json");
+    throw InputError(path + ": not valid JSON (" + e.what() +
+                     "); give an image or a report "
+                     "saved with imgsmith analyze --format json");
   }
 }
 
@@ -103,7 +104,8 @@ int run_diff(DiffArgs args) {
     } else if (const auto bytes = parse_size(args.max_growth)) {
       gate.max_growth_bytes = *bytes;
     } else {
-      throw InputError("--max-growth '" + args.max_growth + "': a size (50MB) or a percentage (5%)");
+      throw InputError("--max-growth '" + args.max_growth +
+                       "': a size (50MB) or a percentage (5%)");
     }
   }
   const RuleSet rules = rules_with(args.rules);
@@ -120,7 +122,8 @@ int run_diff(DiffArgs args) {
   render_diff(args.format, d, out);
   write_output(args.output, out.str());
   if (!d.passed) {
-    std::cerr << "imgsmith: gate failed: the image grew past --max-growth " << args.max_growth << "\n";
+    std::cerr << "imgsmith: gate failed: the image grew past --max-growth " << args.max_growth
+              << "\n";
     return kExitGateFailed;
   }
   return kExitOk;

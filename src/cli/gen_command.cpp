@@ -12,8 +12,8 @@
 #include <iostream>
 #include <memory>
 
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/gen/gen.hpp"
+#include "imgsmith/util/error.hpp"
 #include "output_file.hpp"
 #include "policy.hpp"
 #include "probe_command.hpp"
@@ -45,7 +45,8 @@ int run_gen(GenArgs args) {
   if (!args.cmd.empty()) args.options.cmd = gen::split_command(args.cmd);
   args.options.probe = !args.no_probe;
   // imgsmith.toml's [gen] table fills what no flag set.
-  if (const auto policy = load_gen_policy(args.dir)) apply_gen_policy(*policy, args.options, args.requirements);
+  if (const auto policy = load_gen_policy(args.dir))
+    apply_gen_policy(*policy, args.options, args.requirements);
   if (args.options.flavor.empty()) args.options.flavor = "auto";
   args.options.runtime_compiler = !args.no_runtime_compiler;
   const fs::path dir = args.dir;
@@ -59,8 +60,9 @@ int run_gen(GenArgs args) {
     std::cout << files.dockerfile << std::flush;
     report << gen::summary(plan);
     if (plan.probe && plan.context_path.empty())
-      report << "note: --stdout wrote nothing; the Dockerfile copies .imgsmith/imgsmith-probe, which\n"
-                "      `imgsmith probe --write .imgsmith/imgsmith-probe` puts in place\n";
+      report
+          << "note: --stdout wrote nothing; the Dockerfile copies .imgsmith/imgsmith-probe, which\n"
+             "      `imgsmith probe --write .imgsmith/imgsmith-probe` puts in place\n";
     else if (plan.probe)
       report << "note: --stdout wrote nothing; the Dockerfile copies " << plan.context_path
              << "/.imgsmith/imgsmith-probe from the build context, which\n"
@@ -69,21 +71,24 @@ int run_gen(GenArgs args) {
     // stdout holds the Dockerfile alone, so it can be piped; the compose
     // file asked for is not dropped without a word.
     if (plan.compose)
-      report << "note: --stdout prints only the Dockerfile; compose.yaml was not written (run without --stdout "
+      report << "note: --stdout prints only the Dockerfile; compose.yaml was not written (run "
+                "without --stdout "
                 "to write it)\n";
     return kExitOk;
   }
 
   std::vector<std::pair<fs::path, const std::string*>> outputs = {
-      {dir / "Dockerfile", &files.dockerfile}, {dir / files.dockerignore_name, &files.dockerignore}};
+      {dir / "Dockerfile", &files.dockerfile},
+      {dir / files.dockerignore_name, &files.dockerignore}};
   if (plan.compose) outputs.emplace_back(dir / "compose.yaml", &files.compose);
   // Refuse before writing anything, so a refusal changes nothing.
   if (!args.force)
     for (const auto& [path, content] : outputs) {
       std::error_code ec;
       if (fs::exists(fs::symlink_status(path, ec)))
-        throw InputError(path.string() + " exists; gen changed nothing. Pass --force to replace it, "
-                                         "or --stdout to see the Dockerfile it would write");
+        throw InputError(path.string() +
+                         " exists; gen changed nothing. Pass --force to replace it, "
+                         "or --stdout to see the Dockerfile it would write");
     }
   std::vector<std::string> written;
   if (plan.probe) {
@@ -111,10 +116,10 @@ int run_gen(GenArgs args) {
 
 void register_gen_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<GenArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "gen",
-      "Detect what a project needs and write a small multi-stage Dockerfile\n"
-      "on NVIDIA's CUDA images (or a slim CPU image when nothing uses a GPU).");
+  CLI::App* cmd =
+      app.add_subcommand("gen",
+                         "Detect what a project needs and write a small multi-stage Dockerfile\n"
+                         "on NVIDIA's CUDA images (or a slim CPU image when nothing uses a GPU).");
   cmd->footer(
       "It detects Python projects (requirements*.txt, pyproject.toml with PEP 621\n"
       "or Poetry, uv.lock/poetry.lock, .python-version, FastAPI/Flask apps,\n"
@@ -146,41 +151,51 @@ void register_gen_command(CLI::App& app, int& exit_code) {
   args->options.flavor.clear();  // unset, so that imgsmith.toml's [gen] flavor can fill it
   cmd->add_option("--flavor", args->options.flavor,
                   "The final stage's CUDA image: auto (default), base, runtime or devel");
-  cmd->add_option("--cuda", args->options.cuda, "CUDA release X.Y[.Z] (default: from the framework)");
-  cmd->add_option("--os", args->options.os, "ubuntu22.04 or ubuntu24.04 (default: the newest that fits)");
+  cmd->add_option("--cuda", args->options.cuda,
+                  "CUDA release X.Y[.Z] (default: from the framework)");
+  cmd->add_option("--os", args->options.os,
+                  "ubuntu22.04 or ubuntu24.04 (default: the newest that fits)");
   cmd->add_option("--python", args->options.python, "Python 3.X (default: from the project)");
   cmd->add_flag("--cudnn", args->options.cudnn, "Use the cuDNN variant of the runtime/devel image");
-  cmd->add_option("--registry-mirror", args->options.registry_mirror,
-                  "Pull every base image through PREFIX: nvidia/cuda:T becomes PREFIX/nvidia/cuda:T");
-  cmd->add_option("--base", args->options.base,
-                  "Build the final stage on IMAGE instead of NVIDIA's (adds the NVIDIA_* variables)");
+  cmd->add_option(
+      "--registry-mirror", args->options.registry_mirror,
+      "Pull every base image through PREFIX: nvidia/cuda:T becomes PREFIX/nvidia/cuda:T");
+  cmd->add_option(
+      "--base", args->options.base,
+      "Build the final stage on IMAGE instead of NVIDIA's (adds the NVIDIA_* variables)");
   cmd->add_option("--wheelhouse", args->options.wheelhouse,
                   "A directory of wheels in the project: pip installs from it alone (--no-index),\n"
                   "for air-gapped builds");
-  cmd->add_option("--index-url", args->options.index_url, "pip's package index (a private index or mirror)");
-  cmd->add_option("--context", args->context,
-                  "The docker build context: DIR or a directory above it, such as a monorepo's root.\n"
-                  "COPY paths are relative to it, and files DIR names outside itself but inside it\n"
-                  "are copied; the Dockerfile and Dockerfile.dockerignore are written in DIR")
+  cmd->add_option("--index-url", args->options.index_url,
+                  "pip's package index (a private index or mirror)");
+  cmd->add_option(
+         "--context", args->context,
+         "The docker build context: DIR or a directory above it, such as a monorepo's root.\n"
+         "COPY paths are relative to it, and files DIR names outside itself but inside it\n"
+         "are copied; the Dockerfile and Dockerfile.dockerignore are written in DIR")
       ->type_name("DIR");
-  cmd->add_option("--requirements", args->requirements,
-                  "The requirements file to install, relative to DIR (default: requirements.txt, else\n"
-                  "the requirements*.txt files; of -cpu and -gpu alternatives, the GPU one)");
+  cmd->add_option(
+      "--requirements", args->requirements,
+      "The requirements file to install, relative to DIR (default: requirements.txt, else\n"
+      "the requirements*.txt files; of -cpu and -gpu alternatives, the GPU one)");
   cmd->add_option("--port", args->options.port,
                   "The port the app listens on (default: the detected server's: uvicorn 8000,\n"
                   "Streamlit 8501, Gradio 7860, Jupyter 8888)")
       ->check(CLI::Range(1, 65535));
-  cmd->add_option("--cmd", args->cmd, "The command the image runs, e.g. 'python -m app' (default: detected)");
+  cmd->add_option("--cmd", args->cmd,
+                  "The command the image runs, e.g. 'python -m app' (default: detected)");
   cmd->add_flag("--no-probe", args->no_probe, "Do not bake in imgsmith-probe as the entrypoint");
   cmd->add_flag("--no-runtime-compiler", args->no_runtime_compiler,
                 "Leave gcc and the Python headers out of the final image, which Triton (vllm,\n"
                 "sglang, triton) otherwise gets to compile its kernels at start");
-  cmd->add_flag("--compose", args->options.compose, "Also write compose.yaml with the GPU reservation");
+  cmd->add_flag("--compose", args->options.compose,
+                "Also write compose.yaml with the GPU reservation");
   cmd->add_flag("--syntax", args->options.syntax,
                 "Start with '# syntax=docker/dockerfile:1' (BuildKit then pulls that frontend)");
   cmd->add_flag("--stdout", args->to_stdout, "Print the Dockerfile instead of writing files");
-  cmd->add_flag("--force", args->force,
-                "Replace an existing Dockerfile, .dockerignore (Dockerfile.dockerignore) or compose.yaml");
+  cmd->add_flag(
+      "--force", args->force,
+      "Replace an existing Dockerfile, .dockerignore (Dockerfile.dockerignore) or compose.yaml");
   cmd->add_flag("--explain", args->explain, "Show every detection and decision with its source");
   cmd->callback([args, &exit_code] { exit_code = run_gen(*args); });
 }

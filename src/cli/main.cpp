@@ -1,15 +1,14 @@
 // imgsmith: the command line. Each subcommand lives in its own file.
 #include <CLI/CLI.hpp>
-
 #include <exception>
 #include <iostream>
 
 #include "analyze_command.hpp"
 #include "diff_command.hpp"
 #include "gen_command.hpp"
-#include "probe_command.hpp"
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/version.hpp"
+#include "probe_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"imgsmith: small, correct and honest GPU container images."};
@@ -21,7 +20,8 @@ int main(int argc, char** argv) {
   imgsmith::register_gen_command(app, exit_code);
   imgsmith::register_probe_command(app);
   try {
-    if (argc >= 2 && std::string(argv[1]) == "probe") return imgsmith::probe_main(argc - 2, argv + 2);
+    if (argc >= 2 && std::string(argv[1]) == "probe")
+      return imgsmith::probe_main(argc - 2, argv + 2);
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
     return app.exit(e);

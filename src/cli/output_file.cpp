@@ -9,8 +9,8 @@
 #include <cstring>
 #include <iostream>
 
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/render/renderers.hpp"
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith {
 namespace {
@@ -72,7 +72,8 @@ void write_output(const std::string& path, const std::string& content) {
 CLI::Option* add_format_option(CLI::App& command, std::string& format, bool for_diff) {
   return command.add_option("--format", format, "Report format:" + format_help(for_diff))
       ->type_name("FORMAT")
-      ->check(CLI::Validator([for_diff](const std::string& name) { return format_error(name, for_diff); }, ""));
+      ->check(CLI::Validator(
+          [for_diff](const std::string& name) { return format_error(name, for_diff); }, ""));
 }
 
 }  // namespace imgsmith

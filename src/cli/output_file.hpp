@@ -2,9 +2,8 @@
 // sees half of it.
 #pragma once
 
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace imgsmith {
 

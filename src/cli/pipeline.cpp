@@ -1,19 +1,21 @@
 #include "pipeline.hpp"
 
-#include "imgsmith/inputs/inputs.hpp"
-
 #include <unistd.h>
 
 #include <iostream>
 
+#include "imgsmith/inputs/inputs.hpp"
+
 namespace imgsmith {
 
 RuleSet rules_with(const std::string& user_rules_file) {
-  return user_rules_file.empty() ? builtin_rules() : with_user_rules(builtin_rules(), user_rules_file);
+  return user_rules_file.empty() ? builtin_rules()
+                                 : with_user_rules(builtin_rules(), user_rules_file);
 }
 
-PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options, const RegistryOptions& registry,
-                            const RuleSet& rules, const std::vector<Glob>& ignore, const FindingFloor& floor) {
+PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options,
+                            const RegistryOptions& registry, const RuleSet& rules,
+                            const std::vector<Glob>& ignore, const FindingFloor& floor) {
   options.capture = attribution_capture;
   PipelineResult r;
   r.analysis = analyze_image(image, options, registry);
@@ -23,9 +25,10 @@ PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options, co
   // The files go straight from attribution to the findings: no list of
   // every file is kept.
   WasteFinder findings(r.analysis, ignore);
-  r.attribution = attribute(r.analysis, rules, [&](const AttributedFile& file, const std::string& category) {
-    findings.add(file, category);
-  });
+  r.attribution =
+      attribute(r.analysis, rules, [&](const AttributedFile& file, const std::string& category) {
+        findings.add(file, category);
+      });
   r.findings = findings.finish(r.attribution, floor);
   return r;
 }

@@ -7,8 +7,8 @@
 #include "imgsmith/analysis/analysis.hpp"
 #include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/attribution/findings.hpp"
-#include "imgsmith/util/glob.hpp"
 #include "imgsmith/registry/registry.hpp"
+#include "imgsmith/util/glob.hpp"
 
 namespace imgsmith {
 
@@ -21,8 +21,9 @@ struct PipelineResult {
 // The built-in rules, with those of a --rules file (if any) tried first.
 RuleSet rules_with(const std::string& user_rules_file);
 
-PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options, const RegistryOptions& registry,
-                            const RuleSet& rules, const std::vector<Glob>& ignore, const FindingFloor& floor = {});
+PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options,
+                            const RegistryOptions& registry, const RuleSet& rules,
+                            const std::vector<Glob>& ignore, const FindingFloor& floor = {});
 
 // Shows progress on a terminal only: CI logs get the report, not a ticker.
 class ProgressLine {

@@ -6,8 +6,8 @@
 #include <regex>
 #include <set>
 
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/gen/gen.hpp"
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith {
 namespace {
@@ -33,11 +33,13 @@ double number_of(const std::string& path, const std::string& key, const toml::no
 std::vector<std::string> list_of(const std::string& path, const std::string& key,
                                  const toml::node& node) {
   const auto* arr = node.as_array();
-  if (arr == nullptr) throw InputError(where(path, node) + ": " + key + " must be a list of strings");
+  if (arr == nullptr)
+    throw InputError(where(path, node) + ": " + key + " must be a list of strings");
   std::vector<std::string> out;
   for (const auto& item : *arr) {
     const auto* s = item.as_string();
-    if (s == nullptr) throw InputError(where(path, item) + ": " + key + " must be a list of strings");
+    if (s == nullptr)
+      throw InputError(where(path, item) + ": " + key + " must be a list of strings");
     out.push_back(s->get());
   }
   return out;
@@ -49,7 +51,8 @@ std::string relative_to(const std::string& file, const std::string& value) {
   return (fs::path(file).parent_path() / p).lexically_normal().string();
 }
 
-const toml::table& table_at(const std::string& path, const toml::node& node, const std::string& name) {
+const toml::table& table_at(const std::string& path, const toml::node& node,
+                            const std::string& name) {
   const auto* t = node.as_table();
   if (t == nullptr) throw InputError(where(path, node) + ": [" + name + "] must be a table");
   return *t;
@@ -72,14 +75,22 @@ Policy load_policy(const std::string& path) {
     if (section_name == "analyze") {
       for (const auto& [k, v] : table_at(path, section, section_name)) {
         const std::string key(k.str());
-        if (key == "max-size") p.max_size = text_of(path, key, v);
-        else if (key == "max-wasted") p.max_wasted = text_of(path, key, v);
-        else if (key == "dive-ci") p.dive_ci = relative_to(path, text_of(path, key, v));
-        else if (key == "rules") p.rules = relative_to(path, text_of(path, key, v));
-        else if (key == "min-efficiency") p.min_efficiency = number_of(path, key, v);
-        else if (key == "max-user-wasted-percent") p.max_user_wasted_percent = number_of(path, key, v);
-        else if (key == "deny") p.deny = list_of(path, key, v);
-        else if (key == "ignore") p.ignore = list_of(path, key, v);
+        if (key == "max-size")
+          p.max_size = text_of(path, key, v);
+        else if (key == "max-wasted")
+          p.max_wasted = text_of(path, key, v);
+        else if (key == "dive-ci")
+          p.dive_ci = relative_to(path, text_of(path, key, v));
+        else if (key == "rules")
+          p.rules = relative_to(path, text_of(path, key, v));
+        else if (key == "min-efficiency")
+          p.min_efficiency = number_of(path, key, v);
+        else if (key == "max-user-wasted-percent")
+          p.max_user_wasted_percent = number_of(path, key, v);
+        else if (key == "deny")
+          p.deny = list_of(path, key, v);
+        else if (key == "ignore")
+          p.ignore = list_of(path, key, v);
         else if (key == "budget")
           for (const auto& [cat, size] : table_at(path, v, "analyze.budget"))
             p.budgets.emplace_back(std::string(cat.str()), text_of(path, "budget", size));
@@ -89,8 +100,10 @@ Policy load_policy(const std::string& path) {
     } else if (section_name == "diff") {
       for (const auto& [k, v] : table_at(path, section, section_name)) {
         const std::string key(k.str());
-        if (key == "max-growth") p.max_growth = text_of(path, key, v);
-        else throw InputError(where(path, v) + ": unknown key '" + key + "' in [diff]");
+        if (key == "max-growth")
+          p.max_growth = text_of(path, key, v);
+        else
+          throw InputError(where(path, v) + ": unknown key '" + key + "' in [diff]");
       }
     } else if (section_name == "gen") {
       continue;  // imgsmith gen's; load_gen_policy reads and checks it
@@ -110,8 +123,8 @@ std::optional<GenPolicy> load_gen_policy(const std::string& project_dir) {
   try {
     doc = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
-    throw InputError(path + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()) +
-                     "; fix the file");
+    throw InputError(path + ":" + std::to_string(e.source().begin.line) + ": " +
+                     std::string(e.description()) + "; fix the file");
   }
   const toml::node* section = doc.get("gen");
   if (section == nullptr) return std::nullopt;
@@ -132,10 +145,13 @@ std::optional<GenPolicy> load_gen_policy(const std::string& project_dir) {
     const std::string key(k.str());
     if (key == "cuda") {
       g.cuda = string_of(v, key, "\"12.4\"");
-      if (!std::regex_match(*g.cuda, kCuda)) throw bad(v, key, "'" + *g.cuda + "' is no CUDA release; give X.Y or X.Y.Z, such as \"12.8\"");
+      if (!std::regex_match(*g.cuda, kCuda))
+        throw bad(v, key,
+                  "'" + *g.cuda + "' is no CUDA release; give X.Y or X.Y.Z, such as \"12.8\"");
     } else if (key == "flavor") {
       g.flavor = string_of(v, key, "\"runtime\"");
-      if (*g.flavor != "auto" && *g.flavor != "base" && *g.flavor != "runtime" && *g.flavor != "devel")
+      if (*g.flavor != "auto" && *g.flavor != "base" && *g.flavor != "runtime" &&
+          *g.flavor != "devel")
         throw bad(v, key, "'" + *g.flavor + "': choose auto, base, runtime or devel");
     } else if (key == "requirements") {
       g.requirements = string_of(v, key, "\"requirements-gpu.txt\"");
@@ -144,7 +160,8 @@ std::optional<GenPolicy> load_gen_policy(const std::string& project_dir) {
         g.cmd = list_of(path, "[gen] cmd", v);
       } else {
         try {
-          g.cmd = gen::split_command(string_of(v, key, "\"python -m app\" or [\"python\", \"-m\", \"app\"]"));
+          g.cmd = gen::split_command(
+              string_of(v, key, "\"python -m app\" or [\"python\", \"-m\", \"app\"]"));
         } catch (const InputError& e) {
           throw bad(v, key, e.what());
         }
@@ -152,17 +169,23 @@ std::optional<GenPolicy> load_gen_policy(const std::string& project_dir) {
       if (g.cmd->empty()) throw bad(v, key, "is empty; give the command the image runs");
     } else if (key == "port") {
       const auto* i = v.as_integer();
-      if (i == nullptr || i->get() < 1 || i->get() > 65535) throw bad(v, key, "give a TCP port from 1 to 65535, such as 8080");
+      if (i == nullptr || i->get() < 1 || i->get() > 65535)
+        throw bad(v, key, "give a TCP port from 1 to 65535, such as 8080");
       g.port = static_cast<int>(i->get());
     } else if (key == "system_packages") {
       g.system_packages = list_of(path, "[gen] system_packages", v);
       for (const auto& p : g.system_packages)
         if (!std::regex_match(p, kPackage))
-          throw bad(v, key, "'" + p + "' is not a Debian package name (lower case, such as \"ffmpeg\" or \"libgl1\")");
+          throw bad(
+              v, key,
+              "'" + p +
+                  "' is not a Debian package name (lower case, such as \"ffmpeg\" or \"libgl1\")");
     } else if (key == "extras") {
       g.extras = list_of(path, "[gen] extras", v);
     } else {
-      throw bad(v, key, "unknown key; [gen] has cuda, flavor, cmd, port, system_packages, requirements and extras");
+      throw bad(v, key,
+                "unknown key; [gen] has cuda, flavor, cmd, port, system_packages, requirements and "
+                "extras");
     }
   }
   return g;

@@ -38,7 +38,8 @@ int run_probe(const ProbeArgs& a) {
     return 0;
   }
   const int fd = ::memfd_create("imgsmith-probe", MFD_CLOEXEC);
-  if (fd < 0) throw InputError(std::string("cannot create the probe in memory: ") + std::strerror(errno));
+  if (fd < 0)
+    throw InputError(std::string("cannot create the probe in memory: ") + std::strerror(errno));
   const std::string bytes = embedded_probe();
   std::size_t done = 0;
   while (done < bytes.size()) {

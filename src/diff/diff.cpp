@@ -27,7 +27,8 @@ const std::vector<CategoryNode>& categories_of(const Report& r) {
   return r.attribution != nullptr ? r.attribution->categories : none;
 }
 
-const std::vector<CategoryNode>& children_of(const std::vector<CategoryNode>& categories, const std::string& name) {
+const std::vector<CategoryNode>& children_of(const std::vector<CategoryNode>& categories,
+                                             const std::string& name) {
   static const std::vector<CategoryNode> none;
   for (const auto& c : categories)
     if (utf8_replaced(c.name) == name) return c.children;
@@ -35,8 +36,8 @@ const std::vector<CategoryNode>& children_of(const std::vector<CategoryNode>& ca
 }
 
 // A child's origins, when it has any.
-std::optional<std::map<std::string, std::uint64_t>> origins_of(const std::vector<CategoryNode>& children,
-                                                               const std::string& name) {
+std::optional<std::map<std::string, std::uint64_t>> origins_of(
+    const std::vector<CategoryNode>& children, const std::string& name) {
   for (const auto& c : children)
     if (utf8_replaced(c.name) == name && !c.origins.empty()) {
       std::map<std::string, std::uint64_t> out;
@@ -71,11 +72,13 @@ std::vector<CategoryChange> diff_categories(const Report& old_report, const Repo
     for (const auto& n : all) {
       const SizeChange bytes{at(ca, n), at(cb, n)};
       if (bytes.old_bytes == bytes.new_bytes) continue;
-      node.children.push_back(ChildChange{n, bytes, origins_of(old_children, n), origins_of(new_children, n)});
+      node.children.push_back(
+          ChildChange{n, bytes, origins_of(old_children, n), origins_of(new_children, n)});
     }
-    std::sort(node.children.begin(), node.children.end(), [](const ChildChange& p, const ChildChange& q) {
-      return std::llabs(p.bytes.delta()) > std::llabs(q.bytes.delta());
-    });
+    std::sort(node.children.begin(), node.children.end(),
+              [](const ChildChange& p, const ChildChange& q) {
+                return std::llabs(p.bytes.delta()) > std::llabs(q.bytes.delta());
+              });
     out.push_back(std::move(node));
   }
   return out;
@@ -124,7 +127,9 @@ struct FileSide {
   // a file larger than it that the list lacks was not there at that size.
   std::optional<std::uint64_t> listed_above;
   std::size_t listed = 0;
-  const std::vector<FileSet::File>& files() const { return set != nullptr ? set->files : from_report; }
+  const std::vector<FileSet::File>& files() const {
+    return set != nullptr ? set->files : from_report;
+  }
 };
 
 FileSide file_side(const Analysis& a, const FileSet* set) {
@@ -175,8 +180,8 @@ FileChanges::List cut(std::vector<Change>& changes, std::size_t top, bool resize
     return key(a) != key(b) ? key(a) > key(b) : *a.path < *b.path;
   };
   const std::size_t n = std::min(top, changes.size());
-  std::partial_sort(changes.begin(), changes.begin() + static_cast<std::ptrdiff_t>(n), changes.end(),
-                    first);
+  std::partial_sort(changes.begin(), changes.begin() + static_cast<std::ptrdiff_t>(n),
+                    changes.end(), first);
   FileChanges::List out{changes.size(), {}};
   for (std::size_t i = 0; i < n; ++i) {
     const Change& c = changes[i];
@@ -272,13 +277,15 @@ void check_growth(DiffReport& d, const DiffGate& gate) {
   if (gate.max_growth_percent) {
     const double pct = a == 0 ? (b == 0 ? 0.0 : 100.0)
                               : 100.0 * static_cast<double>(growth) / static_cast<double>(a);
-    d.checks.push_back(DiffCheck{"max-growth-percent", *gate.max_growth_percent, pct, !(pct > *gate.max_growth_percent)});
+    d.checks.push_back(DiffCheck{"max-growth-percent", *gate.max_growth_percent, pct,
+                                 !(pct > *gate.max_growth_percent)});
   }
   for (const auto& c : d.checks) d.passed = d.passed && c.passed;
 }
 
-void collect_files(const FileNode& node, std::string& path, std::span<const MergedTree::Inode> inodes,
-                   EntryType pass, std::vector<bool>& seen, std::vector<FileSet::File>& out) {
+void collect_files(const FileNode& node, std::string& path,
+                   std::span<const MergedTree::Inode> inodes, EntryType pass,
+                   std::vector<bool>& seen, std::vector<FileSet::File>& out) {
   for (const FileNode* child : node.children()) {
     const std::size_t at = path.size();
     path.push_back('/');

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/gate/gate.hpp"
+#include "imgsmith/util/error.hpp"
 #include "imgsmith/util/size.hpp"
 #include "imgsmith/util/text.hpp"
 
@@ -85,8 +85,10 @@ void parse_dive_ci(const std::string& text, const std::string& label, GateConfig
     const std::string item(trim(line));
     const std::size_t colon = item.find(':');
     if (colon == std::string::npos)
-      throw InputError(label + ":" + std::to_string(line_no) + ": expected 'key: value' under "
-                       "rules:, found '" + item + "'");
+      throw InputError(label + ":" + std::to_string(line_no) +
+                       ": expected 'key: value' under "
+                       "rules:, found '" +
+                       item + "'");
     const std::string key(trim(item.substr(0, colon)));
     const std::string value = unquote(std::string(trim(item.substr(colon + 1))));
     if (key == "lowestEfficiency") {
@@ -94,8 +96,7 @@ void parse_dive_ci(const std::string& text, const std::string& label, GateConfig
       if (!is_off(value)) config.dive_lowest_efficiency = parse_ratio(value, key, label);
     } else if (key == "highestUserWastedPercent") {
       config.dive_highest_user_wasted_percent.reset();
-      if (!is_off(value))
-        config.dive_highest_user_wasted_percent = parse_ratio(value, key, label);
+      if (!is_off(value)) config.dive_highest_user_wasted_percent = parse_ratio(value, key, label);
     } else if (key == "highestWastedBytes") {
       config.dive_highest_wasted_bytes.reset();
       if (!is_off(value)) {

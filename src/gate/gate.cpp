@@ -4,7 +4,6 @@
 #include <cstdio>
 
 #include "imgsmith/util/error.hpp"
-
 #include "imgsmith/util/size.hpp"
 
 namespace imgsmith {
@@ -25,8 +24,8 @@ void check_at_most(GateResult& r, const std::string& rule, std::uint64_t actual,
   r.checks.push_back(std::move(c));
 }
 
-void check_ratio(GateResult& r, const std::string& rule, double actual, double limit,
-                 bool at_least, const std::string& what) {
+void check_ratio(GateResult& r, const std::string& rule, double actual, double limit, bool at_least,
+                 const std::string& what) {
   const bool ok = at_least ? !(actual < limit) : !(actual > limit);
   GateCheck c{rule, limit, actual, ok, ""};
   if (!ok)
@@ -41,16 +40,19 @@ std::pair<std::string, std::uint64_t> parse_budget(const std::string& text,
                                                    const std::vector<std::string>& categories) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw InputError("--budget '" + text + "': expected CATEGORY=SIZE, e.g. cuda=3GiB or cuda/cudnn=1GiB");
+    throw InputError("--budget '" + text +
+                     "': expected CATEGORY=SIZE, e.g. cuda=3GiB or cuda/cudnn=1GiB");
   const std::string name = text.substr(0, eq);
   const std::string top = name.substr(0, name.find('/'));
   if (std::find(categories.begin(), categories.end(), top) == categories.end()) {
     std::string list;
     for (const auto& c : categories) list += (list.empty() ? "" : ", ") + c;
-    throw InputError("--budget '" + text + "': unknown category '" + top + "' (one of: " + list + ")");
+    throw InputError("--budget '" + text + "': unknown category '" + top + "' (one of: " + list +
+                     ")");
   }
   const auto bytes = parse_size(text.substr(eq + 1));
-  if (!bytes) throw InputError("--budget '" + text + "': '" + text.substr(eq + 1) + "' is not a size");
+  if (!bytes)
+    throw InputError("--budget '" + text + "': '" + text.substr(eq + 1) + "' is not a size");
   return {name, *bytes};
 }
 
@@ -77,17 +79,18 @@ GateResult evaluate_gate(const Analysis& a, const GateConfig& g, const Attributi
     check_ratio(r, "dive:lowestEfficiency", a.dive.efficiency, *g.dive_lowest_efficiency, true,
                 "dive efficiency");
   if (g.dive_highest_wasted_bytes)
-    check_at_most(r, "dive:highestWastedBytes", a.dive.wasted_bytes,
-                  *g.dive_highest_wasted_bytes, "dive wasted bytes");
+    check_at_most(r, "dive:highestWastedBytes", a.dive.wasted_bytes, *g.dive_highest_wasted_bytes,
+                  "dive wasted bytes");
   if (g.dive_highest_user_wasted_percent)
     check_ratio(r, "dive:highestUserWastedPercent", a.dive.user_wasted_percent,
                 *g.dive_highest_user_wasted_percent, false, "dive user wasted ratio");
   if (attribution != nullptr)
     for (const auto& [name, limit] : g.budgets) {
       const auto slash = name.find('/');
-      const CategoryNode* node = slash == std::string::npos
-                                     ? attribution->find(name)
-                                     : attribution->find(name.substr(0, slash), name.substr(slash + 1));
+      const CategoryNode* node =
+          slash == std::string::npos
+              ? attribution->find(name)
+              : attribution->find(name.substr(0, slash), name.substr(slash + 1));
       check_at_most(r, "budget:" + name, node != nullptr ? node->bytes : 0, limit, name + " bytes");
     }
   if (findings != nullptr)

@@ -24,7 +24,8 @@ std::string normal(const fs::path& path) {
 
 }  // namespace
 
-BuildContext::BuildContext(const fs::path& project, const fs::path& context, std::vector<Evidence>& evidence)
+BuildContext::BuildContext(const fs::path& project, const fs::path& context,
+                           std::vector<Evidence>& evidence)
     : project_(project), context_(context.empty() ? project : context), evidence_(evidence) {
   std::error_code ec;
   if (context.empty()) {
@@ -34,33 +35,39 @@ BuildContext::BuildContext(const fs::path& project, const fs::path& context, std
   const auto status = fs::status(context, ec);
   if (ec || !fs::exists(status) || !fs::is_directory(status))
     throw InputError("--context " + context.string() + ": " +
-                     (fs::exists(status) ? "not a directory" : "no such directory") + "; give the project directory " +
-                     project.string() + " or a directory above it");
+                     (fs::exists(status) ? "not a directory" : "no such directory") +
+                     "; give the project directory " + project.string() +
+                     " or a directory above it");
   std::error_code project_ec;
   const fs::path real_project = fs::canonical(project, project_ec);
   canonical_ = fs::canonical(context, ec);
   if (ec || project_ec)
-    throw InputError("--context " + context.string() + ": cannot resolve it (" + (ec ? ec : project_ec).message() + ")");
+    throw InputError("--context " + context.string() + ": cannot resolve it (" +
+                     (ec ? ec : project_ec).message() + ")");
   // Real paths, so that a symlinked checkout or "services/.." is judged by
   // where it is.
   const fs::path within = real_project.lexically_relative(canonical_);
   if (within.empty() || climbs_out(normal(within)))
-    throw InputError("--context " + context.string() + " is not the project directory " + project.string() +
-                     " or a directory above it; the build context must hold the project, so pass one of its "
-                     "ancestors (such as the repository's root)");
+    throw InputError(
+        "--context " + context.string() + " is not the project directory " + project.string() +
+        " or a directory above it; the build context must hold the project, so pass one of its "
+        "ancestors (such as the repository's root)");
   project_path_ = normal(within) == "." ? "" : normal(within);
   if (has_space(project_path_))
-    throw InputError("--context " + context.string() + ": the project's path in it, '" + project_path_ +
-                     "', holds a space, which the Dockerfile's COPY lines cannot name; rename the directory");
+    throw InputError(
+        "--context " + context.string() + ": the project's path in it, '" + project_path_ +
+        "', holds a space, which the Dockerfile's COPY lines cannot name; rename the directory");
 }
 
-BuildContext::Reached BuildContext::reach(const std::string& from, const std::string& named, const std::string& where,
-                                          const std::string& at, const std::string& what) {
+BuildContext::Reached BuildContext::reach(const std::string& from, const std::string& named,
+                                          const std::string& where, const std::string& at,
+                                          const std::string& what) {
   const std::string rel = normal(fs::path(from) / named);
   if (!climbs_out(rel)) return {rel, true};
   if (project_path_.empty())
     throw InputError(at + ": " + what + " is outside the project directory " + project_.string() +
-                     ", which is the docker build context; COPY cannot reach it. Pass --context " + holding_both(rel) +
+                     ", which is the docker build context; COPY cannot reach it. Pass --context " +
+                     holding_both(rel) +
                      " to build from a directory that holds both, or copy it into the project");
   const std::string in_context = normal(fs::path(project_path_) / rel);
   if (climbs_out(in_context))
@@ -69,25 +76,29 @@ BuildContext::Reached BuildContext::reach(const std::string& from, const std::st
                      ", which holds both, or copy it into the context");
   // ../api/x.txt from services/api is the project's own x.txt.
   if (in_context == project_path_) return {".", true};
-  if (in_context.rfind(project_path_ + "/", 0) == 0) return {in_context.substr(project_path_.size() + 1), true};
+  if (in_context.rfind(project_path_ + "/", 0) == 0)
+    return {in_context.substr(project_path_.size() + 1), true};
   std::error_code ec;
   const fs::file_status status = fs::status(project_ / rel, ec);
   if (status.type() == fs::file_type::not_found)
     throw InputError(at + ": " + what + " names " + (context_ / in_context).string() +
                      ", which is missing; fix the line or create it");
   if (has_space(in_context))
-    throw InputError(at + ": " + what + " names " + in_context + ", whose space the Dockerfile's COPY lines cannot "
+    throw InputError(at + ": " + what + " names " + in_context +
+                     ", whose space the Dockerfile's COPY lines cannot "
                      "name; rename it");
   const bool directory = fs::is_directory(status);
   record({in_context, directory, where});
-  evidence_.push_back({where, what + " is outside the project, in the build context: copied from " + in_context +
-                                  (directory ? "/" : "") + " to the same place beside the project"});
+  evidence_.push_back({where, what + " is outside the project, in the build context: copied from " +
+                                  in_context + (directory ? "/" : "") +
+                                  " to the same place beside the project"});
   return {rel, false};
 }
 
 std::vector<OutsidePath> BuildContext::outside_paths() const {
   std::vector<OutsidePath> sorted = outside_;
-  std::sort(sorted.begin(), sorted.end(), [](const OutsidePath& a, const OutsidePath& b) { return a.path < b.path; });
+  std::sort(sorted.begin(), sorted.end(),
+            [](const OutsidePath& a, const OutsidePath& b) { return a.path < b.path; });
   return sorted;
 }
 

@@ -13,31 +13,37 @@
 #include <system_error>
 
 #include "gen_internal.hpp"
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/gen/gen.hpp"
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith::gen {
 namespace fs = std::filesystem;
 namespace {
 
 // Directories that never hold the project's own sources.
-const std::set<std::string> kSkippedDirs = {".git", ".hg", ".svn", ".venv", "venv", "env",
-                                            "node_modules", "__pycache__", ".imgsmith", "build",
-                                            "dist", ".tox", ".mypy_cache", ".pytest_cache",
-                                            "site-packages"};
+const std::set<std::string> kSkippedDirs = {
+    ".git", ".hg",          ".svn",        ".venv",         "venv",
+    "env",  "node_modules", "__pycache__", ".imgsmith",     "build",
+    "dist", ".tox",         ".mypy_cache", ".pytest_cache", "site-packages"};
 constexpr int kMaxDepth = 8;
 constexpr std::size_t kMaxEntries = 50000;
 
 // What a path is when it is not a regular file, for messages: "a directory".
 std::string kind_of(const fs::file_status& status) {
   switch (status.type()) {
-    case fs::file_type::directory: return "a directory";
-    case fs::file_type::fifo: return "a FIFO (named pipe)";
-    case fs::file_type::socket: return "a socket";
+    case fs::file_type::directory:
+      return "a directory";
+    case fs::file_type::fifo:
+      return "a FIFO (named pipe)";
+    case fs::file_type::socket:
+      return "a socket";
     case fs::file_type::block:
-    case fs::file_type::character: return "a device";
-    case fs::file_type::not_found: return "missing";
-    default: return "of a type gen cannot read";
+    case fs::file_type::character:
+      return "a device";
+    case fs::file_type::not_found:
+      return "missing";
+    default:
+      return "of a type gen cannot read";
   }
 }
 
@@ -50,10 +56,12 @@ bool regular_or_absent(const fs::path& path) {
   const fs::file_status status = fs::status(path, ec);
   if (status.type() == fs::file_type::not_found) return false;
   if (ec)
-    throw InputError(path.string() + ": cannot look at it (" + ec.message() + "); check its permissions");
+    throw InputError(path.string() + ": cannot look at it (" + ec.message() +
+                     "); check its permissions");
   if (status.type() == fs::file_type::regular) return true;
   throw InputError(path.string() + ": is " + kind_of(status) +
-                   ", not a regular file; gen reads it as a project file, so replace it with a file or rename it");
+                   ", not a regular file; gen reads it as a project file, so replace it with a "
+                   "file or rename it");
 }
 
 std::string read_text(const fs::path& path) {
@@ -94,7 +102,8 @@ std::string image_name(const fs::path& dir) {
   std::string collapsed;
   for (char c : out) {
     const bool sep = c == '.' || c == '_' || c == '-';
-    if (sep && !collapsed.empty() && (collapsed.back() == '.' || collapsed.back() == '_' || collapsed.back() == '-')) {
+    if (sep && !collapsed.empty() &&
+        (collapsed.back() == '.' || collapsed.back() == '_' || collapsed.back() == '-')) {
       collapsed.back() = '-';
       continue;
     }
@@ -158,8 +167,9 @@ Walk walk_project(const fs::path& root) {
 // requirements-dev.txt, requirements_test.txt, requirements.lint.txt: whole
 // words only, so requirements-docker.txt or -device.txt still count.
 bool is_dev_requirements(const std::string& name) {
-  static const std::set<std::string> kDevWords = {"dev", "develop", "development", "test", "tests", "testing",
-                                                  "lint", "docs", "doc", "ci", "typing", "types", "bench"};
+  static const std::set<std::string> kDevWords = {
+      "dev",  "develop", "development", "test",   "tests", "testing", "lint",
+      "docs", "doc",     "ci",          "typing", "types", "bench"};
   std::string word;
   for (char c : name + ".") {
     if (std::isalnum(static_cast<unsigned char>(c))) {
@@ -184,17 +194,22 @@ class RequirementsReader {
     std::error_code ec;
     const fs::file_status status = fs::status(path, ec);
     if (status.type() == fs::file_type::not_found)
-      throw InputError(path.string() + ": " + (named_at.empty() ? "" : "named by -r at " + named_at + " but ") +
+      throw InputError(path.string() + ": " +
+                       (named_at.empty() ? "" : "named by -r at " + named_at + " but ") +
                        "missing; fix the include or create it");
     if (status.type() != fs::file_type::regular)
-      throw InputError(path.string() + ": is " + kind_of(status) +
-                       ", not a regular file; pip cannot read requirements from it. Replace it with a file");
+      throw InputError(
+          path.string() + ": is " + kind_of(status) +
+          ", not a regular file; pip cannot read requirements from it. Replace it with a file");
     py_.requirement_files.push_back(rel);
     const std::string text = read_text(path);
     if (const auto nul = text.find('\0'); nul != std::string::npos)
-      throw InputError(path.string() + ":" + std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<long>(nul), '\n')) +
-                       ": holds a NUL byte, so it is binary or not UTF-8 (UTF-16?), not a requirements file; "
-                       "save it as UTF-8 text");
+      throw InputError(
+          path.string() + ":" +
+          std::to_string(1 +
+                         std::count(text.begin(), text.begin() + static_cast<long>(nul), '\n')) +
+          ": holds a NUL byte, so it is binary or not UTF-8 (UTF-16?), not a requirements file; "
+          "save it as UTF-8 text");
     std::istringstream lines(text);
     std::string line;
     std::string logical;
@@ -230,18 +245,23 @@ class RequirementsReader {
     if (line[0] == '-') {
       const auto space = line.find_first_of(" =");
       const std::string flag = line.substr(0, space);
-      const std::string value = space == std::string::npos ? "" : std::string(trim(line.substr(space + 1)));
+      const std::string value =
+          space == std::string::npos ? "" : std::string(trim(line.substr(space + 1)));
       if (flag == "-r" || flag == "--requirement" || flag == "-c" || flag == "--constraint") {
         // docker build sees only the build context: COPY ../shared.txt fails
         // there, so a file outside it is refused now. An absolute path is
         // the host's, which no context holds, whatever --context says.
         if (fs::path(value).is_absolute())
-          throw InputError(at + ": " + flag + " " + value + " is an absolute path on this host, which no docker "
-                           "build context holds; COPY cannot reach it. Copy the file into the build context " +
-                           build_context_.shown().string() + " and name it by a relative path");
+          throw InputError(
+              at + ": " + flag + " " + value +
+              " is an absolute path on this host, which no docker "
+              "build context holds; COPY cannot reach it. Copy the file into the build context " +
+              build_context_.shown().string() + " and name it by a relative path");
         // pip reads an include relative to the file that names it.
-        const std::string inc =
-            build_context_.reach(fs::path(rel).parent_path().generic_string(), value, where, at, flag + " " + value).path;
+        const std::string inc = build_context_
+                                    .reach(fs::path(rel).parent_path().generic_string(), value,
+                                           where, at, flag + " " + value)
+                                    .path;
         evidence_.push_back({where, "includes " + inc});
         read(inc, depth + 1, at);
       } else if (flag == "-e" || flag == "--editable") {
@@ -251,8 +271,9 @@ class RequirementsReader {
         const std::string local = local_path(value);
         if (!local.empty() && !reaches_in_project(local, where, at, flag + " " + value)) return;
         py_.requirements_need_source = true;
-        evidence_.push_back({where, "installs " + value + " from the source tree, so the code is "
-                                    "copied before the dependencies are installed"});
+        evidence_.push_back({where, "installs " + value +
+                                        " from the source tree, so the code is "
+                                        "copied before the dependencies are installed"});
       } else if (flag == "-i" || flag == "--index-url" || flag == "--extra-index-url" ||
                  flag == "-f" || flag == "--find-links") {
         py_.index_options.push_back(flag + " " + value);
@@ -262,10 +283,12 @@ class RequirementsReader {
     }
     if (line[0] == '.' || line[0] == '/' || looks_like_path(line)) {
       const std::string local = local_path(line);
-      if (!local.empty() && !reaches_in_project(local, where, at, "the local path " + local)) return;
+      if (!local.empty() && !reaches_in_project(local, where, at, "the local path " + local))
+        return;
       py_.requirements_need_source = true;
-      evidence_.push_back({where, "installs the local path " + line + ", so the code is copied "
-                                  "before the dependencies are installed"});
+      evidence_.push_back({where, "installs the local path " + line +
+                                      ", so the code is copied "
+                                      "before the dependencies are installed"});
       return;
     }
     if (looks_like_url(line)) {
@@ -282,9 +305,10 @@ class RequirementsReader {
       py_.requirements.push_back(*r);
       return;
     }
-    throw InputError(at + ": '" + (line.size() > 60 ? line.substr(0, 60) + "..." : line) +
-                     "' is not a requirement (PEP 508: name[extras] specifier ; marker), a pip option, a path "
-                     "or a URL; fix or delete the line");
+    throw InputError(
+        at + ": '" + (line.size() > 60 ? line.substr(0, 60) + "..." : line) +
+        "' is not a requirement (PEP 508: name[extras] specifier ; marker), a pip option, a path "
+        "or a URL; fix or delete the line");
   }
 
   static bool looks_like_url(const std::string& line) {
@@ -299,7 +323,8 @@ class RequirementsReader {
     if (looks_like_url(first)) return false;
     for (const char* ext : {".whl", ".tar.gz", ".zip"}) {
       const std::string e = ext;
-      if (first.size() > e.size() && first.compare(first.size() - e.size(), e.size(), e) == 0) return true;
+      if (first.size() > e.size() && first.compare(first.size() - e.size(), e.size(), e) == 0)
+        return true;
     }
     return first.find('/') != std::string::npos && first.find('@') == std::string::npos;
   }
@@ -315,7 +340,8 @@ class RequirementsReader {
     } else if (looks_like_url(path) || path.find('@') != std::string::npos) {
       return "";
     }
-    if (const auto bracket = path.find('['); bracket != std::string::npos) path.resize(bracket);  // [extras]
+    if (const auto bracket = path.find('['); bracket != std::string::npos)
+      path.resize(bracket);  // [extras]
     if (path.empty() || path[0] == '/') return "";
     return path;
   }
@@ -381,7 +407,8 @@ void read_path_source(const std::string& name, const toml::node& value, const st
                       std::vector<PathSource>& out) {
   if (const auto* t = value.as_table())
     if (const auto* path = (*t)["path"].as_string())
-      out.push_back({normalise_name(name), path->get(), static_cast<int>(value.source().begin.line), table});
+      out.push_back(
+          {normalise_name(name), path->get(), static_cast<int>(value.source().begin.line), table});
 }
 
 // Returns false when the file only configures tools ([tool.black]...), as
@@ -391,7 +418,8 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
                     std::vector<PathSource>& path_sources) {
   const fs::path path = root / "pyproject.toml";
   const toml::table doc = parse_toml(path);
-  if (!doc.contains("project") && !doc.contains("build-system") && !doc["tool"]["poetry"]) return false;
+  if (!doc.contains("project") && !doc.contains("build-system") && !doc["tool"]["poetry"])
+    return false;
   if (doc.contains("build-system")) py.installable = true;
   if (const auto* project = doc["project"].as_table()) {
     if (const auto* deps = (*project)["dependencies"].as_array()) {
@@ -406,8 +434,9 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
         if (const auto* deps = list.as_array())
           for (std::size_t i = 0; i < deps->size(); ++i)
             if (const auto* s = deps->get(i)->as_string())
-              if (auto r = parse_requirement(s->get(), "pyproject.toml [project.optional-dependencies] " +
-                                                           std::string(extra.str())))
+              if (auto r = parse_requirement(
+                      s->get(),
+                      "pyproject.toml [project.optional-dependencies] " + std::string(extra.str())))
                 group.push_back(*r);
       }
     if (const auto* rp = (*project)["requires-python"].as_string()) {
@@ -416,7 +445,8 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
     }
     if (const auto* s = (*project)["scripts"].as_table())
       for (const auto& [name, target] : *s)
-        scripts.emplace_back(std::string(name.str()), target.is_string() ? target.as_string()->get() : std::string());
+        scripts.emplace_back(std::string(name.str()),
+                             target.is_string() ? target.as_string()->get() : std::string());
   }
   // Where uv and Poetry fetch packages (PyTorch's CUDA indexes, mostly):
   // ignored, pip would install PyPI's build, another CUDA than asked for.
@@ -450,7 +480,8 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
           }
           continue;
         }
-        read_path_source(std::string(name.str()), value, "[tool.poetry.dependencies]", path_sources);
+        read_path_source(std::string(name.str()), value, "[tool.poetry.dependencies]",
+                         path_sources);
         Requirement r;
         r.name = normalise_name(std::string(name.str()));
         r.specifier = spec;
@@ -458,13 +489,15 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
         if (const auto* t = value.as_table())
           if (const auto* extras = (*t)["extras"].as_array())
             for (std::size_t i = 0; i < extras->size(); ++i)
-              if (const auto* e = extras->get(i)->as_string()) r.extras.push_back(normalise_name(e->get()));
+              if (const auto* e = extras->get(i)->as_string())
+                r.extras.push_back(normalise_name(e->get()));
         r.text = r.name + (r.extras.empty() ? "" : "[" + join(r.extras, ",") + "]") + r.specifier;
         if (use_deps) py.requirements.push_back(r);
       }
     if (const auto* s = (*poetry)["scripts"].as_table())
       for (const auto& [name, target] : *s)
-        scripts.emplace_back(std::string(name.str()), target.is_string() ? target.as_string()->get() : std::string());
+        scripts.emplace_back(std::string(name.str()),
+                             target.is_string() ? target.as_string()->get() : std::string());
   }
   return true;
 }
@@ -497,7 +530,8 @@ bool depends_on(const PythonProject& py, const std::string& name) {
 }
 
 // FastAPI/Flask apps are found by their assignment: `app = FastAPI(`.
-void detect_entrypoint(const fs::path& root, PythonProject& py, const std::vector<std::pair<std::string, std::string>>& scripts,
+void detect_entrypoint(const fs::path& root, PythonProject& py,
+                       const std::vector<std::pair<std::string, std::string>>& scripts,
                        std::vector<Evidence>& evidence) {
   if (!scripts.empty() && !py.installable) {
     // Without a [build-system] nothing installs the script; call its target.
@@ -505,20 +539,23 @@ void detect_entrypoint(const fs::path& root, PythonProject& py, const std::vecto
     const auto colon = target.find(':');
     const std::string module = target.substr(0, colon);
     const std::string call = colon == std::string::npos ? "" : target.substr(colon + 1);
-    py.cmd = {"python", "-c", "import " + module + (call.empty() ? "" : "; " + module + "." + call + "()")};
+    py.cmd = {"python", "-c",
+              "import " + module + (call.empty() ? "" : "; " + module + "." + call + "()")};
     py.cmd_source = "pyproject.toml scripts";
-    evidence.push_back({"pyproject.toml", "entrypoint: the script '" + scripts.front().first + "' (" + target +
-                                              "), called directly: without a [build-system] it is not installed"});
+    evidence.push_back(
+        {"pyproject.toml", "entrypoint: the script '" + scripts.front().first + "' (" + target +
+                               "), called directly: without a [build-system] it is not installed"});
     return;
   }
   if (!scripts.empty()) {
     py.cmd = {scripts.front().first};
     py.cmd_source = "pyproject.toml scripts";
-    evidence.push_back({"pyproject.toml", "entrypoint: the script '" + scripts.front().first + "'" +
-                                              (scripts.size() > 1 ? " (the first of " +
-                                                                        std::to_string(scripts.size()) +
-                                                                        "; --cmd picks another)"
-                                                                  : "")});
+    evidence.push_back(
+        {"pyproject.toml",
+         "entrypoint: the script '" + scripts.front().first + "'" +
+             (scripts.size() > 1
+                  ? " (the first of " + std::to_string(scripts.size()) + "; --cmd picks another)"
+                  : "")});
     return;
   }
   static const std::regex kFastApi(R"(^\s*([A-Za-z_]\w*)\s*(:[^=]*)?=\s*(fastapi\.)?FastAPI\s*\()");
@@ -527,8 +564,9 @@ void detect_entrypoint(const fs::path& root, PythonProject& py, const std::vecto
   static const std::regex kGradio(R"(^\s*(import|from)\s+gradio\b)");
   // Every candidate is read for an app a server runs before any is run as a
   // plain script: main.py may be a CLI beside the real server in app.py.
-  static const char* const kCandidates[] = {"app/main.py", "main.py",          "app.py",  "server.py",
-                                            "serve.py",    "streamlit_app.py", "demo.py", "train.py"};
+  static const char* const kCandidates[] = {"app/main.py", "main.py",  "app.py",
+                                            "server.py",   "serve.py", "streamlit_app.py",
+                                            "demo.py",     "train.py"};
   for (const char* candidate : kCandidates) {
     const fs::path path = root / candidate;
     if (!regular_or_absent(path)) continue;
@@ -542,8 +580,9 @@ void detect_entrypoint(const fs::path& root, PythonProject& py, const std::vecto
       ++number;
       // Only short lines that mention an app are worth a regular expression
       // (libstdc++'s recurses per character).
-      if (line.size() > 1000 || (line.find("FastAPI") == std::string::npos && line.find("Flask") == std::string::npos &&
-                                 line.find("streamlit") == std::string::npos && line.find("gradio") == std::string::npos))
+      if (line.size() > 1000 ||
+          (line.find("FastAPI") == std::string::npos && line.find("Flask") == std::string::npos &&
+           line.find("streamlit") == std::string::npos && line.find("gradio") == std::string::npos))
         continue;
       std::smatch m;
       const std::string where = std::string(candidate) + ":" + std::to_string(number);
@@ -553,8 +592,9 @@ void detect_entrypoint(const fs::path& root, PythonProject& py, const std::vecto
         py.cmd_source = where;
         evidence.push_back({where, "a FastAPI app, served by uvicorn on port 8000"});
         if (!depends_on(py, "uvicorn"))
-          evidence.push_back({where, "warning: uvicorn is not among the dependencies; add it, or "
-                                     "the container will not start"});
+          evidence.push_back({where,
+                              "warning: uvicorn is not among the dependencies; add it, or "
+                              "the container will not start"});
         return;
       }
       if (std::regex_search(line, m, kFlask)) {
@@ -564,10 +604,13 @@ void detect_entrypoint(const fs::path& root, PythonProject& py, const std::vecto
           evidence.push_back({where, "a Flask app, served by gunicorn on port 8000"});
         } else {
           // Flask's own server listens on 127.0.0.1 unless told otherwise.
-          py.cmd = {"flask", "--app", module + ":" + m[1].str(), "run", "--host", "0.0.0.0", "--port", "5000"};
+          py.cmd = {"flask",  "--app", module + ":" + m[1].str(), "run", "--host", "0.0.0.0",
+                    "--port", "5000"};
           py.port = 5000;
-          evidence.push_back({where, "a Flask app on Flask's development server, port 5000 (add gunicorn to "
-                                     "the dependencies to serve it properly)"});
+          evidence.push_back(
+              {where,
+               "a Flask app on Flask's development server, port 5000 (add gunicorn to "
+               "the dependencies to serve it properly)"});
         }
         py.cmd_source = where;
         return;
@@ -576,7 +619,11 @@ void detect_entrypoint(const fs::path& root, PythonProject& py, const std::vecto
         // Streamlit binds every interface by default, but saying so keeps
         // the CMD honest; its port is 8501.
         py.port = 8501;
-        py.cmd = {"streamlit", "run", candidate, "--server.address=0.0.0.0", "--server.port=8501",
+        py.cmd = {"streamlit",
+                  "run",
+                  candidate,
+                  "--server.address=0.0.0.0",
+                  "--server.port=8501",
                   "--server.headless=true"};
         py.cmd_source = where;
         evidence.push_back({where, "a Streamlit app, served by streamlit run on port 8501"});
@@ -589,8 +636,10 @@ void detect_entrypoint(const fs::path& root, PythonProject& py, const std::vecto
         py.cmd = {"python", candidate};
         py.env = {"GRADIO_SERVER_NAME=0.0.0.0", "GRADIO_SERVER_PORT=7860"};
         py.cmd_source = where;
-        evidence.push_back({where, "a Gradio app on port 7860, told by GRADIO_SERVER_NAME to listen on every "
-                                   "interface"});
+        evidence.push_back(
+            {where,
+             "a Gradio app on port 7860, told by GRADIO_SERVER_NAME to listen on every "
+             "interface"});
         return;
       }
     }
@@ -626,12 +675,14 @@ void detect_entrypoint(const fs::path& root, PythonProject& py, const std::vecto
     py.port = 8888;
     py.cmd = {"jupyter", "lab", "--ip=0.0.0.0", "--port=8888", "--no-browser"};
     py.cmd_source = notebooks.front();
-    evidence.push_back({notebooks.front(), std::to_string(notebooks.size()) +
-                                               " notebook(s): Jupyter Lab on port 8888 (its login token is in the "
-                                               "container's log)"});
+    evidence.push_back(
+        {notebooks.front(), std::to_string(notebooks.size()) +
+                                " notebook(s): Jupyter Lab on port 8888 (its login token is in the "
+                                "container's log)"});
     if (!depends_on(py, "jupyterlab") && !depends_on(py, "jupyter"))
-      evidence.push_back({notebooks.front(), "warning: jupyterlab is not among the dependencies; add it, or the "
-                                             "container will not start"});
+      evidence.push_back({notebooks.front(),
+                          "warning: jupyterlab is not among the dependencies; add it, or the "
+                          "container will not start"});
   }
 }
 
@@ -656,8 +707,10 @@ std::string requirements_variant(const std::string& name) {
       word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       continue;
     }
-    if (word == "cpu") variant = "cpu";
-    else if (std::regex_match(word, kCudaWord)) variant = "gpu";
+    if (word == "cpu")
+      variant = "cpu";
+    else if (std::regex_match(word, kCudaWord))
+      variant = "gpu";
     word.clear();
   }
   return variant;
@@ -673,8 +726,8 @@ std::vector<std::string> choose_requirements(const fs::path& root, const std::st
     const fs::path rel = fs::path(chosen).lexically_normal();
     const std::string text = rel.generic_string();
     if (rel.is_absolute() || text == ".." || text.rfind("../", 0) == 0)
-      throw InputError("--requirements " + chosen + ": give a file inside the project " + root.string() +
-                       " (the docker build context)");
+      throw InputError("--requirements " + chosen + ": give a file inside the project " +
+                       root.string() + " (the docker build context)");
     evidence.push_back({"--requirements", "installs " + text + ", as asked"});
     return {text};
   }
@@ -700,13 +753,15 @@ std::vector<std::string> choose_requirements(const fs::path& root, const std::st
     if (v == "cpu") cpu.push_back(f);
   }
   if (gpu.size() > 1)
-    throw InputError(root.string() + ": " + join(gpu, " and ") +
-                     " are alternatives for different GPU builds; choose one with --requirements FILE");
+    throw InputError(
+        root.string() + ": " + join(gpu, " and ") +
+        " are alternatives for different GPU builds; choose one with --requirements FILE");
   if (!gpu.empty() && !cpu.empty()) {
     for (const auto& c : cpu) {
       files.erase(std::find(files.begin(), files.end(), c));
       evidence.push_back({c, "skipped: the CPU alternative to " + gpu.front() +
-                                 "; gen installs the GPU one (--requirements " + c + " picks this instead)"});
+                                 "; gen installs the GPU one (--requirements " + c +
+                                 " picks this instead)"});
     }
   }
   return files;
@@ -756,12 +811,14 @@ std::optional<CondaEnvironment> read_conda_environment(const fs::path& root) {
         pip_indent = indent;
         continue;
       }
-      if (const auto colons = item.find("::"); colons != std::string::npos) item = item.substr(colons + 2);
+      if (const auto colons = item.find("::"); colons != std::string::npos)
+        item = item.substr(colons + 2);
       const auto end = item.find_first_of("=<>! ");
       const std::string pkg = normalise_name(item.substr(0, end));
       if (pkg == "python") {
         // conda's "python=3.10" means 3.10.*; ">=3.9" gives its lower bound.
-        const auto version = end == std::string::npos ? std::string::npos : item.find_first_not_of("=<>! ", end);
+        const auto version =
+            end == std::string::npos ? std::string::npos : item.find_first_not_of("=<>! ", end);
         if (version != std::string::npos) env.python = major_minor(item.substr(version));
         continue;
       }
@@ -772,18 +829,22 @@ std::optional<CondaEnvironment> read_conda_environment(const fs::path& root) {
   return std::nullopt;
 }
 
-std::optional<PythonProject> detect_python(const fs::path& root, const std::string& chosen_requirements,
-                                           std::vector<Evidence>& evidence, BuildContext& build_context) {
+std::optional<PythonProject> detect_python(const fs::path& root,
+                                           const std::string& chosen_requirements,
+                                           std::vector<Evidence>& evidence,
+                                           BuildContext& build_context) {
   PythonProject py;
   bool recognised = false;
   std::vector<std::pair<std::string, std::string>> scripts;  // name, module:function
   std::vector<PathSource> path_sources;
 
-  const std::vector<std::string> req_files = choose_requirements(root, chosen_requirements, evidence);
+  const std::vector<std::string> req_files =
+      choose_requirements(root, chosen_requirements, evidence);
   const std::optional<CondaEnvironment> conda = read_conda_environment(root);
 
-  const bool has_pyproject = regular_or_absent(root / "pyproject.toml") &&
-                             read_pyproject(root, py, evidence, scripts, req_files.empty(), path_sources);
+  const bool has_pyproject =
+      regular_or_absent(root / "pyproject.toml") &&
+      read_pyproject(root, py, evidence, scripts, req_files.empty(), path_sources);
   for (const char* lock : {"uv.lock", "poetry.lock"})
     if (has_pyproject && regular_or_absent(root / lock)) {
       py.lock = lock;
@@ -791,8 +852,9 @@ std::optional<PythonProject> detect_python(const fs::path& root, const std::stri
     }
   if (has_pyproject) {
     recognised = true;
-    evidence.push_back({"pyproject.toml", py.installable ? "a Python package (installed into the venv)"
-                                                         : "Python project metadata"});
+    evidence.push_back({"pyproject.toml", py.installable
+                                              ? "a Python package (installed into the venv)"
+                                              : "Python project metadata"});
   }
   // pyproject.toml installs the dependencies (itself or through its lock):
   // a directory it installs from outside the project is copied beside it,
@@ -801,8 +863,9 @@ std::optional<PythonProject> detect_python(const fs::path& root, const std::stri
     for (const auto& source : path_sources) {
       if (fs::path(source.path).is_absolute()) continue;  // the image's own path
       const std::string where = "pyproject.toml:" + std::to_string(source.line);
-      const auto reached = build_context.reach(".", source.path, where, (root / where).string(),
-                                       source.table + " " + source.name + " path " + source.path);
+      const auto reached =
+          build_context.reach(".", source.path, where, (root / where).string(),
+                              source.table + " " + source.name + " path " + source.path);
       if (!reached.in_project) py.outside_path_sources[source.name] = reached.path;
     }
   if (!py.lock.empty()) {
@@ -818,11 +881,12 @@ std::optional<PythonProject> detect_python(const fs::path& root, const std::stri
     // CUDA extension, most often): pip installs it after them.
     if (regular_or_absent(root / "setup.py")) {
       py.installable = true;
-      evidence.push_back({"setup.py", "a setuptools project: pip installs it after the requirements"});
+      evidence.push_back(
+          {"setup.py", "a setuptools project: pip installs it after the requirements"});
     }
-    evidence.push_back({req_files.front(), std::to_string(py.requirements.size()) +
-                                               " requirements from " +
-                                               std::to_string(py.requirement_files.size()) + " file(s)"});
+    evidence.push_back(
+        {req_files.front(), std::to_string(py.requirements.size()) + " requirements from " +
+                                std::to_string(py.requirement_files.size()) + " file(s)"});
   } else if (regular_or_absent(root / "setup.py")) {
     recognised = true;
     py.installable = true;
@@ -832,7 +896,8 @@ std::optional<PythonProject> detect_python(const fs::path& root, const std::stri
 
   if (conda) {
     const std::string at = conda->file + ":" + std::to_string(conda->dependencies_line);
-    const bool pip_sources = !req_files.empty() || !py.lock.empty() || !py.requirements.empty() || py.installable;
+    const bool pip_sources =
+        !req_files.empty() || !py.lock.empty() || !py.requirements.empty() || py.installable;
     if (!pip_sources) {
       // An image without the environment's packages cannot run the app, so
       // refuse rather than write one.
@@ -842,27 +907,37 @@ std::optional<PythonProject> detect_python(const fs::path& root, const std::stri
         names.resize(5);
         names.push_back("...");
       }
-      throw InputError((root / conda->file).string() + ":" + std::to_string(conda->dependencies_line) +
-                       ": a conda environment" + (names.empty() ? "" : " (" + join(names, ", ") + ")") +
-                       ", which gen does not install (it has no micromamba step), and an image without it would "
-                       "not run. List the packages in requirements.txt under their pip names, then run gen again");
+      throw InputError(
+          (root / conda->file).string() + ":" + std::to_string(conda->dependencies_line) +
+          ": a conda environment" + (names.empty() ? "" : " (" + join(names, ", ") + ")") +
+          ", which gen does not install (it has no micromamba step), and an image without it would "
+          "not run. List the packages in requirements.txt under their pip names, then run gen "
+          "again");
     }
     // Both: pip's files are what the project installs with pip; conda
     // packages pip does not get are named, never dropped silently.
-    const std::string pip_file = !req_files.empty() ? req_files.front() : (py.lock.empty() ? "pyproject.toml" : py.lock);
-    evidence.push_back({at, "not installed: " + pip_file + " lists the Python dependencies and pip installs them; "
-                            "gen does not install conda environments"});
-    static const std::set<std::string> kFromTheImage = {"cudatoolkit", "cudnn", "nccl", "pytorch-cuda", "cuda"};
+    const std::string pip_file =
+        !req_files.empty() ? req_files.front() : (py.lock.empty() ? "pyproject.toml" : py.lock);
+    evidence.push_back({at, "not installed: " + pip_file +
+                                " lists the Python dependencies and pip installs them; "
+                                "gen does not install conda environments"});
+    static const std::set<std::string> kFromTheImage = {"cudatoolkit", "cudnn", "nccl",
+                                                        "pytorch-cuda", "cuda"};
     std::vector<std::string> missing;
     for (const auto& [name, line] : conda->conda_packages) {
       const std::string pip_name = name == "pytorch" ? "torch" : name;
-      if (kFromTheImage.count(name) != 0 || name.rfind("cuda-", 0) == 0 || depends_on(py, pip_name)) continue;
+      if (kFromTheImage.count(name) != 0 || name.rfind("cuda-", 0) == 0 || depends_on(py, pip_name))
+        continue;
       missing.push_back(name + " (line " + std::to_string(line) + ")");
     }
     if (!missing.empty())
-      evidence.push_back({conda->file, "warning: conda packages not in " + pip_file + " will be missing from the "
-                                           "image: " + join(missing, ", ") + "; add those pip has to " + pip_file +
-                                           ", and install the others another way (--base, or your own RUN apt-get)"});
+      evidence.push_back(
+          {conda->file,
+           "warning: conda packages not in " + pip_file +
+               " will be missing from the "
+               "image: " +
+               join(missing, ", ") + "; add those pip has to " + pip_file +
+               ", and install the others another way (--base, or your own RUN apt-get)"});
     if (py.python_constraint.empty() && !conda->python.empty()) {
       py.python_constraint = "==" + conda->python + ".*";
       py.python_constraint_source = conda->file + " python";
@@ -878,12 +953,14 @@ std::optional<PythonProject> detect_python(const fs::path& root, const std::stri
     int number = 0;
     while (std::getline(lines, line)) {
       ++number;
-      if (line.find("torch.utils.cpp_extension") == std::string::npos && line.find("CUDAExtension") == std::string::npos)
+      if (line.find("torch.utils.cpp_extension") == std::string::npos &&
+          line.find("CUDAExtension") == std::string::npos)
         continue;
       py.cuda_extension = true;
       py.cuda_extension_source = std::string(file) + ":" + std::to_string(number);
-      evidence.push_back({py.cuda_extension_source, "a torch CUDA extension (torch.utils.cpp_extension): compiled in "
-                                                    "the builder, on devel"});
+      evidence.push_back({py.cuda_extension_source,
+                          "a torch CUDA extension (torch.utils.cpp_extension): compiled in "
+                          "the builder, on devel"});
       break;
     }
   }
@@ -923,10 +1000,10 @@ std::string strip_cmake_comments(const std::string& text) {
 
 const std::map<std::string, std::string>& header_libraries() {
   static const std::map<std::string, std::string> kHeaders = {
-      {"cublas_v2.h", "cublas"}, {"cublas.h", "cublas"},       {"cublasLt.h", "cublasLt"},
-      {"cufft.h", "cufft"},      {"curand.h", "curand"},       {"cusparse.h", "cusparse"},
-      {"cusolverDn.h", "cusolver"}, {"nvrtc.h", "nvrtc"},      {"npp.h", "nppc"},
-      {"nvjpeg.h", "nvjpeg"},    {"cudnn.h", "cudnn"},         {"nccl.h", "nccl"}};
+      {"cublas_v2.h", "cublas"},    {"cublas.h", "cublas"}, {"cublasLt.h", "cublasLt"},
+      {"cufft.h", "cufft"},         {"curand.h", "curand"}, {"cusparse.h", "cusparse"},
+      {"cusolverDn.h", "cusolver"}, {"nvrtc.h", "nvrtc"},   {"npp.h", "nppc"},
+      {"nvjpeg.h", "nvjpeg"},       {"cudnn.h", "cudnn"},   {"nccl.h", "nccl"}};
   return kHeaders;
 }
 
@@ -961,18 +1038,22 @@ std::vector<CMakeCommand> cmake_commands(const std::string& text) {
       continue;
     }
     CMakeCommand c;
-    line += static_cast<int>(std::count(text.begin() + static_cast<long>(counted), text.begin() + static_cast<long>(i), '\n'));
+    line += static_cast<int>(std::count(text.begin() + static_cast<long>(counted),
+                                        text.begin() + static_cast<long>(i), '\n'));
     counted = i;
     c.line = line;
-    for (std::size_t x = i; x < j; ++x) c.name += static_cast<char>(std::tolower(static_cast<unsigned char>(text[x])));
+    for (std::size_t x = i; x < j; ++x)
+      c.name += static_cast<char>(std::tolower(static_cast<unsigned char>(text[x])));
     int depth = 1;
     std::string word;
     bool quoted = false;
     for (k = k + 1; k < n && depth > 0; ++k) {
       const char ch = text[k];
       if (quoted) {
-        if (ch == '"') quoted = false;
-        else word += ch;
+        if (ch == '"')
+          quoted = false;
+        else
+          word += ch;
         continue;
       }
       if (ch == '"') {
@@ -1018,8 +1099,8 @@ std::string upper(std::string s) {
 std::string subdirectory_of(const CMakeCommand& c, const std::string& list_dir) {
   std::string source = c.args.front();
   std::string base = list_dir;
-  for (const char* var : {"${CMAKE_CURRENT_SOURCE_DIR}", "${CMAKE_CURRENT_LIST_DIR}", "${PROJECT_SOURCE_DIR}",
-                          "${CMAKE_SOURCE_DIR}"})
+  for (const char* var : {"${CMAKE_CURRENT_SOURCE_DIR}", "${CMAKE_CURRENT_LIST_DIR}",
+                          "${PROJECT_SOURCE_DIR}", "${CMAKE_SOURCE_DIR}"})
     if (source.rfind(var, 0) == 0) {
       if (std::string(var).find("CURRENT") == std::string::npos) base = ".";
       source = source.substr(std::string(var).size());
@@ -1032,7 +1113,8 @@ std::string subdirectory_of(const CMakeCommand& c, const std::string& list_dir) 
 }
 
 std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& walk,
-                                              std::vector<Evidence>& evidence, BuildContext& build_context) {
+                                              std::vector<Evidence>& evidence,
+                                              BuildContext& build_context) {
   CudaCppProject cpp;
   bool cmake_cuda = false;
   std::set<std::string> libs;
@@ -1059,9 +1141,10 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
         if (named.empty()) continue;
         const std::string where = rel + ":" + std::to_string(c.line);
         const auto reached = build_context.reach(".", named, where, (root / where).string(),
-                                         "add_subdirectory(" + c.args.front() + ")");
+                                                 "add_subdirectory(" + c.args.front() + ")");
         if (!reached.in_project && followed.insert(reached.path).second)
-          for (const auto& f : walk_project(root / reached.path).cmake_lists) lists.emplace_back(f, true);
+          for (const auto& f : walk_project(root / reached.path).cmake_lists)
+            lists.emplace_back(f, true);
         continue;
       }
       if (c.name == "project" && !c.args.empty()) {
@@ -1071,17 +1154,20 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
             cmake_cuda = true;
             evidence.push_back({rel, "CMake project with CUDA as a language"});
           }
-      } else if (c.name == "enable_language" && !c.args.empty() && upper(c.args.front()) == "CUDA") {
+      } else if (c.name == "enable_language" && !c.args.empty() &&
+                 upper(c.args.front()) == "CUDA") {
         cmake_cuda = true;
         evidence.push_back({rel, "enable_language(CUDA)"});
       } else if (c.name == "find_package" && !c.args.empty() && c.args.front() == "CUDAToolkit") {
         cmake_cuda = true;
-        const bool versioned = c.args.size() > 1 && std::isdigit(static_cast<unsigned char>(c.args[1][0]));
+        const bool versioned =
+            c.args.size() > 1 && std::isdigit(static_cast<unsigned char>(c.args[1][0]));
         if (versioned) {
           cpp.min_cuda = c.args[1];
           cpp.min_cuda_source = rel + ":" + std::to_string(c.line);
         }
-        evidence.push_back({rel, "find_package(CUDAToolkit" + (versioned ? " " + c.args[1] : std::string()) + ")"});
+        evidence.push_back({rel, "find_package(CUDAToolkit" +
+                                     (versioned ? " " + c.args[1] : std::string()) + ")"});
       } else if (c.name == "cmake_minimum_required") {
         // VERSION 3.24 or a policy range 3.24...3.28: the first is the minimum.
         for (std::size_t k = 0; k + 1 < c.args.size(); ++k)
@@ -1102,7 +1188,8 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
         std::string name = c.args.front();
         if (name == "${PROJECT_NAME}" || name == "${CMAKE_PROJECT_NAME}") name = project_name;
         if (name.empty() || name.find("${") != std::string::npos) {
-          evidence.push_back({rel, "skipped an executable named by a variable (" + c.args.front() + "); --cmd names the program"});
+          evidence.push_back({rel, "skipped an executable named by a variable (" + c.args.front() +
+                                       "); --cmd names the program"});
           continue;
         }
         const std::string path = (dir == "." || dir.empty()) ? name : dir + "/" + name;
@@ -1113,7 +1200,8 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
         cpp.targets.push_back(name);
       }
       for (const auto& a : c.args) {
-        if (a.find("CUDA_ARCHITECTURES") != std::string::npos && !outside) cpp.sets_architectures = true;
+        if (a.find("CUDA_ARCHITECTURES") != std::string::npos && !outside)
+          cpp.sets_architectures = true;
         if (a.rfind("CUDA::", 0) == 0) libs.insert(a.substr(6));
       }
       // cuDNN and NCCL have no CUDA:: targets: projects find them by hand
@@ -1123,15 +1211,18 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
       for (const auto& a : c.args) {
         std::string l;
         for (char ch : a) l += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        const bool finder = c.name == "find_library" || c.name == "find_path" || c.name == "find_package" ||
-                            c.name == "find_file";
+        const bool finder = c.name == "find_library" || c.name == "find_path" ||
+                            c.name == "find_package" || c.name == "find_file";
         for (const char* lib : {"cudnn", "nccl"}) {
           const std::string name = lib;
-          const bool named = l == name || l == name + ".h" || l == "lib" + name + ".so" || l == "lib" + name ||
+          const bool named = l == name || l == name + ".h" || l == "lib" + name + ".so" ||
+                             l == "lib" + name ||
                              (c.name == "find_package" && l == name && &a == &c.args.front());
-          const bool variable = a.rfind(upper(name) + "_", 0) == 0 || a.rfind("${" + upper(name) + "_", 0) == 0;
+          const bool variable =
+              a.rfind(upper(name) + "_", 0) == 0 || a.rfind("${" + upper(name) + "_", 0) == 0;
           if (((finder && named) || variable) && libs.insert(name).second)
-            evidence.push_back({where, c.name + "(" + join(c.args, " ").substr(0, 80) + "): the program uses " +
+            evidence.push_back({where, c.name + "(" + join(c.args, " ").substr(0, 80) +
+                                           "): the program uses " +
                                            (name == "cudnn" ? "cuDNN" : "NCCL")});
         }
       }
@@ -1140,17 +1231,19 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
   if (cmake_cuda) {
     cpp.cmake = true;
     if (cpp.targets.empty())
-      throw InputError((root / "CMakeLists.txt").string() +
-                       ": a CUDA CMake project with no add_executable() gen can name; gen builds programs, "
-                       "so add one with a literal name");
+      throw InputError(
+          (root / "CMakeLists.txt").string() +
+          ": a CUDA CMake project with no add_executable() gen can name; gen builds programs, "
+          "so add one with a literal name");
     cpp.cuda_libs.assign(libs.begin(), libs.end());
     std::vector<std::string> targets_of_libs;
     for (const auto& l : cpp.cuda_libs)
-      targets_of_libs.push_back(l == "cudnn" || l == "nccl" ? l + " (found by hand)" : "CUDA::" + l);
-    evidence.push_back({"CMakeLists.txt", "executables: " + join(cpp.targets, ", ") +
-                                              (targets_of_libs.empty()
-                                                   ? "; links no CUDA library targets"
-                                                   : "; links " + join(targets_of_libs, ", "))});
+      targets_of_libs.push_back(l == "cudnn" || l == "nccl" ? l + " (found by hand)"
+                                                            : "CUDA::" + l);
+    evidence.push_back({"CMakeLists.txt",
+                        "executables: " + join(cpp.targets, ", ") +
+                            (targets_of_libs.empty() ? "; links no CUDA library targets"
+                                                     : "; links " + join(targets_of_libs, ", "))});
     if (cpp.sets_architectures)
       evidence.push_back({"CMakeLists.txt", "chooses its own CUDA architectures"});
     return cpp;
@@ -1179,7 +1272,8 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
             std::regex_search(line, kMain))
           main_at = rel + ":" + std::to_string(number);
         std::smatch m;
-        if (line.size() > 1000 || line.find("include") == std::string::npos || !std::regex_search(line, m, kInclude))
+        if (line.size() > 1000 || line.find("include") == std::string::npos ||
+            !std::regex_search(line, m, kInclude))
           continue;
         const auto hit = header_libraries().find(m[1].str());
         if (hit != header_libraries().end() && libs.insert(hit->second).second)
@@ -1189,14 +1283,16 @@ std::optional<CudaCppProject> detect_cuda_cpp(const fs::path& root, const Walk& 
   // nvcc -o links a program; sources without main() are a library, which
   // would fail to link in the build (or, worse, be shipped as a "program").
   if (main_at.empty())
-    throw InputError((root / relative_to_root(walk.cuda_sources.front(), root)).string() +
-                     ": none of the " + std::to_string(cpp.sources.size()) +
-                     " CUDA/C++ sources defines main(), so they are a library, and gen builds programs. "
-                     "Run gen on the program that uses it, or build the library with CMake");
+    throw InputError(
+        (root / relative_to_root(walk.cuda_sources.front(), root)).string() + ": none of the " +
+        std::to_string(cpp.sources.size()) +
+        " CUDA/C++ sources defines main(), so they are a library, and gen builds programs. "
+        "Run gen on the program that uses it, or build the library with CMake");
   evidence.push_back({main_at, "defines main(): the sources build one program"});
   cpp.cuda_libs.assign(libs.begin(), libs.end());
-  evidence.push_back({cpp.sources.empty() ? "." : cpp.sources.front(),
-                      std::to_string(cpp.sources.size()) + " CUDA/C++ sources, built with one nvcc command"});
+  evidence.push_back(
+      {cpp.sources.empty() ? "." : cpp.sources.front(),
+       std::to_string(cpp.sources.size()) + " CUDA/C++ sources, built with one nvcc command"});
   return cpp;
 }
 
@@ -1215,22 +1311,26 @@ void read_apt_txt(const fs::path& root, Project& p) {
     const std::string text(trim(line.substr(0, line.find('#'))));
     if (text.empty()) continue;
     if (text.size() > 200 || !std::regex_match(text, kPackage))
-      throw InputError(path.string() + ":" + std::to_string(number) + ": '" + text.substr(0, 60) +
-                       "' is not a Debian package name; apt.txt lists one package per line (such as ffmpeg or "
-                       "libgl1, optionally pinned as ffmpeg=7:5.1.*), with # comments. Fix or delete the line");
+      throw InputError(
+          path.string() + ":" + std::to_string(number) + ": '" + text.substr(0, 60) +
+          "' is not a Debian package name; apt.txt lists one package per line (such as ffmpeg or "
+          "libgl1, optionally pinned as ffmpeg=7:5.1.*), with # comments. Fix or delete the line");
     p.system_packages.push_back({"apt.txt:" + std::to_string(number), text});
   }
   if (!p.system_packages.empty())
-    p.evidence.push_back({"apt.txt", std::to_string(p.system_packages.size()) + " system package(s) installed with apt"});
+    p.evidence.push_back({"apt.txt", std::to_string(p.system_packages.size()) +
+                                         " system package(s) installed with apt"});
 }
 
 }  // namespace
 
-Project detect_project(const fs::path& dir, const std::string& requirements, const fs::path& context) {
+Project detect_project(const fs::path& dir, const std::string& requirements,
+                       const fs::path& context) {
   std::error_code ec;
   const auto status = fs::status(dir, ec);
   if (ec || !fs::exists(status))
-    throw InputError(dir.string() + ": no such directory; run gen in your project, or pass its path");
+    throw InputError(dir.string() +
+                     ": no such directory; run gen in your project, or pass its path");
   if (!fs::is_directory(status))
     throw InputError(dir.string() + ": not a directory; pass the project's directory");
   {
@@ -1247,20 +1347,24 @@ Project detect_project(const fs::path& dir, const std::string& requirements, con
   p.context_path = build_context.project_path();
   const Walk walk = walk_project(dir);
   if (walk.truncated)
-    p.evidence.push_back({".", "stopped looking after " + std::to_string(kMaxEntries) + " entries"});
+    p.evidence.push_back(
+        {".", "stopped looking after " + std::to_string(kMaxEntries) + " entries"});
   p.has_cuda_sources = !walk.cuda_sources.empty();
   p.python = detect_python(dir, requirements, p.evidence, build_context);
-  if (!p.python) p.cuda_cpp = detect_cuda_cpp(dir, walk, p.evidence, build_context);
+  if (!p.python)
+    p.cuda_cpp = detect_cuda_cpp(dir, walk, p.evidence, build_context);
   else if (p.has_cuda_sources)
-    p.evidence.push_back({relative_to_root(walk.cuda_sources.front(), dir),
-                          "CUDA sources in a Python project (an extension): a GPU image builds them on devel"});
+    p.evidence.push_back(
+        {relative_to_root(walk.cuda_sources.front(), dir),
+         "CUDA sources in a Python project (an extension): a GPU image builds them on devel"});
   if (p.python || p.cuda_cpp) read_apt_txt(dir, p);
   if (!p.python && !p.cuda_cpp)
-    throw InputError(dir.string() +
-                     ": found nothing gen knows how to build. It looked for Python "
-                     "(requirements*.txt, pyproject.toml, setup.py, main.py, app.py, app/main.py, "
-                     "server.py, train.py, a package with __main__.py, *.ipynb) and CUDA C/C++ (CMakeLists.txt "
-                     "with CUDA, *.cu files)");
+    throw InputError(
+        dir.string() +
+        ": found nothing gen knows how to build. It looked for Python "
+        "(requirements*.txt, pyproject.toml, setup.py, main.py, app.py, app/main.py, "
+        "server.py, train.py, a package with __main__.py, *.ipynb) and CUDA C/C++ (CMakeLists.txt "
+        "with CUDA, *.cu files)");
   p.outside_paths = build_context.outside_paths();
   return p;
 }

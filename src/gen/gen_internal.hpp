@@ -56,12 +56,13 @@ struct OsPackages {
 struct FrameworkNeed {
   std::string need;  // none | bundled | system | system-cudnn
   std::string why;
-  std::string size;  // what it weighs installed, where known
+  std::string size;                           // what it weighs installed, where known
   std::map<std::string, std::string> extras;  // extra -> need
   std::string cuda;  // the CUDA its build expects ("11.8", or a major "12"); "" any
   std::map<std::string, std::string> extra_cuda;  // extra -> cuda
   std::string shared_memory;  // why it needs a larger /dev/shm; "" when it does not
-  std::string runtime_compiler;  // why it compiles code when the app runs (Triton); "" when it does not
+  std::string
+      runtime_compiler;  // why it compiles code when the app runs (Triton); "" when it does not
   // The torch each range of its releases pins: {first release, torch}, oldest first.
   std::vector<std::pair<std::string, std::string>> torch_pins;
   std::string torch_pins_source;
@@ -75,11 +76,12 @@ struct Tables {
   std::string torch_index_url;
   std::vector<TorchRelease> torch;
   std::map<int, int> minimum_driver;  // CUDA major -> driver (minor-version compatibility)
-  std::map<std::string, int> require_cuda_driver;  // X.Y -> first driver supporting it (NVIDIA_REQUIRE_CUDA)
+  std::map<std::string, int>
+      require_cuda_driver;  // X.Y -> first driver supporting it (NVIDIA_REQUIRE_CUDA)
   std::string require_cuda_source;
   std::vector<FrameworkBuild> framework_builds;
-  std::string repository;             // nvidia/cuda
-  std::string default_cuda;           // X.Y
+  std::string repository;    // nvidia/cuda
+  std::string default_cuda;  // X.Y
   std::vector<std::string> os_preference;
   std::vector<CudaRelease> releases;
   std::map<std::string, Flavour> flavours;
@@ -130,8 +132,8 @@ class BuildContext {
   // `from` (relative to the project). `where` is the file:line naming it
   // ("requirements.txt:1"), `at` the same with the file's path, for messages,
   // and `what` how it is named there ("-r ../shared.txt").
-  Reached reach(const std::string& from, const std::string& named, const std::string& where, const std::string& at,
-                const std::string& what);
+  Reached reach(const std::string& from, const std::string& named, const std::string& where,
+                const std::string& at, const std::string& what);
 
  private:
   std::string holding_both(const std::string& rel) const;

@@ -2,13 +2,12 @@
 // facts come from the embedded tables; this file holds only the rules, and
 // records each decision with its reason for `--explain` and the summary.
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <regex>
 
-#include <nlohmann/json.hpp>
-
 #include "gen_internal.hpp"
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/gen/gen.hpp"
+#include "imgsmith/util/error.hpp"
 #include "imgsmith/util/size.hpp"
 
 namespace imgsmith::gen {
@@ -51,7 +50,8 @@ std::string mirrored(const std::string& ref, const std::string& mirror) {
   std::string path = ref;
   const auto slash = ref.find('/');
   const std::string first = slash == std::string::npos ? "" : ref.substr(0, slash);
-  if (first.find('.') != std::string::npos || first.find(':') != std::string::npos || first == "localhost")
+  if (first.find('.') != std::string::npos || first.find(':') != std::string::npos ||
+      first == "localhost")
     path = ref.substr(slash + 1);  // ghcr.io/astral-sh/uv -> astral-sh/uv
   else if (slash == std::string::npos)
     path = "library/" + ref;  // python:3.12 -> library/python:3.12
@@ -70,7 +70,9 @@ struct Decider {
   const Tables& t = builtin_tables();
   Plan p;
 
-  void decide(const std::string& source, const std::string& text) { p.explain.push_back({source, text}); }
+  void decide(const std::string& source, const std::string& text) {
+    p.explain.push_back({source, text});
+  }
 
   // ----- CUDA release and OS ---------------------------------------------
 
@@ -104,8 +106,8 @@ struct Decider {
   // every CUDA release with every cuDNN, so the nearest older release of the
   // same CUDA major stands in (its libraries load by major version, the same
   // sonames), with a warning; an explicit --cuda is never changed.
-  const CudaRelease& release_with_cudnn(const std::string& wanted, const std::string& why, int cudnn,
-                                        const std::string& framework, bool asked) {
+  const CudaRelease& release_with_cudnn(const std::string& wanted, const std::string& why,
+                                        int cudnn, const std::string& framework, bool asked) {
     const CudaRelease& exact = release_for(wanted, why);
     if (exact.cudnn_major == cudnn) return exact;
     std::vector<const CudaRelease*> same_major;
@@ -117,21 +119,25 @@ struct Decider {
       }
     const std::string need = framework + " loads cuDNN " + std::to_string(cudnn);
     if (asked || same_major.empty())
-      throw InputError((asked ? "--cuda " + wanted : "CUDA " + wanted + " (" + why + ")") + ": " + need + ", and " +
-                       t.repository + "'s " + exact.cuda + " cuDNN images carry cuDNN " +
-                       std::to_string(exact.cudnn_major) + "; " +
+      throw InputError((asked ? "--cuda " + wanted : "CUDA " + wanted + " (" + why + ")") + ": " +
+                       need + ", and " + t.repository + "'s " + exact.cuda +
+                       " cuDNN images carry cuDNN " + std::to_string(exact.cudnn_major) + "; " +
                        (names.empty() ? "gen's table has no image with it"
                                       : "choose one of " + join(names, ", ") + " with --cuda") +
-                       ", or pin a release of the framework built for cuDNN " + std::to_string(exact.cudnn_major));
+                       ", or pin a release of the framework built for cuDNN " +
+                       std::to_string(exact.cudnn_major));
     const CudaRelease* chosen = same_major.front();
     for (const auto* r : same_major)
-      if (!version_less(wanted, major_minor(r->cuda))) chosen = r;  // the newest not above the wanted release
-    p.warnings.push_back(need + " and was built for CUDA " + wanted + ", but NVIDIA publishes no cuDNN " +
-                         std::to_string(cudnn) + " image for it; gen uses " + chosen->cuda + " (" +
-                         chosen->cudnn_tag + "), the nearest CUDA " + std::to_string(std::stoi(wanted)) +
-                         " release with cuDNN " + std::to_string(cudnn) + ". Test the image, or pass --cuda");
-    decide("data/cuda-images.json", "CUDA " + chosen->cuda + ": the nearest release whose cuDNN images carry cuDNN " +
-                                        std::to_string(cudnn) + " (" + framework + " asked for " + wanted + ")");
+      if (!version_less(wanted, major_minor(r->cuda)))
+        chosen = r;  // the newest not above the wanted release
+    p.warnings.push_back(
+        need + " and was built for CUDA " + wanted + ", but NVIDIA publishes no cuDNN " +
+        std::to_string(cudnn) + " image for it; gen uses " + chosen->cuda + " (" +
+        chosen->cudnn_tag + "), the nearest CUDA " + std::to_string(std::stoi(wanted)) +
+        " release with cuDNN " + std::to_string(cudnn) + ". Test the image, or pass --cuda");
+    decide("data/cuda-images.json",
+           "CUDA " + chosen->cuda + ": the nearest release whose cuDNN images carry cuDNN " +
+               std::to_string(cudnn) + " (" + framework + " asked for " + wanted + ")");
     return *chosen;
   }
 
@@ -147,15 +153,18 @@ struct Decider {
     return release.os.front();
   }
 
-  std::string tag(const CudaRelease& release, const std::string& flavor, bool cudnn, const std::string& os) {
-    return t.repository + ":" + release.cuda + "-" + (cudnn ? release.cudnn_tag + "-" : "") + flavor + "-" + os;
+  std::string tag(const CudaRelease& release, const std::string& flavor, bool cudnn,
+                  const std::string& os) {
+    return t.repository + ":" + release.cuda + "-" + (cudnn ? release.cudnn_tag + "-" : "") +
+           flavor + "-" + os;
   }
 
   // NVIDIA's images set NVIDIA_REQUIRE_CUDA=cuda>=X.Y, and the container
   // toolkit refuses a host whose driver supports less: the image's X.Y
   // decides, not the CUDA major's minor-version compatibility floor.
   int min_driver(const std::string& cuda) {
-    if (const auto it = t.require_cuda_driver.find(major_minor(cuda)); it != t.require_cuda_driver.end())
+    if (const auto it = t.require_cuda_driver.find(major_minor(cuda));
+        it != t.require_cuda_driver.end())
       return it->second;
     const auto it = t.minimum_driver.find(std::stoi(cuda));
     return it == t.minimum_driver.end() ? 0 : it->second;
@@ -182,7 +191,8 @@ struct Decider {
       return py.python_constraint.empty() || python_satisfies(version, py.python_constraint);
     };
     std::vector<std::string> candidates;
-    if (!o.os.empty()) candidates.push_back(choose_os(release));
+    if (!o.os.empty())
+      candidates.push_back(choose_os(release));
     else
       for (const auto& os : t.os_preference)
         if (contains(release.os, os)) candidates.push_back(os);
@@ -247,10 +257,12 @@ struct Decider {
     } else {
       // pip installs the newest release the specifier allows.
       for (const auto& pin : f.torch_pins)
-        if (r.specifier.empty() || python_satisfies(major_minor(pin.first), r.specifier)) row = &pin;
+        if (r.specifier.empty() || python_satisfies(major_minor(pin.first), r.specifier))
+          row = &pin;
     }
     if (row == nullptr) {
-      p.warnings.push_back(r.name + r.specifier + " (" + r.source + ") is older than gen's table of the torch it pins; "
+      p.warnings.push_back(r.name + r.specifier + " (" + r.source +
+                           ") is older than gen's table of the torch it pins; "
                            "list torch==X in the requirements so that gen can choose its CUDA");
       return;
     }
@@ -258,14 +270,16 @@ struct Decider {
     implied_torch.specifier = "==" + row->second;
     implied_torch.text = "torch" + implied_torch.specifier;
     implied_torch.source = r.source;
-    decide(r.source, r.name + (r.specifier.empty() ? " unpinned" : r.specifier) + " installs torch==" + row->second +
-                         " (it pins torch from " + r.name + " " + row->first + " on; " + f.torch_pins_source +
+    decide(r.source, r.name + (r.specifier.empty() ? " unpinned" : r.specifier) +
+                         " installs torch==" + row->second + " (it pins torch from " + r.name +
+                         " " + row->first + " on; " + f.torch_pins_source +
                          "): torch's CUDA build decides the image");
   }
 
   // The newest of `releases` (X.Y) that `specifier` allows: what pip would
   // install today, as far as a table knows. "" when none does.
-  static std::string newest_allowed(const std::vector<std::string>& releases, const std::string& specifier) {
+  static std::string newest_allowed(const std::vector<std::string>& releases,
+                                    const std::string& specifier) {
     std::string best;
     for (const auto& r : releases)
       if (python_satisfies(r, specifier) && (best.empty() || version_less(best, r))) best = r;
@@ -289,8 +303,10 @@ struct Decider {
     if (rows.empty()) return;
     const std::string release = newest_allowed(releases, r.specifier);
     if (release.empty()) {
-      p.warnings.push_back(r.name + r.specifier + " (" + r.source + ") is not in gen's table "
-                           "(data/framework-cuda.json, " + releases.front() + " to " + releases.back() +
+      p.warnings.push_back(r.name + r.specifier + " (" + r.source +
+                           ") is not in gen's table "
+                           "(data/framework-cuda.json, " +
+                           releases.front() + " to " + releases.back() +
                            "), so gen cannot tell which CUDA and cuDNN it was built for; check its "
                            "documentation and pass --cuda");
       return;
@@ -298,11 +314,15 @@ struct Decider {
     const FrameworkBuild* row = nullptr;
     for (const auto* b : rows)
       if (contains(b->releases, release)) row = b;
-    const std::string cuda_text = row->cuda.find('.') == std::string::npos ? row->cuda + ".x" : row->cuda;
-    decide(r.source, std::string(exact_pin(r.specifier) ? "" : r.name + (r.specifier.empty() ? " unpinned" : r.specifier) +
-                                                              ": pip installs the newest it allows, " + release + "; ") +
-                         r.name + " " + release + " is built for CUDA " + cuda_text + " and cuDNN " +
-                         std::to_string(row->cudnn) + " (" + row->source + ")");
+    const std::string cuda_text =
+        row->cuda.find('.') == std::string::npos ? row->cuda + ".x" : row->cuda;
+    decide(r.source,
+           std::string(exact_pin(r.specifier)
+                           ? ""
+                           : r.name + (r.specifier.empty() ? " unpinned" : r.specifier) +
+                                 ": pip installs the newest it allows, " + release + "; ") +
+               r.name + " " + release + " is built for CUDA " + cuda_text + " and cuDNN " +
+               std::to_string(row->cudnn) + " (" + row->source + ")");
     if (g.cuda.empty()) {
       g.cuda = row->cuda;
       g.cuda_source = r.source + " (" + r.name + " " + release + ")";
@@ -329,8 +349,10 @@ struct Decider {
         // workers and NCCL die with "Bus error" in it. CPU builds too.
         if (!it->second.shared_memory.empty() && p.shm_size.empty()) {
           p.shm_size = kSharedMemory;
-          decide(r.source, r.name + ": " + it->second.shared_memory + ", and Docker's default is 64 MB: the run "
-                           "command gives --shm-size=" + kSharedMemory + " (or run it with --ipc=host)");
+          decide(r.source, r.name + ": " + it->second.shared_memory +
+                               ", and Docker's default is 64 MB: the run "
+                               "command gives --shm-size=" +
+                               kSharedMemory + " (or run it with --ipc=host)");
         }
         if (!it->second.runtime_compiler.empty() && g.runtime_compiler.empty()) {
           g.runtime_compiler = it->second.runtime_compiler;
@@ -348,12 +370,14 @@ struct Decider {
             why = "the [" + extra + "] extra: " +
                   (e->second == "bundled" ? "brings its own CUDA libraries as pip wheels"
                                           : "uses the system's CUDA and cuDNN libraries");
-            if (const auto c = it->second.extra_cuda.find(extra); c != it->second.extra_cuda.end()) cuda = c->second;
+            if (const auto c = it->second.extra_cuda.find(extra); c != it->second.extra_cuda.end())
+              cuda = c->second;
           }
       } else {
         for (const auto& pat : t.patterns)
           if (r.name.rfind(pat.prefix, 0) == 0 && r.name.size() > pat.suffix.size() &&
-              r.name.compare(r.name.size() - pat.suffix.size(), pat.suffix.size(), pat.suffix) == 0) {
+              r.name.compare(r.name.size() - pat.suffix.size(), pat.suffix.size(), pat.suffix) ==
+                  0) {
             need_text = pat.need;
             why = pat.why;
             cuda = pat.cuda;
@@ -361,14 +385,16 @@ struct Decider {
       }
       if (need_text.empty()) continue;
       Need need = need_from(need_text);
-      const bool torch_family = r.name == "torch" || r.name == "torchvision" || r.name == "torchaudio";
+      const bool torch_family =
+          r.name == "torch" || r.name == "torchvision" || r.name == "torchaudio";
       if (torch_family && (local_label(r.specifier) == "cpu" || cpu_index)) {
         need = Need::None;
         why = "the CPU build (" + (cpu_index ? std::string("the /whl/cpu index") : "+cpu") + ")";
         if (r.name == "torch") g.cpu_torch = true;
         // "+cpu" builds live only on PyTorch's index.
         const std::string cpu_url = "--extra-index-url " + t.torch_index_url + "cpu";
-        if (!cpu_index && py.lock.empty() && !contains(p.pip_index_args, cpu_url)) p.pip_index_args.push_back(cpu_url);
+        if (!cpu_index && py.lock.empty() && !contains(p.pip_index_args, cpu_url))
+          p.pip_index_args.push_back(cpu_url);
       }
       if (r.name == "torch" && need != Need::None) g.torch = &r;
       // Only a build that loads the system's libraries cares which the image
@@ -380,13 +406,15 @@ struct Decider {
       }
       // A lock lists every package; its CPU-only ones are not worth a line.
       if (need != Need::None || r.source != py.lock)
-        decide(r.source, requirement_label(r) + ": " + (need == Need::None ? "CPU: " : "GPU: ") + why +
-                             (size.empty() || need == Need::None ? "" : " (" + size + ")"));
+        decide(r.source, requirement_label(r) + ": " + (need == Need::None ? "CPU: " : "GPU: ") +
+                             why + (size.empty() || need == Need::None ? "" : " (" + size + ")"));
       if (need > g.need) g.reasons.clear();
-      if (need >= g.need && need != Need::None && !contains(g.reasons, r.name)) g.reasons.push_back(r.name);
+      if (need >= g.need && need != Need::None && !contains(g.reasons, r.name))
+        g.reasons.push_back(r.name);
       g.need = std::max(g.need, need);
     }
-    if (g.torch == nullptr && g.need != Need::None && !implied_torch.name.empty()) g.torch = &implied_torch;
+    if (g.torch == nullptr && g.need != Need::None && !implied_torch.name.empty())
+      g.torch = &implied_torch;
     return g;
   }
 
@@ -404,8 +432,9 @@ struct Decider {
       if (r.torch == version) row = &r;
     if (row == nullptr) version = major_minor(lower_bound_release(torch.specifier));
     if (torch.specifier.empty()) {
-      p.warnings.push_back("torch is not pinned (" + torch.source + "): pip installs the newest; gen assumed torch " +
-                           row->torch + ". Pin it for a reproducible image.");
+      p.warnings.push_back("torch is not pinned (" + torch.source +
+                           "): pip installs the newest; gen assumed torch " + row->torch +
+                           ". Pin it for a reproducible image.");
     } else if (row != nullptr && !exact_pin(torch.specifier)) {
       decide(torch.source, "torch" + torch.specifier + ": pip installs the newest it allows; per " +
                                "data/torch-cuda.json that is torch " + row->torch);
@@ -422,15 +451,18 @@ struct Decider {
       if (std::regex_search(opt, m, kIndex)) {
         const std::string build = m[1].str() + "." + m[2].str();
         if (!o.cuda.empty() && major_minor(o.cuda) != build)
-          throw InputError("--cuda " + o.cuda + ": the requirements install torch from the CUDA " + build +
-                           " index (" + opt + "); change that index, or drop --cuda");
-        decide(torch.source, "torch's CUDA " + build + " build, from the index the requirements name");
+          throw InputError("--cuda " + o.cuda + ": the requirements install torch from the CUDA " +
+                           build + " index (" + opt + "); change that index, or drop --cuda");
+        decide(torch.source,
+               "torch's CUDA " + build + " build, from the index the requirements name");
         return build;
       }
     }
     if (!label.empty() && label.rfind("cu", 0) == 0 && label.size() >= 4) {
-      const std::string build = label.substr(2, label.size() - 3) + "." + label.substr(label.size() - 1);
-      if (py.lock.empty()) p.pip_index_args.push_back("--extra-index-url " + t.torch_index_url + label);
+      const std::string build =
+          label.substr(2, label.size() - 3) + "." + label.substr(label.size() - 1);
+      if (py.lock.empty())
+        p.pip_index_args.push_back("--extra-index-url " + t.torch_index_url + label);
       decide(torch.source, "torch's CUDA " + build + " build, from its +" + label + " pin");
       return build;
     }
@@ -449,11 +481,13 @@ struct Decider {
       if (want != row->pypi && py.lock.empty())
         p.pip_index_args.push_back("--extra-index-url " + t.torch_index_url + cu(want));
       decide("--cuda", "torch " + row->torch + "'s CUDA " + want + " build" +
-                           (want != row->pypi ? ", from " + t.torch_index_url + cu(want) : ", the PyPI wheel"));
+                           (want != row->pypi ? ", from " + t.torch_index_url + cu(want)
+                                              : ", the PyPI wheel"));
       return want;
     }
     if (!row->pypi.empty()) {
-      decide("data/torch-cuda.json", "torch " + row->torch + "'s PyPI wheel is built for CUDA " + row->pypi);
+      decide("data/torch-cuda.json",
+             "torch " + row->torch + "'s PyPI wheel is built for CUDA " + row->pypi);
       return row->pypi;
     }
     std::string build = row->builds.back();
@@ -465,7 +499,8 @@ struct Decider {
                                          " build, the newest 12.x (oldest driver), from " +
                                          t.torch_index_url + cu(build));
     } else {
-      decide(py.lock, "torch " + row->torch + ": the lock decides its build; gen assumed CUDA " + build);
+      decide(py.lock,
+             "torch " + row->torch + ": the lock decides its build; gen assumed CUDA " + build);
     }
     return build;
   }
@@ -477,32 +512,39 @@ struct Decider {
     const std::string needed = flavor_for(need);
     p.flavor = o.flavor == "auto" ? needed : o.flavor;
     if (p.flavor == "base" && o.cudnn)
-      throw InputError("--cudnn: NVIDIA publishes no cuDNN image of the base flavour; use --flavor runtime --cudnn");
+      throw InputError(
+          "--cudnn: NVIDIA publishes no cuDNN image of the base flavour; use --flavor runtime "
+          "--cudnn");
     const Flavour& base = t.flavours.at("base");
     const Flavour& runtime = t.flavours.at("runtime");
     const Flavour& devel = t.flavours.at("devel");
     if (o.flavor == "auto") {
-      p.why_base.push_back(std::string(p.cudnn ? "runtime flavour with cuDNN: " : p.flavor + " flavour: ") +
-                           join(reasons, "; ") + ".");
+      p.why_base.push_back(
+          std::string(p.cudnn ? "runtime flavour with cuDNN: " : p.flavor + " flavour: ") +
+          join(reasons, "; ") + ".");
     } else {
       p.why_base.push_back(p.flavor + " flavour, as asked (--flavor).");
     }
     if (o.flavor == "devel") {
-      p.warnings.push_back("--flavor devel ships nvcc, headers and static libraries (" + devel.size +
-                           ") that no built program uses; the builder stage already has them. --flavor " +
-                           needed + " is " + t.flavours.at(needed).size + ".");
+      p.warnings.push_back(
+          "--flavor devel ships nvcc, headers and static libraries (" + devel.size +
+          ") that no built program uses; the builder stage already has them. --flavor " + needed +
+          " is " + t.flavours.at(needed).size + ".");
     }
     if (o.flavor == "runtime" && need == Need::Bundled) {
-      const double saved = runtime.approx_bytes - base.approx_bytes + (p.cudnn ? t.cudnn_extra.approx_bytes : 0);
-      p.warnings.push_back(std::string(bundled_torch ? "torch" : "the framework") +
-                           " ships its own CUDA libraries as pip wheels, so runtime's copies are a second set "
-                           "that nothing loads: --flavor base saves about " + size_text(saved) + " (runtime " +
-                           runtime.size + " against base " + base.size + ").");
+      const double saved =
+          runtime.approx_bytes - base.approx_bytes + (p.cudnn ? t.cudnn_extra.approx_bytes : 0);
+      p.warnings.push_back(
+          std::string(bundled_torch ? "torch" : "the framework") +
+          " ships its own CUDA libraries as pip wheels, so runtime's copies are a second set "
+          "that nothing loads: --flavor base saves about " +
+          size_text(saved) + " (runtime " + runtime.size + " against base " + base.size + ").");
     }
     if (o.flavor == "base" && need >= Need::System) {
-      p.warnings.push_back("--flavor base lacks the CUDA libraries this project loads from the system (" +
-                           join(reasons, "; ") + "); expect it to fail at run time. --flavor runtime" +
-                           (need == Need::SystemCudnn ? " --cudnn" : "") + " has them.");
+      p.warnings.push_back(
+          "--flavor base lacks the CUDA libraries this project loads from the system (" +
+          join(reasons, "; ") + "); expect it to fail at run time. --flavor runtime" +
+          (need == Need::SystemCudnn ? " --cudnn" : "") + " has them.");
     }
   }
 
@@ -515,25 +557,30 @@ struct Decider {
     if (!o.base.empty()) {
       final_image = o.base;
       p.nvidia_env = true;
-      p.why_base.push_back("final stage on " + o.base + " (--base); the builder uses " + t.repository + ".");
+      p.why_base.push_back("final stage on " + o.base + " (--base); the builder uses " +
+                           t.repository + ".");
     }
     p.final_image = mirrored(final_image, o.registry_mirror);
     // A Python builder installs into a venv on the same image as the final
     // stage, so compiled wheels see the same libraries; compiling CUDA code
     // needs devel.
-    const std::string builder = builder_devel ? tag(release, "devel", p.cudnn, p.os)
-                                              : tag(release, p.flavor, p.cudnn && p.flavor != "base", p.os);
+    const std::string builder = builder_devel
+                                    ? tag(release, "devel", p.cudnn, p.os)
+                                    : tag(release, p.flavor, p.cudnn && p.flavor != "base", p.os);
     p.builder_image = mirrored(builder, o.registry_mirror);
     decide(p.os, "final image " + p.final_image + "; builder " + p.builder_image);
-    decide("data/cuda-drivers.json", "the image sets NVIDIA_REQUIRE_CUDA=cuda>=" + major_minor(release.cuda) +
-                                         ", so the host driver must be >= " + std::to_string(p.min_driver) +
-                                         " (" + t.require_cuda_source + ")");
+    decide("data/cuda-drivers.json",
+           "the image sets NVIDIA_REQUIRE_CUDA=cuda>=" + major_minor(release.cuda) +
+               ", so the host driver must be >= " + std::to_string(p.min_driver) + " (" +
+               t.require_cuda_source + ")");
   }
 
   void size_class(const std::string& extra) {
     std::string s;
-    if (!o.base.empty()) s = o.base;
-    else if (p.flavor.empty()) s = "no CUDA: " + p.final_image;
+    if (!o.base.empty())
+      s = o.base;
+    else if (p.flavor.empty())
+      s = "no CUDA: " + p.final_image;
     else
       s = p.flavor + " " + t.flavours.at(p.flavor).size +
           (p.cudnn && p.flavor != "base" ? ", cuDNN " + t.cudnn_extra.size : "");
@@ -563,18 +610,22 @@ struct Decider {
         }
         // pip reads no [tool.uv.sources]: it is given the directory, where
         // the build context's layout puts it beside the project.
-        const std::string in_image =
-            std::filesystem::path(p.app_dir + "/" + local->second).lexically_normal().generic_string();
-        p.pyproject_deps.push_back(shell_quote(r.name + (r.extras.empty() ? "" : "[" + join(r.extras, ",") + "]") +
-                                               "@file://" + in_image));
-        decide(r.source, r.name + " is installed from " + in_image + " (" + local->second + " from the project)");
+        const std::string in_image = std::filesystem::path(p.app_dir + "/" + local->second)
+                                         .lexically_normal()
+                                         .generic_string();
+        p.pyproject_deps.push_back(
+            shell_quote(r.name + (r.extras.empty() ? "" : "[" + join(r.extras, ",") + "]") +
+                        "@file://" + in_image));
+        decide(r.source, r.name + " is installed from " + in_image + " (" + local->second +
+                             " from the project)");
       }
       for (const auto& index : py.pyproject_indexes)
         if (!contains(p.pip_index_args, index)) p.pip_index_args.push_back(index);
     } else {
       p.install_mode = "none";
     }
-    p.source_before_deps = py.requirements_need_source || (p.install_mode == "none" && py.installable);
+    p.source_before_deps =
+        py.requirements_need_source || (p.install_mode == "none" && py.installable);
     // The project's own dependencies come with it unless a layer before
     // already installed them (setup.py projects list theirs only there).
     p.project_install_args = p.install_mode == "none" ? "." : "--no-deps .";
@@ -597,11 +648,16 @@ struct Decider {
       if (project.has_cuda_sources) p.builder_apt.push_back("python" + mm + "-dev=" + mm + ".*");
       p.final_apt = pk.python_runtime;
     }
-    decide(p.install_mode == "none" ? "." : (py.lock.empty() ? (py.install_files.empty() ? "pyproject.toml" : py.install_files.front()) : py.lock),
-           "installs with " + (p.install_mode == "uv"       ? std::string("uv sync --frozen")
-                               : p.install_mode == "poetry" ? std::string("poetry export, then pip")
-                               : p.install_mode == "none"   ? std::string("nothing")
-                                                            : std::string("pip")) +
+    decide(p.install_mode == "none"
+               ? "."
+               : (py.lock.empty()
+                      ? (py.install_files.empty() ? "pyproject.toml" : py.install_files.front())
+                      : py.lock),
+           "installs with " +
+               (p.install_mode == "uv"       ? std::string("uv sync --frozen")
+                : p.install_mode == "poetry" ? std::string("poetry export, then pip")
+                : p.install_mode == "none"   ? std::string("nothing")
+                                             : std::string("pip")) +
                " into /opt/venv, in the builder stage" +
                (p.source_before_deps ? "" : "; dependencies in their own layer before the code"));
   }
@@ -621,7 +677,8 @@ struct Decider {
     if (!list.empty()) list.back() += "+PTX";
     p.torch_cuda_arch_list = join(list, ";");
     if (!p.install_project) {
-      p.warnings.push_back(py.cuda_extension_source + ": a CUDA extension, but nothing installs the project (no "
+      p.warnings.push_back(py.cuda_extension_source +
+                           ": a CUDA extension, but nothing installs the project (no "
                            "[build-system] or setup.py); the image will not have it");
       return;
     }
@@ -636,12 +693,15 @@ struct Decider {
     // setuptools leaves its build tree and objects beside the code, which
     // the final stage copies: only the venv may carry the result.
     p.cleanup_paths.push_back(p.app_dir + "/build");
-    decide(py.cuda_extension_source, "a torch CUDA extension: built on " + p.builder_image + " with TORCH_CUDA_ARCH_LIST=\"" +
-                                         p.torch_cuda_arch_list + "\" (data/cuda-images.json) and pip "
-                                         "--no-build-isolation after torch is installed; build/ and object files "
-                                         "are removed before the final stage copies /app");
+    decide(py.cuda_extension_source,
+           "a torch CUDA extension: built on " + p.builder_image + " with TORCH_CUDA_ARCH_LIST=\"" +
+               p.torch_cuda_arch_list +
+               "\" (data/cuda-images.json) and pip "
+               "--no-build-isolation after torch is installed; build/ and object files "
+               "are removed before the final stage copies /app");
     if (py.requirements.empty())
-      p.warnings.push_back(py.cuda_extension_source + ": the extension builds without build isolation, so torch must "
+      p.warnings.push_back(py.cuda_extension_source +
+                           ": the extension builds without build isolation, so torch must "
                            "be installed first: list it in requirements.txt");
   }
 
@@ -655,7 +715,8 @@ struct Decider {
       decide("--no-runtime-compiler", "no C compiler in the final image, as asked, although " +
                                           g.runtime_compiler_source + ": " + g.runtime_compiler);
       p.warnings.push_back(g.runtime_compiler_source + ": " + g.runtime_compiler +
-                           "; --no-runtime-compiler left gcc and the Python headers out, so it fails at start unless "
+                           "; --no-runtime-compiler left gcc and the Python headers out, so it "
+                           "fails at start unless "
                            "the kernels are cached or compiled ahead of time");
       return;
     }
@@ -672,10 +733,13 @@ struct Decider {
     p.runtime_compiler = true;
     std::vector<std::string> names;
     for (const auto& pkg : packages) names.push_back(pkg.substr(0, pkg.find('=')));
-    decide(g.runtime_compiler_source, g.runtime_compiler + ": the final image gets " + join(names, " and ") +
-                                          " (" + t.runtime_compiler_size + ")");
-    p.notes.push_back(g.runtime_compiler_source + ": " + g.runtime_compiler + ", so the final image gets " +
-                      join(names, " and ") + ", " + t.runtime_compiler_size + "; --no-runtime-compiler leaves them "
+    decide(g.runtime_compiler_source, g.runtime_compiler + ": the final image gets " +
+                                          join(names, " and ") + " (" + t.runtime_compiler_size +
+                                          ")");
+    p.notes.push_back(g.runtime_compiler_source + ": " + g.runtime_compiler +
+                      ", so the final image gets " + join(names, " and ") + ", " +
+                      t.runtime_compiler_size +
+                      "; --no-runtime-compiler leaves them "
                       "out");
   }
 
@@ -684,15 +748,18 @@ struct Decider {
   void package_sources(const PythonProject& py) {
     if (o.wheelhouse.empty() && o.index_url.empty()) return;
     if (!py.lock.empty())
-      throw InputError(std::string(o.wheelhouse.empty() ? "--index-url" : "--wheelhouse") + ": " + py.lock +
-                       " decides where packages come from; configure the index in pyproject.toml instead");
+      throw InputError(
+          std::string(o.wheelhouse.empty() ? "--index-url" : "--wheelhouse") + ": " + py.lock +
+          " decides where packages come from; configure the index in pyproject.toml instead");
     if (!o.wheelhouse.empty()) {
       const std::filesystem::path rel = std::filesystem::path(o.wheelhouse).lexically_normal();
       if (rel.is_absolute() || rel.empty() || *rel.begin() == "..")
-        throw InputError("--wheelhouse " + o.wheelhouse + ": give a directory inside the project (it is part of "
+        throw InputError("--wheelhouse " + o.wheelhouse +
+                         ": give a directory inside the project (it is part of "
                          "the build context)");
       if (!std::filesystem::is_directory(project.dir / rel))
-        throw InputError("--wheelhouse " + o.wheelhouse + ": no such directory in " + project.dir.string());
+        throw InputError("--wheelhouse " + o.wheelhouse + ": no such directory in " +
+                         project.dir.string());
       p.wheelhouse = rel.generic_string();
       while (p.wheelhouse.size() > 1 && p.wheelhouse.back() == '/') p.wheelhouse.pop_back();
       // A bind mount, not a COPY: the wheels (gigabytes with torch) reach
@@ -700,32 +767,39 @@ struct Decider {
       // /app before the final stage copies it.
       p.pip_index_args = {"--no-index", "--find-links /wheels"};
       p.cleanup_paths.push_back(shell_quote(p.app_dir + "/" + p.wheelhouse));
-      if (p.install_project) p.project_install_args = "--no-index --find-links /wheels " + p.project_install_args;
-      decide("--wheelhouse", "pip installs only from " + p.wheelhouse + " (bind-mounted at /wheels), with no index; "
-                             "the wheels never reach the final image");
+      if (p.install_project)
+        p.project_install_args = "--no-index --find-links /wheels " + p.project_install_args;
+      decide("--wheelhouse", "pip installs only from " + p.wheelhouse +
+                                 " (bind-mounted at /wheels), with no index; "
+                                 "the wheels never reach the final image");
     } else {
-      p.pip_index_args.erase(std::remove_if(p.pip_index_args.begin(), p.pip_index_args.end(),
-                                            [](const std::string& a) { return a.rfind("--index-url", 0) == 0; }),
-                             p.pip_index_args.end());
+      p.pip_index_args.erase(
+          std::remove_if(p.pip_index_args.begin(), p.pip_index_args.end(),
+                         [](const std::string& a) { return a.rfind("--index-url", 0) == 0; }),
+          p.pip_index_args.end());
       // A private index or mirror is the only source: the public PyTorch
       // indexes gen would add for torch's CUDA build go; the mirror must
       // carry that build.
       std::vector<std::string> dropped;
       p.pip_index_args.erase(std::remove_if(p.pip_index_args.begin(), p.pip_index_args.end(),
                                             [&](const std::string& a) {
-                                              if (a.find(t.torch_index_url) == std::string::npos) return false;
+                                              if (a.find(t.torch_index_url) == std::string::npos)
+                                                return false;
                                               dropped.push_back(a.substr(a.find(' ') + 1));
                                               return true;
                                             }),
                              p.pip_index_args.end());
       p.pip_index_args.insert(p.pip_index_args.begin(), "--index-url " + o.index_url);
-      if (p.install_project) p.project_install_args = "--index-url " + o.index_url + " " + p.project_install_args;
+      if (p.install_project)
+        p.project_install_args = "--index-url " + o.index_url + " " + p.project_install_args;
       if (!dropped.empty())
-        p.warnings.push_back("--index-url " + o.index_url + ": gen left out " + join(dropped, ", ") +
+        p.warnings.push_back("--index-url " + o.index_url + ": gen left out " +
+                             join(dropped, ", ") +
                              "; your index must carry those builds (torch's CUDA wheels)");
       for (const auto& opt : py.index_options)
-        p.warnings.push_back("--index-url " + o.index_url + ": a requirements file still names '" + opt +
-                             "', which pip reads at build time; remove it for a build that uses your index alone");
+        p.warnings.push_back(
+            "--index-url " + o.index_url + ": a requirements file still names '" + opt +
+            "', which pip reads at build time; remove it for a build that uses your index alone");
       decide("--index-url", "pip's index is " + o.index_url + ", and no public index is named");
     }
   }
@@ -735,7 +809,8 @@ struct Decider {
     // Detection's doubts that would stop the container are warnings, not
     // only --explain lines.
     for (const auto& e : project.evidence)
-      if (e.text.rfind("warning: ", 0) == 0) p.warnings.push_back(e.source + ": " + e.text.substr(9));
+      if (e.text.rfind("warning: ", 0) == 0)
+        p.warnings.push_back(e.source + ": " + e.text.substr(9));
     const bool forced = o.flavor != "auto" || !o.base.empty();
     if (g.need == Need::None && !forced) {
       p.kind = "python-cpu";
@@ -743,27 +818,31 @@ struct Decider {
       p.python = python_for_cpu(py);
       if (!contains(t.known_python, p.python))
         throw InputError("--python " + p.python + ": gen knows " + join(t.known_python, ", "));
-      const std::string image = std::regex_replace(t.cpu_image, std::regex(R"(\{version\})"), p.python);
+      const std::string image =
+          std::regex_replace(t.cpu_image, std::regex(R"(\{version\})"), p.python);
       p.final_image = p.builder_image = mirrored(image, o.registry_mirror);
       p.why_base.push_back(std::string("No GPU: nothing in this project uses one") +
                            (g.cpu_torch ? " (torch is the CPU build)" : "") +
                            ", so the image has no CUDA at all.");
       p.why_base.push_back("Final stage on " + p.final_image + ".");
       if (!o.cuda.empty() || o.cudnn)
-        p.warnings.push_back("--cuda/--cudnn ignored: nothing in this project uses a GPU; pass "
-                             "--flavor base or runtime to build on CUDA anyway.");
+        p.warnings.push_back(
+            "--cuda/--cudnn ignored: nothing in this project uses a GPU; pass "
+            "--flavor base or runtime to build on CUDA anyway.");
       decide(".", "CPU image: no dependency needs a GPU");
       if (project.has_cuda_sources)
-        p.warnings.push_back("the project has CUDA sources, but no dependency needs a GPU, so the CPU image has "
-                             "no nvcc to build them; pass --flavor base or runtime to build on CUDA");
+        p.warnings.push_back(
+            "the project has CUDA sources, but no dependency needs a GPU, so the CPU image has "
+            "no nvcc to build them; pass --flavor base or runtime to build on CUDA");
       if (o.probe) decide(".", "no probe: the image uses no GPU, so there is nothing to check");
       size_class(" plus the dependencies");
     } else {
       p.kind = "python-gpu";
       p.gpu = true;
       if (g.need == Need::None) {
-        p.warnings.push_back("nothing in this project uses a GPU, yet a CUDA image was asked for; the CPU image "
-                             "would be smaller (run gen without --flavor/--base).");
+        p.warnings.push_back(
+            "nothing in this project uses a GPU, yet a CUDA image was asked for; the CPU image "
+            "would be smaller (run gen without --flavor/--base).");
         g.need = Need::Bundled;
       }
       std::string cuda;
@@ -775,15 +854,18 @@ struct Decider {
         cuda = o.cuda;
         why = "--cuda";
         decide("--cuda", "CUDA " + o.cuda + ", as asked");
-      } else if (!g.cuda.empty() && g.need == Need::Bundled && g.cuda.find('.') == std::string::npos) {
+      } else if (!g.cuda.empty() && g.need == Need::Bundled &&
+                 g.cuda.find('.') == std::string::npos) {
         // The wheels bring their own CUDA libraries and need only a driver
         // of their major (minor-version compatibility); the image's
         // NVIDIA_REQUIRE_CUDA is the only other demand, so the lowest
         // release of that major runs on the most hosts.
         cuda = lowest_of_major(g.cuda);
         why = g.cuda_source;
-        decide(g.cuda_source, "CUDA " + cuda + ": its wheels bring their own CUDA " + g.cuda + " libraries, so the "
-                              "lowest CUDA " + g.cuda + " image (the oldest driver) is enough");
+        decide(g.cuda_source, "CUDA " + cuda + ": its wheels bring their own CUDA " + g.cuda +
+                                  " libraries, so the "
+                                  "lowest CUDA " +
+                                  g.cuda + " image (the oldest driver) is enough");
       } else if (!g.cuda.empty()) {
         cuda = cuda_for_major(g.cuda);
         why = g.cuda_source;
@@ -791,12 +873,14 @@ struct Decider {
       } else {
         cuda = t.default_cuda;
         why = "gen's default";
-        decide("data/cuda-images.json", "CUDA " + cuda + ": gen's default; set --cuda to match your framework's build");
+        decide("data/cuda-images.json",
+               "CUDA " + cuda + ": gen's default; set --cuda to match your framework's build");
       }
       const bool cudnn_wanted = g.need == Need::SystemCudnn || o.cudnn;
-      const CudaRelease& release = cudnn_wanted && g.cudnn != 0
-                                       ? release_with_cudnn(cuda, why, g.cudnn, g.cudnn_source, why == "--cuda")
-                                       : release_for(cuda, why);
+      const CudaRelease& release =
+          cudnn_wanted && g.cudnn != 0
+              ? release_with_cudnn(cuda, why, g.cudnn, g.cudnn_source, why == "--cuda")
+              : release_for(cuda, why);
       const std::string names = join(g.reasons, ", ");
       const bool plural = g.reasons.size() > 1;
       std::vector<std::string> reasons;
@@ -804,24 +888,29 @@ struct Decider {
         reasons.push_back(names + (plural ? " bring their" : " brings its") +
                           " own CUDA libraries as pip wheels, so runtime's would go unused");
       else if (g.need == Need::System)
-        reasons.push_back(names + (plural ? " load" : " loads") + " CUDA libraries (cuBLAS and others) from the system");
+        reasons.push_back(names + (plural ? " load" : " loads") +
+                          " CUDA libraries (cuBLAS and others) from the system");
       else
-        reasons.push_back(names + (plural ? " load" : " loads") + " CUDA and cuDNN libraries from the system");
+        reasons.push_back(names + (plural ? " load" : " loads") +
+                          " CUDA and cuDNN libraries from the system");
       choose_flavor(g.need, reasons, g.torch != nullptr);
       choose_gpu_python(py, release);
       set_images(release, project.has_cuda_sources || py.cuda_extension);
       p.probe = o.probe;
       std::string extra = " plus the dependencies";
-      if (g.torch != nullptr) extra = " plus torch with its CUDA wheels (" + t.frameworks.at("torch").size + ")";
+      if (g.torch != nullptr)
+        extra = " plus torch with its CUDA wheels (" + t.frameworks.at("torch").size + ")";
       size_class(extra);
     }
     python_install(py);
     if (!extras_.empty() && p.install_mode == "requirements" && p.install_project) {
       // -r files do not name the extras: pip resolves them with the project.
       p.project_install_args = "'.[" + join(extras_, ",") + "]'";
-      decide(o.policy_source + " extras", "installs the project with its extras " + join(extras_, ", "));
+      decide(o.policy_source + " extras",
+             "installs the project with its extras " + join(extras_, ", "));
     } else if (!extras_.empty()) {
-      decide(o.policy_source + " extras", "the extras " + join(extras_, ", ") + " are installed with the dependencies");
+      decide(o.policy_source + " extras",
+             "the extras " + join(extras_, ", ") + " are installed with the dependencies");
     }
     if (py.cuda_extension) cuda_extension(py);
     package_sources(py);
@@ -832,10 +921,11 @@ struct Decider {
     } else if (!py.cmd.empty()) {
       p.cmd = py.cmd;
     } else {
-      throw InputError(project.dir.string() +
-                       ": found no entrypoint. gen looked for [project.scripts], app/main.py, main.py, app.py, "
-                       "server.py, serve.py, streamlit_app.py, demo.py, train.py, a package with __main__.py "
-                       "and notebooks; pass the command with --cmd 'python -m yourpackage'");
+      throw InputError(
+          project.dir.string() +
+          ": found no entrypoint. gen looked for [project.scripts], app/main.py, main.py, app.py, "
+          "server.py, serve.py, streamlit_app.py, demo.py, train.py, a package with __main__.py "
+          "and notebooks; pass the command with --cmd 'python -m yourpackage'");
     }
     p.port = py.port;
     p.env = py.env;
@@ -851,22 +941,28 @@ struct Decider {
     std::vector<std::string> reasons;
     std::vector<std::string> system_libs;
     for (const auto& lib : cpp.cuda_libs) {
-      if (lib == "cudart" || lib == "cudart_static" || lib == "cuda_driver" || lib == "cuda") continue;
+      if (lib == "cudart" || lib == "cudart_static" || lib == "cuda_driver" || lib == "cuda")
+        continue;
       system_libs.push_back(lib);
       need = std::max(need, lib.rfind("cudnn", 0) == 0 ? Need::SystemCudnn : Need::System);
     }
     if (contains(cpp.cuda_libs, "nccl"))
-      decide("CMakeLists.txt", "NCCL: runtime carries libnccl2 and the devel builder libnccl-dev (its headers)");
+      decide("CMakeLists.txt",
+             "NCCL: runtime carries libnccl2 and the devel builder libnccl-dev (its headers)");
     if (system_libs.empty())
-      reasons.push_back("the program links only the CUDA runtime, so runtime's libraries would go unused");
+      reasons.push_back(
+          "the program links only the CUDA runtime, so runtime's libraries would go unused");
     else
-      reasons.push_back("the program links " + join(system_libs, ", ") + ", which runtime carries and base does not");
+      reasons.push_back("the program links " + join(system_libs, ", ") +
+                        ", which runtime carries and base does not");
     std::string cuda = t.default_cuda;
     std::string why = "gen's default";
-    if (!o.cuda.empty() && !cpp.min_cuda.empty() && version_less(major_minor(o.cuda), major_minor(cpp.min_cuda)))
-      throw InputError("--cuda " + o.cuda + ": " + cpp.min_cuda_source + " asks for find_package(CUDAToolkit " +
-                       cpp.min_cuda + "), so CMake would stop at configure with an older toolkit; pass --cuda " +
-                       major_minor(cpp.min_cuda) + " or newer, or lower the version in CMakeLists.txt");
+    if (!o.cuda.empty() && !cpp.min_cuda.empty() &&
+        version_less(major_minor(o.cuda), major_minor(cpp.min_cuda)))
+      throw InputError(
+          "--cuda " + o.cuda + ": " + cpp.min_cuda_source + " asks for find_package(CUDAToolkit " +
+          cpp.min_cuda + "), so CMake would stop at configure with an older toolkit; pass --cuda " +
+          major_minor(cpp.min_cuda) + " or newer, or lower the version in CMakeLists.txt");
     if (!o.cuda.empty()) {
       cuda = o.cuda;
       why = "--cuda";
@@ -903,19 +999,22 @@ struct Decider {
       const bool last = i + 1 == archs.size();
       cmake_archs.push_back(last ? archs[i] : archs[i] + "-real");
       gencode.push_back("-gencode arch=compute_" + archs[i] + ",code=sm_" + archs[i]);
-      if (last) gencode.push_back("-gencode arch=compute_" + archs[i] + ",code=compute_" + archs[i]);
+      if (last)
+        gencode.push_back("-gencode arch=compute_" + archs[i] + ",code=compute_" + archs[i]);
     }
     // The project's CMAKE_CUDA_ARCHITECTURES wins: a -D on the command line
     // would override its default, against what --explain says.
     if (!cpp.sets_architectures || !cpp.cmake) p.cuda_architectures = join(cmake_archs, ";");
     p.nvcc_arch_flags = join(gencode, " ");
     decide(cpp.sets_architectures ? "CMakeLists.txt" : "data/cuda-images.json",
-           cpp.sets_architectures ? "the project's own CUDA architectures win over gen's default"
-                                  : "compiles SASS for sm_" + join(archs, ", sm_") + " and PTX for the newest");
+           cpp.sets_architectures
+               ? "the project's own CUDA architectures win over gen's default"
+               : "compiles SASS for sm_" + join(archs, ", sm_") + " and PTX for the newest");
     if (cpp.cmake) {
       p.targets = cpp.targets;
-      decide("CMakeLists.txt", cpp.cmake_install ? "installs with cmake --install into /opt/app"
-                                                 : "copies the executables into /opt/app/bin (no install() rules)");
+      decide("CMakeLists.txt",
+             cpp.cmake_install ? "installs with cmake --install into /opt/app"
+                               : "copies the executables into /opt/app/bin (no install() rules)");
     } else {
       p.targets = {project.name};
       for (const auto& source : cpp.sources) p.nvcc_sources.push_back(shell_quote(source));
@@ -928,7 +1027,8 @@ struct Decider {
       const auto slash = first.rfind('/');
       p.cmd = {"/opt/app/bin/" + (slash == std::string::npos ? first : first.substr(slash + 1))};
       if (p.targets.size() > 1)
-        decide("CMakeLists.txt", "runs " + p.cmd.front() + ", the first of " + std::to_string(p.targets.size()) +
+        decide("CMakeLists.txt", "runs " + p.cmd.front() + ", the first of " +
+                                     std::to_string(p.targets.size()) +
                                      " executables (--cmd picks another)");
     }
     if (o.port != 0) use_port(false);
@@ -953,15 +1053,17 @@ struct Decider {
     if (o.os.empty())
       for (const auto& os : release.os)
         if (const std::string c = os_cmake(os); !c.empty() && !version_less(c, need)) {
-          decide(cpp.min_cmake_source, "cmake_minimum_required(VERSION " + cpp.min_cmake + "): " + p.os + "'s CMake is " +
-                                           have + ", " + os + "'s " + c + ", so the images are on " + os);
+          decide(cpp.min_cmake_source, "cmake_minimum_required(VERSION " + cpp.min_cmake +
+                                           "): " + p.os + "'s CMake is " + have + ", " + os +
+                                           "'s " + c + ", so the images are on " + os);
           p.os = os;
           return;
         }
     p.cmake_from_pypi = need;
     p.uv_image = mirrored(t.uv_image, o.registry_mirror);
-    decide(cpp.min_cmake_source, "cmake_minimum_required(VERSION " + cpp.min_cmake + "): " + p.os + "'s CMake is " +
-                                     have + ", so the builder installs CMake " + need + ".* from PyPI with uv");
+    decide(cpp.min_cmake_source, "cmake_minimum_required(VERSION " + cpp.min_cmake + "): " + p.os +
+                                     "'s CMake is " + have + ", so the builder installs CMake " +
+                                     need + ".* from PyPI with uv");
   }
 
   // --port: the detected server is told to listen there (its --port
@@ -988,7 +1090,8 @@ struct Decider {
       for (auto& e : p.env) rewrite(e);
     }
     if (!changed)
-      p.warnings.push_back("--port " + to + ": gen publishes the port but cannot tell " + join(p.cmd, " ") +
+      p.warnings.push_back("--port " + to + ": gen publishes the port but cannot tell " +
+                           join(p.cmd, " ") +
                            " to listen on it; make sure the app does, on 0.0.0.0");
     decide("--port", "the app listens on port " + to + (changed ? ", in place of " + from : ""));
     p.port = o.port;
@@ -999,7 +1102,8 @@ struct Decider {
   // compiling, into the builder only.
   void system_packages() {
     std::vector<Evidence> all = project.system_packages;
-    for (const auto& s : o.system_packages) all.push_back({o.policy_source + " system_packages", s});
+    for (const auto& s : o.system_packages)
+      all.push_back({o.policy_source + " system_packages", s});
     std::vector<std::string> unpinned;
     for (const auto& [source, spec] : all) {
       const std::string name = spec.substr(0, spec.find('='));
@@ -1008,11 +1112,14 @@ struct Decider {
       if (!contains(list, spec)) list.push_back(spec);
       p.declared_apt.push_back(spec);
       if (spec.find('=') == std::string::npos) unpinned.push_back(name);
-      decide(source, spec + ": installed with apt in the " + (dev ? "builder (headers, for compiling)" : "final stage"));
+      decide(source, spec + ": installed with apt in the " +
+                         (dev ? "builder (headers, for compiling)" : "final stage"));
     }
     if (!unpinned.empty())
-      p.notes.push_back(join(unpinned, ", ") + (unpinned.size() > 1 ? " are" : " is") + " installed unpinned, as "
-                        "declared (hadolint DL3008): write NAME=VERSION* (such as ffmpeg=7:5.1.*) to pin");
+      p.notes.push_back(
+          join(unpinned, ", ") + (unpinned.size() > 1 ? " are" : " is") +
+          " installed unpinned, as "
+          "declared (hadolint DL3008): write NAME=VERSION* (such as ffmpeg=7:5.1.*) to pin");
   }
 
   // [gen] extras: the project's optional dependency groups, installed with it
@@ -1020,7 +1127,8 @@ struct Decider {
   PythonProject with_extras(const PythonProject& given) {
     PythonProject py = given;
     if (o.extras.empty()) return py;
-    const std::string where = (o.policy_source.empty() ? std::string("extras") : o.policy_source + " extras");
+    const std::string where =
+        (o.policy_source.empty() ? std::string("extras") : o.policy_source + " extras");
     std::vector<std::string> names;
     for (const auto& [name, reqs] : py.optional_dependencies) names.push_back(name);
     std::vector<std::string> wanted;
@@ -1029,8 +1137,9 @@ struct Decider {
       const auto it = py.optional_dependencies.find(n);
       if (it == py.optional_dependencies.end())
         throw InputError(where + ": '" + e + "' is not an extra of this project; pyproject.toml " +
-                         (names.empty() ? std::string("has no [project.optional-dependencies]")
-                                        : "[project.optional-dependencies] has " + join(names, ", ")));
+                         (names.empty()
+                              ? std::string("has no [project.optional-dependencies]")
+                              : "[project.optional-dependencies] has " + join(names, ", ")));
       py.requirements.insert(py.requirements.end(), it->second.begin(), it->second.end());
       wanted.push_back(n);
     }
@@ -1052,7 +1161,8 @@ struct Decider {
     p.context_path = project.context_path;
     p.context_dir = project.context;
     std::vector<std::string> up;
-    for ([[maybe_unused]] const auto& part : std::filesystem::path(project.context_path)) up.push_back("..");
+    for ([[maybe_unused]] const auto& part : std::filesystem::path(project.context_path))
+      up.push_back("..");
     p.context_up = join(up, "/");
     std::vector<std::string> copied;
     for (const auto& o : project.outside_paths) {
@@ -1062,16 +1172,19 @@ struct Decider {
     const bool python = project.python.has_value();
     if (python) p.app_dir = "/app/" + project.context_path;
     decide("--context", "the build context is " + project.context.string() + " (" + p.context_up +
-                            " from the project): COPY names paths from there, the project is " + project.context_path +
-                            " in it and " + (python ? p.app_dir + " in the image" : "/src/" + project.context_path +
-                                                                                     " in the builder") +
+                            " from the project): COPY names paths from there, the project is " +
+                            project.context_path + " in it and " +
+                            (python ? p.app_dir + " in the image"
+                                    : "/src/" + project.context_path + " in the builder") +
                             (copied.empty() ? "" : ", beside " + join(copied, ", ")) +
-                            "; Dockerfile.dockerignore, which BuildKit reads in place of the context's .dockerignore, "
+                            "; Dockerfile.dockerignore, which BuildKit reads in place of the "
+                            "context's .dockerignore, "
                             "leaves out the rest of the context");
   }
 
   void validate() {
-    if (o.port < 0 || o.port > 65535) throw InputError("--port " + std::to_string(o.port) + ": give a TCP port from 1 to 65535");
+    if (o.port < 0 || o.port > 65535)
+      throw InputError("--port " + std::to_string(o.port) + ": give a TCP port from 1 to 65535");
     static const std::regex kCuda(R"(\d+\.\d+(\.\d+)?)");
     static const std::regex kPython(R"(3\.\d+)");
     if (o.flavor != "auto" && o.flavor != "base" && o.flavor != "runtime" && o.flavor != "devel")
@@ -1097,9 +1210,12 @@ Plan make_plan(const Project& project, const Options& options) {
   d.p.syntax = options.syntax;
   d.p.compose = options.compose;
   if (!project.context_path.empty()) d.build_context(project);
-  if (project.python) d.python(d.with_extras(*project.python));
-  else if (project.cuda_cpp) d.cuda_cpp(*project.cuda_cpp);
-  else throw InputError(project.dir.string() + ": nothing to build");
+  if (project.python)
+    d.python(d.with_extras(*project.python));
+  else if (project.cuda_cpp)
+    d.cuda_cpp(*project.cuda_cpp);
+  else
+    throw InputError(project.dir.string() + ": nothing to build");
   d.system_packages();
   if (d.p.template_name.empty()) d.p.template_name = d.p.flavor;
   if (!options.probe && d.p.gpu) d.decide("--no-probe", "no probe: the app is the entrypoint");

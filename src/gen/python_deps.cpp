@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "gen_internal.hpp"
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/gen/gen.hpp"
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith::gen {
 
@@ -56,7 +56,8 @@ std::optional<Requirement> parse_requirement(const std::string& text, const std:
   std::string rest = line.substr(i);
   // After a name comes an extra, a specifier, a marker or a URL; anything
   // else ("git+https://...", "./path") is not a requirement by name.
-  if (!rest.empty() && std::string(" \t[(;@<>=!~").find(rest[0]) == std::string::npos) return std::nullopt;
+  if (!rest.empty() && std::string(" \t[(;@<>=!~").find(rest[0]) == std::string::npos)
+    return std::nullopt;
   if (const auto semi = rest.find(';'); semi != std::string::npos) rest.resize(semi);
   rest = trim(rest);
   if (!rest.empty() && rest[0] == '[') {
@@ -72,7 +73,8 @@ std::optional<Requirement> parse_requirement(const std::string& text, const std:
     r.specifier = "";
     return r;
   }
-  if (!rest.empty() && rest.front() == '(' && rest.back() == ')') rest = rest.substr(1, rest.size() - 2);
+  if (!rest.empty() && rest.front() == '(' && rest.back() == ')')
+    rest = rest.substr(1, rest.size() - 2);
   std::string spec;
   for (char c : rest)
     if (!std::isspace(static_cast<unsigned char>(c))) spec += c;
@@ -105,7 +107,7 @@ std::optional<Version> parse_version(std::string text) {
   for (const auto& p : split(text, ".")) {
     std::size_t digits = 0;
     while (digits < p.size() && std::isdigit(static_cast<unsigned char>(p[digits]))) ++digits;
-    if (digits == 0) break;  // a pre-release tail such as "0rc1" ends the release part
+    if (digits == 0) break;               // a pre-release tail such as "0rc1" ends the release part
     if (digits > 9) return std::nullopt;  // no release number is that long
     v.parts.push_back(std::stoi(p.substr(0, digits)));
     if (digits != p.size()) break;
@@ -278,7 +280,8 @@ std::string local_label(const std::string& specifier) {
   const auto plus = specifier.find('+');
   if (plus == std::string::npos) return "";
   std::string label;
-  for (std::size_t i = plus + 1; i < specifier.size() && std::isalnum(static_cast<unsigned char>(specifier[i])); ++i)
+  for (std::size_t i = plus + 1;
+       i < specifier.size() && std::isalnum(static_cast<unsigned char>(specifier[i])); ++i)
     label += specifier[i];
   return label;
 }
@@ -316,7 +319,8 @@ std::vector<std::string> split_command(const std::string& text) {
       word += c;
     }
   }
-  if (quote != 0) throw InputError("--cmd: the quote " + std::string(1, quote) + " is never closed");
+  if (quote != 0)
+    throw InputError("--cmd: the quote " + std::string(1, quote) + " is never closed");
   if (in_word) words.push_back(word);
   if (words.empty()) throw InputError("--cmd: the command is empty; give the program to run");
   return words;

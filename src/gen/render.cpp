@@ -1,9 +1,8 @@
 // Rendering: the plan's decisions become mustache data, and the templates in
 // templates/ (embedded) become the Dockerfile, .dockerignore and compose.yaml.
 // All Dockerfile text lives in the templates; this file only fills holes.
-#include <kainjow/mustache.hpp>
-
 #include <filesystem>
+#include <kainjow/mustache.hpp>
 #include <sstream>
 #include <stdexcept>
 
@@ -29,7 +28,8 @@ std::string port_args(const Plan& p) {
 // Run in the build context: the project directory, or --context's.
 std::string build_command(const Plan& p) {
   if (p.context_path.empty()) return "DOCKER_BUILDKIT=1 docker build -t " + p.project_name + " .";
-  return "DOCKER_BUILDKIT=1 docker build -f " + p.context_path + "/Dockerfile -t " + p.project_name + " .";
+  return "DOCKER_BUILDKIT=1 docker build -f " + p.context_path + "/Dockerfile -t " +
+         p.project_name + " .";
 }
 
 // The shorter of `path` relative to the working directory and `path` itself:
@@ -46,8 +46,9 @@ std::string from_working_dir(const fs::path& path) {
 // The build command as printed where gen ran, which need not be the context.
 std::string build_command_here(const Plan& p) {
   if (p.context_path.empty()) return build_command(p);
-  return "DOCKER_BUILDKIT=1 docker build -f " + from_working_dir(p.context_dir / p.context_path / "Dockerfile") +
-         " -t " + p.project_name + " " + from_working_dir(p.context_dir);
+  return "DOCKER_BUILDKIT=1 docker build -f " +
+         from_working_dir(p.context_dir / p.context_path / "Dockerfile") + " -t " + p.project_name +
+         " " + from_working_dir(p.context_dir);
 }
 
 bool outside_project(const std::string& project_relative) {
@@ -63,7 +64,8 @@ km::data copy_of(const std::string& source, const std::string& target) {
 
 std::string run_command(const Plan& p, const std::string& gpus) {
   return "docker run --rm" + (p.gpu ? " --gpus " + gpus : std::string()) +
-         (p.shm_size.empty() ? std::string() : " --shm-size=" + p.shm_size) + port_args(p) + " " + p.project_name;
+         (p.shm_size.empty() ? std::string() : " --shm-size=" + p.shm_size) + port_args(p) + " " +
+         p.project_name;
 }
 
 km::data plan_data(const Plan& p) {
@@ -106,7 +108,8 @@ km::data plan_data(const Plan& p) {
   d.set("src_dir", context ? "/src/" + p.context_path : std::string("/src"));
   const std::string root = p.kind == "cuda-cpp" ? "/src/" : "/app/";
   km::data outside_copies{km::data::type::list};
-  for (const auto& o : p.outside_paths) outside_copies.push_back(copy_of(o, o == "." ? root : root + o));
+  for (const auto& o : p.outside_paths)
+    outside_copies.push_back(copy_of(o, o == "." ? root : root + o));
   d.set("outside_copies", outside_copies);
   km::data requirement_copies{km::data::type::list};
   for (const auto& f : p.requirement_files)
@@ -244,8 +247,9 @@ std::string summary(const Plan& p) {
   for (const auto& w : p.why_base) line("", w);
   line("size", p.size_class);
   if (p.gpu)
-    line("driver", "host NVIDIA driver >= " + std::to_string(p.min_driver) + ": the image sets NVIDIA_REQUIRE_CUDA=cuda>=" +
-                       major_minor(p.cuda) + ", and the NVIDIA Container Toolkit refuses to start it on an older "
+    line("driver", "host NVIDIA driver >= " + std::to_string(p.min_driver) +
+                       ": the image sets NVIDIA_REQUIRE_CUDA=cuda>=" + major_minor(p.cuda) +
+                       ", and the NVIDIA Container Toolkit refuses to start it on an older "
                        "driver");
   else
     line("driver", "none: the image uses no GPU");

@@ -1,10 +1,9 @@
 // The compatibility tables, read once from the embedded data/*.json. A table
 // that does not parse is a build defect, so it fails loudly at first use and
 // the unit tests read every table.
-#include <nlohmann/json.hpp>
-
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
@@ -29,7 +28,8 @@ json table(const std::string& name) {
       try {
         return json::parse(text.str());
       } catch (const json::exception& e) {
-        throw InputError(path + ": not valid JSON (" + e.what() + "); fix it or unset IMGSMITH_GEN_TABLES");
+        throw InputError(path + ": not valid JSON (" + e.what() +
+                         "); fix it or unset IMGSMITH_GEN_TABLES");
       }
     }
   }
@@ -61,7 +61,8 @@ Tables load() {
   const json drivers = table("cuda-drivers.json");
   for (const auto& [major, driver] : drivers.at("minimum_driver").items())
     t.minimum_driver[std::stoi(major)] = driver.get<int>();
-  for (const auto& [cuda, driver] : drivers.at("require_cuda").items()) t.require_cuda_driver[cuda] = driver.get<int>();
+  for (const auto& [cuda, driver] : drivers.at("require_cuda").items())
+    t.require_cuda_driver[cuda] = driver.get<int>();
   t.require_cuda_source = drivers.value("require_cuda_source", std::string());
 
   const json images = table("cuda-images.json");
@@ -94,25 +95,35 @@ Tables load() {
 
   const json frameworks = table("python-frameworks.json");
   for (const auto& p : frameworks.at("packages")) {
-    FrameworkNeed need{p.at("need").get<std::string>(), p.at("why").get<std::string>(),
-                       p.value("size", std::string()), {}, p.value("cuda", std::string()), {},
-                       p.value("shared_memory", std::string()), p.value("runtime_compiler", std::string()), {}, {}};
+    FrameworkNeed need{p.at("need").get<std::string>(),
+                       p.at("why").get<std::string>(),
+                       p.value("size", std::string()),
+                       {},
+                       p.value("cuda", std::string()),
+                       {},
+                       p.value("shared_memory", std::string()),
+                       p.value("runtime_compiler", std::string()),
+                       {},
+                       {}};
     if (p.contains("torch_pins")) {
       need.torch_pins_source = p.at("torch_pins").value("source", std::string());
       for (const auto& pin : p.at("torch_pins").at("from"))
         need.torch_pins.emplace_back(pin.at(0).get<std::string>(), pin.at(1).get<std::string>());
     }
     if (p.contains("extras"))
-      for (const auto& [extra, n] : p.at("extras").items()) need.extras[extra] = n.get<std::string>();
+      for (const auto& [extra, n] : p.at("extras").items())
+        need.extras[extra] = n.get<std::string>();
     if (p.contains("extra_cuda"))
-      for (const auto& [extra, c] : p.at("extra_cuda").items()) need.extra_cuda[extra] = c.get<std::string>();
+      for (const auto& [extra, c] : p.at("extra_cuda").items())
+        need.extra_cuda[extra] = c.get<std::string>();
     t.frameworks[p.at("name").get<std::string>()] = need;
   }
   const json builds = table("framework-cuda.json");
   for (const auto& r : builds.at("rows"))
     t.framework_builds.push_back({r.at("package").get<std::string>(), strings(r.at("releases")),
                                   r.at("cuda").get<std::string>(), r.at("cudnn").get<int>(),
-                                  r.at("source").get<std::string>(), r.value("note", std::string())});
+                                  r.at("source").get<std::string>(),
+                                  r.value("note", std::string())});
   for (const auto& p : frameworks.at("patterns"))
     t.patterns.push_back({p.at("prefix").get<std::string>(), p.at("suffix").get<std::string>(),
                           p.at("need").get<std::string>(), p.at("why").get<std::string>(),
@@ -128,11 +139,11 @@ const Tables& builtin_tables() {
       return load();
     } catch (const json::exception& e) {
       // Only an override can get here: the embedded tables are tested.
-      throw InputError(std::string("IMGSMITH_GEN_TABLES: a table lacks what gen needs (") + e.what() + ")");
+      throw InputError(std::string("IMGSMITH_GEN_TABLES: a table lacks what gen needs (") +
+                       e.what() + ")");
     }
   }();
   return tables;
 }
-
 
 }  // namespace imgsmith::gen

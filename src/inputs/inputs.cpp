@@ -10,7 +10,8 @@ std::unique_ptr<BlobStore> open_input(const std::string& input, const RegistryOp
                                       const ProgressFn& progress, const CaptureFn& capture,
                                       const CaptureFn& stream_hash) {
   if (input.rfind("docker://", 0) == 0)
-    return open_docker_daemon(input.substr(9), registry.docker_read, progress, capture, stream_hash);
+    return open_docker_daemon(input.substr(9), registry.docker_read, progress, capture,
+                              stream_hash);
   if (is_registry_input(input)) {
     const RegistryRef ref = *RegistryRef::parse(input);
     try {
@@ -25,7 +26,8 @@ std::unique_ptr<BlobStore> open_input(const std::string& input, const RegistryOp
   return open_blob_store(input, progress, capture, stream_hash);
 }
 
-Analysis analyze_image(const std::string& input, const AnalyzeOptions& options, const RegistryOptions& registry) {
+Analysis analyze_image(const std::string& input, const AnalyzeOptions& options,
+                       const RegistryOptions& registry) {
   const auto start = std::chrono::steady_clock::now();
   // A source read once digests every file on its pass; others digest only
   // the files whose size collides, on a second pass.
@@ -42,8 +44,9 @@ ManifestReport inspect_manifest(const std::string& input, const AnalyzeOptions& 
                                 const RegistryOptions& registry) {
   const auto start = std::chrono::steady_clock::now();
   if (!is_registry_input(input) || input.rfind("docker://", 0) == 0)
-    throw InputError(input + ": --manifest-only reads an image's manifest from a registry; a local file is "
-                             "analysed in full (drop --manifest-only)");
+    throw InputError(input +
+                     ": --manifest-only reads an image's manifest from a registry; a local file is "
+                     "analysed in full (drop --manifest-only)");
   const auto ref = RegistryRef::parse(input);
   const auto store = open_registry_store(*ref, registry, options.progress, {}, {});
   const ResolvedImage image = resolve_image(*store, options.selector);
@@ -52,8 +55,10 @@ ManifestReport inspect_manifest(const std::string& input, const AnalyzeOptions& 
   r.tags = image.tags;
   r.config_digest = image.config_digest;
   r.created = config_string(image.config, "created");
-  r.platform = config_string(image.config, "os") + "/" + config_string(image.config, "architecture");
-  if (const std::string v = config_string(image.config, "variant"); !v.empty()) r.platform += "/" + v;
+  r.platform =
+      config_string(image.config, "os") + "/" + config_string(image.config, "architecture");
+  if (const std::string v = config_string(image.config, "variant"); !v.empty())
+    r.platform += "/" + v;
   const auto created_by = created_by_per_layer(image.config, image.layers.size(), r.warnings);
   for (std::size_t i = 0; i < image.layers.size(); ++i) {
     ManifestLayer l;

@@ -1,10 +1,9 @@
 #include "client.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
@@ -50,7 +49,8 @@ std::string host_of_url(const std::string& url) {
 // 127.example.com is not loopback.
 bool loopback(const std::string& host_port) {
   std::string host = host_port;
-  if (const auto colon = host.rfind(':'); colon != std::string::npos && host.find(']') == std::string::npos)
+  if (const auto colon = host.rfind(':');
+      colon != std::string::npos && host.find(']') == std::string::npos)
     host.resize(colon);
   if (host == "localhost" || host == "[::1]") return true;
   int parts = 0;
@@ -94,8 +94,10 @@ std::string media_type_of(const std::string& content_type) {
 Credentials credentials_for(const std::string& registry, const std::string& config_dir) {
   std::string dir = config_dir;
   if (dir.empty()) {
-    if (const char* env = std::getenv("DOCKER_CONFIG"); env != nullptr && *env != '\0') dir = env;
-    else if (const char* home = std::getenv("HOME"); home != nullptr) dir = std::string(home) + "/.docker";
+    if (const char* env = std::getenv("DOCKER_CONFIG"); env != nullptr && *env != '\0')
+      dir = env;
+    else if (const char* home = std::getenv("HOME"); home != nullptr)
+      dir = std::string(home) + "/.docker";
   }
   Credentials c;
   if (dir.empty()) return c;
@@ -108,19 +110,22 @@ Credentials credentials_for(const std::string& registry, const std::string& conf
   try {
     config = json::parse(text.str());
   } catch (const json::exception&) {
-    throw InputError(path + ": not valid JSON; fix it, or point DOCKER_CONFIG at another directory");
+    throw InputError(path +
+                     ": not valid JSON; fix it, or point DOCKER_CONFIG at another directory");
   }
   c.source = path;
   // As Docker does: a credential helper named for the registry wins over
   // anything stored in auths.
-  if (const auto helpers = config.find("credHelpers"); helpers != config.end() && helpers->is_object())
+  if (const auto helpers = config.find("credHelpers");
+      helpers != config.end() && helpers->is_object())
     for (const auto& [host, helper] : helpers->items())
       if (same_registry(host, registry) && helper.is_string()) c.helper = helper.get<std::string>();
   if (!c.helper.empty()) return c;
   if (const auto auths = config.find("auths"); auths != config.end() && auths->is_object())
     for (const auto& [key, entry] : auths->items()) {
       if (!same_registry(config_key_host(key), registry) || !entry.is_object()) continue;
-      if (const auto a = entry.find("auth"); a != entry.end() && a->is_string() && !a->get<std::string>().empty()) {
+      if (const auto a = entry.find("auth");
+          a != entry.end() && a->is_string() && !a->get<std::string>().empty()) {
         std::string pair;
         try {
           pair = base64_decode(a->get<std::string>());
@@ -129,7 +134,8 @@ Credentials credentials_for(const std::string& registry, const std::string& conf
         }
         const auto colon = pair.find(':');
         if (colon == std::string::npos)
-          throw InputError(path + ": the auth entry for " + key + " is not user:password; log in again");
+          throw InputError(path + ": the auth entry for " + key +
+                           " is not user:password; log in again");
         c.username = pair.substr(0, colon);
         c.password = pair.substr(colon + 1);
       } else if (entry.contains("username") && entry.contains("password")) {
@@ -139,7 +145,8 @@ Credentials credentials_for(const std::string& registry, const std::string& conf
       if (entry.contains("identitytoken") && c.password.empty())
         c.helper = "identity-token";  // an OAuth refresh token, which imgsmith does not exchange
     }
-  if (!c.present() && c.helper.empty() && config.contains("credsStore") && config["credsStore"].is_string())
+  if (!c.present() && c.helper.empty() && config.contains("credsStore") &&
+      config["credsStore"].is_string())
     c.helper = config["credsStore"].get<std::string>();
   return c;
 }
@@ -201,11 +208,13 @@ Client::Client(RegistryRef ref, const RegistryOptions& options)
   }
 }
 
-std::unique_ptr<HttpStream> Client::get(const std::string& path, const Headers& extra, const std::string& what) const {
+std::unique_ptr<HttpStream> Client::get(const std::string& path, const Headers& extra,
+                                        const std::string& what) const {
   Request r{base_ + path, extra, verify_tls_, false, what, ""};
   {
     std::lock_guard<std::mutex> lock(auth_lock_);
-    if (!auth_header_.empty() && std::chrono::steady_clock::now() < auth_expires_) r.headers.push_back(auth_header_);
+    if (!auth_header_.empty() && std::chrono::steady_clock::now() < auth_expires_)
+      r.headers.push_back(auth_header_);
   }
   auto s = http_.open(r);
   if (s->status() != 401) return s;
@@ -218,28 +227,39 @@ std::unique_ptr<HttpStream> Client::get(const std::string& path, const Headers& 
     throw InputError(what + ": " + ref_.registry + " refused " +
                      (credentials_.present() ? "the credentials for it in " + credentials_.source
                                              : std::string("anonymous access")) +
-                     " (401 Unauthorized); log in with the right account (docker login " + ref_.registry + ")");
+                     " (401 Unauthorized); log in with the right account (docker login " +
+                     ref_.registry + ")");
   return s;
 }
 
-std::string Client::authorization(const std::map<std::string, std::string>& challenge, const std::string& what) const {
+std::string Client::authorization(const std::map<std::string, std::string>& challenge,
+                                  const std::string& what) const {
   const auto field = [&](const char* k) {
     const auto it = challenge.find(k);
     return it == challenge.end() ? std::string() : it->second;
   };
   const std::string scheme = field("scheme");
   const std::string basic =
-      credentials_.present() && credentials_.helper.empty() ? "Authorization: Basic " + base64_encode(credentials_.username + ":" + credentials_.password) : "";
+      credentials_.present() && credentials_.helper.empty()
+          ? "Authorization: Basic " +
+                base64_encode(credentials_.username + ":" + credentials_.password)
+          : "";
   auto needs_credentials = [&](const std::string& why) -> InputError {
     if (credentials_.helper == "identity-token")
-      return InputError(what + ": " + ref_.registry + " " + why + ", and " + credentials_.source +
-                        " holds only an identity token (an OAuth refresh token) for it, which imgsmith does not "
-                        "exchange; store a user name and password or an access token in auths");
+      return InputError(
+          what + ": " + ref_.registry + " " + why + ", and " + credentials_.source +
+          " holds only an identity token (an OAuth refresh token) for it, which imgsmith does not "
+          "exchange; store a user name and password or an access token in auths");
     if (!credentials_.helper.empty())
-      return InputError(what + ": " + ref_.registry + " " + why + ", and its credentials are kept by the credential "
-                        "helper docker-credential-" + credentials_.helper + ", which imgsmith does not run; put them "
-                        "in config.json's auths (docker login with no credsStore) or use a DOCKER_CONFIG that has them");
-    return InputError(what + ": " + ref_.registry + " " + why + " and no credentials for it were found" +
+      return InputError(what + ": " + ref_.registry + " " + why +
+                        ", and its credentials are kept by the credential "
+                        "helper docker-credential-" +
+                        credentials_.helper +
+                        ", which imgsmith does not run; put them "
+                        "in config.json's auths (docker login with no credsStore) or use a "
+                        "DOCKER_CONFIG that has them");
+    return InputError(what + ": " + ref_.registry + " " + why +
+                      " and no credentials for it were found" +
                       (credentials_.source.empty() ? "" : " in " + credentials_.source) +
                       "; log in first (docker login " + ref_.registry + ")");
   };
@@ -251,8 +271,8 @@ std::string Client::authorization(const std::map<std::string, std::string>& chal
     return basic;
   }
   if (scheme != "bearer" || field("realm").empty())
-    throw InputError(what + ": " + ref_.registry + " asks for authentication imgsmith does not know ('" +
-                     scheme + "')");
+    throw InputError(what + ": " + ref_.registry +
+                     " asks for authentication imgsmith does not know ('" + scheme + "')");
   std::string scope = field("scope");
   if (scope.empty()) scope = "repository:" + ref_.repository + ":pull";
   std::string url = field("realm");
@@ -265,30 +285,37 @@ std::string Client::authorization(const std::map<std::string, std::string>& chal
     throw InputError(what + ": the token realm " + field("realm") + " is not an http(s) URL");
   // Credentials go in clear text only to a host the user called insecure.
   if (realm_plain && !basic.empty() && !insecure_host(realm_host))
-    throw InputError(what + ": " + ref_.registry + " sends its token requests to " + field("realm") +
-                     " over plain HTTP; imgsmith will not send the credentials there (--insecure-registry " +
-                     realm_host + " allows it)");
-  Request token_request{url, {}, !insecure_host(realm_host), false,
-                        what + " (token from " + field("realm") + ")", ""};
+    throw InputError(
+        what + ": " + ref_.registry + " sends its token requests to " + field("realm") +
+        " over plain HTTP; imgsmith will not send the credentials there (--insecure-registry " +
+        realm_host + " allows it)");
+  Request token_request{
+      url, {}, !insecure_host(realm_host), false, what + " (token from " + field("realm") + ")",
+      ""};
   if (!basic.empty()) token_request.headers.push_back(basic);
   const Http::Response r = http_.fetch(token_request, kErrorBodyLimit);
   if (r.status == 401 || r.status == 403) {
-    if (basic.empty()) throw needs_credentials("gives no anonymous token (" + std::to_string(r.status) + ")");
-    throw InputError(what + ": the token service " + field("realm") + " refused the credentials for " + ref_.registry +
-                     " in " + credentials_.source + " (" + std::to_string(r.status) +
+    if (basic.empty())
+      throw needs_credentials("gives no anonymous token (" + std::to_string(r.status) + ")");
+    throw InputError(what + ": the token service " + field("realm") +
+                     " refused the credentials for " + ref_.registry + " in " +
+                     credentials_.source + " (" + std::to_string(r.status) +
                      "); log in again (docker login " + ref_.registry + ")");
   }
   if (r.status != 200)
-    throw InputError(what + ": the token service " + field("realm") + " answered " + std::to_string(r.status));
+    throw InputError(what + ": the token service " + field("realm") + " answered " +
+                     std::to_string(r.status));
   json doc;
   try {
     doc = json::parse(r.body);
   } catch (const json::exception&) {
-    throw InputError(what + ": the token service " + field("realm") + " answered with something that is not JSON");
+    throw InputError(what + ": the token service " + field("realm") +
+                     " answered with something that is not JSON");
   }
   std::string token = doc.value("token", "");
   if (token.empty()) token = doc.value("access_token", "");
-  if (token.empty()) throw InputError(what + ": the token service " + field("realm") + " gave no token");
+  if (token.empty())
+    throw InputError(what + ": the token service " + field("realm") + " gave no token");
   long lifetime = 60;
   if (const auto e = doc.find("expires_in"); e != doc.end() && e->is_number_integer())
     lifetime = std::clamp(e->get<long>(), 5L, 86400L);
@@ -296,7 +323,8 @@ std::string Client::authorization(const std::map<std::string, std::string>& chal
   std::lock_guard<std::mutex> lock(auth_lock_);
   auth_header_ = header;
   // Renewed a little early, so a long download never starts on a dying token.
-  auth_expires_ = std::chrono::steady_clock::now() + std::chrono::seconds(std::max(5L, lifetime - 10));
+  auth_expires_ =
+      std::chrono::steady_clock::now() + std::chrono::seconds(std::max(5L, lifetime - 10));
   return header;
 }
 
@@ -315,21 +343,25 @@ void Client::fail(HttpStream& response, const std::string& what, const std::stri
   const long status = response.status();
   const std::string where = ref_.registry + "/" + ref_.repository;
   if (status == 404 && code == "NAME_UNKNOWN")
-    throw InputError(what + ": no repository " + ref_.repository + " on " + ref_.registry + "; check the name");
+    throw InputError(what + ": no repository " + ref_.repository + " on " + ref_.registry +
+                     "; check the name");
   const bool tag = subject.find(':') == std::string::npos && subject.rfind("blob ", 0) != 0;
-  if (status == 404 && tag) throw InputError(what + ": no tag '" + subject + "' in " + where + "; check the tag");
+  if (status == 404 && tag)
+    throw InputError(what + ": no tag '" + subject + "' in " + where + "; check the tag");
   if (status == 404)
-    throw InputError(what + ": " + where + " has no " + subject + (code.empty() ? "" : " (" + code + ")"));
+    throw InputError(what + ": " + where + " has no " + subject +
+                     (code.empty() ? "" : " (" + code + ")"));
   if (status == 429) {
     std::string limits;
     for (const char* h : {"ratelimit-limit", "ratelimit-remaining", "retry-after"})
       if (!response.header(h).empty()) limits += std::string(", ") + h + ": " + response.header(h);
-    throw InputError(what + ": " + ref_.registry + " is rate-limiting this client (429 Too Many Requests" + limits +
+    throw InputError(what + ": " + ref_.registry +
+                     " is rate-limiting this client (429 Too Many Requests" + limits +
                      "); wait, or log in for a higher limit");
   }
   if (status == 403)
-    throw InputError(what + ": " + ref_.registry + " denies access to " + ref_.repository + " (403" +
-                     (message.empty() ? "" : ": " + message) + ")");
+    throw InputError(what + ": " + ref_.registry + " denies access to " + ref_.repository +
+                     " (403" + (message.empty() ? "" : ": " + message) + ")");
   throw InputError(what + ": " + ref_.registry + " answered " + std::to_string(status) +
                    (code.empty() ? "" : " " + code) + (message.empty() ? "" : ": " + message));
 }
@@ -339,7 +371,8 @@ void Client::fail(HttpStream& response, const std::string& what, const std::stri
 // is refused rather than trusted.
 void require_sha256(const std::string& digest, const std::string& what) {
   if (digest.find(':') != std::string::npos && digest.rfind("sha256:", 0) != 0)
-    throw InputError(what + ": " + digest + " uses a digest algorithm imgsmith cannot verify (only sha256); "
+    throw InputError(what + ": " + digest +
+                     " uses a digest algorithm imgsmith cannot verify (only sha256); "
                      "refusing to trust it");
 }
 
@@ -357,7 +390,8 @@ Document Client::manifest(const std::string& reference) const {
     throw InputError(what + ": the manifest " + reference + " arrived with digest " + d.digest +
                      "; the registry's copy is corrupt or was tampered with");
   if (!announced.empty() && announced != d.digest && announced.rfind("sha256:", 0) == 0)
-    throw InputError(what + ": the manifest's digest is " + d.digest + ", but the registry announced " + announced +
+    throw InputError(what + ": the manifest's digest is " + d.digest +
+                     ", but the registry announced " + announced +
                      "; the registry's copy is corrupt or was tampered with");
   return d;
 }
@@ -405,8 +439,9 @@ bool DigestingStream::matches() {
 
 void DigestingStream::verify() {
   if (matches()) return;
-  throw InputError(what_ + ": digest mismatch: the manifest says " + expected_ + " (" + std::to_string(size_) +
-                   " bytes), the registry sent " + actual_ + " (" + std::to_string(seen_) +
+  throw InputError(what_ + ": digest mismatch: the manifest says " + expected_ + " (" +
+                   std::to_string(size_) + " bytes), the registry sent " + actual_ + " (" +
+                   std::to_string(seen_) +
                    " bytes); the registry's copy is corrupt or was tampered with");
 }
 

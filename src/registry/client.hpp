@@ -49,9 +49,12 @@ class Client {
   std::uint64_t bytes_received() const { return http_.bytes_received(); }
 
  private:
-  std::unique_ptr<HttpStream> get(const std::string& path, const Headers& extra, const std::string& what) const;
-  std::string authorization(const std::map<std::string, std::string>& challenge, const std::string& what) const;
-  [[noreturn]] void fail(HttpStream& response, const std::string& what, const std::string& subject) const;
+  std::unique_ptr<HttpStream> get(const std::string& path, const Headers& extra,
+                                  const std::string& what) const;
+  std::string authorization(const std::map<std::string, std::string>& challenge,
+                            const std::string& what) const;
+  [[noreturn]] void fail(HttpStream& response, const std::string& what,
+                         const std::string& subject) const;
   void choose_scheme();
 
   bool insecure_host(const std::string& host) const;
@@ -71,8 +74,12 @@ class Client {
 // verify() reads what is left and checks both against the descriptor.
 class DigestingStream final : public ByteStream {
  public:
-  DigestingStream(ByteStream& in, std::string expected_digest, std::uint64_t expected_size, std::string what)
-      : in_(in), expected_(std::move(expected_digest)), size_(expected_size), what_(std::move(what)) {}
+  DigestingStream(ByteStream& in, std::string expected_digest, std::uint64_t expected_size,
+                  std::string what)
+      : in_(in),
+        expected_(std::move(expected_digest)),
+        size_(expected_size),
+        what_(std::move(what)) {}
   std::size_t read(void* buf, std::size_t size) override;
   // Throws InputError on a digest or size mismatch.
   void verify();

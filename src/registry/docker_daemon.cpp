@@ -14,17 +14,16 @@
 // daemon's storage layout and API fields this depends on.
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "http.hpp"
-#include "imgsmith/util/error.hpp"
-#include "imgsmith/source/file_io.hpp"
 #include "imgsmith/registry/registry.hpp"
+#include "imgsmith/source/file_io.hpp"
+#include "imgsmith/util/error.hpp"
 #include "imgsmith/util/sha256.hpp"
 #include "imgsmith/util/text.hpp"
 
@@ -44,19 +43,21 @@ DaemonEndpoint daemon_endpoint() {
   if (host.rfind("tcp://", 0) == 0) {
     const char* tls = std::getenv("DOCKER_TLS_VERIFY");
     if (tls != nullptr && *tls != '\0')
-      throw InputError("DOCKER_HOST=" + host + " with DOCKER_TLS_VERIFY: imgsmith does not speak TLS to the "
+      throw InputError("DOCKER_HOST=" + host +
+                       " with DOCKER_TLS_VERIFY: imgsmith does not speak TLS to the "
                        "daemon; point DOCKER_HOST at its unix socket");
     return {"http://" + host.substr(6), "", host};
   }
-  throw InputError("DOCKER_HOST=" + host + ": imgsmith reaches the Docker daemon over unix:// or tcp:// only");
+  throw InputError("DOCKER_HOST=" + host +
+                   ": imgsmith reaches the Docker daemon over unix:// or tcp:// only");
 }
 
 std::string daemon_message(const std::string& body) {
   const auto doc = nlohmann::json::parse(body, nullptr, false);
-  if (doc.is_object() && doc.contains("message") && doc["message"].is_string()) return doc["message"].get<std::string>();
+  if (doc.is_object() && doc.contains("message") && doc["message"].is_string())
+    return doc["message"].get<std::string>();
   return body.substr(0, 200);
 }
-
 
 using nlohmann::json;
 
@@ -65,12 +66,16 @@ std::string read_storage_file(const std::string& path, std::uint64_t limit) {
   std::error_code error;
   std::string text = read_small_file(path, limit, error);
   if (error == std::errc::permission_denied || error == std::errc::operation_not_permitted)
-    throw StorageUnreadable("this user may not read " + path + " (run as root, or as a user the daemon's "
+    throw StorageUnreadable("this user may not read " + path +
+                            " (run as root, or as a user the daemon's "
                             "storage is readable by)");
-  if (error == std::errc::file_too_large) throw StorageUnreadable(path + " is larger than any such record");
-  if (error == std::errc::invalid_argument) throw StorageUnreadable(path + " is not a regular file");
+  if (error == std::errc::file_too_large)
+    throw StorageUnreadable(path + " is larger than any such record");
+  if (error == std::errc::invalid_argument)
+    throw StorageUnreadable(path + " is not a regular file");
   if (error)
-    throw StorageUnreadable(path + ": " + error.message() + " (is the daemon in a VM, a container or another "
+    throw StorageUnreadable(path + ": " + error.message() +
+                            " (is the daemon in a VM, a container or another "
                             "mount namespace?)");
   return text;
 }
@@ -87,18 +92,20 @@ std::string json_string(const json& j, const char* key) {
 
 // The image's layers and config in the daemon's overlay2 storage, each
 // checked against what the API says the image is.
-DaemonStorageImage locate_in_storage(const std::string& what, const DaemonEndpoint& at, registry::Http& http,
-                                     const json& inspect, bool walk) {
+DaemonStorageImage locate_in_storage(const std::string& what, const DaemonEndpoint& at,
+                                     registry::Http& http, const json& inspect, bool walk) {
   if (at.socket.empty())
-    throw StorageUnreadable("the daemon is reached over TCP, so its storage is not on this machine");
+    throw StorageUnreadable(
+        "the daemon is reached over TCP, so its storage is not on this machine");
   const auto driver = inspect.find("GraphDriver");
   const std::string driver_name =
       driver != inspect.end() && driver->is_object() ? json_string(*driver, "Name") : std::string();
   if (driver_name.empty())
     throw StorageUnreadable("image inspect names no storage driver (GraphDriver.Name)");
   if (driver_name != "overlay2")
-    throw StorageUnreadable("the daemon keeps this image in '" + driver_name +
-                            "' storage, not overlay2 (containerd's image store, or another driver)");
+    throw StorageUnreadable(
+        "the daemon keeps this image in '" + driver_name +
+        "' storage, not overlay2 (containerd's image store, or another driver)");
   const auto data = driver->find("Data");
   if (data == driver->end() || !data->is_object() || json_string(*data, "UpperDir").empty())
     throw StorageUnreadable("image inspect names no layer directories");
@@ -112,13 +119,15 @@ DaemonStorageImage locate_in_storage(const std::string& what, const DaemonEndpoi
   }
   const auto info = json::parse(info_response.body, nullptr, false);
   const std::string root = info.is_object() ? json_string(info, "DockerRootDir") : "";
-  if (info_response.status != 200 || root.empty()) throw StorageUnreadable("GET /info names no DockerRootDir");
+  if (info_response.status != 200 || root.empty())
+    throw StorageUnreadable("GET /info names no DockerRootDir");
   const std::string store = root + "/image/overlay2";
 
   DaemonStorageImage image;
   image.label = what;
   // A rootless daemon says so among its security options.
-  if (const auto options = info.find("SecurityOptions"); options != info.end() && options->is_array())
+  if (const auto options = info.find("SecurityOptions");
+      options != info.end() && options->is_array())
     for (const auto& o : *options)
       if (o.is_string() && o.get<std::string>() == "name=rootless") image.rootless = true;
   const std::string id = json_string(inspect, "Id");
@@ -143,15 +152,17 @@ DaemonStorageImage locate_in_storage(const std::string& what, const DaemonEndpoi
   dirs.insert(dirs.begin(), json_string(*data, "UpperDir"));
   std::reverse(dirs.begin(), dirs.end());
   if (dirs.size() != diff_ids.size())
-    throw StorageUnreadable("image inspect names " + std::to_string(dirs.size()) + " layer directories for " +
-                            std::to_string(diff_ids.size()) + " layers");
+    throw StorageUnreadable("image inspect names " + std::to_string(dirs.size()) +
+                            " layer directories for " + std::to_string(diff_ids.size()) +
+                            " layers");
 
   std::string chain;
   for (std::size_t i = 0; i < dirs.size(); ++i) {
     // The diff_id names a directory of the layer database: nothing else
     // may go into that path.
     if (!is_sha256_digest(diff_ids[i]))
-      throw StorageUnreadable("layer " + std::to_string(i) + "'s diff_id is not sha256: and 64 hex digits");
+      throw StorageUnreadable("layer " + std::to_string(i) +
+                              "'s diff_id is not sha256: and 64 hex digits");
     // The layer's record is filed under its chain ID (the OCI image spec's
     // ChainID: a digest over the diff_ids up to this layer).
     chain = i == 0 ? diff_ids[0] : sha256_digest(chain + " " + diff_ids[i]);
@@ -192,14 +203,16 @@ std::unique_ptr<BlobStore> open_docker_daemon(const std::string& name, const std
   try {
     r = http.fetch(info, 16u << 20);
   } catch (const InputError&) {
-    throw InputError(what + ": cannot reach the Docker daemon at " + at.shown +
-                     "; is dockerd running, and may this user use its socket? (DOCKER_HOST chooses another)");
+    throw InputError(
+        what + ": cannot reach the Docker daemon at " + at.shown +
+        "; is dockerd running, and may this user use its socket? (DOCKER_HOST chooses another)");
   }
   if (r.status == 404)
     throw InputError(what + ": the Docker daemon at " + at.shown + " has no image '" + name +
                      "'; `docker images` lists what it has");
   if (r.status != 200)
-    throw InputError(what + ": the Docker daemon answered " + std::to_string(r.status) + ": " + daemon_message(r.body));
+    throw InputError(what + ": the Docker daemon answered " + std::to_string(r.status) + ": " +
+                     daemon_message(r.body));
 
   std::string why_not;
   if (mode != "save") {
@@ -210,7 +223,8 @@ std::unique_ptr<BlobStore> open_docker_daemon(const std::string& name, const std
       // In auto mode each record is checked before anything is read, so
       // that a layer that cannot be read in place is streamed instead.
       auto store = open_daemon_storage(std::move(image), capture, mode == "auto");
-      if (progress) progress(what + ": reading the layers in place from the daemon's overlay2 storage");
+      if (progress)
+        progress(what + ": reading the layers in place from the daemon's overlay2 storage");
       return store;
     } catch (const StorageUnreadable& e) {
       if (mode != "auto")
@@ -220,13 +234,14 @@ std::unique_ptr<BlobStore> open_docker_daemon(const std::string& name, const std
     }
   }
   if (progress)
-    progress(what + ": streaming `docker save` from the daemon" +
-             (why_not.empty() ? std::string() : " (its storage is not read in place: " + why_not + ")"));
+    progress(
+        what + ": streaming `docker save` from the daemon" +
+        (why_not.empty() ? std::string() : " (its storage is not read in place: " + why_not + ")"));
   registry::Request get{at.base + "/images/" + name + "/get", {}, true, false, what, at.socket};
   auto body = http.open(get);
   if (body->status() != 200)
-    throw InputError(what + ": the Docker daemon answered " + std::to_string(body->status()) + ": " +
-                     daemon_message(body->read_all(1u << 20)));
+    throw InputError(what + ": the Docker daemon answered " + std::to_string(body->status()) +
+                     ": " + daemon_message(body->read_all(1u << 20)));
   return open_stream_store(*body, what, "docker save stream", progress, capture, stream_hash);
 }
 

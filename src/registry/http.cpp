@@ -85,26 +85,30 @@ std::size_t HttpStream::on_header(char* data, std::size_t size, std::size_t coun
   if (line.rfind("HTTP/", 0) == 0) {  // a new response (the first, or after a redirect)
     s->headers_.clear();
     const auto space = line.find(' ');
-    s->status_ = space == std::string::npos ? 0 : std::strtol(line.c_str() + space + 1, nullptr, 10);
+    s->status_ =
+        space == std::string::npos ? 0 : std::strtol(line.c_str() + space + 1, nullptr, 10);
     return line.size();
   }
   const std::string t(trim(line));
   if (t.empty()) {
     // The end of a header block. A redirect's block is followed by another,
     // and so is an informational one (100 Continue, 103 Early Hints).
-    if (s->status_ >= 200 && (s->status_ < 300 || s->status_ >= 400 || s->header("location").empty()))
+    if (s->status_ >= 200 &&
+        (s->status_ < 300 || s->status_ >= 400 || s->header("location").empty()))
       s->headers_done_ = true;
     return line.size();
   }
   const auto colon = t.find(':');
-  if (colon != std::string::npos) s->headers_[to_lower(t.substr(0, colon))] = trim(t.substr(colon + 1));
+  if (colon != std::string::npos)
+    s->headers_[to_lower(t.substr(0, colon))] = trim(t.substr(colon + 1));
   return line.size();
 }
 
 void HttpStream::start() {
   easy_ = curl_easy_init();
   multi_ = curl_multi_init();
-  if (easy_ == nullptr || multi_ == nullptr) throw InputError(request_.what + ": cannot start libcurl");
+  if (easy_ == nullptr || multi_ == nullptr)
+    throw InputError(request_.what + ": cannot start libcurl");
   const HttpOptions& o = http_.options_;
   curl_easy_setopt(easy_, CURLOPT_URL, request_.url.c_str());
   curl_easy_setopt(easy_, CURLOPT_SHARE, http_.share_);
@@ -128,7 +132,8 @@ void HttpStream::start() {
   curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYPEER, request_.verify_tls ? 1L : 0L);
   curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYHOST, request_.verify_tls ? 2L : 0L);
   if (request_.head) curl_easy_setopt(easy_, CURLOPT_NOBODY, 1L);
-  if (!request_.unix_socket.empty()) curl_easy_setopt(easy_, CURLOPT_UNIX_SOCKET_PATH, request_.unix_socket.c_str());
+  if (!request_.unix_socket.empty())
+    curl_easy_setopt(easy_, CURLOPT_UNIX_SOCKET_PATH, request_.unix_socket.c_str());
   for (const auto& h : request_.headers) header_list_ = curl_slist_append(header_list_, h.c_str());
   if (header_list_ != nullptr) curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, header_list_);
   curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &HttpStream::on_body);
@@ -231,10 +236,12 @@ std::unique_ptr<HttpStream> Http::open(const Request& request) const {
     const bool last = attempt >= options_.retries;
     if (s->done_ && s->result_ != CURLE_OK && s->received_ == 0) {
       if (!transient(s->result_) || last) {
-        const std::string detail = s->error_[0] != '\0' ? s->error_ : curl_easy_strerror(s->result_);
-        throw InputError(request.what + ": cannot reach " + request.url + " (" + detail + ")" +
-                         (attempt > 0 ? " after " + std::to_string(attempt + 1) + " attempts" : "") +
-                         "; check the name, the network, or --insecure-registry for plain HTTP");
+        const std::string detail =
+            s->error_[0] != '\0' ? s->error_ : curl_easy_strerror(s->result_);
+        throw InputError(
+            request.what + ": cannot reach " + request.url + " (" + detail + ")" +
+            (attempt > 0 ? " after " + std::to_string(attempt + 1) + " attempts" : "") +
+            "; check the name, the network, or --insecure-registry for plain HTTP");
       }
     } else if (s->status_ >= 500 && !last) {
       // The registry's own failure: worth another try after a pause.

@@ -32,7 +32,7 @@ struct Request {
   Headers headers;
   bool verify_tls = true;
   bool head = false;
-  std::string what;  // names the transfer in messages: "manifest of app:1"
+  std::string what;         // names the transfer in messages: "manifest of app:1"
   std::string unix_socket;  // talk HTTP over this socket (the Docker daemon's)
 };
 

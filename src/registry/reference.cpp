@@ -12,10 +12,14 @@ namespace {
 
 const std::regex kComponent(R"([a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)");
 const std::regex kTag(R"([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})");
-const std::regex kDigest(R"(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})");  // sha512 is refused later, by name
-const std::regex kHost(R"((?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]+)?)");
+const std::regex kDigest(
+    R"(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})");  // sha512 is refused later, by name
+const std::regex kHost(
+    R"((?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]+)?)");
 
-bool is_docker_hub(const std::string& registry) { return registry == "docker.io" || registry == "index.docker.io"; }
+bool is_docker_hub(const std::string& registry) {
+  return registry == "docker.io" || registry == "index.docker.io";
+}
 
 }  // namespace
 
@@ -33,8 +37,10 @@ std::optional<RegistryRef> RegistryRef::parse(const std::string& text) {
     const std::string first = name.substr(0, slash);
     // Docker's rule: a first part with a dot, a colon or an upper-case
     // letter, or "localhost", is a registry.
-    const bool upper = std::any_of(first.begin(), first.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
-    if (first.find('.') != std::string::npos || first.find(':') != std::string::npos || first == "localhost" || upper) {
+    const bool upper =
+        std::any_of(first.begin(), first.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+    if (first.find('.') != std::string::npos || first.find(':') != std::string::npos ||
+        first == "localhost" || upper) {
       if (!std::regex_match(first, kHost)) return std::nullopt;
       ref.registry = first;
       rest = name.substr(slash + 1);
@@ -52,7 +58,8 @@ std::optional<RegistryRef> RegistryRef::parse(const std::string& text) {
   std::size_t start = 0;
   while (true) {
     const auto end = rest.find('/', start);
-    const std::string part = rest.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    const std::string part =
+        rest.substr(start, end == std::string::npos ? std::string::npos : end - start);
     if (!std::regex_match(part, kComponent)) return std::nullopt;
     if (end == std::string::npos) break;
     start = end + 1;
@@ -71,7 +78,8 @@ std::string RegistryRef::api_host() const {
 std::string RegistryRef::reference() const { return digest.empty() ? tag : digest; }
 
 std::string RegistryRef::str() const {
-  return registry + "/" + repository + (tag.empty() ? "" : ":" + tag) + (digest.empty() ? "" : "@" + digest);
+  return registry + "/" + repository + (tag.empty() ? "" : ":" + tag) +
+         (digest.empty() ? "" : "@" + digest);
 }
 
 bool is_registry_input(const std::string& input) {
@@ -81,7 +89,8 @@ bool is_registry_input(const std::string& input) {
   for (const char* prefix : {"/", "./", "../", "~"})
     if (input.rfind(prefix, 0) == 0) return false;
   // A missing "app.tar" is a typo'd file, not an image called app.tar.
-  for (const char* ext : {".tar", ".tar.gz", ".tgz", ".tar.zst", ".tzst", ".gz", ".zst", ".json", ".oci"})
+  for (const char* ext :
+       {".tar", ".tar.gz", ".tgz", ".tar.zst", ".tzst", ".gz", ".zst", ".json", ".oci"})
     if (input.size() > std::string(ext).size() &&
         input.compare(input.size() - std::string(ext).size(), std::string::npos, ext) == 0)
       return false;

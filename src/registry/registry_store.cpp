@@ -4,15 +4,14 @@
 // returned for the reference, manifests from /manifests/, everything else
 // from /blobs/. Layers are never stored: they stream into the scanner, their
 // digest checked as they pass.
-#include <nlohmann/json.hpp>
-
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "client.hpp"
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/registry/registry.hpp"
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith {
 namespace {
@@ -29,7 +28,10 @@ class RegistryStore final : public BlobStore {
  public:
   RegistryStore(const RegistryRef& ref, const RegistryOptions& options, const ProgressFn& progress,
                 CaptureFn capture, CaptureFn stream_hash)
-      : client_(ref, options), name_(ref.str()), parallel_(options.parallel), capture_(std::move(capture)),
+      : client_(ref, options),
+        name_(ref.str()),
+        parallel_(options.parallel),
+        capture_(std::move(capture)),
         stream_hash_(std::move(stream_hash)) {
     if (progress) progress(name_ + ": manifest");
     const registry::Document top = client_.manifest(ref.reference());
@@ -71,7 +73,8 @@ class RegistryStore final : public BlobStore {
     const registry::Document d =
         manifest ? client_.manifest(digest) : client_.blob(digest, static_cast<std::size_t>(limit));
     if (d.body.size() > limit)
-      throw InputError(name_ + ": " + digest + " is larger than " + std::to_string(limit) + " bytes");
+      throw InputError(name_ + ": " + digest + " is larger than " + std::to_string(limit) +
+                       " bytes");
     remember(digest, d.body, d.body.size(), manifest);
     return d.body;
   }
@@ -91,7 +94,8 @@ class RegistryStore final : public BlobStore {
     } catch (const InputError&) {
       // A tampered blob usually breaks its compression first; the digest
       // says what really happened, when the rest is small enough to read.
-      if (size != 0 && size - std::min(size, checked.seen()) <= kVerifyAfterErrorLimit) checked.verify();
+      if (size != 0 && size - std::min(size, checked.seen()) <= kVerifyAfterErrorLimit)
+        checked.verify();
       throw;
     }
     checked.verify();
@@ -113,7 +117,8 @@ class RegistryStore final : public BlobStore {
 
   // Keeps a document, and the sizes and kinds of what it refers to: the
   // digests an index lists are manifests, fetched from /manifests/.
-  void remember(const std::string& digest, const std::string& body, std::uint64_t size, bool manifest) const {
+  void remember(const std::string& digest, const std::string& body, std::uint64_t size,
+                bool manifest) const {
     std::lock_guard<std::mutex> lock(lock_);
     documents_[digest] = body;
     sizes_[digest] = size;
@@ -123,7 +128,8 @@ class RegistryStore final : public BlobStore {
     auto note = [&](const json& desc, bool is_manifest) {
       if (!desc.is_object() || !desc.contains("digest") || !desc["digest"].is_string()) return;
       const std::string d = desc["digest"].get<std::string>();
-      if (desc.contains("size") && desc["size"].is_number_unsigned()) sizes_[d] = desc["size"].get<std::uint64_t>();
+      if (desc.contains("size") && desc["size"].is_number_unsigned())
+        sizes_[d] = desc["size"].get<std::uint64_t>();
       if (is_manifest) manifests_.insert(d);
     };
     if (doc.contains("manifests") && doc["manifests"].is_array())
@@ -147,7 +153,8 @@ class RegistryStore final : public BlobStore {
 
 }  // namespace
 
-std::unique_ptr<BlobStore> open_registry_store(const RegistryRef& ref, const RegistryOptions& options,
+std::unique_ptr<BlobStore> open_registry_store(const RegistryRef& ref,
+                                               const RegistryOptions& options,
                                                const ProgressFn& progress, const CaptureFn& capture,
                                                const CaptureFn& stream_hash) {
   return std::make_unique<RegistryStore>(ref, options, progress, capture, stream_hash);

@@ -46,13 +46,16 @@ void render_diff_csv(const DiffReport& diff, std::ostream& out) {
   };
   const FileChanges& f = diff.files;
   out << "change,path,path_bytes,old_bytes,new_bytes,hard_link\n";
-  for (const Kind& kind : {Kind{"added", f.added, false, true}, Kind{"removed", f.removed, true, false},
-                           Kind{"resized", f.resized, true, true}, Kind{"entered_largest", f.entered_largest, false, true},
-                           Kind{"left_largest", f.left_largest, true, false}})
+  for (const Kind& kind :
+       {Kind{"added", f.added, false, true}, Kind{"removed", f.removed, true, false},
+        Kind{"resized", f.resized, true, true},
+        Kind{"entered_largest", f.entered_largest, false, true},
+        Kind{"left_largest", f.left_largest, true, false}})
     for (const FileChange& c : kind.list.top)
-      out << kind.name << "," << path_fields(c.path) << "," << (kind.old_side ? std::to_string(c.old_bytes) : "")
-          << "," << (kind.new_side ? std::to_string(c.new_bytes) : "") << "," << (c.hard_link ? "true" : "false")
-          << "\n";
+      out << kind.name << "," << path_fields(c.path) << ","
+          << (kind.old_side ? std::to_string(c.old_bytes) : "") << ","
+          << (kind.new_side ? std::to_string(c.new_bytes) : "") << ","
+          << (c.hard_link ? "true" : "false") << "\n";
 }
 
 }  // namespace imgsmith

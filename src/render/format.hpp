@@ -3,10 +3,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <variant>
-
-#include <nlohmann/json.hpp>
 
 #include "imgsmith/util/size.hpp"
 
@@ -22,7 +21,8 @@ inline std::string percent(std::uint64_t part, std::uint64_t whole) {
 
 // A gate's limit or actual value: "1,000,000 B" or "0.9".
 inline std::string gate_value(const std::variant<std::uint64_t, double>& v) {
-  if (std::holds_alternative<std::uint64_t>(v)) return format_count(std::get<std::uint64_t>(v)) + " B";
+  if (std::holds_alternative<std::uint64_t>(v))
+    return format_count(std::get<std::uint64_t>(v)) + " B";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%g", std::get<double>(v));
   return buf;

@@ -6,8 +6,8 @@
 #include <variant>
 
 #include "format.hpp"
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/render/render.hpp"
+#include "imgsmith/util/error.hpp"
 #include "imgsmith/util/text.hpp"
 
 namespace imgsmith {
@@ -76,8 +76,8 @@ std::variant<std::uint64_t, double> read_number(const json& v) {
 }
 
 HiddenBy hidden_by_from(const std::string& name) {
-  for (const HiddenBy how : {HiddenBy::Deleted, HiddenBy::Opaque, HiddenBy::Overwritten, HiddenBy::Replaced,
-                             HiddenBy::Readded})
+  for (const HiddenBy how : {HiddenBy::Deleted, HiddenBy::Opaque, HiddenBy::Overwritten,
+                             HiddenBy::Replaced, HiddenBy::Readded})
     if (name == hidden_by_name(how)) return how;
   throw InputError("unknown waste kind '" + name + "'");
 }
@@ -88,7 +88,8 @@ CategoryNode category_from(const json& node) {
   c.bytes = read<std::uint64_t>(node, "bytes");
   c.files = read<std::uint64_t>(node, "files");
   c.origins = read<std::map<std::string, std::uint64_t>>(node, "origins");
-  for_each_item(node, "children", [&](const json& child) { c.children.push_back(category_from(child)); });
+  for_each_item(node, "children",
+                [&](const json& child) { c.children.push_back(category_from(child)); });
   return c;
 }
 
@@ -98,28 +99,35 @@ Analysis analysis_from(const json& doc) {
   a.format = read<std::string>(doc, "format");
   const json& image = section(doc, "image");
   a.tags = read<std::vector<std::string>>(image, "tags");
-  read_fields<std::string>(image, {{"config_digest", &a.config_digest}, {"os", &a.os},
-                                   {"architecture", &a.architecture}, {"variant", &a.variant}});
+  read_fields<std::string>(image, {{"config_digest", &a.config_digest},
+                                   {"os", &a.os},
+                                   {"architecture", &a.architecture},
+                                   {"variant", &a.variant}});
   const json& size = section(doc, "size");
-  read_fields<std::uint64_t>(size, {{"layers_bytes", &a.layers_bytes}, {"final_bytes", &a.final_bytes},
-                                    {"wasted_bytes", &a.wasted_bytes}, {"layer_entries", &a.layer_entries},
+  read_fields<std::uint64_t>(size, {{"layers_bytes", &a.layers_bytes},
+                                    {"final_bytes", &a.final_bytes},
+                                    {"wasted_bytes", &a.wasted_bytes},
+                                    {"layer_entries", &a.layer_entries},
                                     {"final_entries", &a.final_entries}});
   a.compressed_bytes = read_optional_bytes(size, "compressed_bytes");
   const json& dive = section(doc, "dive");
   a.dive.efficiency = read<double>(dive, "efficiency", 1.0);
   a.dive.user_wasted_percent = read<double>(dive, "user_wasted_percent");
-  read_fields<std::uint64_t>(dive, {{"wasted_bytes", &a.dive.wasted_bytes}, {"size_bytes", &a.dive.size_bytes},
+  read_fields<std::uint64_t>(dive, {{"wasted_bytes", &a.dive.wasted_bytes},
+                                    {"size_bytes", &a.dive.size_bytes},
                                     {"user_size_bytes", &a.dive.user_size_bytes},
                                     {"inefficient_paths_total", &a.dive.inefficient_total}});
   for_each_item(dive, "inefficient_paths", [&](const json& p) {
-    a.dive.inefficient.push_back(
-        InefficientPath{path_of(p), read<std::uint64_t>(p, "cumulative_bytes"), read<std::uint32_t>(p, "copies")});
+    a.dive.inefficient.push_back(InefficientPath{
+        path_of(p), read<std::uint64_t>(p, "cumulative_bytes"), read<std::uint32_t>(p, "copies")});
   });
   for_each_item(doc, "layers", [&](const json& l) {
     LayerReport layer;
     layer.index = read<std::uint32_t>(l, "index");
-    read_fields<std::string>(l, {{"digest", &layer.digest}, {"diff_id", &layer.diff_id},
-                                 {"compression", &layer.compression}, {"created_by", &layer.created_by}});
+    read_fields<std::string>(l, {{"digest", &layer.digest},
+                                 {"diff_id", &layer.diff_id},
+                                 {"compression", &layer.compression},
+                                 {"created_by", &layer.created_by}});
     read_fields<std::uint64_t>(l, {{"size_bytes", &layer.size_bytes}, {"entries", &layer.entries}});
     layer.compressed_bytes = read_optional_bytes(l, "compressed_bytes");
     layer.base = read<bool>(l, "base");
@@ -129,7 +137,8 @@ Analysis analysis_from(const json& doc) {
   a.base_layers = read<std::size_t>(provenance, "base_layers");
   a.base_evidence = read<std::string>(provenance, "evidence");
   for_each_item(doc, "largest_files", [&](const json& f) {
-    a.largest_files.push_back(FileReport{path_of(f), read<std::uint64_t>(f, "bytes"), read<std::uint32_t>(f, "layer"),
+    a.largest_files.push_back(FileReport{path_of(f), read<std::uint64_t>(f, "bytes"),
+                                         read<std::uint32_t>(f, "layer"),
                                          read<std::uint32_t>(f, "hard_links")});
   });
   for_each_item(doc, "waste", [&](const json& w) {
@@ -157,8 +166,9 @@ std::vector<Finding> findings_from(const json& list) {
     finding.bytes = read<std::uint64_t>(f, "bytes");
     finding.message = read<std::string>(f, "message");
     finding.fix = read<std::string>(f, "fix");
-    for_each_item(f, "paths",
-                  [&](const json& p) { finding.paths.push_back(FindingPath{path_of(p), read<std::uint64_t>(p, "bytes")}); });
+    for_each_item(f, "paths", [&](const json& p) {
+      finding.paths.push_back(FindingPath{path_of(p), read<std::uint64_t>(p, "bytes")});
+    });
     finding.layers = read<std::vector<std::uint32_t>>(f, "layers");
     finding.base_bytes = read<std::uint64_t>(f, "base_bytes");
     finding.info = read<bool>(f, "info");
@@ -171,9 +181,10 @@ GateResult gate_from(const json& gate) {
   GateResult result;
   result.passed = read<bool>(gate, "passed", true);
   for_each_item(gate, "checks", [&](const json& c) {
-    result.checks.push_back(GateCheck{read<std::string>(c, "rule"), read_number(section(c, "limit")),
-                                      read_number(section(c, "actual")), read<bool>(c, "passed", true),
-                                      read<std::string>(c, "message")});
+    result.checks.push_back(
+        GateCheck{read<std::string>(c, "rule"), read_number(section(c, "limit")),
+                  read_number(section(c, "actual")), read<bool>(c, "passed", true),
+                  read<std::string>(c, "message")});
   });
   return result;
 }
@@ -187,7 +198,9 @@ std::size_t listed(const SavedReport& r) {
   return most;
 }
 
-json triple(const SizeChange& c) { return {{"old", c.old_bytes}, {"new", c.new_bytes}, {"delta", c.delta()}}; }
+json triple(const SizeChange& c) {
+  return {{"old", c.old_bytes}, {"new", c.new_bytes}, {"delta", c.delta()}};
+}
 
 // A {"old","new","delta"} triple with a name field added.
 json named(const char* key, const std::string& value, const SizeChange& c) {
@@ -242,13 +255,17 @@ json files_json(const FileChanges& f) {
 json layers_json(const std::vector<LayerReport>& layers) {
   json out = json::array();
   for (const auto& l : layers)
-    out.push_back({{"index", l.index}, {"digest", l.digest}, {"size_bytes", l.size_bytes}, {"created_by", l.created_by}});
+    out.push_back({{"index", l.index},
+                   {"digest", l.digest},
+                   {"size_bytes", l.size_bytes},
+                   {"created_by", l.created_by}});
   return out;
 }
 
 json finding_changes_json(const std::vector<FindingChange>& list, bool appeared) {
   json out = json::array();
-  for (const auto& f : list) out.push_back({{"id", f.id}, {"bytes", appeared ? f.bytes.new_bytes : f.bytes.old_bytes}});
+  for (const auto& f : list)
+    out.push_back({{"id", f.id}, {"bytes", appeared ? f.bytes.new_bytes : f.bytes.old_bytes}});
   return out;
 }
 
@@ -284,12 +301,10 @@ json report_to_json(const Report& report) {
                   {"os", json_text(a.os)},
                   {"architecture", json_text(a.architecture)}};
   if (!a.variant.empty()) out["image"]["variant"] = json_text(a.variant);
-  out["size"] = {{"layers_bytes", a.layers_bytes},
-                 {"final_bytes", a.final_bytes},
-                 {"wasted_bytes", a.wasted_bytes},
-                 {"compressed_bytes", optional_bytes(a.compressed_bytes)},
-                 {"layer_entries", a.layer_entries},
-                 {"final_entries", a.final_entries}};
+  out["size"] = {
+      {"layers_bytes", a.layers_bytes},   {"final_bytes", a.final_bytes},
+      {"wasted_bytes", a.wasted_bytes},   {"compressed_bytes", optional_bytes(a.compressed_bytes)},
+      {"layer_entries", a.layer_entries}, {"final_entries", a.final_entries}};
   // Every list is cut to --top; the totals count everything.
   json inefficient = json::array();
   for (std::size_t i = 0; i < a.dive.inefficient.size() && i < a.top; ++i) {
@@ -343,7 +358,8 @@ json report_to_json(const Report& report) {
   }
   if (report.attribution != nullptr) {
     out["categories"] = json::array();
-    for (const auto& c : report.attribution->categories) out["categories"].push_back(category_json(c));
+    for (const auto& c : report.attribution->categories)
+      out["categories"].push_back(category_json(c));
   }
   if (report.findings != nullptr) {
     out["findings"] = json::array();
@@ -396,12 +412,15 @@ SavedReport report_from_json(const json& doc) {
         r.attribution->total_bytes += r.attribution->categories.back().bytes;
       }
     }
-    if (const json& findings = section(doc, "findings"); findings.is_array()) r.findings = findings_from(findings);
+    if (const json& findings = section(doc, "findings"); findings.is_array())
+      r.findings = findings_from(findings);
     r.gate = gate_from(section(doc, "gate"));
     if (const std::size_t most = listed(r); most > 0) r.analysis.top = most;
     return r;
   } catch (const json::exception& e) {
-    throw InputError(std::string("an imgsmith.analysis/v1 report with a value of the wrong type (") + e.what() + ")");
+    throw InputError(
+        std::string("an imgsmith.analysis/v1 report with a value of the wrong type (") + e.what() +
+        ")");
   }
 }
 
@@ -425,7 +444,8 @@ json diff_to_json(const DiffReport& d) {
     for (const auto& k : c.children) {
       json child = named("name", k.name, k.bytes);
       if (k.old_origins || k.new_origins)
-        child["origins"] = {{"old", origins_json(k.old_origins)}, {"new", origins_json(k.new_origins)}};
+        child["origins"] = {{"old", origins_json(k.old_origins)},
+                            {"new", origins_json(k.new_origins)}};
       node["children"].push_back(std::move(child));
     }
     out["categories"].push_back(std::move(node));

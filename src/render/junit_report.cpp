@@ -14,11 +14,20 @@ std::string xml(const std::string& s) {
   std::string out;
   for (char c : visible(s)) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out.push_back(c);
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out.push_back(c);
     }
   }
   return out;
@@ -32,20 +41,20 @@ void render_junit(const Report& report, std::ostream& out) {
   for (const auto& c : checks) failures += c.passed ? 0 : 1;
   const std::string suite = xml("imgsmith analyze " + report.analysis.source);
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out << "<testsuites tests=\"" << std::max<std::size_t>(1, checks.size()) << "\" failures=\"" << failures
-      << "\">\n";
+  out << "<testsuites tests=\"" << std::max<std::size_t>(1, checks.size()) << "\" failures=\""
+      << failures << "\">\n";
   out << "  <testsuite name=\"" << suite << "\" tests=\"" << std::max<std::size_t>(1, checks.size())
       << "\" failures=\"" << failures << "\">\n";
-  if (checks.empty())
-    out << "    <testcase classname=\"imgsmith.gate\" name=\"analyze\"/>\n";
+  if (checks.empty()) out << "    <testcase classname=\"imgsmith.gate\" name=\"analyze\"/>\n";
   for (const auto& c : checks) {
     out << "    <testcase classname=\"imgsmith.gate\" name=\"" << xml(c.rule) << "\"";
     if (c.passed) {
       out << "/>\n";
       continue;
     }
-    out << ">\n      <failure message=\"" << xml(c.message) << "\">limit " << xml(render_detail::gate_value(c.limit))
-        << ", actual " << xml(render_detail::gate_value(c.actual)) << "</failure>\n    </testcase>\n";
+    out << ">\n      <failure message=\"" << xml(c.message) << "\">limit "
+        << xml(render_detail::gate_value(c.limit)) << ", actual "
+        << xml(render_detail::gate_value(c.actual)) << "</failure>\n    </testcase>\n";
   }
   out << "  </testsuite>\n</testsuites>\n";
 }

@@ -34,24 +34,27 @@ nlohmann::json manifest_to_json(const ManifestReport& r) {
 void render_manifest_text(const ManifestReport& r, std::ostream& out) {
   char line[512];
   out << "IMAGE   " << visible(r.source) << "\n";
-  out << "SOURCE  registry manifest (" << visible(r.platform) << ", " << r.layers.size() << " layers)\n";
+  out << "SOURCE  registry manifest (" << visible(r.platform) << ", " << r.layers.size()
+      << " layers)\n";
   out << "CONFIG  " << visible(r.config_digest) << "\n\n";
   out << "LAYER  COMPRESSED       %  DIGEST         CREATED BY\n";
   for (std::size_t i = 0; i < r.layers.size(); ++i) {
     const ManifestLayer& l = r.layers[i];
     const std::string digest = visible(l.digest.substr(l.digest.find(':') + 1, 12));
     const std::string created = shorten(visible(l.created_by), 60);
-    std::snprintf(line, sizeof line, "%5zu  %10s  %6s  %-13s  %s\n", i, format_size(l.compressed_bytes).c_str(),
-                  render_detail::percent(l.compressed_bytes, r.compressed_bytes).c_str(), digest.c_str(),
-                  created.c_str());
+    std::snprintf(line, sizeof line, "%5zu  %10s  %6s  %-13s  %s\n", i,
+                  format_size(l.compressed_bytes).c_str(),
+                  render_detail::percent(l.compressed_bytes, r.compressed_bytes).c_str(),
+                  digest.c_str(), created.c_str());
     out << line;
   }
-  std::snprintf(line, sizeof line, "TOTAL  %10s  (%s B compressed)\n\n", format_size(r.compressed_bytes).c_str(),
-                format_count(r.compressed_bytes).c_str());
+  std::snprintf(line, sizeof line, "TOTAL  %10s  (%s B compressed)\n\n",
+                format_size(r.compressed_bytes).c_str(), format_count(r.compressed_bytes).c_str());
   out << line;
   out << "Read " << format_count(r.bytes_read)
       << " B from the registry: the manifests and the config, no layer. The uncompressed\n"
-         "sizes, the waste and where the bytes are need the full analysis (without --manifest-only).\n";
+         "sizes, the waste and where the bytes are need the full analysis (without "
+         "--manifest-only).\n";
 }
 
 }  // namespace imgsmith

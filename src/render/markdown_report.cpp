@@ -11,15 +11,17 @@
 namespace imgsmith {
 namespace {
 
-
 // Table cells cannot hold a bare pipe, a newline or markup; image strings
 // never hold a raw control character (visible() escapes them).
 std::string cell(const std::string& s) {
   std::string out;
   for (char c : visible(s)) {
-    if (c == '|') out += "\\|";
-    else if (c == '<') out += "&lt;";
-    else out.push_back(c);
+    if (c == '|')
+      out += "\\|";
+    else if (c == '<')
+      out += "&lt;";
+    else
+      out.push_back(c);
   }
   return out;
 }
@@ -40,12 +42,13 @@ void render_markdown(const Report& report, std::ostream& out) {
   if (!report.gate.checks.empty())
     out << (report.gate.passed ? "**Gate passed.**" : "**Gate failed.**") << "\n\n";
   out << "| | bytes | |\n| --- | ---: | --- |\n";
-  out << "| final size | " << format_count(a.final_bytes) << " | " << format_size(a.final_bytes) << " |\n";
-  out << "| wasted | " << format_count(a.wasted_bytes) << " | " << render_detail::percent(a.wasted_bytes, a.layers_bytes)
-      << " of layer bytes |\n";
+  out << "| final size | " << format_count(a.final_bytes) << " | " << format_size(a.final_bytes)
+      << " |\n";
+  out << "| wasted | " << format_count(a.wasted_bytes) << " | "
+      << render_detail::percent(a.wasted_bytes, a.layers_bytes) << " of layer bytes |\n";
   if (a.compressed_bytes)
-    out << "| compressed | " << format_count(*a.compressed_bytes) << " | " << format_size(*a.compressed_bytes)
-        << " |\n";
+    out << "| compressed | " << format_count(*a.compressed_bytes) << " | "
+        << format_size(*a.compressed_bytes) << " |\n";
   char eff[64];
   std::snprintf(eff, sizeof eff, "%.4f%%", 100.0 * a.dive.efficiency);
   out << "| dive efficiency | | " << eff << " |\n\n";
@@ -56,7 +59,8 @@ void render_markdown(const Report& report, std::ostream& out) {
       if (c.bytes == 0) continue;
       std::string children;
       for (std::size_t i = 0; i < c.children.size() && i < 3; ++i) {
-        children += (i == 0 ? "" : ", ") + c.children[i].name + " " + format_size(c.children[i].bytes);
+        children +=
+            (i == 0 ? "" : ", ") + c.children[i].name + " " + format_size(c.children[i].bytes);
         // Where they came from: the installer for frameworks and Python, the copy for CUDA.
         std::string origins;
         for (const auto& [origin, bytes] : c.children[i].origins)
@@ -64,7 +68,8 @@ void render_markdown(const Report& report, std::ostream& out) {
         if (!origins.empty()) children += " (" + origins + ")";
       }
       out << "| " << cell(c.name) << " | " << format_size(c.bytes) << " | "
-          << render_detail::percent(c.bytes, report.attribution->total_bytes) << " | " << cell(children) << " |\n";
+          << render_detail::percent(c.bytes, report.attribution->total_bytes) << " | "
+          << cell(children) << " |\n";
     }
     out << "\n";
   }
@@ -78,8 +83,9 @@ void render_markdown(const Report& report, std::ostream& out) {
   if (!report.gate.checks.empty()) {
     out << "| rule | limit | actual | |\n| --- | ---: | ---: | --- |\n";
     for (const auto& c : report.gate.checks)
-      out << "| " << cell(c.rule) << " | " << render_detail::gate_value(c.limit) << " | " << render_detail::gate_value(c.actual) << " | "
-          << (c.passed ? "pass" : "**FAIL**") << " |\n";
+      out << "| " << cell(c.rule) << " | " << render_detail::gate_value(c.limit) << " | "
+          << render_detail::gate_value(c.actual) << " | " << (c.passed ? "pass" : "**FAIL**")
+          << " |\n";
   }
 }
 
@@ -88,19 +94,22 @@ void render_diff_markdown(const DiffReport& d, std::ostream& out) {
   out << "### imgsmith diff\n\n";
   if (!d.checks.empty()) out << (d.passed ? "**Gate passed.**\n\n" : "**Gate failed.**\n\n");
   out << "Final size " << format_size(s.old_bytes) << " → " << format_size(s.new_bytes) << " ("
-      << render_detail::signed_size(s.delta()) << ", " << render_detail::growth_percent(s.old_bytes, s.new_bytes)
-      << ")\n\n";
+      << render_detail::signed_size(s.delta()) << ", "
+      << render_detail::growth_percent(s.old_bytes, s.new_bytes) << ")\n\n";
   out << "| category | old | new | change |\n| --- | ---: | ---: | ---: |\n";
   for (const auto& c : d.categories) {
     if (c.bytes.old_bytes == 0 && c.bytes.new_bytes == 0) continue;
     out << "| " << visible(c.name) << " | " << format_size(c.bytes.old_bytes) << " | "
-        << format_size(c.bytes.new_bytes) << " | " << render_detail::signed_size(c.bytes.delta()) << " |\n";
+        << format_size(c.bytes.new_bytes) << " | " << render_detail::signed_size(c.bytes.delta())
+        << " |\n";
   }
   const FindingChanges& f = d.findings;
   if (!f.appeared.empty() || !f.gone.empty()) {
     out << "\n";
-    for (const auto& x : f.appeared) out << "- new finding `" << x.id << "` (" << format_size(x.bytes.new_bytes) << ")\n";
-    for (const auto& x : f.gone) out << "- fixed `" << x.id << "` (" << format_size(x.bytes.old_bytes) << ")\n";
+    for (const auto& x : f.appeared)
+      out << "- new finding `" << x.id << "` (" << format_size(x.bytes.new_bytes) << ")\n";
+    for (const auto& x : f.gone)
+      out << "- fixed `" << x.id << "` (" << format_size(x.bytes.old_bytes) << ")\n";
   }
 }
 

@@ -2,19 +2,22 @@
 
 #include <algorithm>
 
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/render/render.hpp"
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith {
 
 const std::vector<Renderer>& renderers() {
   // One row a format; its functions are in src/render/<name>_report.cpp.
   static const std::vector<Renderer> table = {
-      {"text", "a table for a terminal or a bug report (the default)", render_text, render_diff_text},
-      {"json", "the imgsmith.analysis/v1 document (diff: imgsmith.diff/v1)", render_json, render_diff_json},
+      {"text", "a table for a terminal or a bug report (the default)", render_text,
+       render_diff_text},
+      {"json", "the imgsmith.analysis/v1 document (diff: imgsmith.diff/v1)", render_json,
+       render_diff_json},
       {"markdown", "tables for a pull-request comment", render_markdown, render_diff_markdown},
       {"junit", "JUnit XML, one test case per gate rule (analyze only)", render_junit, nullptr},
-      {"csv", "the largest files (diff: the files that changed), a row each", render_csv, render_diff_csv},
+      {"csv", "the largest files (diff: the files that changed), a row each", render_csv,
+       render_diff_csv},
   };
   return table;
 }
@@ -23,7 +26,8 @@ namespace {
 
 const Renderer* find_renderer(std::string_view name) {
   const auto& table = renderers();
-  const auto it = std::find_if(table.begin(), table.end(), [&](const Renderer& r) { return r.name == name; });
+  const auto it =
+      std::find_if(table.begin(), table.end(), [&](const Renderer& r) { return r.name == name; });
   return it == table.end() ? nullptr : &*it;
 }
 
@@ -43,13 +47,15 @@ std::string format_help(bool for_diff) {
   std::string help;
   for (const auto& r : renderers())
     if (!for_diff || r.diff != nullptr) {
-      help += "\n  " + r.name + std::string(r.name.size() < 10 ? 10 - r.name.size() : 1, ' ') + r.description;
+      help += "\n  " + r.name + std::string(r.name.size() < 10 ? 10 - r.name.size() : 1, ' ') +
+              r.description;
     }
   return help;
 }
 
 void render_analysis(std::string_view format, const Report& report, std::ostream& out) {
-  if (const std::string error = format_error(format, false); !error.empty()) throw InputError(error);
+  if (const std::string error = format_error(format, false); !error.empty())
+    throw InputError(error);
   find_renderer(format)->analysis(report, out);
 }
 

@@ -3,8 +3,8 @@
 #include <optional>
 #include <string>
 
-#include "imgsmith/render/render.hpp"
 #include "format.hpp"
+#include "imgsmith/render/render.hpp"
 #include "imgsmith/util/size.hpp"
 #include "imgsmith/util/text.hpp"
 
@@ -19,13 +19,11 @@ std::string readable_created_by(const std::string& s) {
   return shorten(visible(dockerfile_step(s)), kCreatedByWidth);
 }
 
-
 std::string fmt(const char* format, auto... args) {
   char buf[512];
   std::snprintf(buf, sizeof buf, format, args...);
   return buf;
 }
-
 
 void render_categories(const Attribution& attr, std::ostream& out) {
   out << "\nWHERE THE BYTES ARE (final filesystem)\n";
@@ -47,7 +45,8 @@ void render_categories(const Attribution& attr, std::ostream& out) {
       for (const auto& [origin, bytes] : child.origins)
         origins += (origins.empty() ? "  [" : ", ") + visible(origin) + " " + format_size(bytes);
       if (!origins.empty()) origins += "]";
-      out << fmt("    %-24s %10s  %6s", visible(child.name).c_str(), format_size(child.bytes).c_str(),
+      out << fmt("    %-24s %10s  %6s", visible(child.name).c_str(),
+                 format_size(child.bytes).c_str(),
                  render_detail::percent(child.bytes, attr.total_bytes).c_str())
           << origins << "\n";
     }
@@ -101,20 +100,25 @@ void render_findings(const std::vector<Finding>& findings, std::ostream& out) {
 // One line of a diff list: "  + 1.23 MB  what", the label shown safely.
 void change_line(std::ostream& out, const char* sign, std::uint64_t bytes, const std::string& label,
                  const std::string& note = "") {
-  out << "  " << sign << " " << format_size(bytes) << "  " << shorten(visible(label), 70) << note << "\n";
+  out << "  " << sign << " " << format_size(bytes) << "  " << shorten(visible(label), 70) << note
+      << "\n";
 }
 
 // A list of files that changed, then how many more there were.
-void file_list(std::ostream& out, const char* sign, const FileChanges::List& list, const std::string& note = "") {
-  for (const auto& c : list.top) change_line(out, sign, c.bytes(), c.path, (c.hard_link ? " (hard link)" : "") + note);
-  if (list.count > list.top.size()) out << "    ... " << format_count(list.count - list.top.size()) << " more\n";
+void file_list(std::ostream& out, const char* sign, const FileChanges::List& list,
+               const std::string& note = "") {
+  for (const auto& c : list.top)
+    change_line(out, sign, c.bytes(), c.path, (c.hard_link ? " (hard link)" : "") + note);
+  if (list.count > list.top.size())
+    out << "    ... " << format_count(list.count - list.top.size()) << " more\n";
 }
 
 // The files that changed, saying what the comparison could know.
 void render_file_changes(const FileChanges& files, std::ostream& out) {
   out << "\nFILES  "
-      << (files.old_complete && files.new_complete ? "every file compared"
-                                                   : "largest files compared (a saved report lists only those)")
+      << (files.old_complete && files.new_complete
+              ? "every file compared"
+              : "largest files compared (a saved report lists only those)")
       << ": " << files.added.count << " added";
   if (files.added.count > 0) out << " (" << format_size(files.added_bytes) << ")";
   out << ", " << files.removed.count << " removed";
@@ -123,23 +127,26 @@ void render_file_changes(const FileChanges& files, std::ostream& out) {
   file_list(out, "+", files.added);
   file_list(out, "-", files.removed);
   for (const auto& c : files.resized.top)
-    out << "  ~ " << render_detail::signed_size(c.delta()) << "  " << shorten(visible(c.path), 70) << " ("
-        << format_size(c.old_bytes) << " -> " << format_size(c.new_bytes) << ")\n";
+    out << "  ~ " << render_detail::signed_size(c.delta()) << "  " << shorten(visible(c.path), 70)
+        << " (" << format_size(c.old_bytes) << " -> " << format_size(c.new_bytes) << ")\n";
   if (files.resized.count > files.resized.top.size())
     out << "    ... " << format_count(files.resized.count - files.resized.top.size()) << " more\n";
   if (files.entered_largest.count > 0)
     file_list(out, ">", files.entered_largest,
-              "  entered the old report's largest-" + std::to_string(files.old_listed) + " list (new, or grown)");
+              "  entered the old report's largest-" + std::to_string(files.old_listed) +
+                  " list (new, or grown)");
   if (files.left_largest.count > 0)
     file_list(out, "<", files.left_largest,
-              "  left the new report's largest-" + std::to_string(files.new_listed) + " list (removed, or shrunk)");
+              "  left the new report's largest-" + std::to_string(files.new_listed) +
+                  " list (removed, or shrunk)");
 }
 
 // "pip 1.2 MB, apt 3.4 MB", or "-" for none.
 std::string origins_text(const std::optional<std::map<std::string, std::uint64_t>>& origins) {
   if (!origins || origins->empty()) return "-";
   std::string text;
-  for (const auto& [origin, bytes] : *origins) text += (text.empty() ? "" : ", ") + visible(origin) + " " + format_size(bytes);
+  for (const auto& [origin, bytes] : *origins)
+    text += (text.empty() ? "" : ", ") + visible(origin) + " " + format_size(bytes);
   return text;
 }
 
@@ -151,22 +158,26 @@ void render_text(const Report& report, std::ostream& out) {
   std::string tags;
   for (const auto& t : a.tags) tags += (tags.empty() ? "" : ", ") + visible(t);
   out << "IMAGE   " << (tags.empty() ? "(untagged)" : tags) << "\n";
-  out << "SOURCE  " << visible(a.source) << "  (" << visible(a.format) << ", " << visible(a.os) << "/"
-      << visible(a.architecture) << (a.variant.empty() ? "" : "/" + visible(a.variant)) << ", "
-      << a.layers.size() << " layers"
-      << (a.source.starts_with("docker://") && !a.read_via.empty() ? ", read via " + a.read_via : "") << ")\n";
+  out << "SOURCE  " << visible(a.source) << "  (" << visible(a.format) << ", " << visible(a.os)
+      << "/" << visible(a.architecture) << (a.variant.empty() ? "" : "/" + visible(a.variant))
+      << ", " << a.layers.size() << " layers"
+      << (a.source.starts_with("docker://") && !a.read_via.empty() ? ", read via " + a.read_via
+                                                                   : "")
+      << ")\n";
   out << "CONFIG  " << visible(a.config_digest) << "\n\n";
 
   out << fmt("%5s  %10s  %6s  %7s  %10s  %s\n", "LAYER", "SIZE", "%", "ENTRIES", "COMPRESSED",
              "CREATED BY");
   // The base image's layers are marked '*': what they hold, no later RUN removes.
   for (const auto& l : a.layers)
-    out << fmt("%4u%c  %10s  %6s  %7s  %10s  ", l.index, l.base ? '*' : ' ', format_size(l.size_bytes).c_str(),
-               render_detail::percent(l.size_bytes, a.layers_bytes).c_str(), format_count(l.entries).c_str(),
+    out << fmt("%4u%c  %10s  %6s  %7s  %10s  ", l.index, l.base ? '*' : ' ',
+               format_size(l.size_bytes).c_str(),
+               render_detail::percent(l.size_bytes, a.layers_bytes).c_str(),
+               format_count(l.entries).c_str(),
                l.compressed_bytes ? format_size(*l.compressed_bytes).c_str() : "-")
         << readable_created_by(l.created_by) << "\n";
-  out << fmt("%5s  %10s  %6s  %7s  %10s\n", "TOTAL", format_size(a.layers_bytes).c_str(),
-             "100.0%", format_count(a.layer_entries).c_str(),
+  out << fmt("%5s  %10s  %6s  %7s  %10s\n", "TOTAL", format_size(a.layers_bytes).c_str(), "100.0%",
+             format_count(a.layer_entries).c_str(),
              a.compressed_bytes ? format_size(*a.compressed_bytes).c_str() : "-");
   if (a.base_layers > 0)
     out << fmt("  * the base image's layers (%zu, from the %s)\n", a.base_layers,
@@ -226,8 +237,8 @@ void render_text(const Report& report, std::ostream& out) {
         << " rules, " << failed << " failed)\n";
     for (const auto& c : gate.checks)
       out << "  " << (c.passed ? "pass  " : "FAIL  ") << visible(c.rule) << " (limit "
-          << render_detail::gate_value(c.limit) << ")" << (c.passed ? "" : ": " + visible(c.message))
-          << "\n";
+          << render_detail::gate_value(c.limit) << ")"
+          << (c.passed ? "" : ": " + visible(c.message)) << "\n";
   }
 }
 
@@ -237,7 +248,8 @@ void render_diff_text(const DiffReport& d, std::ostream& out) {
                format_size(c.new_bytes).c_str(), render_detail::signed_size(c.delta()).c_str(),
                render_detail::growth_percent(c.old_bytes, c.new_bytes).c_str());
   };
-  out << "OLD  " << visible(d.old_side.source) << "\nNEW  " << visible(d.new_side.source) << "\n\nSIZE\n";
+  out << "OLD  " << visible(d.old_side.source) << "\nNEW  " << visible(d.new_side.source)
+      << "\n\nSIZE\n";
   line("final", d.final_bytes);
   line("layers", d.layers_bytes);
   line("wasted", d.wasted_bytes);
@@ -249,7 +261,8 @@ void render_diff_text(const DiffReport& d, std::ostream& out) {
       const ChildChange& k = c.children[i];
       line("  " + visible(k.name), k.bytes);
       if (k.old_origins || k.new_origins)
-        out << "                 from " << origins_text(k.old_origins) << " -> " << origins_text(k.new_origins) << "\n";
+        out << "                 from " << origins_text(k.old_origins) << " -> "
+            << origins_text(k.new_origins) << "\n";
     }
   }
   out << "\nLAYERS  " << d.layers.shared << " shared, " << d.layers.added.size() << " added, "
@@ -263,12 +276,15 @@ void render_diff_text(const DiffReport& d, std::ostream& out) {
   for (const auto& f : d.findings.gone)
     out << "  gone      " << visible(f.id) << " (" << format_size(f.bytes.old_bytes) << ")\n";
   for (const auto& f : d.findings.changed)
-    out << "  changed   " << visible(f.id) << " " << render_detail::signed_size(f.bytes.delta()) << "\n";
-  if (d.findings.appeared.empty() && d.findings.gone.empty() && d.findings.changed.empty()) out << "  unchanged\n";
+    out << "  changed   " << visible(f.id) << " " << render_detail::signed_size(f.bytes.delta())
+        << "\n";
+  if (d.findings.appeared.empty() && d.findings.gone.empty() && d.findings.changed.empty())
+    out << "  unchanged\n";
   if (!d.checks.empty()) out << "\nGATE  " << (d.passed ? "passed" : "FAILED") << "\n";
   for (const auto& c : d.checks)
-    out << "  " << (c.passed ? "pass  " : "FAIL  ") << c.rule << " (limit " << render_detail::json_number(c.limit).dump()
-        << ", actual " << render_detail::json_number(c.actual).dump() << ")\n";
+    out << "  " << (c.passed ? "pass  " : "FAIL  ") << c.rule << " (limit "
+        << render_detail::json_number(c.limit).dump() << ", actual "
+        << render_detail::json_number(c.actual).dump() << ")\n";
 }
 
 }  // namespace imgsmith

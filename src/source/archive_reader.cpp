@@ -148,10 +148,14 @@ Compression ArchiveReader::compression() const {
   // Filter 0 is the decoder next to the tar format; with one compression
   // layer (the only kind images use) it names how the blob is stored.
   switch (archive_filter_code(a_, 0)) {
-    case ARCHIVE_FILTER_NONE: return Compression::None;
-    case ARCHIVE_FILTER_GZIP: return Compression::Gzip;
-    case ARCHIVE_FILTER_ZSTD: return Compression::Zstd;
-    default: return Compression::Other;
+    case ARCHIVE_FILTER_NONE:
+      return Compression::None;
+    case ARCHIVE_FILTER_GZIP:
+      return Compression::Gzip;
+    case ARCHIVE_FILTER_ZSTD:
+      return Compression::Zstd;
+    default:
+      return Compression::Other;
   }
 }
 

@@ -10,8 +10,8 @@
 
 #include "archive_reader.hpp"
 #include "imgsmith/source/blob_store.hpp"
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/source/file_io.hpp"
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith {
 namespace {
@@ -281,7 +281,8 @@ class DirectoryStore final : public BlobStore {
     std::string text = read_small_file(full(path), limit, error);
     if (error == std::errc::no_such_file_or_directory || error == std::errc::invalid_argument)
       throw InputError(full(path) + ": missing; the layout is incomplete, copy or save it again");
-    if (error == std::errc::file_too_large) throw InputError(full(path) + ": too large for a JSON document");
+    if (error == std::errc::file_too_large)
+      throw InputError(full(path) + ": too large for a JSON document");
     if (error) throw InputError(full(path) + ": cannot read: " + error.message());
     return text;
   }
@@ -309,8 +310,9 @@ class DirectoryStore final : public BlobStore {
 
 }  // namespace
 
-std::unique_ptr<BlobStore> open_stream_store(ByteStream& in, const std::string& label, const std::string& kind,
-                                             const ProgressFn& progress, const CaptureFn& capture,
+std::unique_ptr<BlobStore> open_stream_store(ByteStream& in, const std::string& label,
+                                             const std::string& kind, const ProgressFn& progress,
+                                             const CaptureFn& capture,
                                              const CaptureFn& stream_hash) {
   return std::make_unique<StreamedTarStore>(in, label, kind, progress, capture, stream_hash);
 }
@@ -319,7 +321,8 @@ std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const Progre
                                            const CaptureFn& capture, const CaptureFn& stream_hash) {
   if (path == "-") {
     FdStream in(STDIN_FILENO, "<stdin>");
-    return std::make_unique<StreamedTarStore>(in, "<stdin>", "tar stream", progress, capture, stream_hash);
+    return std::make_unique<StreamedTarStore>(in, "<stdin>", "tar stream", progress, capture,
+                                              stream_hash);
   }
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
@@ -332,13 +335,15 @@ std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const Progre
   }
   auto file = std::make_shared<SharedFile>(path);
   if (file->size() == 0)
-    throw InputError(path + ": empty file; give a docker save tar, an OCI archive or an OCI "
-                            "layout directory");
+    throw InputError(path +
+                     ": empty file; give a docker save tar, an OCI archive or an OCI "
+                     "layout directory");
   char head[512];
   const std::size_t n = file->pread(head, sizeof head, 0);
   if (sniff_compression(head, n) != Compression::None) {
     FileRangeStream whole(file, 0, file->size());
-    return std::make_unique<StreamedTarStore>(whole, path, "compressed tar", progress, capture, stream_hash);
+    return std::make_unique<StreamedTarStore>(whole, path, "compressed tar", progress, capture,
+                                              stream_hash);
   }
   if (!looks_like_tar(head, n))
     throw InputError(path +

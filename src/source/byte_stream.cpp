@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/source/file_io.hpp"
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith {
 
@@ -110,10 +110,14 @@ bool looks_like_tar(const void* data, std::size_t size) {
 
 const char* compression_name(Compression c) {
   switch (c) {
-    case Compression::None: return "none";
-    case Compression::Gzip: return "gzip";
-    case Compression::Zstd: return "zstd";
-    case Compression::Other: return "other";
+    case Compression::None:
+      return "none";
+    case Compression::Gzip:
+      return "gzip";
+    case Compression::Zstd:
+      return "zstd";
+    case Compression::Other:
+      return "other";
   }
   return "other";
 }

@@ -26,19 +26,18 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <unordered_set>
 
 #include "archive_reader.hpp"
 #include "imgsmith/source/blob_store.hpp"
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/source/file_io.hpp"
+#include "imgsmith/util/error.hpp"
 #include "imgsmith/util/text.hpp"
 
 namespace imgsmith {
@@ -72,10 +71,12 @@ class Fd {
 // Reads all of `size` bytes of an open file from `offset`, or throws:
 // a layer whose files changed size under the reader is not what the
 // daemon recorded.
-void read_exact(int fd, char* buf, std::size_t size, std::uint64_t offset, const std::string& what) {
+void read_exact(int fd, char* buf, std::size_t size, std::uint64_t offset,
+                const std::string& what) {
   const ssize_t n = pread_full(fd, buf, size, offset);
   if (n < 0 || static_cast<std::size_t>(n) < size)
-    throw InputError(what + ": " + (n < 0 ? std::strerror(errno) : "shorter than the layer records") +
+    throw InputError(what + ": " +
+                     (n < 0 ? std::strerror(errno) : "shorter than the layer records") +
                      "; the image changed while it was read, or the daemon's storage is damaged");
 }
 
@@ -120,7 +121,8 @@ class TarSplitStream final : public ByteStream {
         diff_fd_(::open(diff_dir_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)),
         label_(std::move(label)) {
     if (diff_fd_.get() < 0)
-      throw InputError(label_ + ": cannot open the layer directory " + diff_dir_ + ": " + std::strerror(errno));
+      throw InputError(label_ + ": cannot open the layer directory " + diff_dir_ + ": " +
+                       std::strerror(errno));
   }
 
   std::size_t read(void* buf, std::size_t size) override {
@@ -178,11 +180,13 @@ class TarSplitStream final : public ByteStream {
     if (fd.get() >= 0) return fd;
     const int err = errno;
     if (err == ELOOP || err == EXDEV)
-      throw StorageUnreadable(label_ + ": '" + visible(name) + "' in " + diff_dir_ +
-                              " lies beyond a symbolic link (or is one), which imgsmith never follows in a layer "
-                              "directory: the layer's files do not match its record; read the image with "
-                              "--docker-read save");
-    throw InputError(label_ + ": '" + visible(name) + "' in " + diff_dir_ + ": " + std::strerror(err) +
+      throw StorageUnreadable(
+          label_ + ": '" + visible(name) + "' in " + diff_dir_ +
+          " lies beyond a symbolic link (or is one), which imgsmith never follows in a layer "
+          "directory: the layer's files do not match its record; read the image with "
+          "--docker-read save");
+    throw InputError(label_ + ": '" + visible(name) + "' in " + diff_dir_ + ": " +
+                     std::strerror(err) +
                      "; the image changed while it was read, or the daemon's storage is damaged");
   }
 
@@ -208,9 +212,10 @@ class TarSplitStream final : public ByteStream {
     try {
       if (type == 2) {  // a segment: raw tar bytes
         const auto p = entry.find("payload");
-        segment_ = p != entry.end() && p->is_string() ? base64_decode(p->get<std::string>()) : std::string();
+        segment_ = p != entry.end() && p->is_string() ? base64_decode(p->get<std::string>())
+                                                      : std::string();
         segment_pos_ = 0;
-      } else if (type == 1) {  // a file's data, by name and size
+      } else if (type == 1) {                     // a file's data, by name and size
         const auto raw = entry.find("name_raw");  // names that are not UTF-8
         if (raw != entry.end() && raw->is_string())
           file_name_ = base64_decode(raw->get<std::string>());
@@ -235,7 +240,8 @@ class TarSplitStream final : public ByteStream {
 
   bool next_line(std::string& line) {
     for (;;) {
-      const auto nl = std::find(buffer_.begin() + static_cast<std::ptrdiff_t>(buffer_pos_), buffer_.end(), '\n');
+      const auto nl = std::find(buffer_.begin() + static_cast<std::ptrdiff_t>(buffer_pos_),
+                                buffer_.end(), '\n');
       if (nl != buffer_.end()) {
         line.assign(buffer_.begin() + static_cast<std::ptrdiff_t>(buffer_pos_), nl);
         buffer_pos_ = static_cast<std::size_t>(nl - buffer_.begin()) + 1;
@@ -257,8 +263,8 @@ class TarSplitStream final : public ByteStream {
   }
 
   InputError damaged(const std::string& why) const {
-    return InputError(label_ + ": the daemon's tar-split record " + record_ + " is damaged (" + why +
-                      "); read the image with --docker-read save");
+    return InputError(label_ + ": the daemon's tar-split record " + record_ + " is damaged (" +
+                      why + "); read the image with --docker-read save");
   }
 
   std::shared_ptr<SharedFile> file_;
@@ -287,7 +293,11 @@ class DiskFileContent final : public EntryContent {
  public:
   DiskFileContent(int dir_fd, const std::string& name, std::uint64_t size, std::string what,
                   std::uint64_t& bytes_read)
-      : dir_fd_(dir_fd), name_(name), size_(size), what_(std::move(what)), bytes_read_(bytes_read) {}
+      : dir_fd_(dir_fd),
+        name_(name),
+        size_(size),
+        what_(std::move(what)),
+        bytes_read_(bytes_read) {}
   std::string read_all() override { return read_head(size_); }
   std::string read_head(std::uint64_t bytes) override {
     std::string out(static_cast<std::size_t>(std::min(bytes, size_)), '\0');
@@ -298,7 +308,8 @@ class DiskFileContent final : public EntryContent {
   void stream(const std::function<void(const char*, std::size_t)>& chunk) override {
     std::vector<char> buf(1 << 20);
     for (std::uint64_t offset = 0; offset < size_;) {
-      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size_ - offset));
+      const std::size_t n =
+          static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size_ - offset));
       read_exact(open(), buf.data(), n, offset, what_);
       chunk(buf.data(), n);
       offset += n;
@@ -337,7 +348,8 @@ class DiffWalk {
   void run() {
     Fd root(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (root.get() < 0)
-      throw InputError(label_ + ": cannot open the layer directory " + dir_ + ": " + std::strerror(errno));
+      throw InputError(label_ + ": cannot open the layer directory " + dir_ + ": " +
+                       std::strerror(errno));
     walk(root.get(), "", 0);
     deliver();
   }
@@ -357,7 +369,8 @@ class DiffWalk {
       DIR* d = copy >= 0 ? ::fdopendir(copy) : nullptr;
       if (d == nullptr) {
         if (copy >= 0) ::close(copy);
-        throw InputError(label_ + ": cannot list " + dir_ + "/" + visible(prefix) + ": " + std::strerror(errno));
+        throw InputError(label_ + ": cannot list " + dir_ + "/" + visible(prefix) + ": " +
+                         std::strerror(errno));
       }
       while (const dirent* e = ::readdir(d)) {
         const std::string_view n = e->d_name;
@@ -379,7 +392,8 @@ class DiffWalk {
       } else if (S_ISDIR(st.st_mode)) {
         Fd sub(::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (sub.get() < 0)
-          throw InputError(label_ + ": " + dir_ + "/" + visible(path) + ": " + std::strerror(errno));
+          throw InputError(label_ + ": " + dir_ + "/" + visible(path) + ": " +
+                           std::strerror(errno));
         entry.path = scan_.text.store(path);
         entry.type = EntryType::Dir;
         add(entry);
@@ -403,13 +417,16 @@ class DiffWalk {
         }
         entry.type = EntryType::File;
         entry.size = static_cast<std::uint64_t>(st.st_size);
-        DiskFileContent content(dir_fd, name, entry.size, label_ + ": " + dir_ + "/" + visible(path), bytes_read_);
+        DiskFileContent content(dir_fd, name, entry.size,
+                                label_ + ": " + dir_ + "/" + visible(path), bytes_read_);
         keep_content(scan_, entry.path, entry.size, capture_, hash_, content);
         add(entry);
       } else if (S_ISLNK(st.st_mode)) {
         std::string target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 4096), '\0');
         const ssize_t n = ::readlinkat(dir_fd, name.c_str(), target.data(), target.size());
-        if (n < 0) throw InputError(label_ + ": " + dir_ + "/" + visible(path) + ": " + std::strerror(errno));
+        if (n < 0)
+          throw InputError(label_ + ": " + dir_ + "/" + visible(path) + ": " +
+                           std::strerror(errno));
         target.resize(static_cast<std::size_t>(n));
         entry.path = scan_.text.store(path);
         entry.link = scan_.text.store(target);
@@ -475,15 +492,20 @@ class DaemonStorageStore final : public BlobStore {
     // as absent without CAP_SYS_ADMIN: a walk would miss every opaque
     // directory and give wrong figures without a word.
     if (walked && !image_.rootless && !may_read_trusted_xattrs())
-      throw StorageUnreadable("walking the layer directories needs CAP_SYS_ADMIN, without which overlay2's "
-                              "opaque-directory marks (trusted.overlay.opaque) read as absent (run as root)");
+      throw StorageUnreadable(
+          "walking the layer directories needs CAP_SYS_ADMIN, without which overlay2's "
+          "opaque-directory marks (trusted.overlay.opaque) read as absent (run as root)");
     if (check_first)
       for (std::size_t i = 0; i < image_.layers.size(); ++i)
         if (!image_.layers[i].tar_split.empty())
-          TarSplitStream(image_.layers[i].tar_split, image_.layers[i].diff_dir, layer_label(i)).check();
+          TarSplitStream(image_.layers[i].tar_split, image_.layers[i].diff_dir, layer_label(i))
+              .check();
     nlohmann::json layers = nlohmann::json::array();
-    for (std::size_t i = 0; i < image_.layers.size(); ++i) layers.push_back(kLayerPrefix + std::to_string(i));
-    manifest_ = nlohmann::json::array({{{"Config", kConfig}, {"RepoTags", image_.tags}, {"Layers", layers}}}).dump();
+    for (std::size_t i = 0; i < image_.layers.size(); ++i)
+      layers.push_back(kLayerPrefix + std::to_string(i));
+    manifest_ = nlohmann::json::array(
+                    {{{"Config", kConfig}, {"RepoTags", image_.tags}, {"Layers", layers}}})
+                    .dump();
   }
 
   const std::string& name() const override { return image_.label; }
@@ -500,27 +522,34 @@ class DaemonStorageStore final : public BlobStore {
     return std::nullopt;
   }
   std::string read_text(const std::string& path, std::uint64_t limit) const override {
-    const std::string* text = path == kManifest ? &manifest_ : path == kConfig ? &image_.config : nullptr;
-    if (text == nullptr) throw InputError(image_.label + ": no document '" + path + "' in the daemon's storage");
-    if (text->size() > limit) throw InputError(image_.label + ": '" + path + "' is too large for a JSON document");
+    const std::string* text = path == kManifest ? &manifest_
+                              : path == kConfig ? &image_.config
+                                                : nullptr;
+    if (text == nullptr)
+      throw InputError(image_.label + ": no document '" + path + "' in the daemon's storage");
+    if (text->size() > limit)
+      throw InputError(image_.label + ": '" + path + "' is too large for a JSON document");
     return *text;
   }
   std::shared_ptr<const LayerScan> scan_layer(const std::string& path, const CaptureFn& hash,
                                               const EntrySink& sink) const override {
     const auto index = layer_index(path);
-    if (!index) throw InputError(image_.label + ": no layer '" + path + "' in the daemon's storage");
+    if (!index)
+      throw InputError(image_.label + ": no layer '" + path + "' in the daemon's storage");
     const DaemonStorageLayer& layer = image_.layers[*index];
     const std::string label = layer_label(*index);
     if (!layer.tar_split.empty()) {
       TarSplitStream tar(layer.tar_split, layer.diff_dir, label);
-      auto scan = std::make_shared<LayerScan>(imgsmith::scan_layer(tar, 0, label, capture_, hash, sink));
+      auto scan =
+          std::make_shared<LayerScan>(imgsmith::scan_layer(tar, 0, label, capture_, hash, sink));
       scan->blob_bytes = tar.produced();
       bytes_read_ += tar.bytes_read();
       return scan;
     }
     auto scan = std::make_shared<LayerScan>();
-    DiffWalk walk(layer.diff_dir, label, image_.rootless ? "user.overlay.opaque" : "trusted.overlay.opaque",
-                  capture_, hash, sink, *scan);
+    DiffWalk walk(layer.diff_dir, label,
+                  image_.rootless ? "user.overlay.opaque" : "trusted.overlay.opaque", capture_,
+                  hash, sink, *scan);
     walk.run();
     bytes_read_ += walk.bytes_read();
     return scan;
@@ -535,7 +564,8 @@ class DaemonStorageStore final : public BlobStore {
   std::optional<std::size_t> layer_index(const std::string& path) const {
     if (path.rfind(kLayerPrefix, 0) != 0) return std::nullopt;
     const std::string digits = path.substr(std::strlen(kLayerPrefix));
-    if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos)
+    if (digits.empty() || digits.size() > 6 ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
       return std::nullopt;
     const std::size_t i = std::stoul(digits);
     if (i >= image_.layers.size()) return std::nullopt;

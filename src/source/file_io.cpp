@@ -48,7 +48,8 @@ std::string read_small_file(const std::string& path, std::uint64_t limit, std::e
     // To the end, which st_size need not be (it is 0 for /proc's files),
     // and never past the limit.
     std::size_t done = 0;
-    for (std::size_t chunk = std::max<std::size_t>(static_cast<std::size_t>(st.st_size), 4096);; chunk = 1 << 16) {
+    for (std::size_t chunk = std::max<std::size_t>(static_cast<std::size_t>(st.st_size), 4096);;
+         chunk = 1 << 16) {
       text.resize(done + chunk);
       const ssize_t n = pread_full(fd, text.data() + done, chunk, done);
       if (n < 0) {
@@ -84,8 +85,9 @@ int open_by_components(int dir_fd, std::string_view path, int flags) {
   for (;;) {
     const std::size_t slash = path.find('/');
     const std::string part(path.substr(0, slash));
-    const bool last = path.find_first_not_of('/', slash == std::string_view::npos ? path.size() : slash) ==
-                      std::string_view::npos;
+    const bool last =
+        path.find_first_not_of('/', slash == std::string_view::npos ? path.size() : slash) ==
+        std::string_view::npos;
     path = slash == std::string_view::npos ? std::string_view() : path.substr(slash + 1);
     if (part == "..") {
       close_at();

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "archive_reader.hpp"
-#include "tar_reader.hpp"
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/util/sha256.hpp"
+#include "tar_reader.hpp"
 
 namespace imgsmith {
 
@@ -55,11 +55,18 @@ namespace {
 
 EntryType entry_type(char tar_type) {
   switch (tar_type) {
-    case '0': case '7': case 'S': return EntryType::File;
-    case '1': return EntryType::Hardlink;
-    case '2': return EntryType::Symlink;
-    case '5': return EntryType::Dir;
-    default: return EntryType::Other;
+    case '0':
+    case '7':
+    case 'S':
+      return EntryType::File;
+    case '1':
+      return EntryType::Hardlink;
+    case '2':
+      return EntryType::Symlink;
+    case '5':
+      return EntryType::Dir;
+    default:
+      return EntryType::Other;
   }
 }
 
@@ -106,14 +113,16 @@ void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& ca
     if (entry.path.empty()) continue;  // the root directory itself
     // The merge and the walks recurse once per directory level.
     if (std::count(entry.path.begin(), entry.path.end(), '/') > kMaxDepth)
-      throw InputError(label + ": '" + std::string(entry.path.substr(0, 80)) + "...' nests deeper than " +
-                       std::to_string(kMaxDepth) + " directories; the layer is damaged or hostile");
+      throw InputError(label + ": '" + std::string(entry.path.substr(0, 80)) +
+                       "...' nests deeper than " + std::to_string(kMaxDepth) +
+                       " directories; the layer is damaged or hostile");
     entry.type = entry_type(header.type);
     // Old tars mark directories only by a trailing slash on a regular entry.
     if (entry.type == EntryType::File && !header.path.empty() && header.path.back() == '/')
       entry.type = EntryType::Dir;
     if (entry.type == EntryType::File) entry.size = header.size;
-    if (entry.type == EntryType::Hardlink) entry.link = scan.text.store(normalise_path(header.link));
+    if (entry.type == EntryType::Hardlink)
+      entry.link = scan.text.store(normalise_path(header.link));
     if (entry.type == EntryType::Symlink) entry.link = scan.text.store(header.link);
     if (entry.type == EntryType::File) {
       TarEntryContent content(reader);
@@ -132,8 +141,8 @@ void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& ca
 
 }  // namespace
 
-void keep_content(LayerScan& scan, std::string_view path, std::uint64_t size, const CaptureFn& capture,
-                  const CaptureFn& hash, EntryContent& content) {
+void keep_content(LayerScan& scan, std::string_view path, std::uint64_t size,
+                  const CaptureFn& capture, const CaptureFn& hash, EntryContent& content) {
   const std::uint64_t keep = capture ? capture(path, size) : 0;
   if (keep > 0 && keep >= size) {
     scan.captured.push_back(CapturedFile{std::string(path), content.read_all(), true});
@@ -164,7 +173,8 @@ LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string
     // Every entry takes at least a 512-byte header, most a data block too:
     // reserving for one per KiB spares the copies of a growing vector, and
     // pages of the reserve that go unused are never touched.
-    scan.entries.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(blob_bytes / 1024 + 16, 1u << 20)));
+    scan.entries.reserve(
+        static_cast<std::size_t>(std::min<std::uint64_t>(blob_bytes / 1024 + 16, 1u << 20)));
     scan_entries(replay, label, capture, hash, sink, scan);
   } else {
     DecompressingStream decoded(replay, label);

@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <sstream>
 
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/source/image.hpp"
+#include "imgsmith/util/error.hpp"
 #include "imgsmith/util/sha256.hpp"
 
 namespace imgsmith {
@@ -46,8 +46,8 @@ void read_config(const BlobStore& store, const std::string& path, ResolvedImage&
   try {
     image.config = json::parse(text);
   } catch (const json::exception& e) {
-    throw InputError(store.name() + ": image config '" + path + "' is not valid JSON (" +
-                     e.what() + ")");
+    throw InputError(store.name() + ": image config '" + path + "' is not valid JSON (" + e.what() +
+                     ")");
   }
   if (!image.config.is_object())
     throw InputError(store.name() + ": image config '" + path + "' is not a JSON object");
@@ -83,8 +83,8 @@ ResolvedImage from_docker_manifest(const BlobStore& store, const ImageSelector& 
       for (const auto& tag : *t)
         if (tag.is_string()) tags.push_back(tag.get<std::string>());
     all_tags.insert(all_tags.end(), tags.begin(), tags.end());
-    const bool wanted = selector.image.empty() ||
-                        std::find(tags.begin(), tags.end(), selector.image) != tags.end();
+    const bool wanted =
+        selector.image.empty() || std::find(tags.begin(), tags.end(), selector.image) != tags.end();
     if (wanted && chosen == nullptr) chosen = &item;
   }
   if (chosen == nullptr) {
@@ -100,8 +100,7 @@ ResolvedImage from_docker_manifest(const BlobStore& store, const ImageSelector& 
     for (const auto& tag : *t)
       if (tag.is_string()) image.tags.push_back(tag.get<std::string>());
   if (manifest.size() > 1 && selector.image.empty())
-    image.warnings.push_back(store.name() + ": the save holds " +
-                             std::to_string(manifest.size()) +
+    image.warnings.push_back(store.name() + ": the save holds " + std::to_string(manifest.size()) +
                              " images; analysing the first (choose another with --image)");
   const std::string config = string_at(*chosen, "Config");
   if (config.empty()) throw InputError(store.name() + ": manifest.json names no Config");
@@ -253,8 +252,8 @@ ResolvedImage from_index(const BlobStore& store, const json& index, const ImageS
   if (!selector.image.empty() && depth == 0 && seen_platforms.empty()) {
     std::string list;
     for (const auto& n : seen_names) list += (list.empty() ? "" : ", ") + n;
-    throw InputError(store.name() + ": no image named '" + selector.image + "'; it holds: " +
-                     (list.empty() ? "unnamed images" : list));
+    throw InputError(store.name() + ": no image named '" + selector.image +
+                     "'; it holds: " + (list.empty() ? "unnamed images" : list));
   }
   std::string list;
   for (const auto& p : seen_platforms) list += (list.empty() ? "" : ", ") + p;
@@ -289,7 +288,7 @@ ResolvedImage resolve_image(const BlobStore& store, const ImageSelector& selecto
   if (store.contains("manifest.json")) return from_docker_manifest(store, selector);
   if (store.contains("index.json")) {
     const json index = parse_json(store, "index.json");
-    const std::string format = store.kind() == "directory" ? "oci-layout"
+    const std::string format = store.kind() == "directory"  ? "oci-layout"
                                : store.kind() == "registry" ? "registry"
                                                             : "oci-archive";
     return from_index(store, index, selector, format, {}, 0);

@@ -64,8 +64,8 @@ bool all_zero(const char* p, std::size_t n) {
 }
 
 // "LEN key=value\n" records; only the keys that change what we report.
-void apply_pax(const std::string& data, std::string& path, std::string& link,
-               std::uint64_t& size, bool& has_size) {
+void apply_pax(const std::string& data, std::string& path, std::string& link, std::uint64_t& size,
+               bool& has_size) {
   std::size_t pos = 0;
   while (pos < data.size()) {
     const std::size_t space = data.find(' ', pos);
@@ -80,14 +80,18 @@ void apply_pax(const std::string& data, std::string& path, std::string& link,
     const std::size_t eq = record.find('=');
     if (eq != std::string::npos) {
       const std::string key = record.substr(0, eq), value = record.substr(eq + 1);
-      if (key == "path") path = value;
-      else if (key == "linkpath") link = value;
+      if (key == "path")
+        path = value;
+      else if (key == "linkpath")
+        link = value;
       else if (key == "size") {
         std::uint64_t v = 0;
         bool ok = !value.empty();
         for (char c : value) {
-          if (c < '0' || c > '9') ok = false;
-          else v = v * 10 + static_cast<std::uint64_t>(c - '0');
+          if (c < '0' || c > '9')
+            ok = false;
+          else
+            v = v * 10 + static_cast<std::uint64_t>(c - '0');
         }
         if (ok) {
           size = v;
@@ -132,7 +136,8 @@ std::uint64_t TarReader::skip(std::uint64_t n) {
     done += seeked;
     offset_ += seeked;
     while (done < n) {
-      const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf_.size(), n - done));
+      const std::size_t want =
+          static_cast<std::size_t>(std::min<std::uint64_t>(buf_.size(), n - done));
       const std::size_t got = in_.read(buf_.data(), want);
       if (got == 0) break;
       done += got;
@@ -152,7 +157,8 @@ std::string TarReader::read_data(std::uint64_t size, const char* what) {
   pos_ += n;
   offset_ += n;
   const std::uint64_t padding = (kBlock - size % kBlock) % kBlock;
-  if (skip(padding) < padding) throw InputError(label_ + ": truncated inside a " + what + " header");
+  if (skip(padding) < padding)
+    throw InputError(label_ + ": truncated inside a " + what + " header");
   return data;
 }
 
@@ -175,8 +181,8 @@ std::string TarReader::read_entry_head(std::uint64_t n) {
   n = std::min(n, pending_data_);
   data.reserve(static_cast<std::size_t>(n));
   while (data.size() < n) {
-    const std::size_t got = next_data_chunk(static_cast<std::size_t>(
-        std::min<std::uint64_t>(n - data.size(), buf_.size())));
+    const std::size_t got = next_data_chunk(
+        static_cast<std::size_t>(std::min<std::uint64_t>(n - data.size(), buf_.size())));
     data.append(buf_.data() + pos_, got);
     pos_ += got;
     offset_ += got;
@@ -217,9 +223,9 @@ bool TarReader::next(TarHeader& header) {
     const char* h = buf_.data() + pos_;
     if (all_zero(h, kBlock)) return false;  // end-of-archive marker
     if (!checksum_ok(h))
-      throw InputError(label_ + (first_ ? ": not a tar archive (bad header checksum)"
-                                        : ": corrupt tar header at offset " +
-                                              std::to_string(offset_)));
+      throw InputError(label_ +
+                       (first_ ? ": not a tar archive (bad header checksum)"
+                               : ": corrupt tar header at offset " + std::to_string(offset_)));
     first_ = false;
     const char type = h[156] == '\0' ? '0' : h[156];
     std::uint64_t size = 0;
@@ -253,12 +259,17 @@ bool TarReader::next(TarHeader& header) {
         long_link = read_data(size, "GNU long link");
         long_link.resize(strnlen(long_link.c_str(), long_link.size()));
         continue;
-      default: break;
+      default:
+        break;
     }
-    if (!pax_path.empty()) header.path = pax_path;
-    else if (!long_path.empty()) header.path = long_path;
-    if (!pax_link.empty()) header.link = pax_link;
-    else if (!long_link.empty()) header.link = long_link;
+    if (!pax_path.empty())
+      header.path = pax_path;
+    else if (!long_path.empty())
+      header.path = long_path;
+    if (!pax_link.empty())
+      header.link = pax_link;
+    else if (!long_link.empty())
+      header.link = long_link;
     header.type = type;
     if (has_pax_size) size = pax_size;
     // Links, directories and devices carry no data, whatever the size field

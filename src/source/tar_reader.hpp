@@ -68,8 +68,8 @@ class TarReader {
 template <typename Sink>
 void TarReader::stream_entry_data(Sink&& sink) {
   while (pending_data_ > 0) {
-    const std::size_t got = next_data_chunk(static_cast<std::size_t>(
-        std::min<std::uint64_t>(pending_data_, buf_.size())));
+    const std::size_t got = next_data_chunk(
+        static_cast<std::size_t>(std::min<std::uint64_t>(pending_data_, buf_.size())));
     sink(buf_.data() + pos_, got);
     pos_ += got;
     offset_ += got;

@@ -62,7 +62,8 @@ GrowingRegion::GrowingRegion(std::size_t max_bytes) {
   // limit on address space (ulimit -v) may refuse a large reservation:
   // then a smaller one, down to 64 MiB.
   for (std::size_t want = round_up(max_bytes); want >= (64u << 20); want /= 2) {
-    void* raw = ::mmap(nullptr, want + kHugePage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* raw = ::mmap(nullptr, want + kHugePage, PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (raw == MAP_FAILED) continue;
     mapping_ = raw;
     mapping_size_ = want + kHugePage;
@@ -84,7 +85,8 @@ void* GrowingRegion::extend(std::size_t bytes, std::size_t align) {
   if (at + bytes > committed_) {
     // Committed in huge-page steps: one system call per 2 MiB at most.
     const std::size_t upto = std::min(reserved_, round_up(at + bytes));
-    if (::mprotect(base_ + committed_, upto - committed_, PROT_READ | PROT_WRITE) != 0) throw std::bad_alloc();
+    if (::mprotect(base_ + committed_, upto - committed_, PROT_READ | PROT_WRITE) != 0)
+      throw std::bad_alloc();
     ::madvise(base_ + committed_, upto - committed_, MADV_HUGEPAGE);  // advice only
     committed_ = upto;
   }

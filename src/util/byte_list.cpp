@@ -75,11 +75,13 @@ void ByteList::spill() {
   }
   for (const auto& block : blocks_) {
     for (std::size_t done = 0; done < kBlock;) {
-      const ssize_t wrote = ::pwrite(fd_, block.get() + done, kBlock - done, static_cast<off_t>(spilled_ + done));
+      const ssize_t wrote =
+          ::pwrite(fd_, block.get() + done, kBlock - done, static_cast<off_t>(spilled_ + done));
       if (wrote < 0 && errno == EINTR) continue;
       if (wrote <= 0)
         throw InputError("a temporary file in " + temporary_directory() + ": " +
-                         std::strerror(wrote < 0 ? errno : ENOSPC) + "; set TMPDIR to a directory with room");
+                         std::strerror(wrote < 0 ? errno : ENOSPC) +
+                         "; set TMPDIR to a directory with room");
       done += static_cast<std::size_t>(wrote);
     }
     spilled_ += kBlock;
@@ -111,7 +113,8 @@ void ByteList::Reader::fill() {
   const std::size_t want = std::min(kBuffer, list_->spilled_ - pos_);
   std::size_t got = 0;
   while (got < want) {
-    const ssize_t n = ::pread(list_->fd_, buffer_.get() + got, want - got, static_cast<off_t>(pos_ + got));
+    const ssize_t n =
+        ::pread(list_->fd_, buffer_.get() + got, want - got, static_cast<off_t>(pos_ + got));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0)
       throw InputError(std::string("reading back a temporary file: ") +

@@ -87,7 +87,8 @@ std::vector<bool> literal_mask(std::string_view pattern) {
       literal[i] = false;
       // The '/' of "**/" is optional ("**/" also stands for no directory),
       // so it is no literal a match must contain.
-      if (pattern[i] == '*' && i + 2 < pattern.size() && pattern[i + 1] == '*' && pattern[i + 2] == '/') {
+      if (pattern[i] == '*' && i + 2 < pattern.size() && pattern[i + 1] == '*' &&
+          pattern[i + 2] == '/') {
         literal[i + 1] = false;
         literal[i + 2] = false;
         i += 2;
@@ -175,7 +176,8 @@ static bool has_prefix(std::string_view text, const std::string& prefix) {
 
 static bool has_suffix(std::string_view text, const std::string& suffix) {
   if (suffix.empty()) return true;
-  if (text.size() < suffix.size() || text[text.size() - suffix.size()] != suffix.front()) return false;
+  if (text.size() < suffix.size() || text[text.size() - suffix.size()] != suffix.front())
+    return false;
   return std::memcmp(text.data() + text.size() - suffix.size(), suffix.data(), suffix.size()) == 0;
 }
 

@@ -1,10 +1,11 @@
 #include "imgsmith/util/size.hpp"
-#include "imgsmith/util/text.hpp"
 
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <string>
+
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith {
 namespace {
@@ -17,11 +18,23 @@ std::optional<long double> unit_multiplier(const std::string& unit) {
   static constexpr long double k = 1000.0L;
   static constexpr long double ki = 1024.0L;
   static const Unit units[] = {
-      {"", 1},          {"b", 1},
-      {"k", k},         {"kb", k},          {"m", k * k},           {"mb", k * k},
-      {"g", k * k * k}, {"gb", k * k * k},  {"t", k * k * k * k},   {"tb", k * k * k * k},
-      {"ki", ki},       {"kib", ki},        {"mi", ki * ki},        {"mib", ki * ki},
-      {"gi", ki * ki * ki}, {"gib", ki * ki * ki}, {"ti", ki * ki * ki * ki},
+      {"", 1},
+      {"b", 1},
+      {"k", k},
+      {"kb", k},
+      {"m", k * k},
+      {"mb", k * k},
+      {"g", k * k * k},
+      {"gb", k * k * k},
+      {"t", k * k * k * k},
+      {"tb", k * k * k * k},
+      {"ki", ki},
+      {"kib", ki},
+      {"mi", ki * ki},
+      {"mib", ki * ki},
+      {"gi", ki * ki * ki},
+      {"gib", ki * ki * ki},
+      {"ti", ki * ki * ki * ki},
       {"tib", ki * ki * ki * ki},
   };
   for (const auto& u : units)
@@ -35,10 +48,12 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
   text = trim(text);
   std::size_t i = 0;
   bool seen_digit = false, seen_dot = false;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) ||
-                             (text[i] == '.' && !seen_dot))) {
-    if (text[i] == '.') seen_dot = true;
-    else seen_digit = true;
+  while (i < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[i])) || (text[i] == '.' && !seen_dot))) {
+    if (text[i] == '.')
+      seen_dot = true;
+    else
+      seen_digit = true;
     ++i;
   }
   if (!seen_digit) return std::nullopt;

@@ -67,13 +67,26 @@ int cuDeviceTotalMem_v2(size_t* bytes, int dev) {
 
 int cuGetErrorName(int error, const char** name) {
   switch (error) {
-    case 34: *name = "CUDA_ERROR_STUB_LIBRARY"; return 0;
-    case 35: *name = "CUDA_ERROR_INSUFFICIENT_DRIVER"; return 0;
-    case 100: *name = "CUDA_ERROR_NO_DEVICE"; return 0;
-    case 802: *name = "CUDA_ERROR_SYSTEM_NOT_READY"; return 0;
-    case 222: *name = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"; return 0;
-    case 999: *name = "CUDA_ERROR_UNKNOWN"; return 0;
-    default: return 1;
+    case 34:
+      *name = "CUDA_ERROR_STUB_LIBRARY";
+      return 0;
+    case 35:
+      *name = "CUDA_ERROR_INSUFFICIENT_DRIVER";
+      return 0;
+    case 100:
+      *name = "CUDA_ERROR_NO_DEVICE";
+      return 0;
+    case 802:
+      *name = "CUDA_ERROR_SYSTEM_NOT_READY";
+      return 0;
+    case 222:
+      *name = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
+      return 0;
+    case 999:
+      *name = "CUDA_ERROR_UNKNOWN";
+      return 0;
+    default:
+      return 1;
   }
 }
 
@@ -83,7 +96,10 @@ int cuDevicePrimaryCtxRetain(void** ctx, int dev) {
   *ctx = (void*)1;
   return 0;
 }
-int cuCtxSetCurrent(void* ctx) { (void)ctx; return 0; }
+int cuCtxSetCurrent(void* ctx) {
+  (void)ctx;
+  return 0;
+}
 int cuCtxSynchronize(void) { return 0; }
 int cuModuleLoadData(void** module, const void* image) {
   (void)image;
@@ -96,19 +112,69 @@ int cuModuleGetFunction(void** f, void* module, const char* name) {
   *f = NULL;
   return 500; /* CUDA_ERROR_NOT_FOUND */
 }
-int cuMemAlloc_v2(unsigned long long* p, size_t n) { (void)n; *p = 0; return 2; }
-int cuMemFree_v2(unsigned long long p) { (void)p; return 0; }
-int cuMemHostAlloc(void** p, size_t n, unsigned flags) { (void)n; (void)flags; *p = NULL; return 2; }
-int cuMemFreeHost(void* p) { (void)p; return 0; }
-int cuMemcpyHtoD_v2(unsigned long long d, const void* h, size_t n) { (void)d; (void)h; (void)n; return 0; }
-int cuMemcpyDtoH_v2(void* h, unsigned long long d, size_t n) { (void)d; (void)h; (void)n; return 0; }
-int cuEventCreate(void** e, unsigned flags) { (void)flags; *e = (void*)1; return 0; }
-int cuEventRecord(void* e, void* s) { (void)e; (void)s; return 0; }
-int cuEventSynchronize(void* e) { (void)e; return 0; }
-int cuEventElapsedTime(float* ms, void* a, void* b) { (void)a; (void)b; *ms = 1.0f; return 0; }
-int cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                   unsigned shared, void* stream, void** params, void** extra) {
-  (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz;
-  (void)shared; (void)stream; (void)params; (void)extra;
+int cuMemAlloc_v2(unsigned long long* p, size_t n) {
+  (void)n;
+  *p = 0;
+  return 2;
+}
+int cuMemFree_v2(unsigned long long p) {
+  (void)p;
+  return 0;
+}
+int cuMemHostAlloc(void** p, size_t n, unsigned flags) {
+  (void)n;
+  (void)flags;
+  *p = NULL;
+  return 2;
+}
+int cuMemFreeHost(void* p) {
+  (void)p;
+  return 0;
+}
+int cuMemcpyHtoD_v2(unsigned long long d, const void* h, size_t n) {
+  (void)d;
+  (void)h;
+  (void)n;
+  return 0;
+}
+int cuMemcpyDtoH_v2(void* h, unsigned long long d, size_t n) {
+  (void)d;
+  (void)h;
+  (void)n;
+  return 0;
+}
+int cuEventCreate(void** e, unsigned flags) {
+  (void)flags;
+  *e = (void*)1;
+  return 0;
+}
+int cuEventRecord(void* e, void* s) {
+  (void)e;
+  (void)s;
+  return 0;
+}
+int cuEventSynchronize(void* e) {
+  (void)e;
+  return 0;
+}
+int cuEventElapsedTime(float* ms, void* a, void* b) {
+  (void)a;
+  (void)b;
+  *ms = 1.0f;
+  return 0;
+}
+int cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                   unsigned bz, unsigned shared, void* stream, void** params, void** extra) {
+  (void)f;
+  (void)gx;
+  (void)gy;
+  (void)gz;
+  (void)bx;
+  (void)by;
+  (void)bz;
+  (void)shared;
+  (void)stream;
+  (void)params;
+  (void)extra;
   return 0;
 }

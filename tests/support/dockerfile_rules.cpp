@@ -1,9 +1,8 @@
 #include "dockerfile_rules.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cctype>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
@@ -23,7 +22,9 @@ std::vector<std::string> words(const std::string& s) {
   return out;
 }
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 // The image a FROM names: the first word that is not a --flag.
 std::string from_image(const std::string& args) {
@@ -60,7 +61,8 @@ std::vector<std::vector<std::string>> pip_installs(const std::string& run) {
   std::vector<std::vector<std::string>> out;
   const auto w = words(run);
   for (std::size_t i = 0; i + 1 < w.size(); ++i) {
-    const bool pip = w[i] == "pip" || (w[i].size() > 4 && w[i].compare(w[i].size() - 4, 4, "/pip") == 0);
+    const bool pip =
+        w[i] == "pip" || (w[i].size() > 4 && w[i].compare(w[i].size() - 4, 4, "/pip") == 0);
     if (!pip || w[i + 1] != "install") continue;
     std::vector<std::string> args;
     for (std::size_t j = i + 2; j < w.size(); ++j) {
@@ -100,8 +102,9 @@ Dockerfile parse_dockerfile(const std::string& text) {
     if (more) trimmed.pop_back();
     if (!continuing) {
       const auto space = trimmed.find_first_of(" \t");
-      current = Instruction{upper(trimmed.substr(0, space)),
-                            space == std::string::npos ? "" : trimmed.substr(space + 1), number, -1};
+      current =
+          Instruction{upper(trimmed.substr(0, space)),
+                      space == std::string::npos ? "" : trimmed.substr(space + 1), number, -1};
     } else {
       current.args += " " + trimmed;
     }
@@ -123,10 +126,12 @@ std::vector<std::string> check_rules(const std::string& text, const RuleContext&
   };
   const int final_stage = static_cast<int>(d.stage_images.size()) - 1;
 
-  if (d.stage_images.size() < 2) fail("multi-stage", nullptr, "one FROM; the build needs its own stage");
+  if (d.stage_images.size() < 2)
+    fail("multi-stage", nullptr, "one FROM; the build needs its own stage");
   const bool syntax = !d.comments.empty() && d.comments.front().rfind("# syntax=", 0) == 0;
   if (syntax != context.syntax_line)
-    fail("syntax", nullptr, syntax ? "a # syntax= line nobody asked for" : "the # syntax= line is missing");
+    fail("syntax", nullptr,
+         syntax ? "a # syntax= line nobody asked for" : "the # syntax= line is missing");
 
   std::vector<bool> stage_has_pipefail(d.stage_images.size(), false);
   bool code_copied = false;
@@ -154,7 +159,8 @@ std::vector<std::string> check_rules(const std::string& text, const RuleContext&
         fail("no-compiler", &i, "the final stage is a devel image, which holds nvcc");
     }
     if (i.keyword == "ADD") fail("DL3020", &i, "ADD instead of COPY");
-    if (i.keyword == "SHELL" && has(i.args, "pipefail")) stage_has_pipefail[static_cast<std::size_t>(i.stage)] = true;
+    if (i.keyword == "SHELL" && has(i.args, "pipefail"))
+      stage_has_pipefail[static_cast<std::size_t>(i.stage)] = true;
     if (i.keyword == "COPY") {
       static const std::regex kFrom(R"(--from=(\S+))");
       std::smatch m;
@@ -170,25 +176,31 @@ std::vector<std::string> check_rules(const std::string& text, const RuleContext&
       const auto packages = apt_packages(i.args);
       if (!packages.empty()) {
         for (const auto& p : packages)
-          if (!has(p, "=") &&
-              std::find(context.declared_apt.begin(), context.declared_apt.end(), p) == context.declared_apt.end())
+          if (!has(p, "=") && std::find(context.declared_apt.begin(), context.declared_apt.end(),
+                                        p) == context.declared_apt.end())
             fail("DL3008", &i, "apt package " + p + " is not pinned");
-        if (!has(i.args, "--no-install-recommends")) fail("DL3015", &i, "apt-get install without --no-install-recommends");
+        if (!has(i.args, "--no-install-recommends"))
+          fail("DL3015", &i, "apt-get install without --no-install-recommends");
         if (!has(i.args, "target=/var/lib/apt") && !has(i.args, "rm -rf /var/lib/apt/lists"))
           fail("DL3009", &i, "apt lists stay in the layer");
         if (in_final)
           for (const auto& p : packages) {
-            for (const char* compiler : {"cuda-nvcc", "cuda-toolkit", "build-essential", "g++", "gcc", "cmake", "clang"})
-              if (p.rfind(compiler, 0) == 0 && !(context.runtime_compiler && p.rfind("gcc=", 0) == 0))
+            for (const char* compiler :
+                 {"cuda-nvcc", "cuda-toolkit", "build-essential", "g++", "gcc", "cmake", "clang"})
+              if (p.rfind(compiler, 0) == 0 &&
+                  !(context.runtime_compiler && p.rfind("gcc=", 0) == 0))
                 fail("no-compiler", &i, "installs " + p + " in the final stage");
-            const bool documented = std::any_of(d.comments.begin(), d.comments.end(),
-                                                [](const std::string& c) { return has(c, "Triton"); });
+            const bool documented =
+                std::any_of(d.comments.begin(), d.comments.end(),
+                            [](const std::string& c) { return has(c, "Triton"); });
             if (context.runtime_compiler && p.rfind("gcc=", 0) == 0 && !documented)
-              fail("no-compiler", &i, "installs gcc in the final stage without saying why (Triton)");
+              fail("no-compiler", &i,
+                   "installs gcc in the final stage without saying why (Triton)");
             // Headers are for compiling: only Triton's documented case.
             static const std::regex kPythonDev(R"(^(lib)?python3\.\d+-dev(=|$))");
             if (std::regex_search(p, kPythonDev) && !context.runtime_compiler)
-              fail("no-compiler", &i, "installs " + p + " (headers to compile against) in the final stage");
+              fail("no-compiler", &i,
+                   "installs " + p + " (headers to compile against) in the final stage");
           }
       }
       for (const auto& args : pip_installs(i.args)) {
@@ -196,7 +208,8 @@ std::vector<std::string> check_rules(const std::string& text, const RuleContext&
         deps_installed = true;
         for (std::size_t k = 0; k < args.size(); ++k) {
           // The project itself, with its extras: '.[gpu]'.
-          if (args[k] == "." || args[k].rfind(".[", 0) == 0 || args[k].rfind("'.[", 0) == 0) continue;
+          if (args[k] == "." || args[k].rfind(".[", 0) == 0 || args[k].rfind("'.[", 0) == 0)
+            continue;
           std::string a = args[k];
           if (a.front() == '\'') a = a.substr(1);
           if (!std::regex_search(a, std::regex("(==|>=|<=|~=|!=|<|>|@)")))
@@ -234,11 +247,14 @@ std::vector<std::string> check_rules(const std::string& text, const RuleContext&
         if (std::regex_search(i.args, m, kCache)) env_cache = m[1].str();
       }
       if (i.keyword == "WORKDIR") final_workdirs.push_back(i.args);
-      if ((i.keyword == "COPY" && has(i.args, "--chown")) || (i.keyword == "RUN" && has(i.args, "chown -R")))
+      if ((i.keyword == "COPY" && has(i.args, "--chown")) ||
+          (i.keyword == "RUN" && has(i.args, "chown -R")))
         code_given_to_user = true;
       if (i.keyword == "USER") last_user = i.args;
-      if (i.keyword == "LABEL" && has(i.args, "org.opencontainers.image.title=")) final_has_labels = true;
-      if (i.keyword == "ENV" && has(i.args, "NVIDIA_VISIBLE_DEVICES") && has(i.args, "NVIDIA_DRIVER_CAPABILITIES"))
+      if (i.keyword == "LABEL" && has(i.args, "org.opencontainers.image.title="))
+        final_has_labels = true;
+      if (i.keyword == "ENV" && has(i.args, "NVIDIA_VISIBLE_DEVICES") &&
+          has(i.args, "NVIDIA_DRIVER_CAPABILITIES"))
         final_nvidia_env = true;
       if (i.keyword == "ENTRYPOINT") entrypoint = i.args;
       if (i.keyword == "CMD") cmd = i.args;
@@ -252,22 +268,28 @@ std::vector<std::string> check_rules(const std::string& text, const RuleContext&
       fail("home", nullptr, "the user " + user + " is created without --home-dir");
     } else {
       if (std::find(final_workdirs.begin(), final_workdirs.end(), home_dir) != final_workdirs.end())
-        fail("home", nullptr, "the home " + home_dir + " is the code directory, which the user cannot write");
-      if (home_owned_by != user) fail("home", nullptr, "the home " + home_dir + " is not created owned by " + user);
+        fail("home", nullptr,
+             "the home " + home_dir + " is the code directory, which the user cannot write");
+      if (home_owned_by != user)
+        fail("home", nullptr, "the home " + home_dir + " is not created owned by " + user);
       if (env_home != home_dir) fail("home", nullptr, "HOME is not set to " + home_dir);
       if (env_cache.rfind(home_dir + "/", 0) != 0)
         fail("home", nullptr, "XDG_CACHE_HOME is not under " + home_dir);
     }
   }
-  if (code_given_to_user) fail("read-only-code", nullptr, "the code is handed to the run-time user to change");
-  for (const auto& [what, value] : {std::pair<std::string, std::string>{"CMD", cmd}, {"ENTRYPOINT", entrypoint}}) {
+  if (code_given_to_user)
+    fail("read-only-code", nullptr, "the code is handed to the run-time user to change");
+  for (const auto& [what, value] :
+       {std::pair<std::string, std::string>{"CMD", cmd}, {"ENTRYPOINT", entrypoint}}) {
     if (value.empty()) continue;
     const auto parsed = nlohmann::json::parse(value, nullptr, false);
-    if (parsed.is_discarded() || !parsed.is_array()) fail("DL3025", nullptr, what + " is not in JSON form: " + value);
+    if (parsed.is_discarded() || !parsed.is_array())
+      fail("DL3025", nullptr, what + " is not in JSON form: " + value);
   }
   if (cmd.empty()) fail("cmd", nullptr, "no CMD");
   if (context.expect_probe != has(entrypoint, "imgsmith-probe"))
-    fail("probe", nullptr, context.expect_probe ? "the probe is not the entrypoint" : "a probe nobody asked for");
+    fail("probe", nullptr,
+         context.expect_probe ? "the probe is not the entrypoint" : "a probe nobody asked for");
   if (!final_has_labels) fail("labels", nullptr, "no OCI labels on the final stage");
   const std::string final_image = d.stage_images.empty() ? "" : d.stage_images.back();
   if (context.gpu && !has(final_image, "nvidia/cuda:") && !final_nvidia_env)

@@ -12,7 +12,7 @@ struct Instruction {
   std::string keyword;  // upper case: FROM, RUN, COPY...
   std::string args;     // continuation lines joined with spaces
   int line = 0;
-  int stage = -1;       // index of the FROM it belongs to
+  int stage = -1;  // index of the FROM it belongs to
 };
 
 struct Dockerfile {

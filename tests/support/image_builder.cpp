@@ -62,8 +62,7 @@ struct Writer {
       archive_entry_set_size(e, type == AE_IFREG ? static_cast<la_int64_t>(data.size()) : 0);
     }
     check(a, archive_write_header(a, e));
-    if (!hard && type == AE_IFREG && !data.empty())
-      archive_write_data(a, data.data(), data.size());
+    if (!hard && type == AE_IFREG && !data.empty()) archive_write_data(a, data.data(), data.size());
     archive_entry_free(e);
   }
   std::string finish() {
@@ -78,9 +77,12 @@ json descriptor(const std::string& media_type, const std::string& bytes) {
 
 const char* layer_media_type(Encoding e) {
   switch (e) {
-    case Encoding::Gzip: return "application/vnd.oci.image.layer.v1.tar+gzip";
-    case Encoding::Zstd: return "application/vnd.oci.image.layer.v1.tar+zstd";
-    default: return "application/vnd.oci.image.layer.v1.tar";
+    case Encoding::Gzip:
+      return "application/vnd.oci.image.layer.v1.tar+gzip";
+    case Encoding::Zstd:
+      return "application/vnd.oci.image.layer.v1.tar+zstd";
+    default:
+      return "application/vnd.oci.image.layer.v1.tar";
   }
 }
 
@@ -138,10 +140,18 @@ std::string layer_tar(const Layer& layer) {
   Writer w(false, Encoding::None);
   for (const auto& e : layer.entries) {
     switch (e.kind) {
-      case Entry::File: w.add(e.path, AE_IFREG, e.content, "", false); break;
-      case Entry::Dir: w.add(e.path + "/", AE_IFDIR, "", "", false); break;
-      case Entry::Symlink: w.add(e.path, AE_IFLNK, "", e.link, false); break;
-      case Entry::Hardlink: w.add(e.path, AE_IFREG, "", e.link, true); break;
+      case Entry::File:
+        w.add(e.path, AE_IFREG, e.content, "", false);
+        break;
+      case Entry::Dir:
+        w.add(e.path + "/", AE_IFDIR, "", "", false);
+        break;
+      case Entry::Symlink:
+        w.add(e.path, AE_IFLNK, "", e.link, false);
+        break;
+      case Entry::Hardlink:
+        w.add(e.path, AE_IFREG, "", e.link, true);
+        break;
     }
   }
   std::string tar = w.finish();
@@ -171,9 +181,12 @@ std::string hex_of(const std::string& digest) { return digest.substr(digest.find
 std::string tar_of(const std::vector<Member>& members) {
   Writer w(false, Encoding::None);
   for (const auto& m : members) {
-    if (!m.symlink.empty()) w.add(m.path, AE_IFLNK, "", m.symlink, false);
-    else if (!m.path.empty() && m.path.back() == '/') w.add(m.path, AE_IFDIR, "", "", false);
-    else w.add(m.path, AE_IFREG, m.data, "", false);
+    if (!m.symlink.empty())
+      w.add(m.path, AE_IFLNK, "", m.symlink, false);
+    else if (!m.path.empty() && m.path.back() == '/')
+      w.add(m.path, AE_IFDIR, "", "", false);
+    else
+      w.add(m.path, AE_IFREG, m.data, "", false);
   }
   return w.finish();
 }
@@ -193,9 +206,13 @@ const std::vector<OddName>& odd_names() {
         {"odd/esc\x1b[2J\x1b[31mred", true},
         {"odd/bytes-\xff\xfe\xc3", false},
         {"odd/del\x7f", true},
-        {"odd/c1-\xc2\x9b" "2J", true},
+        {"odd/c1-\xc2\x9b"
+         "2J",
+         true},
         {"odd/bidi-\xe2\x80\xaetxt.exe", true},
-        {"odd/na\xc3\xafve-\xc3\xbcnic\xc3\xb8" "de", true},
+        {"odd/na\xc3\xafve-\xc3\xbcnic\xc3\xb8"
+         "de",
+         true},
         {long_name, true},
     };
   }();
@@ -214,7 +231,8 @@ Image odd_names_image() {
   }
   base.entries.push_back(hardlink("odd/link-\xe9", "odd/missing-\xe9"));
   Layer next;
-  next.created_by = "RUN \x1b[2J\rprintf '\\n' && " + std::string(42, 'a') + "\xc3\xa9\xc3\xa9 done";
+  next.created_by =
+      "RUN \x1b[2J\rprintf '\\n' && " + std::string(42, 'a') + "\xc3\xa9\xc3\xa9 done";
   next.entries.push_back(whiteout(odd_names()[0].path));
   next.entries.push_back(file(odd_names()[4].path, 5000));
   image.layers = {base, next};
@@ -232,12 +250,13 @@ json Image::config() const {
     Layer plain = layers[i];
     plain.encoding = Encoding::None;
     c["rootfs"]["diff_ids"].push_back(sha256(layer_tar(plain)));
-    c["history"].push_back({{"created_by", layers[i].created_by.empty()
-                                                ? "RUN layer " + std::to_string(i)
-                                                : layers[i].created_by}});
+    c["history"].push_back(
+        {{"created_by",
+          layers[i].created_by.empty() ? "RUN layer " + std::to_string(i) : layers[i].created_by}});
   }
   for (const auto& [before, text] : empty_history)
-    if (before >= layers.size()) c["history"].push_back({{"created_by", text}, {"empty_layer", true}});
+    if (before >= layers.size())
+      c["history"].push_back({{"created_by", text}, {"empty_layer", true}});
   return c;
 }
 
@@ -265,7 +284,8 @@ std::string docker_legacy_save(const Image& image) {
   const std::string config = image.config_bytes();
   const std::string config_name = hex_of(sha256(config)) + ".json";
   members.push_back({config_name, config, ""});
-  json manifest = json::array({{{"Config", config_name}, {"RepoTags", {image.tag}}, {"Layers", layers}}});
+  json manifest =
+      json::array({{{"Config", config_name}, {"RepoTags", {image.tag}}, {"Layers", layers}}});
   members.push_back({"manifest.json", manifest.dump(), ""});
   members.push_back({"repositories", "{}", ""});
   return tar_of(members);
@@ -286,11 +306,13 @@ std::string docker25_save(const Image& image) {
                  {{{"mediaType", "application/vnd.oci.image.manifest.v1+json"},
                    {"digest", sha256(parts.manifest)},
                    {"size", parts.manifest.size()},
-                   {"annotations", {{"io.containerd.image.name", "docker.io/" + image.tag},
-                                    {"org.opencontainers.image.ref.name", "1"}}}}}}};
+                   {"annotations",
+                    {{"io.containerd.image.name", "docker.io/" + image.tag},
+                     {"org.opencontainers.image.ref.name", "1"}}}}}}};
   members.push_back({"index.json", index.dump(), ""});
   json layers = json::array();
-  for (const auto& l : plain.layers) layers.push_back("blobs/sha256/" + hex_of(sha256(layer_tar(l))));
+  for (const auto& l : plain.layers)
+    layers.push_back("blobs/sha256/" + hex_of(sha256(layer_tar(l))));
   json manifest = json::array({{{"Config", "blobs/sha256/" + hex_of(sha256(plain.config_bytes()))},
                                 {"RepoTags", {image.tag}},
                                 {"Layers", layers}}});
@@ -310,7 +332,8 @@ std::string containerd_save(const Image& image) {
                    {"size", parts.manifest.size()}}}}};
   members.push_back({"index.json", index.dump(), ""});
   json layers = json::array();
-  for (const auto& l : image.layers) layers.push_back("blobs/sha256/" + hex_of(sha256(layer_tar(l))));
+  for (const auto& l : image.layers)
+    layers.push_back("blobs/sha256/" + hex_of(sha256(layer_tar(l))));
   json manifest = json::array({{{"Config", "blobs/sha256/" + hex_of(sha256(image.config_bytes()))},
                                 {"RepoTags", {image.tag}},
                                 {"Layers", layers}}});
@@ -344,10 +367,11 @@ std::vector<Member> oci_multi_platform(const std::vector<Image>& images) {
   for (const auto& image : images) {
     OciParts parts = oci_parts(image);
     for (auto& b : parts.blobs) members.push_back(b);
-    list["manifests"].push_back({{"mediaType", "application/vnd.oci.image.manifest.v1+json"},
-                                 {"digest", sha256(parts.manifest)},
-                                 {"size", parts.manifest.size()},
-                                 {"platform", {{"os", image.os}, {"architecture", image.architecture}}}});
+    list["manifests"].push_back(
+        {{"mediaType", "application/vnd.oci.image.manifest.v1+json"},
+         {"digest", sha256(parts.manifest)},
+         {"size", parts.manifest.size()},
+         {"platform", {{"os", image.os}, {"architecture", image.architecture}}}});
     // BuildKit's provenance attestation rides along as unknown/unknown, and
     // comes first here so that a reader that does not skip it fails.
     Image attestation;

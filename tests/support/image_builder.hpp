@@ -4,10 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace imgsmith::testing {
 
@@ -25,8 +24,8 @@ Entry file_with(std::string path, std::string content);
 Entry dir(std::string path);
 Entry soft_link(std::string path, std::string target);
 Entry hardlink(std::string path, std::string target);
-Entry whiteout(const std::string& deleted_path);      // DIR/.wh.NAME
-Entry opaque(const std::string& directory);           // DIR/.wh..wh..opq
+Entry whiteout(const std::string& deleted_path);  // DIR/.wh.NAME
+Entry opaque(const std::string& directory);       // DIR/.wh..wh..opq
 
 struct Layer {
   std::vector<Entry> entries;
@@ -38,7 +37,7 @@ struct Layer {
 // The blob bytes of a layer, and its uncompressed tar.
 std::string layer_tar(const Layer& layer);
 std::string encode(const std::string& bytes, Encoding encoding);
-std::string sha256(const std::string& bytes);  // "sha256:<hex>"
+std::string sha256(const std::string& bytes);   // "sha256:<hex>"
 std::string hex_of(const std::string& digest);  // "sha256:abc" -> "abc"
 
 // A member of an outer tar, in the order given.

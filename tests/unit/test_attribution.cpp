@@ -2,17 +2,15 @@
 // image on a CUDA runtime base: toolkit libraries, nvidia-* wheels, a torch
 // tree, a dpkg database, caches, weights, and layers that hide bytes.
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-
 #include "image_builder.hpp"
-#include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/attribution/attribution.hpp"
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/attribution/findings.hpp"
 #include "imgsmith/gate/gate.hpp"
+#include "imgsmith/inputs/inputs.hpp"
+#include "imgsmith/util/error.hpp"
 
 using namespace imgsmith;
 using namespace imgsmith::testing;
@@ -37,35 +35,46 @@ Image torch_on_runtime_image() {
       Layer{{dir("usr"), dir("usr/bin"), file("usr/bin/bash", 800),
              file("usr/lib/x86_64-linux-gnu/libc.so.6", 1200),
              file("usr/share/doc/bash/copyright", 50),
-             file_with("var/lib/dpkg/info/bash.list", "/.\n/usr\n/usr/bin\n/usr/bin/bash\n"
-                                                      "/usr/share/doc/bash/copyright\n"),
+             file_with("var/lib/dpkg/info/bash.list",
+                       "/.\n/usr\n/usr/bin\n/usr/bin/bash\n"
+                       "/usr/share/doc/bash/copyright\n"),
              // Debian's lists still say /lib; the image keeps it in /usr/lib.
              file_with("var/lib/dpkg/info/libc6:amd64.list", "/lib/x86_64-linux-gnu/libc.so.6\n"),
              file("etc/hostname", 10)},
-            Encoding::None, true, "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04"},
+            Encoding::None,
+            true,
+            "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04"},
       Layer{{file("usr/local/cuda-12.4/targets/x86_64-linux/lib/libcublas.so.12.4.5", 3000),
              file("usr/local/cuda-12.4/targets/x86_64-linux/lib/libcublasLt.so.12", 5000),
              file("usr/lib/x86_64-linux-gnu/libcudnn.so.9", 7000),
              file("usr/local/cuda-12.4/include/cuda.h", 100),
              file("usr/lib/gcc/x86_64-linux-gnu/12/cc1", 900)},
-            Encoding::Gzip, true, "RUN apt-get install cuda-libraries-12-4 libcudnn9 gcc"},
+            Encoding::Gzip,
+            true,
+            "RUN apt-get install cuda-libraries-12-4 libcudnn9 gcc"},
       Layer{{file(kSite + "/nvidia/cublas/lib/libcublas.so.12", 2000),
              file(kSite + "/nvidia/cublas/lib/libcublasLt.so.12", 4000),
              file_with(kSite + "/nvidia_cublas_cu12-12.4.5.8.dist-info/RECORD",
                        "nvidia/cublas/lib/libcublas.so.12,sha256=x,2000\n"
                        "nvidia/cublas/lib/libcublasLt.so.12,sha256=y,4000\n"
                        "nvidia_cublas_cu12-12.4.5.8.dist-info/RECORD,,\n"),
-             file(kSite + "/torch/lib/libtorch_cuda.so", 8000), file(kSite + "/torch/__init__.py", 10),
-             file(kSite + "/requests/api.py", 300),
+             file(kSite + "/torch/lib/libtorch_cuda.so", 8000),
+             file(kSite + "/torch/__init__.py", 10), file(kSite + "/requests/api.py", 300),
              file_with(kSite + "/requests-2.32.3.dist-info/RECORD",
                        "requests/api.py,sha256=z,300\n\"requests-2.32.3.dist-info/RECORD\",,\n"),
              file("root/.cache/pip/http/a/b/c", 600), file("var/lib/apt/lists/deb_bookworm", 400),
              file("tmp/build.log", 20)},
-            Encoding::Gzip, true, "RUN pip install torch requests"},
+            Encoding::Gzip,
+            true,
+            "RUN pip install torch requests"},
       Layer{{file_with("app/model.safetensors", safetensors(2000000)), file("app/main.py", 30),
              file("app/libfoo.a", 700)},
-            Encoding::None, true, "COPY . /app"},
-      Layer{{whiteout("tmp/build.log"), file("app/main.py", 31)}, Encoding::None, true,
+            Encoding::None,
+            true,
+            "COPY . /app"},
+      Layer{{whiteout("tmp/build.log"), file("app/main.py", 31)},
+            Encoding::None,
+            true,
             "RUN rm /tmp/build.log && echo >> /app/main.py"},
   };
   return image;
@@ -77,7 +86,8 @@ struct Fixture {
   Attribution attribution;
   std::vector<Finding> findings;
 
-  explicit Fixture(const RuleSet& rules = builtin_rules()) : Fixture(torch_on_runtime_image(), rules) {}
+  explicit Fixture(const RuleSet& rules = builtin_rules())
+      : Fixture(torch_on_runtime_image(), rules) {}
   explicit Fixture(const Image& image, const RuleSet& rules = builtin_rules()) {
     write_file(tmp / "img.tar", docker_legacy_save(image));
     AnalyzeOptions options;
@@ -158,11 +168,15 @@ TEST_CASE("attribution: gcc-N-base is an OS package, not a compiler") {
   // It holds only docs and is required by libgcc-s1 in every Debian and
   // Ubuntu image; calling it devel-in-final flagged every runtime image.
   Image image;
-  image.layers = {Layer{{file("usr/share/doc/gcc-12-base/copyright", 68),
-                         file_with("var/lib/dpkg/info/gcc-12-base:amd64.list", "/usr/share/doc/gcc-12-base/copyright\n"),
-                         file("usr/bin/x86_64-linux-gnu-gcc-12", 900),
-                         file_with("var/lib/dpkg/info/gcc-12.list", "/usr/bin/x86_64-linux-gnu-gcc-12\n")},
-                        Encoding::None, true, "debootstrap"}};
+  image.layers = {
+      Layer{{file("usr/share/doc/gcc-12-base/copyright", 68),
+             file_with("var/lib/dpkg/info/gcc-12-base:amd64.list",
+                       "/usr/share/doc/gcc-12-base/copyright\n"),
+             file("usr/bin/x86_64-linux-gnu-gcc-12", 900),
+             file_with("var/lib/dpkg/info/gcc-12.list", "/usr/bin/x86_64-linux-gnu-gcc-12\n")},
+            Encoding::None,
+            true,
+            "debootstrap"}};
   const Fixture f(image);
   CHECK(f.bytes("os", "gcc-12-base") == 68);
   CHECK(f.bytes("build-tools", "gcc-12") == 900);
@@ -171,7 +185,9 @@ TEST_CASE("attribution: gcc-N-base is an OS package, not a compiler") {
   CHECK(devel->bytes == 900);
 }
 
-TEST_CASE("findings: with Triton in the image, its C toolchain is not devel-in-final, CUDA's devel files are") {
+TEST_CASE(
+    "findings: with Triton in the image, its C toolchain is not devel-in-final, CUDA's devel files "
+    "are") {
   // Triton compiles its launcher with gcc and Python.h when the app starts
   // (vLLM, SGLang, torch.compile): removing them, as devel-in-final's fix
   // says, would kill the server.
@@ -179,10 +195,10 @@ TEST_CASE("findings: with Triton in the image, its C toolchain is not devel-in-f
     std::vector<Entry> files = {
         file("usr/bin/x86_64-linux-gnu-gcc-12", 900),
         file_with("var/lib/dpkg/info/gcc-12.list", "/usr/bin/x86_64-linux-gnu-gcc-12\n"),
-        file("usr/include/python3.11/Python.h", 300),
-        file("usr/local/cuda-12.4/bin/nvcc", 5000),
+        file("usr/include/python3.11/Python.h", 300), file("usr/local/cuda-12.4/bin/nvcc", 5000),
         file("usr/local/cuda-12.4/targets/x86_64-linux/include/cuda.h", 700)};
-    if (with_triton) files.push_back(file("opt/venv/lib/python3.11/site-packages/triton/__init__.py", 40));
+    if (with_triton)
+      files.push_back(file("opt/venv/lib/python3.11/site-packages/triton/__init__.py", 40));
     Image image;
     image.layers = {Layer{files, Encoding::None, true, "RUN build"}};
     const Fixture f(image);
@@ -195,12 +211,13 @@ TEST_CASE("findings: with Triton in the image, its C toolchain is not devel-in-f
 
 TEST_CASE("findings: files handed over one by one make the findings of the kept list") {
   const Fixture f;
-  for (const std::vector<Glob>& ignore : {std::vector<Glob>{}, std::vector<Glob>{Glob("/app/**")}}) {
+  for (const std::vector<Glob>& ignore :
+       {std::vector<Glob>{}, std::vector<Glob>{Glob("/app/**")}}) {
     WasteFinder finder(f.analysis, ignore);
-    const Attribution streamed = attribute(f.analysis, builtin_rules(),
-                                           [&](const AttributedFile& file, const std::string& category) {
-                                             finder.add(file, category);
-                                           });
+    const Attribution streamed = attribute(
+        f.analysis, builtin_rules(), [&](const AttributedFile& file, const std::string& category) {
+          finder.add(file, category);
+        });
     const FindingFloor no_floor{0, 0.0};
     const auto from_sink = finder.finish(streamed, no_floor);
     const auto from_list = find_waste(f.analysis, f.attribution, ignore, no_floor);
@@ -245,7 +262,8 @@ TEST_CASE("findings: each with the bytes its fix saves") {
   CHECK(f.finding("cuda-duplicated")->layers == std::vector<std::uint32_t>{1});
   const Finding* deleted = f.finding("deleted-in-later-layer");
   REQUIRE(deleted != nullptr);
-  CHECK_THAT(deleted->message, Catch::Contains("/tmp/build.log") && Catch::Contains("pip install") &&
+  CHECK_THAT(deleted->message, Catch::Contains("/tmp/build.log") &&
+                                   Catch::Contains("pip install") &&
                                    Catch::Contains("rm /tmp/build.log"));
   CHECK(deleted->layers == std::vector<std::uint32_t>{2, 4});
   CHECK(f.findings.front().id == "model-weights-baked");  // largest saving first
@@ -272,9 +290,12 @@ TEST_CASE("rules: a user rule is tried before the built-in ones") {
 }
 
 TEST_CASE("rules: a bad rules file is an error naming it and the rule") {
-  CHECK_THROWS_WITH(with_user_rules_text(builtin_rules(), R"({"rules":[{"category":"gpu","paths":["**"]}]})", "mine.json"),
-                    Catch::Contains("mine.json") && Catch::Contains("rule 1") && Catch::Contains("gpu"));
-  CHECK_THROWS_AS(with_user_rules_text(builtin_rules(), R"({"rules":[{"category":"app"}]})", "m"), InputError);
+  CHECK_THROWS_WITH(
+      with_user_rules_text(builtin_rules(), R"({"rules":[{"category":"gpu","paths":["**"]}]})",
+                           "mine.json"),
+      Catch::Contains("mine.json") && Catch::Contains("rule 1") && Catch::Contains("gpu"));
+  CHECK_THROWS_AS(with_user_rules_text(builtin_rules(), R"({"rules":[{"category":"app"}]})", "m"),
+                  InputError);
   CHECK_THROWS_AS(with_user_rules_text(builtin_rules(), "{", "m"), InputError);
   CHECK_THROWS_AS(with_user_rules(builtin_rules(), "/nonexistent/rules.json"), InputError);
 }
@@ -347,11 +368,15 @@ TEST_CASE("findings: --hash finds identical content at different paths, seekable
 
 TEST_CASE("attribution: the image's WORKDIR and files its COPY layers add are app") {
   Image image;
-  image.layers = {Layer{{file("usr/bin/tool", 100), file("data/seed.csv", 40)}, Encoding::None, true,
+  image.layers = {Layer{{file("usr/bin/tool", 100), file("data/seed.csv", 40)},
+                        Encoding::None,
+                        true,
                         "ADD rootfs.tar /"},
                   Layer{{file("srv2/svc/main.py", 50), file("srv2/svc/__pycache__/m.pyc", 5),
                          file("data/config.yaml", 30), file("etc/svc.conf", 20)},
-                        Encoding::None, true, "COPY . /srv2/svc # buildkit"},
+                        Encoding::None,
+                        true,
+                        "COPY . /srv2/svc # buildkit"},
                   Layer{{file("data/cache.db", 70)}, Encoding::None, true, "RUN make-cache"}};
   TempDir tmp;
   write_file(tmp / "img.tar", docker_legacy_save(image));
@@ -387,7 +412,7 @@ TEST_CASE("findings: the ids, titles and fixes are data/findings.json's, in its 
     REQUIRE(row != ids.end());
     const auto& data = doc.at("findings")[static_cast<std::size_t>(row - ids.begin())];
     INFO(finding.id);
-    CHECK((finding.fix == data.at("fix").get<std::string>() || finding.base_bytes == finding.bytes));
+    CHECK(
+        (finding.fix == data.at("fix").get<std::string>() || finding.base_bytes == finding.bytes));
   }
 }
-

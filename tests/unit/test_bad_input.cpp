@@ -1,6 +1,5 @@
 // Bad input gets one InputError naming the input and the problem.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 
 #include "fixtures.hpp"
@@ -17,7 +16,8 @@ namespace {
 
 Image two_layers(Encoding encoding) {
   Image image;
-  image.layers = {Layer{{file("a", 70000, 'a')}, encoding}, Layer{{file("b", 90000, 'b')}, encoding}};
+  image.layers = {Layer{{file("a", 70000, 'a')}, encoding},
+                  Layer{{file("b", 90000, 'b')}, encoding}};
   return image;
 }
 
@@ -41,7 +41,8 @@ TEST_CASE("bad input: an empty file and a file of random bytes") {
   write_file(tmp / "empty.tar", "");
   CHECK_THROWS_WITH(analyze(tmp / "empty.tar"), Contains("empty.tar") && Contains("empty"));
   write_file(tmp / "noise.bin", std::string(5000, '\x7f'));
-  CHECK_THROWS_WITH(analyze(tmp / "noise.bin"), Contains("noise.bin") && Contains("not a container image"));
+  CHECK_THROWS_WITH(analyze(tmp / "noise.bin"),
+                    Contains("noise.bin") && Contains("not a container image"));
 }
 
 TEST_CASE("bad input: a directory that is not an OCI layout") {
@@ -74,7 +75,8 @@ TEST_CASE("bad input: a layer blob missing from an OCI archive") {
   std::erase_if(members, [&](const Member& m) { return m.path == gone; });
   TempDir tmp;
   write_file(tmp / "oci.tar", tar_of(members));
-  CHECK_THROWS_WITH(analyze(tmp / "oci.tar"), Contains("oci.tar") && Contains(gone) && Contains("missing"));
+  CHECK_THROWS_WITH(analyze(tmp / "oci.tar"),
+                    Contains("oci.tar") && Contains(gone) && Contains("missing"));
   write_tree(tmp / "layout", members);
   CHECK_THROWS_WITH(analyze(tmp / "layout"), Contains(gone) && Contains("missing"));
 }
@@ -85,7 +87,8 @@ TEST_CASE("bad input: a corrupt gzip layer names the layer") {
   const std::string victim = "blobs/sha256/" + hex_of(sha256(layer_tar(image.layers[0])));
   for (auto& m : members)
     if (m.path == victim)
-      for (std::size_t i = 30; i + 8 < m.data.size(); i += 5) m.data[i] = static_cast<char>(~m.data[i]);
+      for (std::size_t i = 30; i + 8 < m.data.size(); i += 5)
+        m.data[i] = static_cast<char>(~m.data[i]);
   TempDir tmp;
   write_file(tmp / "oci.tar", tar_of(members));
   CHECK_THROWS_WITH(analyze(tmp / "oci.tar"), Contains("oci.tar") && Contains(victim));

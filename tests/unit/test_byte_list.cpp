@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <string>
 
@@ -41,8 +40,10 @@ struct TmpdirScope {
     ::setenv("TMPDIR", value, 1);
   }
   ~TmpdirScope() {
-    if (had) ::setenv("TMPDIR", saved.c_str(), 1);
-    else ::unsetenv("TMPDIR");
+    if (had)
+      ::setenv("TMPDIR", saved.c_str(), 1);
+    else
+      ::unsetenv("TMPDIR");
   }
   std::string saved;
   bool had = false;
@@ -58,7 +59,8 @@ TEST_CASE("byte list: a short list stays in memory and reads back whole") {
   CHECK(read_back(list) == expected);
 }
 
-TEST_CASE("byte list: a long list goes to a temporary file, keeps one block, and reads back whole") {
+TEST_CASE(
+    "byte list: a long list goes to a temporary file, keeps one block, and reads back whole") {
   ByteList list;
   const std::string expected = filled(list, ByteList::kSpillAt * 3 + 12345);
   CHECK(list.spilled() > ByteList::kSpillAt);

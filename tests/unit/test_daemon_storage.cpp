@@ -11,13 +11,12 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -35,14 +34,17 @@ using imgsmith::testing::TempDir;
 using imgsmith::testing::write_file;
 
 // One 512-byte ustar header.
-std::string ustar(const std::string& name, std::uint64_t size, char type, const std::string& link = "") {
+std::string ustar(const std::string& name, std::uint64_t size, char type,
+                  const std::string& link = "") {
   std::string h(512, '\0');
   auto put = [&](std::size_t at, std::size_t width, const std::string& value) {
-    std::copy_n(value.begin(), std::min(width, value.size()), h.begin() + static_cast<std::ptrdiff_t>(at));
+    std::copy_n(value.begin(), std::min(width, value.size()),
+                h.begin() + static_cast<std::ptrdiff_t>(at));
   };
   auto octal = [&](std::size_t at, std::size_t width, std::uint64_t value) {
     char text[32];
-    std::snprintf(text, sizeof text, "%0*llo", static_cast<int>(width - 1), static_cast<unsigned long long>(value));
+    std::snprintf(text, sizeof text, "%0*llo", static_cast<int>(width - 1),
+                  static_cast<unsigned long long>(value));
     put(at, width - 1, text);
   };
   put(0, 100, name);
@@ -66,7 +68,9 @@ std::string ustar(const std::string& name, std::uint64_t size, char type, const 
 class Record {
  public:
   void dir(const std::string& name) { pending_ += ustar(name + "/", 0, '5'); }
-  void symlink(const std::string& name, const std::string& target) { pending_ += ustar(name, 0, '2', target); }
+  void symlink(const std::string& name, const std::string& target) {
+    pending_ += ustar(name, 0, '2', target);
+  }
   // A regular file of `size` bytes; `raw` gives its name as name_raw, as
   // tar-split does for a name that is not UTF-8.
   void file(const std::string& name, std::uint64_t size, bool raw = false) {
@@ -90,7 +94,10 @@ class Record {
  private:
   void flush() {
     if (pending_.empty()) return;
-    lines_ += nlohmann::json{{"type", 2}, {"payload", base64_encode(pending_)}, {"position", position_++}}.dump() + "\n";
+    lines_ +=
+        nlohmann::json{{"type", 2}, {"payload", base64_encode(pending_)}, {"position", position_++}}
+            .dump() +
+        "\n";
     pending_.clear();
   }
   std::string pending_;
@@ -104,7 +111,9 @@ struct DaemonLayer {
   std::string diff = tmp / "diff";
   std::string record_path = tmp / "tar-split.json.gz";
   DaemonLayer() { fs::create_directories(diff); }
-  void put(const std::string& name, const std::string& content) const { write_file(diff + "/" + name, content); }
+  void put(const std::string& name, const std::string& content) const {
+    write_file(diff + "/" + name, content);
+  }
   void write_record(Record& record) const {
     write_file(record_path, imgsmith::testing::encode(record.finish(), Encoding::Gzip));
   }
@@ -169,15 +178,17 @@ TEST_CASE("daemon storage: a layer is its tar-split record with the data from th
 
   for (const bool check_first : {false, true}) {
     const auto s = scan(layer.image(), check_first);
-    CHECK(paths(*s) == std::vector<std::string>{"usr", "usr/share", "usr/share/doc", "usr/share/doc/readme",
-                                                "usr/share/doc/a..b", "top", "caf\xe9"});
+    CHECK(paths(*s) == std::vector<std::string>{"usr", "usr/share", "usr/share/doc",
+                                                "usr/share/doc/readme", "usr/share/doc/a..b", "top",
+                                                "caf\xe9"});
     CHECK(captured(*s, "usr/share/doc/readme") == "hello\n");
     CHECK(captured(*s, "usr/share/doc/a..b") == "dots\n");
     CHECK(captured(*s, "top") == "top\n");
     CHECK(captured(*s, "caf\xe9") == "latin\n");
     CHECK(s->content_bytes == 21);
   }
-  CHECK(open_daemon_storage(layer.image(), capture_all)->kind() == "docker storage (overlay2, tar-split)");
+  CHECK(open_daemon_storage(layer.image(), capture_all)->kind() ==
+        "docker storage (overlay2, tar-split)");
 }
 
 TEST_CASE("daemon storage: a record's file beyond a symbolic link in the layer is never read") {
@@ -204,7 +215,9 @@ TEST_CASE("daemon storage: a record's file beyond a symbolic link in the layer i
              Catch::Contains("'lnk' in " + layer.diff + " lies beyond a symbolic link"));
 }
 
-TEST_CASE("daemon storage: files are opened beneath the layer directory, with openat2 or component by component") {
+TEST_CASE(
+    "daemon storage: files are opened beneath the layer directory, with openat2 or component by "
+    "component") {
   TempDir tmp;
   TempDir outside;
   write_file(outside / "secret", "SECRET");
@@ -226,7 +239,8 @@ TEST_CASE("daemon storage: files are opened beneath the layer directory, with op
       CHECK(open_beneath(dir, name, O_RDONLY, by_components) == -1);
       CHECK(errno == ELOOP);
     }
-    for (const std::string& name : {std::string("../d/sub/f"), std::string("sub/../../secret"), outside / "secret"}) {
+    for (const std::string& name :
+         {std::string("../d/sub/f"), std::string("sub/../../secret"), outside / "secret"}) {
       errno = 0;
       CHECK(open_beneath(dir, name, O_RDONLY, by_components) == -1);
       CHECK(errno == EXDEV);
@@ -238,15 +252,17 @@ TEST_CASE("daemon storage: files are opened beneath the layer directory, with op
   ::close(dir);
 }
 
-TEST_CASE("daemon storage: a record naming a parent directory, an absolute path or a damaged line is refused") {
+TEST_CASE(
+    "daemon storage: a record naming a parent directory, an absolute path or a damaged line is "
+    "refused") {
   for (const char* name : {"../etc/hostname", "usr/../../x", "/etc/hostname"}) {
     DaemonLayer layer;
     Record record;
     record.file(name, 6);
     layer.write_record(record);
     CHECK_THAT(error_of([&] { scan(layer.image()); }),
-               Catch::Contains("tar-split record " + layer.record_path + " is damaged (a file entry names '" + name +
-                               "')"));
+               Catch::Contains("tar-split record " + layer.record_path +
+                               " is damaged (a file entry names '" + name + "')"));
   }
   DaemonLayer layer;
   layer.put("f", "abc");
@@ -255,7 +271,8 @@ TEST_CASE("daemon storage: a record naming a parent directory, an absolute path 
   record.line(R"({"type":1,"name":"g","si)");
   layer.write_record(record);
   CHECK_THAT(error_of([&] { scan(layer.image()); }),
-             Catch::Contains("tar-split record " + layer.record_path + " is damaged (a line is not JSON)") &&
+             Catch::Contains("tar-split record " + layer.record_path +
+                             " is damaged (a line is not JSON)") &&
                  Catch::Contains("--docker-read save"));
 }
 
@@ -270,7 +287,9 @@ TEST_CASE("daemon storage: a file shorter than its record says is an error, not 
                  Catch::Contains("the image changed while it was read"));
 }
 
-TEST_CASE("daemon storage: a walked layer: names in byte order, hard links, whiteouts and opaque directories") {
+TEST_CASE(
+    "daemon storage: a walked layer: names in byte order, hard links, whiteouts and opaque "
+    "directories") {
   DaemonLayer layer;
   fs::create_directories(layer.diff + "/b/opaque");
   fs::create_directories(layer.diff + "/a");
@@ -282,15 +301,17 @@ TEST_CASE("daemon storage: a walked layer: names in byte order, hard links, whit
   // a rootful one that attribute is the image's own, and means nothing.
   if (::setxattr((layer.diff + "/b/opaque").c_str(), "user.overlay.opaque", "y", 1, 0) != 0) {
     REQUIRE(errno == ENOTSUP);
-    WARN("the temporary directory's file system keeps no user.* attributes: the walk is not tested");
+    WARN(
+        "the temporary directory's file system keeps no user.* attributes: the walk is not tested");
     return;
   }
   const bool whiteouts = root();
-  if (whiteouts) REQUIRE(::mknod((layer.diff + "/gone").c_str(), S_IFCHR | 0600, makedev(0, 0)) == 0);
+  if (whiteouts)
+    REQUIRE(::mknod((layer.diff + "/gone").c_str(), S_IFCHR | 0600, makedev(0, 0)) == 0);
 
   const auto rootless = scan(layer.image(true, true));
-  std::vector<std::string> expected = {"a", "b", "b/file", "b/opaque", "b/opaque/.wh..wh..opq", "b/opaque/kept",
-                                       "c-link", "d-sym"};
+  std::vector<std::string> expected = {
+      "a", "b", "b/file", "b/opaque", "b/opaque/.wh..wh..opq", "b/opaque/kept", "c-link", "d-sym"};
   if (whiteouts) expected.push_back(".wh.gone");
   CHECK(paths(*rootless) == expected);
   CHECK(captured(*rootless, "b/file") == "12345");
@@ -298,7 +319,8 @@ TEST_CASE("daemon storage: a walked layer: names in byte order, hard links, whit
                                  [](const TarEntry& e) { return e.path == "c-link"; });
   REQUIRE(link != rootless->entries.end());
   CHECK((link->type == EntryType::Hardlink && link->link == "b/file"));
-  CHECK(open_daemon_storage(layer.image(true, true), capture_all)->kind() == "docker storage (overlay2, walked)");
+  CHECK(open_daemon_storage(layer.image(true, true), capture_all)->kind() ==
+        "docker storage (overlay2, walked)");
 
   if (!root()) {
     WARN("not root: the rootful daemon's trusted.overlay.opaque and 0/0 whiteouts are not tested");
@@ -364,7 +386,8 @@ TEST_CASE("daemon storage: a walk hands a taking sink its entries in batches and
         for (const auto& e : batch) got.emplace_back(e.path, e.link);
       },
       true);
-  const auto walked = open_daemon_storage(layer.image(true, true), capture_all)->scan_layer("layers/0", {}, take);
+  const auto walked =
+      open_daemon_storage(layer.image(true, true), capture_all)->scan_layer("layers/0", {}, take);
   CHECK(batches >= 2);
   CHECK(walked->entries.empty());
   CHECK(walked->entries_taken == got.size());

@@ -1,16 +1,15 @@
 #include <catch2/catch.hpp>
-
 #include <sstream>
 
 #include "fixtures.hpp"
 #include "image_builder.hpp"
-#include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/attribution/attribution.hpp"
-#include "imgsmith/diff/diff.hpp"
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/attribution/findings.hpp"
+#include "imgsmith/diff/diff.hpp"
+#include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/render/render.hpp"
 #include "imgsmith/render/renderers.hpp"
+#include "imgsmith/util/error.hpp"
 #include "imgsmith/util/text.hpp"
 
 using namespace imgsmith;
@@ -25,7 +24,8 @@ SavedReport report_of(const std::string& name) {
   const auto findings = find_waste(a, attr, {});
   const GateResult gate;
   // Through text and back, as a baseline file would be.
-  return report_from_json(nlohmann::json::parse(report_to_json(Report{a, &attr, &findings, gate}).dump()));
+  return report_from_json(
+      nlohmann::json::parse(report_to_json(Report{a, &attr, &findings, gate}).dump()));
 }
 
 // The imgsmith.diff/v1 document of two reports.
@@ -69,8 +69,10 @@ TEST_CASE("diff: an image against itself shows no change") {
 TEST_CASE("diff: --max-growth in bytes and in percent") {
   const auto old_r = report_of("test-docker-image.tar");
   const auto new_r = report_of("test-kaniko-image.tar");
-  CHECK(diff_json(old_r, new_r, DiffGate{std::uint64_t{91592}, std::nullopt})["gate"]["passed"] == true);
-  CHECK(diff_json(old_r, new_r, DiffGate{std::uint64_t{91591}, std::nullopt})["gate"]["passed"] == false);
+  CHECK(diff_json(old_r, new_r, DiffGate{std::uint64_t{91592}, std::nullopt})["gate"]["passed"] ==
+        true);
+  CHECK(diff_json(old_r, new_r, DiffGate{std::uint64_t{91591}, std::nullopt})["gate"]["passed"] ==
+        false);
   CHECK(diff_json(old_r, new_r, DiffGate{std::nullopt, 8.0})["gate"]["passed"] == true);
   CHECK(diff_json(old_r, new_r, DiffGate{std::nullopt, 7.0})["gate"]["passed"] == false);
   // Shrinking always passes.
@@ -103,7 +105,8 @@ Analysed analysed(const Image& image, std::size_t top) {
   const Attribution attr = attribute(a, builtin_rules());
   const auto findings = find_waste(a, attr, {});
   const GateResult gate;
-  return {report_from_json(nlohmann::json::parse(report_to_json(Report{a, &attr, &findings, gate}).dump())),
+  return {report_from_json(
+              nlohmann::json::parse(report_to_json(Report{a, &attr, &findings, gate}).dump())),
           file_set(*a.tree)};
 }
 
@@ -185,7 +188,7 @@ TEST_CASE("diff: a saved baseline against an image analysed now") {
   CHECK(paths(f["removed"]) == Paths{"/gone"});  // known: the new image has every file
   CHECK(f["added"].empty());                     // the baseline cannot say n1 is new...
   CHECK(paths(f["entered_largest"]) == Paths{"/n1", "/n2"});  // ...only that it was not that large
-  CHECK(f["resized"].empty());  // d is not in the baseline's list
+  CHECK(f["resized"].empty());                                // d is not in the baseline's list
 }
 
 TEST_CASE("diff: odd file names read back from a saved report through path_bytes") {
@@ -234,6 +237,9 @@ TEST_CASE("diff: csv, a row per changed file") {
   // Against a saved report: only what its list shows.
   o.old_files = nullptr;
   std::ostringstream partial;
-  render_diff("csv", diff_reports(analysed(version(1), 4).report.view(), new_a.report.view(), DiffGate{}, o), partial);
+  render_diff(
+      "csv",
+      diff_reports(analysed(version(1), 4).report.view(), new_a.report.view(), DiffGate{}, o),
+      partial);
   CHECK_THAT(partial.str(), Catch::Contains("entered_largest,/n1,,,6000,false\n"));
 }

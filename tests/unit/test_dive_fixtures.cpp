@@ -3,8 +3,8 @@
 
 #include "fixtures.hpp"
 #include "imgsmith/analysis/analysis.hpp"
-#include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/gate/gate.hpp"
+#include "imgsmith/inputs/inputs.hpp"
 
 using namespace imgsmith;
 
@@ -46,8 +46,8 @@ TEST_CASE("dive fixture: layers, entries and sizes match dive's") {
   CHECK(a.layers.size() == 14);
   CHECK(a.layer_entries == 451);
   CHECK(a.layers_bytes == 1220598);
-  CHECK(layer_bytes(a) == std::vector<std::uint64_t>{1154361, 6405, 0, 6405, 6405, 6405, 6405,
-                                                      6405, 6405, 0, 2187, 6405, 6405, 6405});
+  CHECK(layer_bytes(a) == std::vector<std::uint64_t>{1154361, 6405, 0, 6405, 6405, 6405, 6405, 6405,
+                                                     6405, 0, 2187, 6405, 6405, 6405});
   CHECK(a.dive.user_size_bytes == 66237);
   CHECK_FALSE(a.compressed_bytes.has_value());
 }
@@ -109,8 +109,8 @@ TEST_CASE("dive CI evaluator: only the wasted-bytes rule fails at 1B") {
 TEST_CASE("kaniko fixture: gzip layers give dive's sizes and their compressed bytes") {
   const Analysis a = analyze_image(fixture("test-kaniko-image.tar"), AnalyzeOptions{});
   CHECK(a.layers_bytes == 1326410);
-  CHECK(layer_bytes(a) == std::vector<std::uint64_t>{1231733, 9249, 0, 9249, 9249, 9249, 9249,
-                                                      9249, 9249, 0, 2187, 9249, 9249, 9249});
+  CHECK(layer_bytes(a) == std::vector<std::uint64_t>{1231733, 9249, 0, 9249, 9249, 9249, 9249, 9249,
+                                                     9249, 0, 2187, 9249, 9249, 9249});
   CHECK(a.wasted_bytes == 46245);
   REQUIRE(a.compressed_bytes.has_value());
   std::uint64_t blobs = 0;
@@ -120,19 +120,15 @@ TEST_CASE("kaniko fixture: gzip layers give dive's sizes and their compressed by
     blobs += *l.compressed_bytes;
   }
   CHECK(*a.compressed_bytes == blobs);
-  CHECK(*a.compressed_bytes == 764655 + 3822 + 181 + 3878 + 3878 + 3879 + 3879 + 3915 + 3851 +
-                                   164 + 1341 + 3862 + 3882 + 3850);
+  CHECK(*a.compressed_bytes == 764655 + 3822 + 181 + 3878 + 3878 + 3879 + 3879 + 3915 + 3851 + 164 +
+                                   1341 + 3862 + 3882 + 3850);
 }
 
 TEST_CASE("OCI fixtures: one 11,189-byte file in every layer encoding") {
-  for (const auto& [name, encoding] :
-       std::vector<std::pair<std::string, std::string>>{{"uncompressed", "none"},
-                                                        {"gzip", "gzip"},
-                                                        {"zstd", "zstd"},
-                                                        {"estargz", "gzip"}}) {
+  for (const auto& [name, encoding] : std::vector<std::pair<std::string, std::string>>{
+           {"uncompressed", "none"}, {"gzip", "gzip"}, {"zstd", "zstd"}, {"estargz", "gzip"}}) {
     INFO(name);
-    const Analysis a =
-        analyze_image(fixture("test-oci-" + name + "-image.tar"), AnalyzeOptions{});
+    const Analysis a = analyze_image(fixture("test-oci-" + name + "-image.tar"), AnalyzeOptions{});
     CHECK(a.format == "oci-archive");
     CHECK(a.architecture == "arm64");  // the only platform: analysed without --platform
     REQUIRE(a.layers.size() == 1);

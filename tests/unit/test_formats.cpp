@@ -20,9 +20,13 @@ Image sample_image(Encoding encoding = Encoding::None) {
   image.layers = {
       Layer{{dir("usr"), file("usr/lib.so", 3000), file("usr/tool", 500),
              hardlink("usr/tool2", "usr/tool"), dir("tmp"), file("tmp/cache", 800)},
-            encoding, true, "ADD rootfs.tar /"},
+            encoding,
+            true,
+            "ADD rootfs.tar /"},
       Layer{{dir("tmp"), whiteout("tmp/cache"), dir("app"), file("app/main.py", 120)},
-            encoding, true, "COPY . /app"},
+            encoding,
+            true,
+            "COPY . /app"},
       Layer{{dir("usr"), file("usr/lib.so", 3100)}, encoding, true, "RUN upgrade"},
   };
   image.empty_history = {{1, "ENV A=1"}, {3, "CMD [\"python\"]"}};
@@ -143,8 +147,8 @@ TEST_CASE("a whole save compressed with gzip or zstd is read as a stream") {
   write_file(tmp / "save.tar.gz", encode(docker_legacy_save(sample_image()), Encoding::Gzip));
   check_sample(analyze_file(tmp / "save.tar.gz"));
   // A name that says nothing: detection is by content.
-  write_file(tmp / "image.bin", encode(containerd_save(sample_image(Encoding::Gzip)),
-                                       Encoding::Zstd));
+  write_file(tmp / "image.bin",
+             encode(containerd_save(sample_image(Encoding::Gzip)), Encoding::Zstd));
   const Analysis z = analyze_file(tmp / "image.bin");
   check_sample(z);
   CHECK(z.format == "docker-save+oci");

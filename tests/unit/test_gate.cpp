@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/gate/gate.hpp"
+#include "imgsmith/util/error.hpp"
 
 using namespace imgsmith;
 
@@ -90,8 +90,9 @@ TEST_CASE("dive-ci: a ratio outside 0..1 or a bad size is a config error naming 
 
 TEST_CASE("dive-ci: keys outside rules and other rule names are ignored") {
   GateConfig g;
-  parse_dive_ci("plugins:\n  - p\nlowestEfficiency: 0.1\nrules:\n  other/rule: error\n"
-                "  lowestEfficiency: '0.7'\n",
-                "f", g);
+  parse_dive_ci(
+      "plugins:\n  - p\nlowestEfficiency: 0.1\nrules:\n  other/rule: error\n"
+      "  lowestEfficiency: '0.7'\n",
+      "f", g);
   CHECK(g.dive_lowest_efficiency == 0.7);
 }

@@ -1,20 +1,19 @@
 // imgsmith gen: detection, decisions and the rules every rendered Dockerfile
 // must pass, on small projects written here and on examples/.
-#include <catch2/catch.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
 #include "dockerfile_rules.hpp"
 #include "image_builder.hpp"
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/gen/gen.hpp"
+#include "imgsmith/util/error.hpp"
 #include "policy.hpp"
 
 using namespace imgsmith;
@@ -64,12 +63,14 @@ std::string from_lines(const std::string& dockerfile) {
   std::istringstream in(dockerfile);
   std::string line;
   while (std::getline(in, line))
-    if (line.rfind("FROM ", 0) == 0 || (line.rfind("COPY --from=", 0) == 0 && line.find("--from=builder") == std::string::npos))
+    if (line.rfind("FROM ", 0) == 0 ||
+        (line.rfind("COPY --from=", 0) == 0 && line.find("--from=builder") == std::string::npos))
       out += line + "\n";
   return out;
 }
 
-std::string broken_rules(const std::string& dockerfile, const imgsmith::test::RuleContext& context) {
+std::string broken_rules(const std::string& dockerfile,
+                         const imgsmith::test::RuleContext& context) {
   std::string s;
   for (const auto& b : imgsmith::test::check_rules(dockerfile, context)) s += b + "\n";
   return s;
@@ -83,7 +84,8 @@ const std::string kFastApiMain = "from fastapi import FastAPI\napp = FastAPI()\n
 // ----- PEP 508 / 440 ----------------------------------------------------
 
 TEST_CASE("gen: requirement lines are read as PEP 508") {
-  auto r = parse_requirement("Torch_Vision[Extra_One, two] >= 0.21 ; python_version > '3.9'  # pinned", "f:1");
+  auto r = parse_requirement(
+      "Torch_Vision[Extra_One, two] >= 0.21 ; python_version > '3.9'  # pinned", "f:1");
   REQUIRE(r);
   CHECK(r->name == "torch-vision");
   CHECK(r->extras == std::vector<std::string>{"extra-one", "two"});
@@ -125,7 +127,12 @@ TEST_CASE("gen: --cmd is split like a shell would, without expansion") {
 TEST_CASE("gen: CMD's exec form is JSON that a parser reads back word for word") {
   // A raw tab or newline makes the array invalid JSON, and Docker then runs
   // the whole line through a shell instead, silently.
-  const std::vector<std::string> words{"python", "-c", "print(1)\tx", "a\nb", "quote \" back\\slash", "caf\xc3\xa9",
+  const std::vector<std::string> words{"python",
+                                       "-c",
+                                       "print(1)\tx",
+                                       "a\nb",
+                                       "quote \" back\\slash",
+                                       "caf\xc3\xa9",
                                        std::string("nul\x01", 4)};
   const std::string text = command_json(words);
   CHECK(text.find('\t') == std::string::npos);
@@ -147,14 +154,16 @@ TEST_CASE("gen: every torch CUDA build and the default CUDA have a base image") 
     CHECK(plan.final_image.rfind("nvidia/cuda:", 0) == 0);
     CHECK(plan.min_driver >= 525);
   }
-  CHECK(make_plan(project, Options{}).min_driver == 550);  // its 12.4 image: NVIDIA_REQUIRE_CUDA=cuda>=12.4
+  CHECK(make_plan(project, Options{}).min_driver ==
+        550);  // its 12.4 image: NVIDIA_REQUIRE_CUDA=cuda>=12.4
 }
 
 // ----- detection ----------------------------------------------------------
 
 TEST_CASE("gen: requirements files, their includes, index options and the FastAPI app") {
-  ProjectDir p({{"requirements.txt", "-r requirements/base.txt\n--extra-index-url https://example.com/simple\n"
-                                     "uvicorn==0.34.0  # server\n"},
+  ProjectDir p({{"requirements.txt",
+                 "-r requirements/base.txt\n--extra-index-url https://example.com/simple\n"
+                 "uvicorn==0.34.0  # server\n"},
                 {"requirements/base.txt", "fastapi==0.115.6 \\\n  ; python_version >= '3.8'\n"},
                 {"requirements-dev.txt", "pytest\n"},
                 {"app/main.py", "import os\n\napi: FastAPI = FastAPI(title='x')\n"}});
@@ -162,19 +171,23 @@ TEST_CASE("gen: requirements files, their includes, index options and the FastAP
   REQUIRE(project.python);
   const PythonProject& py = *project.python;
   CHECK(py.install_files == std::vector<std::string>{"requirements.txt"});
-  CHECK(py.requirement_files == std::vector<std::string>{"requirements.txt", "requirements/base.txt"});
+  CHECK(py.requirement_files ==
+        std::vector<std::string>{"requirements.txt", "requirements/base.txt"});
   REQUIRE(py.requirements.size() == 2);
   CHECK(py.requirements[0].name == "fastapi");
   CHECK(py.requirements[0].source == "requirements/base.txt:1");
-  CHECK(py.index_options == std::vector<std::string>{"--extra-index-url https://example.com/simple"});
-  CHECK(py.cmd == std::vector<std::string>{"uvicorn", "app.main:api", "--host", "0.0.0.0", "--port", "8000"});
+  CHECK(py.index_options ==
+        std::vector<std::string>{"--extra-index-url https://example.com/simple"});
+  CHECK(py.cmd ==
+        std::vector<std::string>{"uvicorn", "app.main:api", "--host", "0.0.0.0", "--port", "8000"});
   CHECK(py.cmd_source == "app/main.py:3");
   CHECK(py.port == 8000);
 }
 
 TEST_CASE("gen: -e . in requirements puts the code before the install") {
   ProjectDir p({{"requirements.txt", "-e .\nflask==3.0.0\ngunicorn==23.0.0\n"},
-                {"pyproject.toml", "[project]\nname='x'\nversion='1'\n[build-system]\nrequires=['setuptools']\n"},
+                {"pyproject.toml",
+                 "[project]\nname='x'\nversion='1'\n[build-system]\nrequires=['setuptools']\n"},
                 {"app.py", "from flask import Flask\napp = Flask(__name__)\n"}});
   const Plan plan = plan_for(p);
   CHECK(plan.source_before_deps);
@@ -185,10 +198,11 @@ TEST_CASE("gen: -e . in requirements puts the code before the install") {
 }
 
 TEST_CASE("gen: pyproject scripts, Poetry's tables and the lock decide the install") {
-  ProjectDir pep621({{"pyproject.toml",
-                      "[project]\nname='svc'\nversion='1'\nrequires-python='>=3.11,<3.12'\n"
-                      "dependencies=['numpy>=2', 'torch==2.7.1']\n[project.scripts]\nserve='svc:main'\n"
-                      "[build-system]\nrequires=['hatchling']\nbuild-backend='hatchling.build'\n"}});
+  ProjectDir pep621(
+      {{"pyproject.toml",
+        "[project]\nname='svc'\nversion='1'\nrequires-python='>=3.11,<3.12'\n"
+        "dependencies=['numpy>=2', 'torch==2.7.1']\n[project.scripts]\nserve='svc:main'\n"
+        "[build-system]\nrequires=['hatchling']\nbuild-backend='hatchling.build'\n"}});
   const Plan a = plan_for(pep621);
   CHECK(a.cmd == std::vector<std::string>{"serve"});
   CHECK(a.install_mode == "pyproject");
@@ -200,12 +214,14 @@ TEST_CASE("gen: pyproject scripts, Poetry's tables and the lock decide the insta
   CHECK(!a.uv_image.empty());
   CHECK(a.cuda == "12.6.3");  // torch 2.7's PyPI wheel
 
-  ProjectDir poetry({{"pyproject.toml", "[tool.poetry]\nname='p'\nversion='1'\n"
-                                        "[tool.poetry.dependencies]\npython='^3.12'\n"
-                                        "onnxruntime-gpu={version='^1.19'}\nfastapi='*'\n"
-                                        "[tool.poetry.scripts]\napi='p.main:run'\n"},
-                     {"poetry.lock", "[[package]]\nname='onnxruntime-gpu'\nversion='1.20.1'\n"
-                                     "[[package]]\nname='fastapi'\nversion='0.115.6'\n"}});
+  ProjectDir poetry({{"pyproject.toml",
+                      "[tool.poetry]\nname='p'\nversion='1'\n"
+                      "[tool.poetry.dependencies]\npython='^3.12'\n"
+                      "onnxruntime-gpu={version='^1.19'}\nfastapi='*'\n"
+                      "[tool.poetry.scripts]\napi='p.main:run'\n"},
+                     {"poetry.lock",
+                      "[[package]]\nname='onnxruntime-gpu'\nversion='1.20.1'\n"
+                      "[[package]]\nname='fastapi'\nversion='0.115.6'\n"}});
   const Plan b = plan_for(poetry);
   CHECK(b.install_mode == "poetry");
   CHECK(b.flavor == "runtime");
@@ -215,8 +231,9 @@ TEST_CASE("gen: pyproject scripts, Poetry's tables and the lock decide the insta
   CHECK_FALSE(b.managed_python);
   CHECK(explains(b, "poetry.lock: onnxruntime-gpu==1.20.1: GPU"));
 
-  ProjectDir no_lock({{"pyproject.toml", "[tool.poetry]\nname='p'\nversion='1'\n"
-                                         "[tool.poetry.dependencies]\npython='^3.10'\nrequests='^2.31'\n"},
+  ProjectDir no_lock({{"pyproject.toml",
+                       "[tool.poetry]\nname='p'\nversion='1'\n"
+                       "[tool.poetry.dependencies]\npython='^3.10'\nrequests='^2.31'\n"},
                       {"main.py", ""}});
   const Plan c = plan_for(no_lock);
   CHECK(c.install_mode == "pyproject");
@@ -224,11 +241,13 @@ TEST_CASE("gen: pyproject scripts, Poetry's tables and the lock decide the insta
 }
 
 TEST_CASE("gen: uv.lock installs with uv sync, and .python-version picks the Python") {
-  ProjectDir p({{"pyproject.toml", "[project]\nname='x'\nversion='1'\ndependencies=['jax[cuda12]']\n"},
-                {"uv.lock", "version = 1\n[[package]]\nname = \"jax\"\nversion = \"0.4.35\"\n"
-                            "[[package]]\nname = \"nvidia-cublas-cu12\"\nversion = \"12.6.4.1\"\n"},
-                {".python-version", "3.10.14\n"},
-                {"main.py", "print('hi')\n"}});
+  ProjectDir p(
+      {{"pyproject.toml", "[project]\nname='x'\nversion='1'\ndependencies=['jax[cuda12]']\n"},
+       {"uv.lock",
+        "version = 1\n[[package]]\nname = \"jax\"\nversion = \"0.4.35\"\n"
+        "[[package]]\nname = \"nvidia-cublas-cu12\"\nversion = \"12.6.4.1\"\n"},
+       {".python-version", "3.10.14\n"},
+       {"main.py", "print('hi')\n"}});
   const Plan plan = plan_for(p);
   CHECK(plan.install_mode == "uv");
   CHECK(plan.flavor == "base");  // nvidia-*-cu12 wheels from the lock
@@ -243,12 +262,14 @@ TEST_CASE("gen: uv.lock installs with uv sync, and .python-version picks the Pyt
 }
 
 TEST_CASE("gen: CUDA CMake projects: targets, linked libraries, tests skipped") {
-  ProjectDir p({{"CMakeLists.txt", "cmake_minimum_required(VERSION 3.22)\n"
-                                   "project(demo LANGUAGES CXX CUDA) # CUDA::cufft in a comment\n"
-                                   "find_package(CUDAToolkit 12.6 REQUIRED)\nadd_subdirectory(tools)\n"
-                                   "add_executable(demo main.cu)\nadd_library(alias ALIAS demo)\n"
-                                   "target_link_libraries(demo PRIVATE CUDA::cudart)\n"},
-                {"tools/CMakeLists.txt", "add_executable(tool tool.cu)\ntarget_link_libraries(tool CUDA::cublas)\n"},
+  ProjectDir p({{"CMakeLists.txt",
+                 "cmake_minimum_required(VERSION 3.22)\n"
+                 "project(demo LANGUAGES CXX CUDA) # CUDA::cufft in a comment\n"
+                 "find_package(CUDAToolkit 12.6 REQUIRED)\nadd_subdirectory(tools)\n"
+                 "add_executable(demo main.cu)\nadd_library(alias ALIAS demo)\n"
+                 "target_link_libraries(demo PRIVATE CUDA::cudart)\n"},
+                {"tools/CMakeLists.txt",
+                 "add_executable(tool tool.cu)\ntarget_link_libraries(tool CUDA::cublas)\n"},
                 {"tests/CMakeLists.txt", "add_executable(check check.cu)\n"},
                 {"main.cu", ""}});
   const Project project = detect_project(p.dir);
@@ -266,7 +287,8 @@ TEST_CASE("gen: CUDA CMake projects: targets, linked libraries, tests skipped") 
 
   Options newer;
   newer.cuda = "13.0";
-  CHECK(make_plan(project, newer).cuda_architectures == "75-real;80-real;86-real;89-real;90-real;100-real;120");
+  CHECK(make_plan(project, newer).cuda_architectures ==
+        "75-real;80-real;86-real;89-real;90-real;100-real;120");
 }
 
 TEST_CASE("gen: a pyproject.toml that only configures tools does not make a Python project") {
@@ -278,8 +300,9 @@ TEST_CASE("gen: a pyproject.toml that only configures tools does not make a Pyth
 }
 
 TEST_CASE("gen: a CMake project asking for a newer toolkit gets it") {
-  ProjectDir p({{"CMakeLists.txt", "project(x LANGUAGES CUDA)\nfind_package(CUDAToolkit 13.0)\n"
-                                   "add_executable(x x.cu)\n"}});
+  ProjectDir p({{"CMakeLists.txt",
+                 "project(x LANGUAGES CUDA)\nfind_package(CUDAToolkit 13.0)\n"
+                 "add_executable(x x.cu)\n"}});
   const Plan plan = plan_for(p);
   CHECK(plan.cuda == "13.0.0");
   CHECK(plan.min_driver == 580);
@@ -298,13 +321,15 @@ TEST_CASE("gen: plain .cu files build with one nvcc, their #includes pick the li
   CHECK(plan.flavor == "runtime");
   const std::string df = render_plan(plan).dockerfile;
   CHECK(df.find("nvcc -O2 -gencode arch=compute_75,code=sm_75") != std::string::npos);
-  CHECK(df.find("-o /opt/app/bin/signal-lab kernels/fft.cu main.cpp -lcublas -lcufft") != std::string::npos);
+  CHECK(df.find("-o /opt/app/bin/signal-lab kernels/fft.cu main.cpp -lcublas -lcufft") !=
+        std::string::npos);
   CHECK(broken_rules(df, {true, true, false, false, false}) == "");
   // nvcc hands host code to g++, which the builder installs by name (the
   // OS's series, from the table) rather than trusting devel to carry it.
   REQUIRE(plan.builder_apt.size() == 1);
   CHECK(plan.builder_apt[0].rfind("g++=", 0) == 0);
-  CHECK(df.find("apt-get install -y --no-install-recommends " + plan.builder_apt[0]) < df.find("nvcc -O2"));
+  CHECK(df.find("apt-get install -y --no-install-recommends " + plan.builder_apt[0]) <
+        df.find("nvcc -O2"));
 }
 
 // ----- decisions ------------------------------------------------------------
@@ -322,11 +347,13 @@ TEST_CASE("gen: torch's version decides the CUDA build and the wheel index") {
 
   const Plan newest12 = torch("torch>=2.9,<2.10\n");  // no PyPI build recorded
   CHECK(newest12.cuda == "12.8.1");
-  CHECK(newest12.pip_index_args == std::vector<std::string>{"--extra-index-url https://download.pytorch.org/whl/cu128"});
+  CHECK(newest12.pip_index_args ==
+        std::vector<std::string>{"--extra-index-url https://download.pytorch.org/whl/cu128"});
 
   const Plan label = torch("torch==2.7.1+cu128\n");
   CHECK(label.cuda == "12.8.1");
-  CHECK(label.pip_index_args == std::vector<std::string>{"--extra-index-url https://download.pytorch.org/whl/cu128"});
+  CHECK(label.pip_index_args ==
+        std::vector<std::string>{"--extra-index-url https://download.pytorch.org/whl/cu128"});
 
   const Plan named = torch("--index-url https://download.pytorch.org/whl/cu126\ntorch==2.6.0\n");
   CHECK(named.cuda == "12.6.3");
@@ -337,7 +364,8 @@ TEST_CASE("gen: torch's version decides the CUDA build and the wheel index") {
   const Plan asked = torch("torch==2.6.0\n", cuda126);
   CHECK(asked.cuda == "12.6.3");
   CHECK(asked.os == "ubuntu24.04");
-  CHECK(asked.pip_index_args == std::vector<std::string>{"--extra-index-url https://download.pytorch.org/whl/cu126"});
+  CHECK(asked.pip_index_args ==
+        std::vector<std::string>{"--extra-index-url https://download.pytorch.org/whl/cu126"});
 
   Options cuda125;
   cuda125.cuda = "12.5";
@@ -358,7 +386,8 @@ TEST_CASE("gen: frameworks that load the system's CUDA get runtime, with cuDNN w
     ProjectDir p({{"requirements.txt", requirements}, {"main.py", ""}});
     return plan_for(p);
   };
-  CHECK(plan("onnxruntime-gpu==1.20.1\n").final_image == "nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04");
+  CHECK(plan("onnxruntime-gpu==1.20.1\n").final_image ==
+        "nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04");
   CHECK(plan("tensorflow==2.18.0\n").cudnn);
   CHECK(plan("tensorflow[and-cuda]==2.18.0\n").flavor == "base");
   CHECK(plan("cupy-cuda12x==13.3.0\n").final_image == "nvidia/cuda:12.8.1-runtime-ubuntu24.04");
@@ -404,7 +433,8 @@ TEST_CASE("gen: explicit flavours are honoured, with the size they cost") {
 
   Options base_cudnn = base;
   base_cudnn.cudnn = true;
-  CHECK_THROWS_WITH(plan_for(onnx, base_cudnn), Catch::Contains("no cuDNN image of the base flavour"));
+  CHECK_THROWS_WITH(plan_for(onnx, base_cudnn),
+                    Catch::Contains("no cuDNN image of the base flavour"));
 
   ProjectDir cpu({{"requirements.txt", "scikit-learn==1.5.2\n"}, {"main.py", ""}});
   const Plan forced = plan_for(cpu, runtime);
@@ -440,8 +470,9 @@ TEST_CASE("gen: bad options name the option and the choices") {
 }
 
 TEST_CASE("gen: --registry-mirror rewrites every base image, --base adds the NVIDIA variables") {
-  ProjectDir p({{"pyproject.toml", "[project]\nname='x'\nversion='1'\nrequires-python='==3.11.*'\n"
-                                   "dependencies=['torch==2.6.0']\n"},
+  ProjectDir p({{"pyproject.toml",
+                 "[project]\nname='x'\nversion='1'\nrequires-python='==3.11.*'\n"
+                 "dependencies=['torch==2.6.0']\n"},
                 {"main.py", ""}});
   Options o;
   o.registry_mirror = "localhost:5000/";
@@ -470,37 +501,46 @@ TEST_CASE("gen: --registry-mirror rewrites every base image, --base adds the NVI
 }
 
 TEST_CASE("gen: a Python project with CUDA sources builds on devel, ships on base") {
-  ProjectDir p({{"requirements.txt", "torch==2.6.0\n"}, {"setup.py", ""}, {"ext/op.cu", ""}, {"main.py", ""}});
+  ProjectDir p({{"requirements.txt", "torch==2.6.0\n"},
+                {"setup.py", ""},
+                {"ext/op.cu", ""},
+                {"main.py", ""}});
   const Plan plan = plan_for(p);
   CHECK(plan.builder_image == "nvidia/cuda:12.4.1-devel-ubuntu22.04");
   CHECK(plan.final_image == "nvidia/cuda:12.4.1-base-ubuntu22.04");
-  CHECK(std::find(plan.builder_apt.begin(), plan.builder_apt.end(), "python3.10-dev=3.10.*") != plan.builder_apt.end());
+  CHECK(std::find(plan.builder_apt.begin(), plan.builder_apt.end(), "python3.10-dev=3.10.*") !=
+        plan.builder_apt.end());
 }
 
 TEST_CASE("gen: review cases: installs, entrypoints and names that must work in a real build") {
   // setup.py lists its dependencies only in install_requires: pip installs them with it.
-  ProjectDir setup({{"setup.py", "from setuptools import setup\nsetup(install_requires=['requests'])\n"},
-                    {"main.py", "import requests\n"}});
+  ProjectDir setup(
+      {{"setup.py", "from setuptools import setup\nsetup(install_requires=['requests'])\n"},
+       {"main.py", "import requests\n"}});
   const Plan a = plan_for(setup);
   CHECK(a.project_install_args == ".");
   CHECK(render_plan(a).dockerfile.find("pip install .\n") != std::string::npos);
   // The code sits at /app in both stages, so an editable path stays valid.
-  ProjectDir editable({{"requirements.txt", "-e ./libs/mylib\n"}, {"libs/mylib/setup.py", ""}, {"main.py", ""}});
+  ProjectDir editable(
+      {{"requirements.txt", "-e ./libs/mylib\n"}, {"libs/mylib/setup.py", ""}, {"main.py", ""}});
   const std::string df = render_plan(plan_for(editable)).dockerfile;
   CHECK(df.find("WORKDIR /app\n# Dependencies") == std::string::npos);  // code first here
   CHECK(df.find("COPY --from=builder /app /app") != std::string::npos);
   CHECK(df.find("/src") == std::string::npos);
   // Flask without gunicorn listens on all interfaces.
-  ProjectDir flask({{"requirements.txt", "flask==3.0.3\n"}, {"app.py", "from flask import Flask\nweb = Flask(__name__)\n"}});
-  CHECK(plan_for(flask).cmd ==
-        std::vector<std::string>{"flask", "--app", "app:web", "run", "--host", "0.0.0.0", "--port", "5000"});
+  ProjectDir flask({{"requirements.txt", "flask==3.0.3\n"},
+                    {"app.py", "from flask import Flask\nweb = Flask(__name__)\n"}});
+  CHECK(plan_for(flask).cmd == std::vector<std::string>{"flask", "--app", "app:web", "run",
+                                                        "--host", "0.0.0.0", "--port", "5000"});
   // Scripts without a [build-system] are not installed: the target is called.
-  ProjectDir virtual_project({{"pyproject.toml", "[project]\nname='s'\nversion='1'\ndependencies=['numpy==2.1.3']\n"
-                                                 "[project.scripts]\nserve='svc.main:run'\n"}});
+  ProjectDir virtual_project({{"pyproject.toml",
+                               "[project]\nname='s'\nversion='1'\ndependencies=['numpy==2.1.3']\n"
+                               "[project.scripts]\nserve='svc.main:run'\n"}});
   CHECK(plan_for(virtual_project).cmd ==
         std::vector<std::string>{"python", "-c", "import svc.main; svc.main.run()"});
   // Whole words decide what a development requirements file is.
-  ProjectDir docker_reqs({{"requirements-docker.txt", "torch==2.6.0\n"}, {"requirements-dev.txt", "pytest\n"},
+  ProjectDir docker_reqs({{"requirements-docker.txt", "torch==2.6.0\n"},
+                          {"requirements-dev.txt", "pytest\n"},
                           {"main.py", ""}});
   const Plan d = plan_for(docker_reqs);
   CHECK(d.gpu);
@@ -510,10 +550,12 @@ TEST_CASE("gen: review cases: installs, entrypoints and names that must work in 
   CHECK(plan_for(odd).project_name == "r2-x-y");
   // torch+cpu exists only on PyTorch's CPU index.
   ProjectDir cpu_torch({{"requirements.txt", "torch==2.6.0+cpu\n"}, {"main.py", ""}});
-  CHECK(plan_for(cpu_torch).pip_index_args == std::vector<std::string>{"--extra-index-url https://download.pytorch.org/whl/cpu"});
+  CHECK(plan_for(cpu_torch).pip_index_args ==
+        std::vector<std::string>{"--extra-index-url https://download.pytorch.org/whl/cpu"});
   // Uncommon Pythons come from uv, but the preferred one before the newest.
-  ProjectDir py311({{"pyproject.toml", "[project]\nname='x'\nversion='1'\nrequires-python='>=3.11'\n"
-                                       "dependencies=['torch==2.4.1']\n"},
+  ProjectDir py311({{"pyproject.toml",
+                     "[project]\nname='x'\nversion='1'\nrequires-python='>=3.11'\n"
+                     "dependencies=['torch==2.4.1']\n"},
                     {"main.py", ""}});
   CHECK(plan_for(py311).python == "3.12");
 }
@@ -528,8 +570,9 @@ TEST_CASE("gen: frameworks that name their CUDA get it") {
   CHECK(jax.cuda == "13.0.0");
   CHECK(jax.min_driver == 580);
   CHECK(plan("nvidia-cublas-cu12==12.6.4.1\n").cuda == "12.1.1");  // bundled: the lowest 12.x image
-  ProjectDir indexed({{"requirements.txt", "--index-url https://download.pytorch.org/whl/cu118\ntorch==2.6.0\n"},
-                      {"main.py", ""}});
+  ProjectDir indexed(
+      {{"requirements.txt", "--index-url https://download.pytorch.org/whl/cu118\ntorch==2.6.0\n"},
+       {"main.py", ""}});
   Options o;
   o.cuda = "12.6";
   CHECK_THROWS_WITH(plan_for(indexed, o), Catch::Contains("CUDA 11.8 index"));
@@ -544,26 +587,35 @@ TEST_CASE("gen: Poetry's space-separated constraints keep every clause") {
 
 TEST_CASE("gen: odd CMake projects") {
   // ${PROJECT_NAME} names the executable.
-  ProjectDir named({{"CMakeLists.txt", "project(saxpy LANGUAGES CXX CUDA)\nadd_executable(${PROJECT_NAME} main.cu)\n"}});
+  ProjectDir named(
+      {{"CMakeLists.txt",
+        "project(saxpy LANGUAGES CXX CUDA)\nadd_executable(${PROJECT_NAME} main.cu)\n"}});
   CHECK(plan_for(named).cmd == std::vector<std::string>{"/opt/app/bin/saxpy"});
   // A vendored library's CMakeLists.txt does not hide plain .cu sources.
-  ProjectDir vendored({{"main.cu", "#include <cufft.h>\nint main(int argc, char** argv) { return 0; }\n"}, {"third_party/fmt/CMakeLists.txt", "project(fmt)\n"},
-                       {"my kernel.cu", ""}});
+  ProjectDir vendored(
+      {{"main.cu", "#include <cufft.h>\nint main(int argc, char** argv) { return 0; }\n"},
+       {"third_party/fmt/CMakeLists.txt", "project(fmt)\n"},
+       {"my kernel.cu", ""}});
   const Plan v = plan_for(vendored);
   CHECK(v.nvcc_libs == std::vector<std::string>{"-lcufft"});
-  CHECK(std::find(v.nvcc_sources.begin(), v.nvcc_sources.end(), "'my kernel.cu'") != v.nvcc_sources.end());
+  CHECK(std::find(v.nvcc_sources.begin(), v.nvcc_sources.end(), "'my kernel.cu'") !=
+        v.nvcc_sources.end());
   // Long argument lists and long lines are read without recursion.
   std::string sources;
   for (int i = 0; i < 20000; ++i) sources += " src/file" + std::to_string(i) + ".cu";
-  ProjectDir big({{"CMakeLists.txt", "project(big LANGUAGES CUDA)\nadd_executable(big" + sources + ")\n"},
-                  {"unused.py", ""}});
+  ProjectDir big(
+      {{"CMakeLists.txt", "project(big LANGUAGES CUDA)\nadd_executable(big" + sources + ")\n"},
+       {"unused.py", ""}});
   CHECK(plan_for(big).targets == std::vector<std::string>{"big"});
-  ProjectDir long_line({{"app.py", std::string(3 << 20, 'x') + "\n"}, {"requirements.txt", "numpy==2.1.3\n"}});
+  ProjectDir long_line(
+      {{"app.py", std::string(3 << 20, 'x') + "\n"}, {"requirements.txt", "numpy==2.1.3\n"}});
   CHECK(plan_for(long_line).cmd == std::vector<std::string>{"python", "app.py"});
 }
 
-TEST_CASE("gen: --wheelhouse installs offline from the project's wheels, --index-url sets the index") {
-  ProjectDir p({{"requirements.txt", "greeting==1.0.0\n"}, {"wheels/greeting-1.0.0-py3-none-any.whl", "zip"},
+TEST_CASE(
+    "gen: --wheelhouse installs offline from the project's wheels, --index-url sets the index") {
+  ProjectDir p({{"requirements.txt", "greeting==1.0.0\n"},
+                {"wheels/greeting-1.0.0-py3-none-any.whl", "zip"},
                 {"main.py", ""}});
   Options o;
   o.wheelhouse = "./wheels/";
@@ -585,9 +637,11 @@ TEST_CASE("gen: --wheelhouse installs offline from the project's wheels, --index
   const Plan t = plan_for(torch, index);
   REQUIRE_FALSE(t.pip_index_args.empty());
   CHECK(t.pip_index_args.front() == "--index-url https://pypi.internal.example/simple");
-  ProjectDir locked({{"pyproject.toml", "[project]\nname='x'\nversion='1'\n"}, {"uv.lock", "version = 1\n"},
+  ProjectDir locked({{"pyproject.toml", "[project]\nname='x'\nversion='1'\n"},
+                     {"uv.lock", "version = 1\n"},
                      {"main.py", ""}});
-  CHECK_THROWS_WITH(plan_for(locked, index), Catch::Contains("uv.lock decides where packages come from"));
+  CHECK_THROWS_WITH(plan_for(locked, index),
+                    Catch::Contains("uv.lock decides where packages come from"));
 }
 
 // ----- bad projects -------------------------------------------------------
@@ -598,14 +652,19 @@ TEST_CASE("gen: bad projects get one message naming the input and what to do") {
   imgsmith::testing::write_file(tmp / "file", "x");
   CHECK_THROWS_WITH(detect_project(tmp / "file"), Catch::Contains("not a directory"));
   fs::create_directories(tmp / "empty");
-  CHECK_THROWS_WITH(detect_project(tmp / "empty"),
-                    Catch::Contains("requirements*.txt, pyproject.toml") && Catch::Contains("*.cu files"));
+  CHECK_THROWS_WITH(
+      detect_project(tmp / "empty"),
+      Catch::Contains("requirements*.txt, pyproject.toml") && Catch::Contains("*.cu files"));
   ProjectDir bad_toml({{"pyproject.toml", "[project]\nname = 'x'\ndependencies = [\n"}});
-  CHECK_THROWS_WITH(detect_project(bad_toml.dir), Catch::Contains("pyproject.toml:") && Catch::Contains("not valid TOML"));
+  CHECK_THROWS_WITH(detect_project(bad_toml.dir),
+                    Catch::Contains("pyproject.toml:") && Catch::Contains("not valid TOML"));
   ProjectDir missing_include({{"requirements.txt", "-r base.txt\n"}});
-  CHECK_THROWS_WITH(detect_project(missing_include.dir), Catch::Contains("base.txt: named by -r at ") && Catch::Contains("requirements.txt:1 but missing"));
+  CHECK_THROWS_WITH(detect_project(missing_include.dir),
+                    Catch::Contains("base.txt: named by -r at ") &&
+                        Catch::Contains("requirements.txt:1 but missing"));
   ProjectDir no_entry({{"requirements.txt", "numpy==2.1.3\n"}});
-  CHECK_THROWS_WITH(plan_for(no_entry), Catch::Contains("found no entrypoint") && Catch::Contains("--cmd"));
+  CHECK_THROWS_WITH(plan_for(no_entry),
+                    Catch::Contains("found no entrypoint") && Catch::Contains("--cmd"));
   Options cmd;
   cmd.cmd = {"python", "-m", "job"};
   CHECK(plan_for(no_entry, cmd).cmd == cmd.cmd);
@@ -630,13 +689,15 @@ TEST_CASE("gen: the run-time user owns a writable home with the caches, the code
     INFO(plan.kind << "\n" << df);
     CHECK(df.find("--home-dir /app") == std::string::npos);
     CHECK(df.find("--home-dir /home/app") != std::string::npos);
-    CHECK(df.find("install -d -o app -g app -m 0750 /home/app /home/app/.cache") != std::string::npos);
+    CHECK(df.find("install -d -o app -g app -m 0750 /home/app /home/app/.cache") !=
+          std::string::npos);
     CHECK(df.find("ENV HOME=/home/app") != std::string::npos);
     CHECK(df.find("XDG_CACHE_HOME=/home/app/.cache") != std::string::npos);
     CHECK(df.find("--chown") == std::string::npos);  // the code is not the user's to change
     const bool python = plan.kind != "cuda-cpp";
     CHECK((df.find("HF_HOME=/home/app/.cache/huggingface") != std::string::npos) == python);
-    CHECK((df.find("/home/app/.cache/huggingface /home/app/.cache/torch") != std::string::npos) == python);
+    CHECK((df.find("/home/app/.cache/huggingface /home/app/.cache/torch") != std::string::npos) ==
+          python);
     CHECK(broken_rules(df, {plan.probe, plan.gpu, false, plan.source_before_deps, false}) == "");
   }
 }
@@ -651,22 +712,28 @@ TEST_CASE("gen: a broken requirements file stops gen at its line") {
     }
     return std::string("no error");
   };
-  const std::string conflict = error_for("numpy==2.1.3\n<<<<<<< HEAD\ntorch==2.6.0\n=======\ntorch==2.7.0\n>>>>>>> b\n");
+  const std::string conflict =
+      error_for("numpy==2.1.3\n<<<<<<< HEAD\ntorch==2.6.0\n=======\ntorch==2.7.0\n>>>>>>> b\n");
   CHECK_THAT(conflict, Catch::Contains("requirements.txt:2: a merge-conflict marker (<<<<<<<)"));
-  CHECK_THAT(error_for("numpy==2.1.3\n=======\n"), Catch::Contains("requirements.txt:2: a merge-conflict marker"));
-  CHECK_THAT(error_for("numpy==2.1.3\nthis is not a requirement\n"),
-             Catch::Contains("requirements.txt:2: 'this is not a requirement' is not a requirement"));
+  CHECK_THAT(error_for("numpy==2.1.3\n=======\n"),
+             Catch::Contains("requirements.txt:2: a merge-conflict marker"));
+  CHECK_THAT(
+      error_for("numpy==2.1.3\nthis is not a requirement\n"),
+      Catch::Contains("requirements.txt:2: 'this is not a requirement' is not a requirement"));
   CHECK_THAT(error_for("numpy===\n"), Catch::Contains("requirements.txt:1:"));
-  CHECK_THAT(error_for("numpy==2.1.3\nscipy\0==1\n"s), Catch::Contains("requirements.txt:2: holds a NUL byte"));
-  CHECK_THAT(error_for("\xff\xfen\0u\0m\0p\0y\0\n\0"s), Catch::Contains("requirements.txt:1: holds a NUL byte"));
+  CHECK_THAT(error_for("numpy==2.1.3\nscipy\0==1\n"s),
+             Catch::Contains("requirements.txt:2: holds a NUL byte"));
+  CHECK_THAT(error_for("\xff\xfen\0u\0m\0p\0y\0\n\0"s),
+             Catch::Contains("requirements.txt:1: holds a NUL byte"));
   // What pip accepts is still accepted.
-  ProjectDir fine({{"requirements.txt", "numpy >= 1.26, < 3 ; python_version >= '3.9'\n"
-                                        "requests[socks]~=2.32\n"
-                                        "mylib @ https://example.com/mylib-1.0-py3-none-any.whl\n"
-                                        "git+https://github.com/org/repo.git@v1#egg=repo\n"
-                                        "wheels/local-1.0-py3-none-any.whl\n"
-                                        "--hash=sha256:abc\n"
-                                        "pkg==1.0 \\\n    --hash=sha256:def\n"},
+  ProjectDir fine({{"requirements.txt",
+                    "numpy >= 1.26, < 3 ; python_version >= '3.9'\n"
+                    "requests[socks]~=2.32\n"
+                    "mylib @ https://example.com/mylib-1.0-py3-none-any.whl\n"
+                    "git+https://github.com/org/repo.git@v1#egg=repo\n"
+                    "wheels/local-1.0-py3-none-any.whl\n"
+                    "--hash=sha256:abc\n"
+                    "pkg==1.0 \\\n    --hash=sha256:def\n"},
                    {"main.py", ""}});
   CHECK(detect_project(fine.dir).python->requirements.size() == 4);
 }
@@ -674,17 +741,21 @@ TEST_CASE("gen: a broken requirements file stops gen at its line") {
 TEST_CASE("gen: a requirements.txt that is not a regular file is named as such, never opened") {
   ProjectDir dir({{"main.py", ""}});
   fs::create_directories(dir.dir / "requirements.txt");
-  CHECK_THROWS_WITH(detect_project(dir.dir), Catch::Contains("requirements.txt: is a directory, not a regular file") &&
-                                                 !Catch::Contains("missing"));
+  CHECK_THROWS_WITH(detect_project(dir.dir),
+                    Catch::Contains("requirements.txt: is a directory, not a regular file") &&
+                        !Catch::Contains("missing"));
   ProjectDir fifo({{"main.py", ""}});
   REQUIRE(::mkfifo((fifo.dir / "requirements.txt").c_str(), 0600) == 0);
-  CHECK_THROWS_WITH(detect_project(fifo.dir), Catch::Contains("is a FIFO (named pipe), not a regular file"));
+  CHECK_THROWS_WITH(detect_project(fifo.dir),
+                    Catch::Contains("is a FIFO (named pipe), not a regular file"));
   ProjectDir included({{"requirements.txt", "-r base.txt\n"}, {"main.py", ""}});
   REQUIRE(::mkfifo((included.dir / "base.txt").c_str(), 0600) == 0);
-  CHECK_THROWS_WITH(detect_project(included.dir), Catch::Contains("base.txt: is a FIFO (named pipe)"));
+  CHECK_THROWS_WITH(detect_project(included.dir),
+                    Catch::Contains("base.txt: is a FIFO (named pipe)"));
   ProjectDir globbed({{"requirements-gpu.txt", "torch==2.6.0\n"}, {"main.py", ""}});
   fs::create_directories(globbed.dir / "requirements-extra.txt");
-  CHECK_THROWS_WITH(detect_project(globbed.dir), Catch::Contains("requirements-extra.txt: is a directory"));
+  CHECK_THROWS_WITH(detect_project(globbed.dir),
+                    Catch::Contains("requirements-extra.txt: is a directory"));
 }
 
 TEST_CASE("gen: an include outside the project is refused: the build context cannot reach it") {
@@ -692,54 +763,70 @@ TEST_CASE("gen: an include outside the project is refused: the build context can
   const fs::path root = tmp.path();
   fs::create_directories(root / "svc");
   imgsmith::testing::write_file(root / "shared.txt", "numpy==2.1.3\n");
-  imgsmith::testing::write_file(root / "svc" / "requirements.txt", "fastapi==0.115.6\n-r ../shared.txt\n");
+  imgsmith::testing::write_file(root / "svc" / "requirements.txt",
+                                "fastapi==0.115.6\n-r ../shared.txt\n");
   imgsmith::testing::write_file(root / "svc" / "main.py", "");
-  CHECK_THROWS_WITH(detect_project(root / "svc"), Catch::Contains("requirements.txt:2: -r ../shared.txt is outside "
-                                                                  "the project directory") &&
-                                                      Catch::Contains("build context"));
+  CHECK_THROWS_WITH(detect_project(root / "svc"),
+                    Catch::Contains("requirements.txt:2: -r ../shared.txt is outside "
+                                    "the project directory") &&
+                        Catch::Contains("build context"));
   imgsmith::testing::write_file(root / "svc" / "requirements.txt", "-c /etc/constraints.txt\n");
-  CHECK_THROWS_WITH(detect_project(root / "svc"), Catch::Contains("is an absolute path on this host") &&
-                                                      Catch::Contains("into the build context " + (root / "svc").string()));
-  CHECK_THROWS_WITH(detect_project(root / "svc", "../shared.txt"), Catch::Contains("--requirements ../shared.txt"));
+  CHECK_THROWS_WITH(detect_project(root / "svc"),
+                    Catch::Contains("is an absolute path on this host") &&
+                        Catch::Contains("into the build context " + (root / "svc").string()));
+  CHECK_THROWS_WITH(detect_project(root / "svc", "../shared.txt"),
+                    Catch::Contains("--requirements ../shared.txt"));
 }
 
-TEST_CASE("gen: CPU and GPU requirements files are alternatives: the GPU one, or the one asked for") {
-  ProjectDir p({{"requirements-cpu.txt", "--extra-index-url https://download.pytorch.org/whl/cpu\ntorch==2.6.0\n"},
+TEST_CASE(
+    "gen: CPU and GPU requirements files are alternatives: the GPU one, or the one asked for") {
+  ProjectDir p({{"requirements-cpu.txt",
+                 "--extra-index-url https://download.pytorch.org/whl/cpu\ntorch==2.6.0\n"},
                 {"requirements-gpu.txt", "torch==2.6.0\n"},
                 {"requirements-common.txt", "fastapi==0.115.6\n"},
                 {"main.py", ""}});
   const Project project = detect_project(p.dir);
-  CHECK(project.python->install_files == std::vector<std::string>{"requirements-common.txt", "requirements-gpu.txt"});
+  CHECK(project.python->install_files ==
+        std::vector<std::string>{"requirements-common.txt", "requirements-gpu.txt"});
   const Plan gpu = make_plan(project, {});
   CHECK(gpu.gpu);
   CHECK(gpu.final_image == "nvidia/cuda:12.4.1-base-ubuntu22.04");
-  CHECK(explains(gpu, "requirements-cpu.txt: skipped: the CPU alternative to requirements-gpu.txt"));
+  CHECK(
+      explains(gpu, "requirements-cpu.txt: skipped: the CPU alternative to requirements-gpu.txt"));
   CHECK(render_plan(gpu).dockerfile.find("requirements-cpu.txt") == std::string::npos);
   const Plan cpu = make_plan(detect_project(p.dir, "requirements-cpu.txt"), {});
   CHECK_FALSE(cpu.gpu);
   CHECK(cpu.requirement_files_top == std::vector<std::string>{"requirements-cpu.txt"});
-  ProjectDir cuda_names({{"requirements-cu118.txt", "torch==2.6.0\n"}, {"requirements-cu124.txt", "torch==2.6.0\n"},
+  ProjectDir cuda_names({{"requirements-cu118.txt", "torch==2.6.0\n"},
+                         {"requirements-cu124.txt", "torch==2.6.0\n"},
                          {"main.py", ""}});
-  CHECK_THROWS_WITH(detect_project(cuda_names.dir),
-                    Catch::Contains("requirements-cu118.txt and requirements-cu124.txt are alternatives") &&
-                        Catch::Contains("--requirements"));
+  CHECK_THROWS_WITH(
+      detect_project(cuda_names.dir),
+      Catch::Contains("requirements-cu118.txt and requirements-cu124.txt are alternatives") &&
+          Catch::Contains("--requirements"));
 }
 
 TEST_CASE("gen: a conda environment is refused, never turned into an image without its packages") {
-  const std::string env = "name: research\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.11\n"
-                          "  - pytorch::pytorch=2.3\n  - numpy\n  - faiss-gpu\n  - pip\n  - pip:\n      - wandb==0.18.0\n";
+  const std::string env =
+      "name: research\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.11\n"
+      "  - pytorch::pytorch=2.3\n  - numpy\n  - faiss-gpu\n  - pip\n  - pip:\n      - "
+      "wandb==0.18.0\n";
   for (const char* name : {"environment.yml", "environment.yaml"}) {
     ProjectDir alone({{name, env}, {"main.py", "print('hi')\n"}});
-    CHECK_THROWS_WITH(detect_project(alone.dir), Catch::Contains(std::string(name) + ":4: a conda environment "
-                                                                                     "(pytorch, numpy, faiss-gpu)") &&
-                                                     Catch::Contains("requirements.txt"));
+    CHECK_THROWS_WITH(detect_project(alone.dir),
+                      Catch::Contains(std::string(name) + ":4: a conda environment "
+                                                          "(pytorch, numpy, faiss-gpu)") &&
+                          Catch::Contains("requirements.txt"));
   }
   // Beside requirements.txt, pip's file is installed, and --explain and the
   // warnings say what conda listed that pip does not get.
-  ProjectDir both({{"environment.yml", env}, {"requirements.txt", "torch==2.6.0\nnumpy==2.1.3\n"}, {"main.py", ""}});
+  ProjectDir both({{"environment.yml", env},
+                   {"requirements.txt", "torch==2.6.0\nnumpy==2.1.3\n"},
+                   {"main.py", ""}});
   const Plan plan = plan_for(both);
   CHECK(plan.install_mode == "requirements");
-  CHECK(explains(plan, "environment.yml:4: not installed: requirements.txt lists the Python dependencies"));
+  CHECK(explains(
+      plan, "environment.yml:4: not installed: requirements.txt lists the Python dependencies"));
   CHECK(mentions(plan.warnings, "faiss-gpu (line 8)"));
   CHECK_FALSE(mentions(plan.warnings, "pytorch (line"));
   CHECK_FALSE(mentions(plan.warnings, "numpy (line"));
@@ -747,13 +834,18 @@ TEST_CASE("gen: a conda environment is refused, never turned into an image witho
 
 TEST_CASE("gen: .cu sources without main() are a library, not a program") {
   ProjectDir lib({{"kernels.cu", "__global__ void k() {}\nvoid launch() { k<<<1, 1>>>(); }\n"},
-                  {"kernels.cuh", "void launch();\n"}, {"domain.cpp", "int domain(int x) { return x; }\n"}});
-  CHECK_THROWS_WITH(detect_project(lib.dir), Catch::Contains("kernels.cu: none of the 2 CUDA/C++ sources defines "
-                                                             "main()") &&
-                                                 Catch::Contains("library"));
-  ProjectDir program({{"kernels.cu", "__global__ void k() {}\n"}, {"app.cpp", "int\nmain(int argc, char** argv) {}\n"}});
-  CHECK(explains(plan_for(program), "app.cpp:2: defines main()"));  // GNU style: the type on the line before
-  ProjectDir prog({{"kernels.cu", "__global__ void k() {}\n"}, {"app.cpp", "int main(int argc, char** argv) {}\n"}});
+                  {"kernels.cuh", "void launch();\n"},
+                  {"domain.cpp", "int domain(int x) { return x; }\n"}});
+  CHECK_THROWS_WITH(detect_project(lib.dir),
+                    Catch::Contains("kernels.cu: none of the 2 CUDA/C++ sources defines "
+                                    "main()") &&
+                        Catch::Contains("library"));
+  ProjectDir program({{"kernels.cu", "__global__ void k() {}\n"},
+                      {"app.cpp", "int\nmain(int argc, char** argv) {}\n"}});
+  CHECK(explains(plan_for(program),
+                 "app.cpp:2: defines main()"));  // GNU style: the type on the line before
+  ProjectDir prog({{"kernels.cu", "__global__ void k() {}\n"},
+                   {"app.cpp", "int main(int argc, char** argv) {}\n"}});
   CHECK(explains(plan_for(prog), "app.cpp:1: defines main()"));
 }
 
@@ -762,18 +854,27 @@ TEST_CASE("gen: framework releases map to the CUDA and cuDNN they were built for
     ProjectDir p({{"requirements.txt", requirements}, {"main.py", ""}});
     return plan_for(p, o);
   };
-  CHECK(plan("onnxruntime-gpu==1.17.3\n").final_image == "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04");
-  CHECK(plan("onnxruntime-gpu==1.18.1\n").final_image == "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04");
-  CHECK(plan("onnxruntime-gpu>=1.17,<1.19\n").final_image == "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04");
-  CHECK(plan("onnxruntime-gpu==1.19.2\n").final_image == "nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04");
+  CHECK(plan("onnxruntime-gpu==1.17.3\n").final_image ==
+        "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04");
+  CHECK(plan("onnxruntime-gpu==1.18.1\n").final_image ==
+        "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04");
+  CHECK(plan("onnxruntime-gpu>=1.17,<1.19\n").final_image ==
+        "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04");
+  CHECK(plan("onnxruntime-gpu==1.19.2\n").final_image ==
+        "nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04");
   CHECK(plan("onnxruntime-gpu\n").final_image == "nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04");
-  CHECK(plan("tensorflow==2.13.1\n").final_image == "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04");
-  CHECK(plan("tensorflow==2.15.1\n").final_image == "nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04");
+  CHECK(plan("tensorflow==2.13.1\n").final_image ==
+        "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04");
+  CHECK(plan("tensorflow==2.15.1\n").final_image ==
+        "nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04");
   const Plan tf216 = plan("tensorflow==2.16.2\n");
   CHECK(tf216.final_image == "nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04");
   CHECK(mentions(tf216.warnings, "no cuDNN 8 image for it; gen uses 12.2.2"));
-  CHECK(explains(tf216, "tensorflow 2.16 is built for CUDA 12.3 and cuDNN 8 (https://www.tensorflow.org/install/source#gpu)"));
-  CHECK(plan("tensorflow~=2.17.0\n").final_image == "nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04");
+  CHECK(explains(tf216,
+                 "tensorflow 2.16 is built for CUDA 12.3 and cuDNN 8 "
+                 "(https://www.tensorflow.org/install/source#gpu)"));
+  CHECK(plan("tensorflow~=2.17.0\n").final_image ==
+        "nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04");
   CHECK(plan("tensorflow==2.18.0\n").final_image == "nvidia/cuda:12.5.1-cudnn-runtime-ubuntu24.04");
   const Plan newest = plan("tensorflow>=2.12\n");
   CHECK(newest.final_image == "nvidia/cuda:12.5.1-cudnn-runtime-ubuntu24.04");
@@ -781,8 +882,9 @@ TEST_CASE("gen: framework releases map to the CUDA and cuDNN they were built for
   CHECK(plan("tensorflow[and-cuda]==2.16.1\n").flavor == "base");  // brings its own cuDNN
   Options cuda128;
   cuda128.cuda = "12.8";
-  CHECK_THROWS_WITH(plan("tensorflow==2.16.1\n", cuda128),
-                    Catch::Contains("--cuda 12.8: tensorflow 2.16 loads cuDNN 8") && Catch::Contains("12.2.2"));
+  CHECK_THROWS_WITH(
+      plan("tensorflow==2.16.1\n", cuda128),
+      Catch::Contains("--cuda 12.8: tensorflow 2.16 loads cuDNN 8") && Catch::Contains("12.2.2"));
   CHECK(mentions(plan("tensorflow==2.99.0\n").warnings, "not in gen's table"));
 }
 
@@ -792,7 +894,8 @@ TEST_CASE("gen: every framework row names its page and lands on an image with it
   for (const auto& row : table.at("rows")) {
     CHECK(row.at("source").get<std::string>().rfind("https://", 0) == 0);
     for (const auto& release : row.at("releases")) {
-      const std::string pin = row.at("package").get<std::string>() + "==" + release.get<std::string>() + ".0";
+      const std::string pin =
+          row.at("package").get<std::string>() + "==" + release.get<std::string>() + ".0";
       INFO(pin);
       ProjectDir p({{"requirements.txt", pin + "\n"}, {"main.py", ""}});
       const Plan plan = plan_for(p);
@@ -809,32 +912,41 @@ TEST_CASE("gen: a torch range means what pip installs today, the newest the tabl
     return plan_for(p);
   };
   const Plan at_least = plan("torch>=2.4\n");
-  CHECK(explains(at_least, "torch>=2.4: pip installs the newest it allows; per data/torch-cuda.json that is torch 2.11"));
+  CHECK(explains(at_least,
+                 "torch>=2.4: pip installs the newest it allows; per data/torch-cuda.json that is "
+                 "torch 2.11"));
   CHECK(at_least.cuda == "12.9.1");
   CHECK(plan("torch\n").cuda == "12.9.1");
-  CHECK(plan("torch<2.5\n").pip_index_args == std::vector<std::string>{"--extra-index-url https://download.pytorch.org/whl/cu124"});
+  CHECK(plan("torch<2.5\n").pip_index_args ==
+        std::vector<std::string>{"--extra-index-url https://download.pytorch.org/whl/cu124"});
   CHECK(plan("torch>=2.6,<2.8\n").cuda == "12.6.3");  // 2.7's PyPI wheel
 }
 
-TEST_CASE("gen: the driver statement is the image's NVIDIA_REQUIRE_CUDA, not the CUDA major's floor") {
+TEST_CASE(
+    "gen: the driver statement is the image's NVIDIA_REQUIRE_CUDA, not the CUDA major's floor") {
   ProjectDir torch({{"requirements.txt", "torch==2.6.0\n"}, {"main.py", ""}});
   const Plan t = plan_for(torch);
   CHECK(t.min_driver == 550);  // cuda>=12.4
-  CHECK_THAT(summary(t), Catch::Contains("driver >= 550: the image sets NVIDIA_REQUIRE_CUDA=cuda>=12.4"));
+  CHECK_THAT(summary(t),
+             Catch::Contains("driver >= 550: the image sets NVIDIA_REQUIRE_CUDA=cuda>=12.4"));
   ProjectDir cu({{"main.cu", "int main() {}\n"}});
   CHECK(plan_for(cu).min_driver == 570);  // 12.8, gen's default
   ProjectDir ort({{"requirements.txt", "onnxruntime-gpu==1.18.0\n"}, {"main.py", ""}});
   CHECK(plan_for(ort).min_driver == 520);  // 11.8
 }
 
-TEST_CASE("gen: .dockerignore leaves out secrets, ML artefacts and venvs everywhere, never what COPY names") {
-  ProjectDir p({{"requirements.txt", "-r env/base.txt\ntorch==2.6.0\n"}, {"env/base.txt", "numpy==2.1.3\n"},
+TEST_CASE(
+    "gen: .dockerignore leaves out secrets, ML artefacts and venvs everywhere, never what COPY "
+    "names") {
+  ProjectDir p({{"requirements.txt", "-r env/base.txt\ntorch==2.6.0\n"},
+                {"env/base.txt", "numpy==2.1.3\n"},
                 {"main.py", ""}});
   const Plan plan = plan_for(p);
   const std::string ignore = render_plan(plan).dockerignore;
-  for (const char* pattern : {"**/*.pem", "**/*.key", "**/id_rsa*", "**/.aws", "**/.ssh", "**/.netrc", "**/.env",
-                              "**/.env.*", "**/checkpoints", "**/wandb", "**/mlruns", "**/lightning_logs",
-                              "**/.ipynb_checkpoints", "**/.venv", "**/venv"}) {
+  for (const char* pattern :
+       {"**/*.pem", "**/*.key", "**/id_rsa*", "**/.aws", "**/.ssh", "**/.netrc", "**/.env",
+        "**/.env.*", "**/checkpoints", "**/wandb", "**/mlruns", "**/lightning_logs",
+        "**/.ipynb_checkpoints", "**/.venv", "**/venv"}) {
     INFO(pattern);
     CHECK(ignore.find(std::string("\n") + pattern + "\n") != std::string::npos);
   }
@@ -849,7 +961,8 @@ TEST_CASE("gen: .dockerignore leaves out secrets, ML artefacts and venvs everywh
   CHECK(ignore.find("\n!env/base.txt\n") > last_exclusion);  // exceptions come after what they undo
 }
 
-TEST_CASE("gen: torch projects get shared memory for DataLoader workers and NCCL in the run command") {
+TEST_CASE(
+    "gen: torch projects get shared memory for DataLoader workers and NCCL in the run command") {
   for (const std::string torch : {"torch==2.6.0\n", "torch==2.6.0+cpu\n", "vllm==0.6.4\n"}) {
     ProjectDir p({{"requirements.txt", torch}, {"main.py", ""}});
     Options o;
@@ -857,7 +970,8 @@ TEST_CASE("gen: torch projects get shared memory for DataLoader workers and NCCL
     const Plan plan = plan_for(p, o);
     INFO(torch);
     CHECK(plan.shm_size == "8g");
-    CHECK_THAT(summary(plan), Catch::Contains("docker run --rm") && Catch::Contains(" --shm-size=8g "));
+    CHECK_THAT(summary(plan),
+               Catch::Contains("docker run --rm") && Catch::Contains(" --shm-size=8g "));
     CHECK_THAT(render_plan(plan).compose, Catch::Contains("    shm_size: \"8gb\"\n"));
     CHECK(explains(plan, "Docker's default is 64 MB"));
   }
@@ -875,16 +989,22 @@ TEST_CASE("gen: torch projects get shared memory for DataLoader workers and NCCL
   CHECK(summary(plan_for(sklearn)).find("--shm-size") == std::string::npos);
 }
 
-TEST_CASE("gen: the entrypoints ML projects have: Streamlit, Gradio, train.py, python -m, notebooks, --port") {
-  ProjectDir streamlit({{"requirements.txt", "streamlit==1.40.0\n"}, {"app.py", "import streamlit as st\nst.title('x')\n"}});
+TEST_CASE(
+    "gen: the entrypoints ML projects have: Streamlit, Gradio, train.py, python -m, notebooks, "
+    "--port") {
+  ProjectDir streamlit({{"requirements.txt", "streamlit==1.40.0\n"},
+                        {"app.py", "import streamlit as st\nst.title('x')\n"}});
   const Plan s = plan_for(streamlit);
   CHECK(s.cmd == std::vector<std::string>{"streamlit", "run", "app.py", "--server.address=0.0.0.0",
                                           "--server.port=8501", "--server.headless=true"});
   CHECK(s.port == 8501);
   CHECK_THAT(render_plan(s).dockerfile, Catch::Contains("\nEXPOSE 8501\n"));
 
-  ProjectDir gradio({{"requirements.txt", "gradio==5.9.1\n"}, {"main.py", "print('cli')\n"},
-                     {"demo.py", "import gradio as gr\ngr.Interface(fn=str, inputs='text', outputs='text').launch()\n"}});
+  ProjectDir gradio(
+      {{"requirements.txt", "gradio==5.9.1\n"},
+       {"main.py", "print('cli')\n"},
+       {"demo.py",
+        "import gradio as gr\ngr.Interface(fn=str, inputs='text', outputs='text').launch()\n"}});
   const Plan g = plan_for(gradio);
   CHECK(g.cmd == std::vector<std::string>{"python", "demo.py"});
   CHECK(g.port == 7860);
@@ -895,32 +1015,42 @@ TEST_CASE("gen: the entrypoints ML projects have: Streamlit, Gradio, train.py, p
   port.port = 7000;
   const Plan moved = plan_for(gradio, port);
   CHECK(moved.port == 7000);
-  CHECK(moved.env == std::vector<std::string>{"GRADIO_SERVER_NAME=0.0.0.0", "GRADIO_SERVER_PORT=7000"});
+  CHECK(moved.env ==
+        std::vector<std::string>{"GRADIO_SERVER_NAME=0.0.0.0", "GRADIO_SERVER_PORT=7000"});
 
-  ProjectDir fastapi({{"requirements.txt", "fastapi==0.115.6\nuvicorn==0.34.0\n"}, {"main.py", "print('cli')\n"},
+  ProjectDir fastapi({{"requirements.txt", "fastapi==0.115.6\nuvicorn==0.34.0\n"},
+                      {"main.py", "print('cli')\n"},
                       {"server.py", kFastApiMain}});
   const Plan f = plan_for(fastapi);  // the server, not the CLI beside it
-  CHECK(f.cmd == std::vector<std::string>{"uvicorn", "server:app", "--host", "0.0.0.0", "--port", "8000"});
+  CHECK(f.cmd ==
+        std::vector<std::string>{"uvicorn", "server:app", "--host", "0.0.0.0", "--port", "8000"});
   Options p9000;
   p9000.port = 9000;
   const Plan f9 = plan_for(fastapi, p9000);
-  CHECK(f9.cmd == std::vector<std::string>{"uvicorn", "server:app", "--host", "0.0.0.0", "--port", "9000"});
+  CHECK(f9.cmd ==
+        std::vector<std::string>{"uvicorn", "server:app", "--host", "0.0.0.0", "--port", "9000"});
   CHECK_THAT(summary(f9), Catch::Contains("-p 9000:9000"));
   Options cmd_and_port;
   cmd_and_port.port = 9000;
   cmd_and_port.cmd = {"python", "-m", "svc"};
-  CHECK(mentions(plan_for(fastapi, cmd_and_port).warnings, "cannot tell python -m svc to listen on it"));
+  CHECK(mentions(plan_for(fastapi, cmd_and_port).warnings,
+                 "cannot tell python -m svc to listen on it"));
 
-  ProjectDir train({{"requirements.txt", "torch==2.6.0\n"}, {"train.py", ""}, {"explore.ipynb", "{}"}});
+  ProjectDir train(
+      {{"requirements.txt", "torch==2.6.0\n"}, {"train.py", ""}, {"explore.ipynb", "{}"}});
   CHECK(plan_for(train).cmd == std::vector<std::string>{"python", "train.py"});
   CHECK(plan_for(train).port == 0);
 
-  ProjectDir module({{"requirements.txt", "numpy==2.1.3\n"}, {"trainer/__main__.py", ""}, {"trainer/__init__.py", ""}});
+  ProjectDir module({{"requirements.txt", "numpy==2.1.3\n"},
+                     {"trainer/__main__.py", ""},
+                     {"trainer/__init__.py", ""}});
   CHECK(plan_for(module).cmd == std::vector<std::string>{"python", "-m", "trainer"});
 
-  ProjectDir notebooks({{"requirements.txt", "jupyterlab==4.3.4\npandas==2.2.3\n"}, {"analysis.ipynb", "{}"}});
+  ProjectDir notebooks(
+      {{"requirements.txt", "jupyterlab==4.3.4\npandas==2.2.3\n"}, {"analysis.ipynb", "{}"}});
   const Plan n = plan_for(notebooks);
-  CHECK(n.cmd == std::vector<std::string>{"jupyter", "lab", "--ip=0.0.0.0", "--port=8888", "--no-browser"});
+  CHECK(n.cmd ==
+        std::vector<std::string>{"jupyter", "lab", "--ip=0.0.0.0", "--port=8888", "--no-browser"});
   CHECK(n.port == 8888);
   CHECK_THAT(render_plan(n).dockerfile, Catch::Contains("\nEXPOSE 8888\n"));
   ProjectDir bare_notebooks({{"requirements.txt", "pandas==2.2.3\n"}, {"analysis.ipynb", "{}"}});
@@ -928,37 +1058,45 @@ TEST_CASE("gen: the entrypoints ML projects have: Streamlit, Gradio, train.py, p
 }
 
 TEST_CASE("gen: the indexes pyproject.toml names decide torch's CUDA and reach pip, with no lock") {
-  ProjectDir uv({{"pyproject.toml", "[project]\nname = 'x'\nversion = '1'\ndependencies = ['torch==2.4.0']\n"
-                                    "[[tool.uv.index]]\nname = 'pytorch-cu121'\n"
-                                    "url = 'https://download.pytorch.org/whl/cu121'\nexplicit = true\n"
-                                    "[tool.uv.sources]\ntorch = { index = 'pytorch-cu121' }\n"},
+  ProjectDir uv({{"pyproject.toml",
+                  "[project]\nname = 'x'\nversion = '1'\ndependencies = ['torch==2.4.0']\n"
+                  "[[tool.uv.index]]\nname = 'pytorch-cu121'\n"
+                  "url = 'https://download.pytorch.org/whl/cu121'\nexplicit = true\n"
+                  "[tool.uv.sources]\ntorch = { index = 'pytorch-cu121' }\n"},
                  {"main.py", ""}});
-  ProjectDir poetry({{"pyproject.toml", "[tool.poetry]\nname = 'x'\nversion = '1'\npackage-mode = false\n"
-                                        "[tool.poetry.dependencies]\npython = '^3.10'\n"
-                                        "torch = { version = '2.4.0', source = 'pytorch' }\n"
-                                        "[[tool.poetry.source]]\nname = 'pytorch'\n"
-                                        "url = 'https://download.pytorch.org/whl/cu121'\npriority = 'explicit'\n"},
+  ProjectDir poetry({{"pyproject.toml",
+                      "[tool.poetry]\nname = 'x'\nversion = '1'\npackage-mode = false\n"
+                      "[tool.poetry.dependencies]\npython = '^3.10'\n"
+                      "torch = { version = '2.4.0', source = 'pytorch' }\n"
+                      "[[tool.poetry.source]]\nname = 'pytorch'\n"
+                      "url = 'https://download.pytorch.org/whl/cu121'\npriority = 'explicit'\n"},
                      {"main.py", ""}});
   for (const ProjectDir* p : {&uv, &poetry}) {
     const Plan plan = plan_for(*p);
     CHECK(plan.cuda == "12.1.1");
-    CHECK(plan.pip_index_args == std::vector<std::string>{"--extra-index-url https://download.pytorch.org/whl/cu121"});
-    CHECK_THAT(render_plan(plan).dockerfile, Catch::Contains("pip install --extra-index-url "
-                                                             "https://download.pytorch.org/whl/cu121 torch==2.4.0"));
+    CHECK(plan.pip_index_args ==
+          std::vector<std::string>{"--extra-index-url https://download.pytorch.org/whl/cu121"});
+    CHECK_THAT(render_plan(plan).dockerfile,
+               Catch::Contains("pip install --extra-index-url "
+                               "https://download.pytorch.org/whl/cu121 torch==2.4.0"));
   }
 }
 
 // ----- issue 11, remaining classes ------------------------------------------
 
-TEST_CASE("gen: Triton users get a C compiler and the Python headers in the final stage, or not when asked") {
+TEST_CASE(
+    "gen: Triton users get a C compiler and the Python headers in the final stage, or not when "
+    "asked") {
   const std::string vllm = "vllm==0.8.5\nfastapi==0.115.6\nuvicorn==0.34.0\n";
   ProjectDir p({{"requirements.txt", vllm}, {"server.py", kFastApiMain}});
   const Plan plan = plan_for(p);
   // vllm 0.8.5 pins torch 2.6.0, whose PyPI wheel is CUDA 12.4: on 22.04, Python 3.10.
   CHECK(plan.final_image == "nvidia/cuda:12.4.1-base-ubuntu22.04");
   CHECK(plan.runtime_compiler);
-  CHECK(std::find(plan.final_apt.begin(), plan.final_apt.end(), "gcc=4:11.*") != plan.final_apt.end());
-  CHECK(std::find(plan.final_apt.begin(), plan.final_apt.end(), "python3.10-dev=3.10.*") != plan.final_apt.end());
+  CHECK(std::find(plan.final_apt.begin(), plan.final_apt.end(), "gcc=4:11.*") !=
+        plan.final_apt.end());
+  CHECK(std::find(plan.final_apt.begin(), plan.final_apt.end(), "python3.10-dev=3.10.*") !=
+        plan.final_apt.end());
   CHECK(mentions(plan.notes, "~150-200 MB"));
   CHECK(mentions(plan.notes, "--no-runtime-compiler"));
   CHECK(summary(plan).find("note: requirements.txt:1 (vllm): Triton") != std::string::npos);
@@ -979,15 +1117,17 @@ TEST_CASE("gen: Triton users get a C compiler and the Python headers in the fina
   o.runtime_compiler = false;
   const Plan without = plan_for(p, o);
   CHECK_FALSE(without.runtime_compiler);
-  CHECK(std::find(without.final_apt.begin(), without.final_apt.end(), "gcc=4:11.*") == without.final_apt.end());
+  CHECK(std::find(without.final_apt.begin(), without.final_apt.end(), "gcc=4:11.*") ==
+        without.final_apt.end());
   CHECK(mentions(without.warnings, "--no-runtime-compiler left gcc"));
   CHECK(broken_rules(render_plan(without).dockerfile, {true, true, false, false, false}) == "");
 
   // triton itself, sglang; uv's managed Python carries its headers: gcc alone.
   ProjectDir triton({{"requirements.txt", "torch==2.6.0\ntriton==3.2.0\n"}, {"train.py", ""}});
   CHECK(plan_for(triton).runtime_compiler);
-  ProjectDir sglang({{"pyproject.toml", "[project]\nname='s'\nversion='1'\nrequires-python='>=3.11'\n"
-                                        "dependencies=['sglang==0.4.1', 'torch==2.5.1']\n"},
+  ProjectDir sglang({{"pyproject.toml",
+                      "[project]\nname='s'\nversion='1'\nrequires-python='>=3.11'\n"
+                      "dependencies=['sglang==0.4.1', 'torch==2.5.1']\n"},
                      {"main.py", ""}});
   const Plan s = plan_for(sglang);
   CHECK(s.managed_python);
@@ -1014,7 +1154,9 @@ TEST_CASE("gen: a framework that pins torch gets torch's CUDA build") {
   CHECK(plan("vllm==0.8.5\ntorch==2.7.1\n").cuda == "12.6.3");
 }
 
-TEST_CASE("gen: wheels that bring their own CUDA get the lowest image of their major, the widest driver range") {
+TEST_CASE(
+    "gen: wheels that bring their own CUDA get the lowest image of their major, the widest driver "
+    "range") {
   ProjectDir jax({{"requirements.txt", "jax[cuda12]==0.4.35\n"}, {"main.py", ""}});
   const Plan j = plan_for(jax);
   CHECK(j.final_image == "nvidia/cuda:12.1.1-base-ubuntu22.04");
@@ -1025,12 +1167,16 @@ TEST_CASE("gen: wheels that bring their own CUDA get the lowest image of their m
   CHECK(plan_for(cupy).cuda == "12.8.1");
 }
 
-TEST_CASE("gen: a torch CUDA extension builds on devel with TORCH_CUDA_ARCH_LIST, no isolation, no build tree shipped") {
-  ProjectDir p({{"requirements.txt", "torch==2.6.0\n"},
-                {"setup.py", "from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, "
-                             "CUDAExtension\nsetup(name='ops', ext_modules=[CUDAExtension('ops._C', ['k.cu'])])\n"},
-                {"k.cu", "__global__ void k() {}\n"},
-                {"main.py", "import ops\n"}});
+TEST_CASE(
+    "gen: a torch CUDA extension builds on devel with TORCH_CUDA_ARCH_LIST, no isolation, no build "
+    "tree shipped") {
+  ProjectDir p(
+      {{"requirements.txt", "torch==2.6.0\n"},
+       {"setup.py",
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, "
+        "CUDAExtension\nsetup(name='ops', ext_modules=[CUDAExtension('ops._C', ['k.cu'])])\n"},
+       {"k.cu", "__global__ void k() {}\n"},
+       {"main.py", "import ops\n"}});
   const Plan plan = plan_for(p);
   CHECK(plan.builder_image == "nvidia/cuda:12.4.1-devel-ubuntu22.04");
   CHECK(plan.final_image == "nvidia/cuda:12.4.1-base-ubuntu22.04");
@@ -1052,20 +1198,27 @@ TEST_CASE("gen: a torch CUDA extension builds on devel with TORCH_CUDA_ARCH_LIST
   CHECK(ext < clean);
   CHECK(clean < final_copy);
   CHECK(df.find("-name '*.o'", clean) != std::string::npos);
-  CHECK(std::find(plan.builder_apt.begin(), plan.builder_apt.end(), "g++=4:11.*") != plan.builder_apt.end());
-  CHECK(std::find(plan.builder_apt.begin(), plan.builder_apt.end(), "python3.10-dev=3.10.*") != plan.builder_apt.end());
+  CHECK(std::find(plan.builder_apt.begin(), plan.builder_apt.end(), "g++=4:11.*") !=
+        plan.builder_apt.end());
+  CHECK(std::find(plan.builder_apt.begin(), plan.builder_apt.end(), "python3.10-dev=3.10.*") !=
+        plan.builder_apt.end());
   CHECK(broken_rules(df, {true, true, false, true, false}) == "");
   // pyproject.toml's build hook counts too; a CUDA 13 build gets CUDA 13's architectures.
-  ProjectDir py({{"pyproject.toml", "[build-system]\nrequires=['setuptools','torch']\n[project]\nname='o'\nversion='1'\n"
-                                    "dependencies=['torch==2.9.0']\n[tool.ext]\nbuilder='torch.utils.cpp_extension'\n"},
-                 {"main.py", ""}});
+  ProjectDir py(
+      {{"pyproject.toml",
+        "[build-system]\nrequires=['setuptools','torch']\n[project]\nname='o'\nversion='1'\n"
+        "dependencies=['torch==2.9.0']\n[tool.ext]\nbuilder='torch.utils.cpp_extension'\n"},
+       {"main.py", ""}});
   Options o;
   o.cuda = "13.0";
   CHECK(plan_for(py, o).torch_cuda_arch_list == "7.5;8.0;8.6;8.9;9.0;10.0;12.0+PTX");
 }
 
-TEST_CASE("gen: --wheelhouse ships no wheel, installs the project offline; --index-url leaves no public index") {
-  ProjectDir p({{"pyproject.toml", "[build-system]\nrequires=['setuptools']\n[project]\nname='svc'\nversion='1'\n"},
+TEST_CASE(
+    "gen: --wheelhouse ships no wheel, installs the project offline; --index-url leaves no public "
+    "index") {
+  ProjectDir p({{"pyproject.toml",
+                 "[build-system]\nrequires=['setuptools']\n[project]\nname='svc'\nversion='1'\n"},
                 {"requirements.txt", "torch==2.6.0\nfastapi==0.115.6\nuvicorn==0.34.0\n"},
                 {"wheels/torch-2.6.0-cp310-cp310-linux_x86_64.whl", "zip"},
                 {"main.py", kFastApiMain}});
@@ -1076,7 +1229,8 @@ TEST_CASE("gen: --wheelhouse ships no wheel, installs the project offline; --ind
   INFO(df);
   CHECK(df.find("COPY wheels") == std::string::npos);  // never a layer of wheels
   CHECK(df.find("--mount=type=bind,source=wheels,target=/wheels") != std::string::npos);
-  CHECK(df.find("pip install --no-index --find-links /wheels -r requirements.txt") != std::string::npos);
+  CHECK(df.find("pip install --no-index --find-links /wheels -r requirements.txt") !=
+        std::string::npos);
   CHECK(df.find("pip install --no-index --find-links /wheels --no-deps .") != std::string::npos);
   // COPY . . brings the wheels into the builder's /app: removed before the final stage copies it.
   const auto clean = df.find("RUN rm -rf /app/.imgsmith /app/wheels");
@@ -1092,35 +1246,47 @@ TEST_CASE("gen: --wheelhouse ships no wheel, installs the project offline; --ind
   const Plan ti = plan_for(t, index);
   const std::string tdf = render_plan(ti).dockerfile;
   CHECK(tdf.find("download.pytorch.org") == std::string::npos);
-  CHECK(tdf.find("pip install --index-url https://pypi.internal.example/simple -r requirements.txt") != std::string::npos);
+  CHECK(tdf.find(
+            "pip install --index-url https://pypi.internal.example/simple -r requirements.txt") !=
+        std::string::npos);
   CHECK(mentions(ti.warnings, "https://download.pytorch.org/whl/cu124"));
   // The project's install uses the private index too; pyproject's indexes go.
-  ProjectDir uv({{"pyproject.toml", "[build-system]\nrequires=['setuptools']\n[project]\nname='x'\nversion='1'\n"
-                                    "dependencies=['torch==2.6.0']\n[[tool.uv.index]]\nname='cu126'\n"
-                                    "url='https://download.pytorch.org/whl/cu126'\n"},
+  ProjectDir uv({{"pyproject.toml",
+                  "[build-system]\nrequires=['setuptools']\n[project]\nname='x'\nversion='1'\n"
+                  "dependencies=['torch==2.6.0']\n[[tool.uv.index]]\nname='cu126'\n"
+                  "url='https://download.pytorch.org/whl/cu126'\n"},
                  {"main.py", ""}});
   const std::string udf = render_plan(plan_for(uv, index)).dockerfile;
   CHECK(udf.find("download.pytorch.org") == std::string::npos);
-  CHECK(udf.find("pip install --index-url https://pypi.internal.example/simple --no-deps .") != std::string::npos);
+  CHECK(udf.find("pip install --index-url https://pypi.internal.example/simple --no-deps .") !=
+        std::string::npos);
 }
 
-TEST_CASE("gen: CMake projects that find cuDNN and NCCL themselves, their minimum toolkit, their own architectures") {
-  ProjectDir p({{"CMakeLists.txt", "cmake_minimum_required(VERSION 3.22)\nproject(t LANGUAGES CXX CUDA)\n"
-                                   "find_package(CUDAToolkit 12.4 REQUIRED)\n"
-                                   "find_library(CUDNN_LIB NAMES cudnn)\nadd_executable(t main.cu)\n"
-                                   "target_link_libraries(t PRIVATE ${CUDNN_LIB})\n"},
+TEST_CASE(
+    "gen: CMake projects that find cuDNN and NCCL themselves, their minimum toolkit, their own "
+    "architectures") {
+  ProjectDir p({{"CMakeLists.txt",
+                 "cmake_minimum_required(VERSION 3.22)\nproject(t LANGUAGES CXX CUDA)\n"
+                 "find_package(CUDAToolkit 12.4 REQUIRED)\n"
+                 "find_library(CUDNN_LIB NAMES cudnn)\nadd_executable(t main.cu)\n"
+                 "target_link_libraries(t PRIVATE ${CUDNN_LIB})\n"},
                 {"main.cu", "int main() { return 0; }\n"}});
   const Plan plan = plan_for(p);
   CHECK(plan.final_image == "nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04");
   CHECK(plan.builder_image == "nvidia/cuda:12.8.1-cudnn-devel-ubuntu24.04");
   CHECK(explains(plan, "CMakeLists.txt:4: find_library"));
-  ProjectDir header({{"CMakeLists.txt", "project(t LANGUAGES CUDA)\nfind_path(CUDNN_INC cudnn.h)\nadd_executable(t m.cu)\n"},
-                     {"m.cu", ""}});
+  ProjectDir header(
+      {{"CMakeLists.txt",
+        "project(t LANGUAGES CUDA)\nfind_path(CUDNN_INC cudnn.h)\nadd_executable(t m.cu)\n"},
+       {"m.cu", ""}});
   CHECK(plan_for(header).cudnn);
-  for (const std::string nccl : {"find_package(NCCL REQUIRED)\n", "find_library(NCCL_LIBRARY nccl)\n",
-                                 "include_directories(${NCCL_INCLUDE_DIRS})\n"}) {
+  for (const std::string nccl :
+       {"find_package(NCCL REQUIRED)\n", "find_library(NCCL_LIBRARY nccl)\n",
+        "include_directories(${NCCL_INCLUDE_DIRS})\n"}) {
     INFO(nccl);
-    ProjectDir n({{"CMakeLists.txt", "project(t LANGUAGES CUDA)\n" + nccl + "add_executable(t m.cu)\n"}, {"m.cu", ""}});
+    ProjectDir n(
+        {{"CMakeLists.txt", "project(t LANGUAGES CUDA)\n" + nccl + "add_executable(t m.cu)\n"},
+         {"m.cu", ""}});
     const Plan np = plan_for(n);
     CHECK(np.flavor == "runtime");  // runtime carries libnccl2
     CHECK_FALSE(np.cudnn);
@@ -1128,23 +1294,32 @@ TEST_CASE("gen: CMake projects that find cuDNN and NCCL themselves, their minimu
   // A --cuda below the project's minimum fails at configure: refused, naming the line.
   Options old;
   old.cuda = "12.2";
-  CHECK_THROWS_WITH(plan_for(p, old), Catch::Contains("--cuda 12.2: CMakeLists.txt:3 asks for find_package(CUDAToolkit 12.4)"));
+  CHECK_THROWS_WITH(
+      plan_for(p, old),
+      Catch::Contains("--cuda 12.2: CMakeLists.txt:3 asks for find_package(CUDAToolkit 12.4)"));
   old.cuda = "12.4";
   CHECK_NOTHROW(plan_for(p, old));
   // The project's CMAKE_CUDA_ARCHITECTURES is not overridden.
-  ProjectDir own({{"CMakeLists.txt", "set(CMAKE_CUDA_ARCHITECTURES 80 90)\nproject(s LANGUAGES CUDA)\nadd_executable(s s.cu)\n"},
-                  {"s.cu", ""}});
+  ProjectDir own(
+      {{"CMakeLists.txt",
+        "set(CMAKE_CUDA_ARCHITECTURES 80 90)\nproject(s LANGUAGES CUDA)\nadd_executable(s s.cu)\n"},
+       {"s.cu", ""}});
   const std::string odf = render_plan(plan_for(own)).dockerfile;
   CHECK(odf.find("-DCMAKE_CUDA_ARCHITECTURES") == std::string::npos);
   CHECK(odf.find("RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release") != std::string::npos);
-  CHECK(render_plan(plan).dockerfile.find("-DCMAKE_CUDA_ARCHITECTURES=\"75-real;80-real;86-real;89-real;90\"") !=
+  CHECK(render_plan(plan).dockerfile.find(
+            "-DCMAKE_CUDA_ARCHITECTURES=\"75-real;80-real;86-real;89-real;90\"") !=
         std::string::npos);
 }
 
-TEST_CASE("gen: apt.txt declares system packages: run-time ones in the final stage, -dev ones in the builder") {
-  ProjectDir p({{"requirements.txt", "soundfile==0.12.1\n"},
-                {"apt.txt", "# as repo2docker reads it\nffmpeg\n\nlibsndfile1-dev  # for building\nlibgl1=1.7.*\n"},
-                {"main.py", ""}});
+TEST_CASE(
+    "gen: apt.txt declares system packages: run-time ones in the final stage, -dev ones in the "
+    "builder") {
+  ProjectDir p(
+      {{"requirements.txt", "soundfile==0.12.1\n"},
+       {"apt.txt",
+        "# as repo2docker reads it\nffmpeg\n\nlibsndfile1-dev  # for building\nlibgl1=1.7.*\n"},
+       {"main.py", ""}});
   const Plan plan = plan_for(p);
   CHECK(mentions(plan.final_apt, "ffmpeg"));
   CHECK(mentions(plan.final_apt, "libgl1=1.7.*"));
@@ -1154,7 +1329,8 @@ TEST_CASE("gen: apt.txt declares system packages: run-time ones in the final sta
   CHECK(mentions(plan.notes, "ffmpeg, libsndfile1-dev are installed unpinned"));
   const std::string df = render_plan(plan).dockerfile;
   INFO(df);
-  CHECK(df.find("apt-get install -y --no-install-recommends ffmpeg libgl1=1.7.*\n") != std::string::npos);
+  CHECK(df.find("apt-get install -y --no-install-recommends ffmpeg libgl1=1.7.*\n") !=
+        std::string::npos);
   imgsmith::test::RuleContext context{false, false, false, false, false};
   CHECK(broken_rules(df, context).find("DL3008") != std::string::npos);  // hadolint would say so
   context.declared_apt = plan.declared_apt;
@@ -1162,20 +1338,28 @@ TEST_CASE("gen: apt.txt declares system packages: run-time ones in the final sta
   // A CUDA C++ program gets them too.
   ProjectDir cu({{"main.cu", "int main() { return 0; }\n"}, {"apt.txt", "libopencv-core406t64\n"}});
   CHECK(mentions(plan_for(cu).final_apt, "libopencv-core406t64"));
-  for (const std::string bad : {"ffmpeg\nsudo apt-get install x\n", "ffmpeg\nFFmpeg\n", "ffmpeg\n<<<<<<< HEAD\n"}) {
+  for (const std::string bad :
+       {"ffmpeg\nsudo apt-get install x\n", "ffmpeg\nFFmpeg\n", "ffmpeg\n<<<<<<< HEAD\n"}) {
     INFO(bad);
     ProjectDir b({{"requirements.txt", "numpy==2.1.3\n"}, {"apt.txt", bad}, {"main.py", ""}});
-    CHECK_THROWS_WITH(detect_project(b.dir), Catch::Contains("apt.txt:2: '") && Catch::Contains("not a Debian package name"));
+    CHECK_THROWS_WITH(detect_project(b.dir), Catch::Contains("apt.txt:2: '") &&
+                                                 Catch::Contains("not a Debian package name"));
   }
 }
 
-TEST_CASE("gen: imgsmith.toml's [gen] table holds the flags a team commits; flags override; bad values name the key") {
-  const std::string toml = "[gen]\ncuda = \"12.6\"\nflavor = \"runtime\"\ncmd = \"python -m svc --fast\"\nport = 9000\n"
-                           "system_packages = [\"libgl1\"]\nrequirements = \"requirements-gpu.txt\"\nextras = [\"gpu\"]\n";
+TEST_CASE(
+    "gen: imgsmith.toml's [gen] table holds the flags a team commits; flags override; bad values "
+    "name the key") {
+  const std::string toml =
+      "[gen]\ncuda = \"12.6\"\nflavor = \"runtime\"\ncmd = \"python -m svc --fast\"\nport = 9000\n"
+      "system_packages = [\"libgl1\"]\nrequirements = \"requirements-gpu.txt\"\nextras = "
+      "[\"gpu\"]\n";
   ProjectDir p({{"imgsmith.toml", toml},
-                {"pyproject.toml", "[build-system]\nrequires=['setuptools']\n[project]\nname='svc'\nversion='1'\n"
-                                   "[project.optional-dependencies]\ngpu=['onnxruntime-gpu==1.20.1']\n"},
-                {"requirements-gpu.txt", "torch==2.7.1\n"}, {"requirements.txt", "numpy==2.1.3\n"},
+                {"pyproject.toml",
+                 "[build-system]\nrequires=['setuptools']\n[project]\nname='svc'\nversion='1'\n"
+                 "[project.optional-dependencies]\ngpu=['onnxruntime-gpu==1.20.1']\n"},
+                {"requirements-gpu.txt", "torch==2.7.1\n"},
+                {"requirements.txt", "numpy==2.1.3\n"},
                 {"svc/__main__.py", ""}});
   const auto g = imgsmith::load_gen_policy(p.dir.string());
   REQUIRE(g);
@@ -1189,7 +1373,8 @@ TEST_CASE("gen: imgsmith.toml's [gen] table holds the flags a team commits; flag
   CHECK(o.port == 9000);
   CHECK(requirements == "requirements-gpu.txt");
   const Plan plan = make_plan(detect_project(p.dir, requirements), o);
-  CHECK(plan.final_image == "nvidia/cuda:12.6.3-cudnn-runtime-ubuntu24.04");  // the gpu extra's onnxruntime-gpu
+  CHECK(plan.final_image ==
+        "nvidia/cuda:12.6.3-cudnn-runtime-ubuntu24.04");  // the gpu extra's onnxruntime-gpu
   CHECK(plan.requirement_files_top == std::vector<std::string>{"requirements-gpu.txt"});
   CHECK(plan.project_install_args == "'.[gpu]'");
   CHECK(mentions(plan.final_apt, "libgl1"));
@@ -1216,30 +1401,37 @@ TEST_CASE("gen: imgsmith.toml's [gen] table holds the flags a team commits; flag
       {"port = \"80\"", "[gen] port: give a TCP port"},
       {"cmd = \"python 'open\"", "[gen] cmd: "},
       {"cmd = []", "[gen] cmd: is empty"},
-      {"system_packages = [\"Bad Pkg\"]", "[gen] system_packages: 'Bad Pkg' is not a Debian package name"},
+      {"system_packages = [\"Bad Pkg\"]",
+       "[gen] system_packages: 'Bad Pkg' is not a Debian package name"},
       {"extras = [1]", "[gen] extras must be a list of strings"},
       {"colour = \"red\"", "[gen] colour: unknown key"},
   };
   for (const auto& [line, message] : bad) {
     INFO(line);
     ProjectDir b({{"imgsmith.toml", "[gen]\n" + line + "\n"}, {"main.py", ""}});
-    CHECK_THROWS_WITH(imgsmith::load_gen_policy(b.dir.string()),
-                      Catch::Contains((b.dir / "imgsmith.toml").string() + ":2: ") && Catch::Contains(message));
+    CHECK_THROWS_WITH(
+        imgsmith::load_gen_policy(b.dir.string()),
+        Catch::Contains((b.dir / "imgsmith.toml").string() + ":2: ") && Catch::Contains(message));
   }
   // An extra the project does not have.
-  ProjectDir e({{"imgsmith.toml", "[gen]\nextras = [\"cpu\"]\n"}, {"pyproject.toml", "[project]\nname='x'\nversion='1'\n"
-                "[project.optional-dependencies]\ngpu=['torch==2.6.0']\n"}, {"main.py", ""}});
+  ProjectDir e({{"imgsmith.toml", "[gen]\nextras = [\"cpu\"]\n"},
+                {"pyproject.toml",
+                 "[project]\nname='x'\nversion='1'\n"
+                 "[project.optional-dependencies]\ngpu=['torch==2.6.0']\n"},
+                {"main.py", ""}});
   Options eo;
   std::string er;
   imgsmith::apply_gen_policy(*imgsmith::load_gen_policy(e.dir.string()), eo, er);
-  CHECK_THROWS_WITH(make_plan(detect_project(e.dir), eo),
-                    Catch::Contains("imgsmith.toml [gen] extras: 'cpu' is not an extra of this project") &&
-                        Catch::Contains("has gpu"));
+  CHECK_THROWS_WITH(
+      make_plan(detect_project(e.dir), eo),
+      Catch::Contains("imgsmith.toml [gen] extras: 'cpu' is not an extra of this project") &&
+          Catch::Contains("has gpu"));
 }
 
 TEST_CASE("gen: a project needing a newer CMake than the builder's OS gets CMake's own wheels") {
-  const std::string lists = "cmake_minimum_required(VERSION 3.30...3.31)\nproject(s LANGUAGES CXX CUDA)\n"
-                            "add_executable(s s.cu)\n";
+  const std::string lists =
+      "cmake_minimum_required(VERSION 3.30...3.31)\nproject(s LANGUAGES CXX CUDA)\n"
+      "add_executable(s s.cu)\n";
   ProjectDir p({{"CMakeLists.txt", lists}, {"s.cu", "int main() { return 0; }\n"}});
   Options o;
   o.cuda = "12.4";  // ubuntu22.04 only: CMake 3.22
@@ -1248,7 +1440,8 @@ TEST_CASE("gen: a project needing a newer CMake than the builder's OS gets CMake
   CHECK_FALSE(mentions(plan.builder_apt, "cmake="));
   CHECK(mentions(plan.builder_apt, "g++="));
   CHECK(mentions(plan.builder_apt, "make="));
-  CHECK(explains(plan, "CMakeLists.txt:1: cmake_minimum_required(VERSION 3.30): ubuntu22.04's CMake is 3.22"));
+  CHECK(explains(
+      plan, "CMakeLists.txt:1: cmake_minimum_required(VERSION 3.30): ubuntu22.04's CMake is 3.22"));
   const std::string df = render_plan(plan).dockerfile;
   INFO(df);
   const auto uv = df.find("COPY --from=ghcr.io/astral-sh/uv:");
@@ -1259,7 +1452,9 @@ TEST_CASE("gen: a project needing a newer CMake than the builder's OS gets CMake
   CHECK(tool < df.find("RUN cmake -S ."));
   CHECK(broken_rules(df, {true, true, false, false, false}) == "");
   // The OS's CMake suffices: apt's, as before.
-  ProjectDir old({{"CMakeLists.txt", "cmake_minimum_required(VERSION 3.18)\nproject(s LANGUAGES CUDA)\nadd_executable(s s.cu)\n"},
+  ProjectDir old({{"CMakeLists.txt",
+                   "cmake_minimum_required(VERSION 3.18)\nproject(s LANGUAGES "
+                   "CUDA)\nadd_executable(s s.cu)\n"},
                   {"s.cu", ""}});
   const Plan a = plan_for(old, o);
   CHECK(a.cmake_from_pypi.empty());

@@ -3,14 +3,13 @@
 // tests/gen-corpus/expected.tsv. Every column of every row is checked, and
 // every Dockerfile gen renders passes the rule checker.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "dockerfile_rules.hpp"
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/gen/gen.hpp"
+#include "imgsmith/util/error.hpp"
 #include "imgsmith/util/text.hpp"
 #include "policy.hpp"
 
@@ -30,7 +29,9 @@ struct Row {
   int cudnn = 0;
   std::string cmd;
   int port = 0;
-  std::string label() const { return "expected.tsv:" + std::to_string(line) + " " + project + " " + options; }
+  std::string label() const {
+    return "expected.tsv:" + std::to_string(line) + " " + project + " " + options;
+  }
 };
 
 std::vector<Row> read_table() {
@@ -72,14 +73,22 @@ Options options_of(const Row& r, std::string& requirements, fs::path& context) {
     const auto eq = kv.find('=');
     const std::string key = kv.substr(0, eq);
     const std::string value = eq == std::string::npos ? "" : kv.substr(eq + 1);
-    if (key == "cuda") o.cuda = value;
-    else if (key == "flavor") o.flavor = value;
-    else if (key == "requirements") requirements = value;
-    else if (key == "wheelhouse") o.wheelhouse = value;
-    else if (key == "index_url") o.index_url = value;
-    else if (key == "no_runtime_compiler") o.runtime_compiler = false;
-    else if (key == "context") context = kCorpus / value;
-    else FAIL(r.label() << ": unknown option " << key);
+    if (key == "cuda")
+      o.cuda = value;
+    else if (key == "flavor")
+      o.flavor = value;
+    else if (key == "requirements")
+      requirements = value;
+    else if (key == "wheelhouse")
+      o.wheelhouse = value;
+    else if (key == "index_url")
+      o.index_url = value;
+    else if (key == "no_runtime_compiler")
+      o.runtime_compiler = false;
+    else if (key == "context")
+      context = kCorpus / value;
+    else
+      FAIL(r.label() << ": unknown option " << key);
   }
   return o;
 }
@@ -91,7 +100,8 @@ Plan plan_row(const Row& r) {
   fs::path context;
   Options o = options_of(r, requirements, context);
   const fs::path dir = kCorpus / r.project;
-  if (const auto policy = imgsmith::load_gen_policy(dir.string())) imgsmith::apply_gen_policy(*policy, o, requirements);
+  if (const auto policy = imgsmith::load_gen_policy(dir.string()))
+    imgsmith::apply_gen_policy(*policy, o, requirements);
   if (o.flavor.empty()) o.flavor = "auto";
   return make_plan(detect_project(dir, requirements, context), o);
 }
@@ -148,17 +158,21 @@ TEST_CASE("gen corpus: every project gets the decisions an expert would make") {
     context.runtime_compiler = plan.runtime_compiler;
     context.declared_apt = plan.declared_apt;
     std::string broken;
-    for (const auto& b : imgsmith::test::check_rules(rendered.dockerfile, context)) broken += b + "\n";
+    for (const auto& b : imgsmith::test::check_rules(rendered.dockerfile, context))
+      broken += b + "\n";
     INFO(rendered.dockerfile);
     CHECK(broken == "");
     CHECK(rendered.dockerfile.find("CMD " + r.cmd + "\n") != std::string::npos);
-    if (r.port != 0) CHECK(rendered.dockerfile.find("EXPOSE " + std::to_string(r.port) + "\n") != std::string::npos);
+    if (r.port != 0)
+      CHECK(rendered.dockerfile.find("EXPOSE " + std::to_string(r.port) + "\n") !=
+            std::string::npos);
   }
 }
 
 TEST_CASE("gen corpus: imgsmith.toml with a [gen] table still serves analyze") {
   // analyze reads the same file: the [gen] table must not make it refuse.
-  const imgsmith::Policy policy = imgsmith::load_policy((kCorpus / "team-policy" / "imgsmith.toml").string());
+  const imgsmith::Policy policy =
+      imgsmith::load_policy((kCorpus / "team-policy" / "imgsmith.toml").string());
   CHECK_FALSE(policy.max_size);
   const auto gen = imgsmith::load_gen_policy((kCorpus / "team-policy").string());
   REQUIRE(gen);

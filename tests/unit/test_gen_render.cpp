@@ -1,7 +1,6 @@
 // imgsmith gen on the example projects: golden Dockerfiles, and the output
 // rules checked on every flavour and option that changes the text.
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -56,7 +55,9 @@ TEST_CASE("gen golden: the three examples render as reviewed") {
 }
 
 TEST_CASE("gen golden: the examples land where their frameworks belong") {
-  const auto plan = [](const std::string& e) { return make_plan(detect_project(kSource / "examples" / e), {}); };
+  const auto plan = [](const std::string& e) {
+    return make_plan(detect_project(kSource / "examples" / e), {});
+  };
   CHECK(plan("pytorch-api").final_image == "nvidia/cuda:12.4.1-base-ubuntu22.04");
   CHECK(plan("cuda-saxpy").final_image == "nvidia/cuda:12.8.1-runtime-ubuntu24.04");
   CHECK(plan("fraud-api-cpu").final_image == "python:3.12-slim-bookworm");
@@ -84,15 +85,17 @@ TEST_CASE("gen properties: every example, flavour and option passes the output r
             context.source_before_deps = plan.source_before_deps;
             context.syntax_line = syntax;
             const auto broken = imgsmith::test::check_rules(r.dockerfile, context);
-            INFO(example << " --flavor " << flavor << (probe ? "" : " --no-probe") << (syntax ? " --syntax" : "")
-                         << " mirror '" << mirror << "'\n"
+            INFO(example << " --flavor " << flavor << (probe ? "" : " --no-probe")
+                         << (syntax ? " --syntax" : "") << " mirror '" << mirror << "'\n"
                          << r.dockerfile);
             CHECK(describe(broken) == "");
             // The final stage never holds nvcc: no devel base unless asked.
             const auto d = imgsmith::test::parse_dockerfile(r.dockerfile);
-            CHECK((d.stage_images.back().find("-devel-") == std::string::npos || flavor == "devel"));
+            CHECK(
+                (d.stage_images.back().find("-devel-") == std::string::npos || flavor == "devel"));
             // The probe is copied in, and the rest of .imgsmith/ kept out.
-            CHECK((r.dockerignore.find("!.imgsmith/imgsmith-probe") != std::string::npos) == plan.probe);
+            CHECK((r.dockerignore.find("!.imgsmith/imgsmith-probe") != std::string::npos) ==
+                  plan.probe);
             CHECK(r.dockerignore.find(".imgsmith/*") != std::string::npos);
             CHECK((r.compose.find("driver: nvidia") != std::string::npos) == plan.gpu);
           }
@@ -107,27 +110,38 @@ TEST_CASE("gen properties: the rule checker catches what it is meant to") {
   context.gpu = true;
   REQUIRE(imgsmith::test::check_rules(good, context).empty());
   const std::vector<std::pair<std::string, std::pair<std::string, std::string>>> breaks = {
-      {"DL3007", {"FROM nvidia/cuda:12.4.1-base-ubuntu22.04 AS builder", "FROM nvidia/cuda:latest AS builder"}},
+      {"DL3007",
+       {"FROM nvidia/cuda:12.4.1-base-ubuntu22.04 AS builder",
+        "FROM nvidia/cuda:latest AS builder"}},
       {"DL3006", {"FROM nvidia/cuda:12.4.1-base-ubuntu22.04\n", "FROM ubuntu\n"}},
       {"DL3008", {"python3.10=3.10.* python3.10-venv", "python3.10 python3.10-venv"}},
-      {"DL3015", {"install -y --no-install-recommends python3.10=3.10.*\n# The app runs as",
-                  "install -y python3.10=3.10.*\n# The app runs as"}},
-      {"DL3009", {"    --mount=type=cache,target=/var/lib/apt,sharing=locked \\\n    apt-get update \\\n && apt-get install -y --no-install-recommends python3.10=3.10.*\n# The app runs as",
-                  "    apt-get update \\\n && apt-get install -y --no-install-recommends python3.10=3.10.*\n# The app runs as"}},
-      {"DL3042", {"RUN --mount=type=cache,target=/root/.cache/pip \\\n    pip install -r", "RUN pip install -r"}},
+      {"DL3015",
+       {"install -y --no-install-recommends python3.10=3.10.*\n# The app runs as",
+        "install -y python3.10=3.10.*\n# The app runs as"}},
+      {"DL3009",
+       {"    --mount=type=cache,target=/var/lib/apt,sharing=locked \\\n    apt-get update \\\n && "
+        "apt-get install -y --no-install-recommends python3.10=3.10.*\n# The app runs as",
+        "    apt-get update \\\n && apt-get install -y --no-install-recommends "
+        "python3.10=3.10.*\n# The app runs as"}},
+      {"DL3042",
+       {"RUN --mount=type=cache,target=/root/.cache/pip \\\n    pip install -r",
+        "RUN pip install -r"}},
       {"DL3013", {"pip install -r requirements.txt", "pip install -r requirements.txt torch"}},
       {"DL3002", {"USER app", "USER root"}},
       {"DL3025", {"CMD [\"uvicorn\"", "CMD uvicorn [\"uvicorn\""}},
       {"DL3020", {"COPY . .", "ADD . ."}},
       {"DL4006", {"SHELL [\"/bin/bash\", \"-o\", \"pipefail\", \"-c\"]\nENV DEBIAN", "ENV DEBIAN"}},
-      {"no-compiler", {"FROM nvidia/cuda:12.4.1-base-ubuntu22.04\n", "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n"}},
+      {"no-compiler",
+       {"FROM nvidia/cuda:12.4.1-base-ubuntu22.04\n",
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n"}},
       {"probe", {"ENTRYPOINT [\"/usr/local/bin/imgsmith-probe\", \"--\"]\n", ""}},
       {"labels", {"LABEL org.opencontainers.image.title", "LABEL title"}},
       {"layers", {"COPY requirements.txt requirements.txt\n", "COPY . .\n"}},
       {"home", {"--home-dir /home/app", "--home-dir /app"}},
       {"home", {"install -d -o app -g app", "install -d"}},
       {"home", {"ENV HOME=/home/app", "ENV HOME_UNSET=/home/app"}},
-      {"read-only-code", {"COPY --from=builder /app /app", "COPY --chown=app --from=builder /app /app"}},
+      {"read-only-code",
+       {"COPY --from=builder /app /app", "COPY --chown=app --from=builder /app /app"}},
   };
   for (const auto& [rule, edit] : breaks) {
     const auto at = good.find(edit.first);

@@ -2,17 +2,16 @@
 // paths start: a first layer merged piece by piece while it is read, the
 // tree's index through thousands of removals, layers in any entry order,
 // and attribution split over threads.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory_resource>
 
-#include "imgsmith/attribution/attribution.hpp"
-#include "imgsmith/util/bulk_memory.hpp"
-#include "imgsmith/attribution/findings.hpp"
 #include "imgsmith/analysis/merged_tree.hpp"
+#include "imgsmith/attribution/attribution.hpp"
+#include "imgsmith/attribution/findings.hpp"
+#include "imgsmith/util/bulk_memory.hpp"
 #include "scan_helpers.hpp"
 
 using namespace imgsmith;
@@ -169,8 +168,10 @@ TEST_CASE("dive: a first layer recorded as it is read gives the figures of its w
   for (const Layer& first : {sorted_first, tricky_first_layer(), whiteout_then_unsorted}) {
     const auto [image, scans] = scanned_stack({first, second_layer()});
     const Analysis plain = analyze_layers(image, scans, 50);
-    for (const std::size_t begun : {std::size_t{1}, std::size_t{3}, std::size_t{5}, scans[0]->entries.size()}) {
-      PartialMerge started{std::make_shared<MergedTree>(), begun, std::make_shared<FirstLayerRecord>()};
+    for (const std::size_t begun :
+         {std::size_t{1}, std::size_t{3}, std::size_t{5}, scans[0]->entries.size()}) {
+      PartialMerge started{std::make_shared<MergedTree>(), begun,
+                           std::make_shared<FirstLayerRecord>()};
       const auto head = std::span<const TarEntry>(scans[0]->entries).subspan(0, begun);
       started.tree->add_first_layer(head);
       started.first_layer->add(head);
@@ -183,7 +184,8 @@ TEST_CASE("dive: a first layer recorded as it is read gives the figures of its w
       REQUIRE(recorded.dive.inefficient.size() == plain.dive.inefficient.size());
       for (std::size_t i = 0; i < plain.dive.inefficient.size(); ++i) {
         CHECK(recorded.dive.inefficient[i].path == plain.dive.inefficient[i].path);
-        CHECK(recorded.dive.inefficient[i].cumulative_bytes == plain.dive.inefficient[i].cumulative_bytes);
+        CHECK(recorded.dive.inefficient[i].cumulative_bytes ==
+              plain.dive.inefficient[i].cumulative_bytes);
         CHECK(recorded.dive.inefficient[i].copies == plain.dive.inefficient[i].copies);
       }
       CHECK(listing(*recorded.tree) == listing(*plain.tree));
@@ -208,14 +210,16 @@ TEST_CASE("dive: the inefficient list keeps the largest paths and counts them al
   }
 }
 
-TEST_CASE("attribution: a large image is classified in parallel, in tree order, as one thread would") {
+TEST_CASE(
+    "attribution: a large image is classified in parallel, in tree order, as one thread would") {
   // Enough files for several threads' shares, with files of known category
   // at the start, the middle and the end.
   constexpr int kFiles = 40000;
   Layer layer;
   layer.entries.push_back(file("usr/lib/x86_64-linux-gnu/libcublas.so.12", 40));
   for (int i = 0; i < kFiles; ++i) {
-    layer.entries.push_back(file("usr/share/bench/d" + std::to_string(i / 1000) + "/f" + std::to_string(i), 1));
+    layer.entries.push_back(
+        file("usr/share/bench/d" + std::to_string(i / 1000) + "/f" + std::to_string(i), 1));
     if (i == kFiles / 2) layer.entries.push_back(file("root/.cache/pip/wheel.whl", 20));
   }
   layer.entries.push_back(file("opt/models/model.safetensors", 1500000));
@@ -250,13 +254,15 @@ TEST_CASE("attribution: a large image is classified in parallel, in tree order, 
   CHECK(attr.total_bytes == a.final_bytes);
 }
 
-TEST_CASE("attribution: files handed to a sink are those kept, in the same order, over several chunks") {
+TEST_CASE(
+    "attribution: files handed to a sink are those kept, in the same order, over several chunks") {
   // More files than one chunk holds, in directories that a chunk ends inside.
   constexpr int kFiles = 150000;
   Layer layer;
   layer.entries.push_back(file("usr/lib/x86_64-linux-gnu/libcublas.so.12", 40));
   for (int i = 0; i < kFiles; ++i)
-    layer.entries.push_back(file("usr/share/doc/d" + std::to_string(i / 700) + "/f" + std::to_string(i), 1 + i % 3));
+    layer.entries.push_back(
+        file("usr/share/doc/d" + std::to_string(i / 700) + "/f" + std::to_string(i), 1 + i % 3));
   layer.entries.push_back(file("root/.cache/pip/wheel.whl", 20));
   const Analysis a = analyze_stack({layer});
   const Attribution kept = attribute(a, builtin_rules());
@@ -264,11 +270,12 @@ TEST_CASE("attribution: files handed to a sink are those kept, in the same order
   std::vector<std::string> handed;
   std::size_t wrong_category = 0;
   WasteFinder finder(a, {});
-  const Attribution streamed = attribute(a, builtin_rules(), [&](const AttributedFile& f, const std::string& category) {
-    handed.push_back(std::string(f.path));
-    if (category != kept.categories[f.category].name) ++wrong_category;
-    finder.add(f, category);
-  });
+  const Attribution streamed =
+      attribute(a, builtin_rules(), [&](const AttributedFile& f, const std::string& category) {
+        handed.push_back(std::string(f.path));
+        if (category != kept.categories[f.category].name) ++wrong_category;
+        finder.add(f, category);
+      });
   CHECK(streamed.files.empty());
   CHECK(wrong_category == 0);
   REQUIRE(handed.size() == kept.files.size());
@@ -297,7 +304,8 @@ TEST_CASE("attribution: files handed to a sink are those kept, in the same order
 
 TEST_CASE("bulk memory: large blocks are 2 MiB-aligned and usable, small ones come from the heap") {
   std::pmr::memory_resource* bulk = bulk_memory();
-  for (const std::size_t size : {std::size_t{1} << 20, std::size_t{3} << 20, std::size_t{5000000}}) {
+  for (const std::size_t size :
+       {std::size_t{1} << 20, std::size_t{3} << 20, std::size_t{5000000}}) {
     void* p = bulk->allocate(size, 64);
     CHECK(reinterpret_cast<std::uintptr_t>(p) % (std::size_t{2} << 20) == 0);
     auto* bytes = static_cast<unsigned char*>(p);

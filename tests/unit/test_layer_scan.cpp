@@ -1,11 +1,10 @@
 #include <catch2/catch.hpp>
-
 #include <cstring>
 
 #include "image_builder.hpp"
-#include "scan_helpers.hpp"
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/source/layer_scan.hpp"
+#include "imgsmith/util/error.hpp"
+#include "scan_helpers.hpp"
 
 using namespace imgsmith;
 using namespace imgsmith::testing;
@@ -29,7 +28,8 @@ TEST_CASE("layer scan: a sink that takes the entries gets them all and the scan 
   const EntrySink take(
       [&](std::span<const TarEntry> batch) {
         for (const TarEntry& e : batch) {
-          seen.push_back(std::string(e.path) + (e.link.empty() ? "" : " -> " + std::string(e.link)));
+          seen.push_back(std::string(e.path) +
+                         (e.link.empty() ? "" : " -> " + std::string(e.link)));
           bytes += e.size;
         }
       },
@@ -48,8 +48,9 @@ TEST_CASE("layer scan: a sink that takes the entries gets them all and the scan 
   // A sink that only looks leaves the scan whole.
   std::size_t looked = 0;
   StringStream again(blob);
-  const LayerScan kept = scan_layer(again, blob.size(), "test-layer", {}, {},
-                                    EntrySink([&](std::span<const TarEntry> batch) { looked += batch.size(); }));
+  const LayerScan kept =
+      scan_layer(again, blob.size(), "test-layer", {}, {},
+                 EntrySink([&](std::span<const TarEntry> batch) { looked += batch.size(); }));
   CHECK(looked == layer.entries.size());
   CHECK(kept.entries.size() == layer.entries.size());
   CHECK(kept.entries_taken == 0);
@@ -77,9 +78,9 @@ TEST_CASE("layer scan: records every entry with its type, size and link") {
 
 TEST_CASE("layer scan: compression is judged by magic bytes") {
   Layer layer{{file("x", 5000)}};
-  for (auto [enc, expected] : {std::pair{Encoding::Gzip, Compression::Gzip},
-                               std::pair{Encoding::Zstd, Compression::Zstd},
-                               std::pair{Encoding::None, Compression::None}}) {
+  for (auto [enc, expected] :
+       {std::pair{Encoding::Gzip, Compression::Gzip}, std::pair{Encoding::Zstd, Compression::Zstd},
+        std::pair{Encoding::None, Compression::None}}) {
     layer.encoding = enc;
     const std::string blob = layer_tar(layer);
     const LayerScan s = scan(blob);
@@ -122,8 +123,9 @@ TEST_CASE("layer scan: a corrupt gzip stream is an error") {
 TEST_CASE("layer scan: file data is skipped by seeking, not read") {
   TempDir tmp;
   const std::string path = tmp / "layer.tar";
-  write_file(path, layer_tar(Layer{{file("big1", 48u << 20), file("small", 10),
-                                    file("big2", 48u << 20)}}));
+  write_file(
+      path,
+      layer_tar(Layer{{file("big1", 48u << 20), file("small", 10), file("big2", 48u << 20)}}));
   auto shared = std::make_shared<SharedFile>(path);
   FileRangeStream range(shared, 0, shared->size());
   const LayerScan s = scan_layer(range, shared->size(), path);

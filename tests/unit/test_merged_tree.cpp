@@ -24,8 +24,8 @@ const WasteGroup* waste_at(const std::vector<WasteGroup>& waste, const std::stri
 }  // namespace
 
 TEST_CASE("merge: a whiteout deletes the lower file and its bytes become waste") {
-  const auto t_tree = merge({Layer{{dir("etc"), file("etc/a", 100), file("etc/b", 7)}},
-                              Layer{{whiteout("etc/a")}}});
+  const auto t_tree = merge(
+      {Layer{{dir("etc"), file("etc/a", 100), file("etc/b", 7)}}, Layer{{whiteout("etc/a")}}});
   const MergedTree& t = *t_tree;
   CHECK(t.find("etc/a") == nullptr);
   CHECK(t.find("etc/b") != nullptr);
@@ -40,8 +40,8 @@ TEST_CASE("merge: a whiteout deletes the lower file and its bytes become waste")
 
 TEST_CASE("merge: a whiteout of a directory removes everything under it") {
   const auto t_tree = merge({Layer{{dir("var"), dir("var/cache"), file("var/cache/1", 10),
-                                     dir("var/cache/sub"), file("var/cache/sub/2", 20)}},
-                              Layer{{whiteout("var/cache")}}});
+                                    dir("var/cache/sub"), file("var/cache/sub/2", 20)}},
+                             Layer{{whiteout("var/cache")}}});
   const MergedTree& t = *t_tree;
   CHECK(t.find("var/cache") == nullptr);
   CHECK(t.find("var") != nullptr);
@@ -64,11 +64,10 @@ TEST_CASE("merge: a whiteout hides lower layers only, not its own layer's file")
 }
 
 TEST_CASE("merge: opaque whiteout hides lower children only") {
-  const auto t_tree =
-      merge({Layer{{dir("opt"), file("opt/old1", 11), file("opt/old2", 22), dir("opt/d"),
-                    file("opt/d/old3", 33)}},
-             // The marker sits after the new child: it still applies first.
-             Layer{{dir("opt"), file("opt/new", 5), opaque("opt")}}});
+  const auto t_tree = merge({Layer{{dir("opt"), file("opt/old1", 11), file("opt/old2", 22),
+                                    dir("opt/d"), file("opt/d/old3", 33)}},
+                             // The marker sits after the new child: it still applies first.
+                             Layer{{dir("opt"), file("opt/new", 5), opaque("opt")}}});
   const MergedTree& t = *t_tree;
   CHECK(t.find("opt/old1") == nullptr);
   CHECK(t.find("opt/old2") == nullptr);
@@ -85,7 +84,7 @@ TEST_CASE("merge: opaque whiteout hides lower children only") {
 
 TEST_CASE("merge: a non-directory replacing a directory removes the whole subtree") {
   const auto t_tree = merge({Layer{{dir("app"), dir("app/lib"), file("app/lib/x.so", 400)}},
-                              Layer{{file("app/lib", 3)}}});
+                             Layer{{file("app/lib", 3)}}});
   const MergedTree& t = *t_tree;
   const FileNode* lib = t.find("app/lib");
   REQUIRE(lib != nullptr);
@@ -116,22 +115,21 @@ TEST_CASE("merge: directory over directory merges children") {
 }
 
 TEST_CASE("merge: hard links are counted once") {
-  const auto t_tree = merge({Layer{{dir("bin"), file("bin/busybox", 1000),
-                                     hardlink("bin/sh", "bin/busybox"),
-                                     hardlink("bin/ls", "bin/busybox")}}});
+  const auto t_tree =
+      merge({Layer{{dir("bin"), file("bin/busybox", 1000), hardlink("bin/sh", "bin/busybox"),
+                    hardlink("bin/ls", "bin/busybox")}}});
   const MergedTree& t = *t_tree;
   CHECK(t.visible_bytes() == 1000);
   CHECK(t.node_count() == 4);
 }
 
 TEST_CASE("merge: content stays while any hard link to it is visible") {
-  const auto t_tree = merge({Layer{{file("a", 500), hardlink("b", "a")}},
-                              Layer{{whiteout("a")}}});
+  const auto t_tree = merge({Layer{{file("a", 500), hardlink("b", "a")}}, Layer{{whiteout("a")}}});
   const MergedTree& t = *t_tree;
   CHECK(t.visible_bytes() == 500);
   CHECK(t.waste().empty());
-  const auto gone_tree = merge({Layer{{file("a", 500), hardlink("b", "a")}},
-                                 Layer{{whiteout("a"), whiteout("b")}}});
+  const auto gone_tree =
+      merge({Layer{{file("a", 500), hardlink("b", "a")}}, Layer{{whiteout("a"), whiteout("b")}}});
   const MergedTree& gone = *gone_tree;
   CHECK(gone.visible_bytes() == 0);
   REQUIRE(gone.waste().size() == 1);
@@ -139,8 +137,8 @@ TEST_CASE("merge: content stays while any hard link to it is visible") {
 }
 
 TEST_CASE("merge: an overwritten file is waste attributed to both layers") {
-  const Analysis a = analyze_stack({Layer{{file("model.bin", 1000)}},
-                                    Layer{{file("model.bin", 1200)}}});
+  const Analysis a =
+      analyze_stack({Layer{{file("model.bin", 1000)}}, Layer{{file("model.bin", 1200)}}});
   CHECK(a.layers_bytes == 2200);
   CHECK(a.final_bytes == 1200);
   CHECK(a.wasted_bytes == 1000);
@@ -153,11 +151,11 @@ TEST_CASE("merge: an overwritten file is waste attributed to both layers") {
 }
 
 TEST_CASE("merge: wasted bytes equal layer bytes minus final bytes, whatever hid them") {
-  const Analysis a = analyze_stack(
-      {Layer{{dir("a"), file("a/1", 10), file("a/2", 20), dir("b"), file("b/3", 30), file("c", 40),
-              hardlink("d", "c")}},
-       Layer{{whiteout("a/1"), opaque("b"), file("b/4", 4), file("c", 41)}},
-       Layer{{file("a", 1), whiteout("d")}}});
+  const Analysis a =
+      analyze_stack({Layer{{dir("a"), file("a/1", 10), file("a/2", 20), dir("b"), file("b/3", 30),
+                            file("c", 40), hardlink("d", "c")}},
+                     Layer{{whiteout("a/1"), opaque("b"), file("b/4", 4), file("c", 41)}},
+                     Layer{{file("a", 1), whiteout("d")}}});
   std::uint64_t waste = 0;
   for (const auto& w : a.waste) waste += w.bytes;
   CHECK(a.layers_bytes == 100 + 45 + 1);
@@ -171,8 +169,7 @@ TEST_CASE("merge: removed children stay out of every walk, and what is added aga
   // unlinked) and deletes y; layer 2 adds y back. Deleting d then counts
   // each visible file once: the hidden ones are not released again.
   const auto tree = merge({Layer{{dir("d"), file("d/x", 10), file("d/y", 20), file("d/z", 30)}},
-                           Layer{{file("d/x", 5), whiteout("d/y")}},
-                           Layer{{file("d/y", 7)}}});
+                           Layer{{file("d/x", 5), whiteout("d/y")}}, Layer{{file("d/y", 7)}}});
   std::vector<std::string> names;
   for (const FileNode* child : tree->find("d")->children()) names.emplace_back(child->name());
   CHECK(names == std::vector<std::string>{"z", "x", "y"});
@@ -180,8 +177,7 @@ TEST_CASE("merge: removed children stay out of every walk, and what is added aga
   CHECK(tree->node_count() == 4);  // d and its three files
 
   auto deleted = merge({Layer{{dir("d"), file("d/x", 10), file("d/y", 20), file("d/z", 30)}},
-                        Layer{{file("d/x", 5), whiteout("d/y")}},
-                        Layer{{file("d/y", 7)}},
+                        Layer{{file("d/x", 5), whiteout("d/y")}}, Layer{{file("d/y", 7)}},
                         Layer{{whiteout("d")}}});
   // One group per layer that added what went: x in 1, y in 2, z in 0.
   std::uint64_t bytes = 0, files = 0;
@@ -195,9 +191,9 @@ TEST_CASE("merge: removed children stay out of every walk, and what is added aga
 }
 
 TEST_CASE("merge: an opaque directory hides every lower child, one at a time, none twice") {
-  const auto tree = merge({Layer{{dir("o"), file("o/a", 1), file("o/b", 2), dir("o/s"), file("o/s/c", 4)}},
-                           Layer{{file("o/a", 8)}},
-                           Layer{{dir("o"), opaque("o"), file("o/n", 16)}}});
+  const auto tree =
+      merge({Layer{{dir("o"), file("o/a", 1), file("o/b", 2), dir("o/s"), file("o/s/c", 4)}},
+             Layer{{file("o/a", 8)}}, Layer{{dir("o"), opaque("o"), file("o/n", 16)}}});
   std::vector<std::string> names;
   for (const FileNode* child : tree->find("o")->children()) names.emplace_back(child->name());
   CHECK(names == std::vector<std::string>{"n"});
@@ -205,6 +201,6 @@ TEST_CASE("merge: an opaque directory hides every lower child, one at a time, no
   std::uint64_t bytes = 0, files = 0;
   for (const auto& g : tree->waste())
     if (g.path == "/o") bytes += g.bytes, files += g.files;
-  CHECK(files == 3);       // a (8), b, s/c; the first a was overwritten in layer 1
+  CHECK(files == 3);  // a (8), b, s/c; the first a was overwritten in layer 1
   CHECK(bytes == 8 + 2 + 4);
 }

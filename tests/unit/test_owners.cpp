@@ -3,16 +3,15 @@
 // site-packages and dist-packages; rule order; the findings' floor; and the
 // glob matcher that every rule goes through, against a reference.
 #include <catch2/catch.hpp>
-
 #include <random>
 #include <regex>
 
 #include "image_builder.hpp"
-#include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/attribution/findings.hpp"
-#include "imgsmith/gate/gate.hpp"
 #include "imgsmith/attribution/model_format.hpp"
+#include "imgsmith/gate/gate.hpp"
+#include "imgsmith/inputs/inputs.hpp"
 #include "rpmdb.hpp"
 
 using namespace imgsmith;
@@ -38,7 +37,8 @@ struct Attributed {
     const CategoryNode* n = attribution.find(category, child);
     return n != nullptr ? n->bytes : 0;
   }
-  std::uint64_t origin(const std::string& category, const std::string& child, const std::string& origin) const {
+  std::uint64_t origin(const std::string& category, const std::string& child,
+                       const std::string& origin) const {
     const CategoryNode* n = attribution.find(category, child);
     if (n == nullptr) return 0;
     const auto it = n->origins.find(origin);
@@ -65,58 +65,76 @@ const std::string kDist = "usr/lib/python3/dist-packages";
 // them (egg-info directories, no RECORD), torch's native library package.
 Image apt_torch_image() {
   Image image;
-  image.layers = {Layer{{
-      file("usr/bin/python3.11", 6000), file("usr/lib/python3.11/os.py", 400),
-      file("usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", 7000),
-      file("usr/share/doc/python3.11/copyright", 50),
-      file_with("var/lib/dpkg/info/python3.11-minimal.list",
-                dpkg_list({"usr", "usr/bin", "usr/bin/python3.11", "usr/share/doc/python3.11/copyright"})),
-      file_with("var/lib/dpkg/info/libpython3.11-stdlib:amd64.list",
-                dpkg_list({"usr/lib/python3.11", "usr/lib/python3.11/os.py"})),
-      file_with("var/lib/dpkg/info/libpython3.11:amd64.list",
-                dpkg_list({"usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0"})),
-      file(kDist + "/numpy/__init__.py", 900), file(kDist + "/numpy/core/_multiarray_umath.so", 20000),
-      file(kDist + "/numpy/core/lib/libnpymath.a", 4480),
-      file(kDist + "/numpy-1.24.2.egg-info/PKG-INFO", 30), file("usr/bin/f2py3", 20),
-      file_with("var/lib/dpkg/info/python3-numpy.list",
-                dpkg_list({kDist, kDist + "/numpy", kDist + "/numpy/__init__.py",
-                           kDist + "/numpy/core/_multiarray_umath.so", kDist + "/numpy/core/lib/libnpymath.a",
-                           kDist + "/numpy-1.24.2.egg-info", kDist + "/numpy-1.24.2.egg-info/PKG-INFO",
-                           "usr/bin/f2py3"})),
-      file(kDist + "/torch/__init__.py", 1000), file(kDist + "/torch/_C.cpython-311-x86_64-linux-gnu.so", 3000),
-      file(kDist + "/torch-1.13.1.egg-info/PKG-INFO", 40),
-      file_with("var/lib/dpkg/info/python3-torch.list",
-                dpkg_list({kDist + "/torch", kDist + "/torch/__init__.py",
-                           kDist + "/torch/_C.cpython-311-x86_64-linux-gnu.so",
-                           kDist + "/torch-1.13.1.egg-info", kDist + "/torch-1.13.1.egg-info/PKG-INFO"})),
-      file("usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13", 90000),
-      file("usr/lib/x86_64-linux-gnu/libc10.so.1.13", 5000),
-      file_with("var/lib/dpkg/info/libtorch1.13:amd64.list",
-                dpkg_list({"usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13",
-                           "usr/lib/x86_64-linux-gnu/libc10.so.1.13"})),
-      file("usr/lib/x86_64-linux-gnu/libcublas.so.12", 8000),
-      file_with("var/lib/dpkg/info/libcublas12:amd64.list",
-                dpkg_list({"usr/lib/x86_64-linux-gnu/libcublas.so.12"})),
-      file_with("var/lib/dpkg/status", "Package: python3-torch\nStatus: install ok installed\nVersion: 1.13.1+dfsg-4\n\n"
-                                       "Package: python3-numpy\nVersion: 1:1.24.2-1\n\n"),
-      // A run-time package that ships a static archive (Debian's libsocket++1).
-      file("usr/lib/x86_64-linux-gnu/libsocket++.a", 3300),
-      file_with("var/lib/dpkg/info/libsocket++1:amd64.list", dpkg_list({"usr/lib/x86_64-linux-gnu/libsocket++.a"})),
-      // manpages-dev: documentation, not a build tool, for all its -dev.
-      file("usr/share/man/man2/open.2.gz", 900),
-      file_with("var/lib/dpkg/info/manpages-dev.list", dpkg_list({"usr/share/man/man2/open.2.gz"})),
-      // Byte code py3compile wrote after install: in no list, it follows its source.
-      file("usr/lib/python3.11/__pycache__/os.cpython-311.pyc", 333),
-      file(kDist + "/numpy/__pycache__/__init__.cpython-311.pyc", 444),
-      // Files in a site directory that no database lists.
-      file(kDist + "/vendored/blob.so", 700), file("usr/local/lib/python3.11/dist-packages/extra.so", 60),
-  }, Encoding::None, true, "RUN apt-get install -y python3-torch python3-numpy"}};
+  image.layers = {Layer{
+      {
+          file("usr/bin/python3.11", 6000),
+          file("usr/lib/python3.11/os.py", 400),
+          file("usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", 7000),
+          file("usr/share/doc/python3.11/copyright", 50),
+          file_with("var/lib/dpkg/info/python3.11-minimal.list",
+                    dpkg_list({"usr", "usr/bin", "usr/bin/python3.11",
+                               "usr/share/doc/python3.11/copyright"})),
+          file_with("var/lib/dpkg/info/libpython3.11-stdlib:amd64.list",
+                    dpkg_list({"usr/lib/python3.11", "usr/lib/python3.11/os.py"})),
+          file_with("var/lib/dpkg/info/libpython3.11:amd64.list",
+                    dpkg_list({"usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0"})),
+          file(kDist + "/numpy/__init__.py", 900),
+          file(kDist + "/numpy/core/_multiarray_umath.so", 20000),
+          file(kDist + "/numpy/core/lib/libnpymath.a", 4480),
+          file(kDist + "/numpy-1.24.2.egg-info/PKG-INFO", 30),
+          file("usr/bin/f2py3", 20),
+          file_with(
+              "var/lib/dpkg/info/python3-numpy.list",
+              dpkg_list({kDist, kDist + "/numpy", kDist + "/numpy/__init__.py",
+                         kDist + "/numpy/core/_multiarray_umath.so",
+                         kDist + "/numpy/core/lib/libnpymath.a", kDist + "/numpy-1.24.2.egg-info",
+                         kDist + "/numpy-1.24.2.egg-info/PKG-INFO", "usr/bin/f2py3"})),
+          file(kDist + "/torch/__init__.py", 1000),
+          file(kDist + "/torch/_C.cpython-311-x86_64-linux-gnu.so", 3000),
+          file(kDist + "/torch-1.13.1.egg-info/PKG-INFO", 40),
+          file_with("var/lib/dpkg/info/python3-torch.list",
+                    dpkg_list({kDist + "/torch", kDist + "/torch/__init__.py",
+                               kDist + "/torch/_C.cpython-311-x86_64-linux-gnu.so",
+                               kDist + "/torch-1.13.1.egg-info",
+                               kDist + "/torch-1.13.1.egg-info/PKG-INFO"})),
+          file("usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13", 90000),
+          file("usr/lib/x86_64-linux-gnu/libc10.so.1.13", 5000),
+          file_with("var/lib/dpkg/info/libtorch1.13:amd64.list",
+                    dpkg_list({"usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13",
+                               "usr/lib/x86_64-linux-gnu/libc10.so.1.13"})),
+          file("usr/lib/x86_64-linux-gnu/libcublas.so.12", 8000),
+          file_with("var/lib/dpkg/info/libcublas12:amd64.list",
+                    dpkg_list({"usr/lib/x86_64-linux-gnu/libcublas.so.12"})),
+          file_with(
+              "var/lib/dpkg/status",
+              "Package: python3-torch\nStatus: install ok installed\nVersion: 1.13.1+dfsg-4\n\n"
+              "Package: python3-numpy\nVersion: 1:1.24.2-1\n\n"),
+          // A run-time package that ships a static archive (Debian's libsocket++1).
+          file("usr/lib/x86_64-linux-gnu/libsocket++.a", 3300),
+          file_with("var/lib/dpkg/info/libsocket++1:amd64.list",
+                    dpkg_list({"usr/lib/x86_64-linux-gnu/libsocket++.a"})),
+          // manpages-dev: documentation, not a build tool, for all its -dev.
+          file("usr/share/man/man2/open.2.gz", 900),
+          file_with("var/lib/dpkg/info/manpages-dev.list",
+                    dpkg_list({"usr/share/man/man2/open.2.gz"})),
+          // Byte code py3compile wrote after install: in no list, it follows its source.
+          file("usr/lib/python3.11/__pycache__/os.cpython-311.pyc", 333),
+          file(kDist + "/numpy/__pycache__/__init__.cpython-311.pyc", 444),
+          // Files in a site directory that no database lists.
+          file(kDist + "/vendored/blob.so", 700),
+          file("usr/local/lib/python3.11/dist-packages/extra.so", 60),
+      },
+      Encoding::None,
+      true,
+      "RUN apt-get install -y python3-torch python3-numpy"}};
   return image;
 }
 
 }  // namespace
 
-TEST_CASE("owners: apt-installed torch is the framework, numpy is python/numpy, interpreter is the interpreter") {
+TEST_CASE(
+    "owners: apt-installed torch is the framework, numpy is python/numpy, interpreter is the "
+    "interpreter") {
   const Attributed f(apt_torch_image());
   // python3-torch's Python side and libtorch1.13's native libraries.
   CHECK(f.bytes("framework", "torch") == 1000 + 3000 + 40 + 90000 + 5000);
@@ -140,26 +158,39 @@ TEST_CASE("owners: apt-installed torch is the framework, numpy is python/numpy, 
 
 TEST_CASE("owners: every package of a conda prefix by its name, conda as origin") {
   const std::string site = "opt/conda/lib/python3.11/site-packages";
-  const auto meta = [](const std::string& name, const std::string& version, const std::vector<std::string>& files) {
+  const auto meta = [](const std::string& name, const std::string& version,
+                       const std::vector<std::string>& files) {
     nlohmann::json doc{{"name", name}, {"version", version}, {"build", "h0"}, {"files", files}};
     return file_with("opt/conda/conda-meta/" + name + "-" + version + "-h0.json", doc.dump());
   };
   Image image;
-  image.layers = {Layer{{
-      file("opt/conda/bin/python3.11", 5000), file("opt/conda/lib/python3.11/os.py", 300),
-      meta("python", "3.11.9", {"bin/python3.11", "lib/python3.11/os.py"}),
-      file(site + "/numpy/__init__.py", 800), file(site + "/numpy-1.26.4.dist-info/METADATA", 20),
-      meta("numpy", "1.26.4", {"lib/python3.11/site-packages/numpy/__init__.py",
-                               "lib/python3.11/site-packages/numpy-1.26.4.dist-info/METADATA"}),
-      file(site + "/torch/__init__.py", 1200), file(site + "/torch-2.3.0.dist-info/METADATA", 30),
-      meta("pytorch", "2.3.0", {"lib/python3.11/site-packages/torch/__init__.py",
-                                "lib/python3.11/site-packages/torch-2.3.0.dist-info/METADATA"}),
-      file(site + "/yaml/__init__.py", 100),
-      meta("pyyaml", "6.0.1", {"lib/python3.11/site-packages/yaml/__init__.py"}),
-      file("opt/conda/lib/libcublas.so.12", 9000), meta("libcublas", "12.4.5", {"lib/libcublas.so.12"}),
-      file("opt/conda/lib/libssl.so.3", 600), meta("openssl", "3.3.1", {"lib/libssl.so.3"}),
-      file("opt/conda/lib/libtorch_cpu.so", 70000), meta("libtorch", "2.3.0", {"lib/libtorch_cpu.so"}),
-  }, Encoding::None, true, "RUN conda install pytorch numpy pyyaml"}};
+  image.layers = {
+      Layer{{
+                file("opt/conda/bin/python3.11", 5000),
+                file("opt/conda/lib/python3.11/os.py", 300),
+                meta("python", "3.11.9", {"bin/python3.11", "lib/python3.11/os.py"}),
+                file(site + "/numpy/__init__.py", 800),
+                file(site + "/numpy-1.26.4.dist-info/METADATA", 20),
+                meta("numpy", "1.26.4",
+                     {"lib/python3.11/site-packages/numpy/__init__.py",
+                      "lib/python3.11/site-packages/numpy-1.26.4.dist-info/METADATA"}),
+                file(site + "/torch/__init__.py", 1200),
+                file(site + "/torch-2.3.0.dist-info/METADATA", 30),
+                meta("pytorch", "2.3.0",
+                     {"lib/python3.11/site-packages/torch/__init__.py",
+                      "lib/python3.11/site-packages/torch-2.3.0.dist-info/METADATA"}),
+                file(site + "/yaml/__init__.py", 100),
+                meta("pyyaml", "6.0.1", {"lib/python3.11/site-packages/yaml/__init__.py"}),
+                file("opt/conda/lib/libcublas.so.12", 9000),
+                meta("libcublas", "12.4.5", {"lib/libcublas.so.12"}),
+                file("opt/conda/lib/libssl.so.3", 600),
+                meta("openssl", "3.3.1", {"lib/libssl.so.3"}),
+                file("opt/conda/lib/libtorch_cpu.so", 70000),
+                meta("libtorch", "2.3.0", {"lib/libtorch_cpu.so"}),
+            },
+            Encoding::None,
+            true,
+            "RUN conda install pytorch numpy pyyaml"}};
   const Attributed f(image);
   CHECK(f.bytes("framework", "torch") == 1200 + 30 + 70000);
   CHECK(f.origin("framework", "torch", "conda") == 1200 + 30 + 70000);
@@ -176,16 +207,21 @@ TEST_CASE("owners: every package of a conda prefix by its name, conda as origin"
 TEST_CASE("owners: pip distributions own what their RECORD misses in their top-level directories") {
   const std::string site = "usr/local/lib/python3.11/site-packages";
   Image image;
-  image.layers = {Layer{{
-      file(site + "/requests/api.py", 300),
-      file_with(site + "/requests-2.32.3.dist-info/RECORD", "requests/api.py,sha256=z,300\n"),
-      file(site + "/requests/_speedups.so", 500),  // added after install, not in RECORD
-      file(site + "/loose/thing.so", 70),          // nobody's
-      file(site + "/egg/mod.py", 40),
-      file_with(site + "/egg-0.1-py3.11.egg-info/installed-files.txt", "../egg/mod.py\nPKG-INFO\n"),
-      file(site + "/egg-0.1-py3.11.egg-info/PKG-INFO", 10),
-      file("usr/local/lib/python3.11/os.py", 400),
-  }, Encoding::None, true, "RUN pip install requests"}};
+  image.layers = {Layer{
+      {
+          file(site + "/requests/api.py", 300),
+          file_with(site + "/requests-2.32.3.dist-info/RECORD", "requests/api.py,sha256=z,300\n"),
+          file(site + "/requests/_speedups.so", 500),  // added after install, not in RECORD
+          file(site + "/loose/thing.so", 70),          // nobody's
+          file(site + "/egg/mod.py", 40),
+          file_with(site + "/egg-0.1-py3.11.egg-info/installed-files.txt",
+                    "../egg/mod.py\nPKG-INFO\n"),
+          file(site + "/egg-0.1-py3.11.egg-info/PKG-INFO", 10),
+          file("usr/local/lib/python3.11/os.py", 400),
+      },
+      Encoding::None,
+      true,
+      "RUN pip install requests"}};
   const Attributed f(image);
   const std::uint64_t record = std::string("requests/api.py,sha256=z,300\n").size();
   CHECK(f.bytes("python", "requests") == 300 + 500 + record);
@@ -200,15 +236,20 @@ TEST_CASE("owners: what pip put in a venv is told apart from what it put in the 
   const std::string venv = "opt/venv/lib/python3.11/site-packages";
   const std::string record = "requests/api.py,sha256=z,300\n";
   Image image;
-  image.layers = {Layer{{
-      file(system + "/requests/api.py", 300),
-      file_with(system + "/requests-2.32.3.dist-info/RECORD", record),
-      file_with("opt/venv/pyvenv.cfg", "home = /usr/local/bin\n"),
-      file(venv + "/requests/api.py", 5000),
-      file_with(venv + "/requests-2.31.0.dist-info/RECORD", "requests/api.py,sha256=y,5000\n"),
-      file("opt/tool/lib/python3.11/site-packages/requests/api.py", 70),  // a prefix, not a venv
-      file_with("opt/tool/lib/python3.11/site-packages/requests-2.0.dist-info/RECORD", record),
-  }, Encoding::None, true, "RUN pip install requests"}};
+  image.layers = {Layer{
+      {
+          file(system + "/requests/api.py", 300),
+          file_with(system + "/requests-2.32.3.dist-info/RECORD", record),
+          file_with("opt/venv/pyvenv.cfg", "home = /usr/local/bin\n"),
+          file(venv + "/requests/api.py", 5000),
+          file_with(venv + "/requests-2.31.0.dist-info/RECORD", "requests/api.py,sha256=y,5000\n"),
+          file("opt/tool/lib/python3.11/site-packages/requests/api.py",
+               70),  // a prefix, not a venv
+          file_with("opt/tool/lib/python3.11/site-packages/requests-2.0.dist-info/RECORD", record),
+      },
+      Encoding::None,
+      true,
+      "RUN pip install requests"}};
   const Attributed f(image);
   CHECK(f.origin("python", "requests", "pip") == (300 + record.size()) + (70 + record.size()));
   CHECK(f.origin("python", "requests", "pip, venv /opt/venv") ==
@@ -218,14 +259,18 @@ TEST_CASE("owners: what pip put in a venv is told apart from what it put in the 
 TEST_CASE("rules: of two overlapping rules the first in file order wins") {
   const std::string site = "usr/local/lib/python3.11/site-packages";
   Image image;
-  image.layers = {Layer{{file(site + "/pkg/x.so", 100), file(site + "/pkg/y.py", 10)}, Encoding::None, true,
+  image.layers = {Layer{{file(site + "/pkg/x.so", 100), file(site + "/pkg/y.py", 10)},
+                        Encoding::None,
+                        true,
                         "COPY x"}};
   const std::string a = R"({"category":"app","child":"first","paths":["**/site-packages/pkg/**"]})";
   const std::string b = R"({"category":"other","child":"second","paths":["**/*.so"]})";
-  const Attributed ab(image, with_user_rules_text(builtin_rules(), "{\"rules\":[" + a + "," + b + "]}", "ab"));
+  const Attributed ab(
+      image, with_user_rules_text(builtin_rules(), "{\"rules\":[" + a + "," + b + "]}", "ab"));
   CHECK(ab.bytes("app", "first") == 110);
   CHECK(ab.bytes("other", "second") == 0);
-  const Attributed ba(image, with_user_rules_text(builtin_rules(), "{\"rules\":[" + b + "," + a + "]}", "ba"));
+  const Attributed ba(
+      image, with_user_rules_text(builtin_rules(), "{\"rules\":[" + b + "," + a + "]}", "ba"));
   CHECK(ba.bytes("other", "second") == 100);
   CHECK(ba.bytes("app", "first") == 10);
 }
@@ -234,7 +279,9 @@ TEST_CASE("findings: below the significance floor a finding is info, and --deny 
   Image image;
   image.layers = {Layer{{file("usr/lib/libbig.so", 50'000'000), file("usr/lib/libsmall.a", 4000),
                          file("root/.cache/pip/x", 2'000'000)},
-                        Encoding::None, true, "RUN make"}};
+                        Encoding::None,
+                        true,
+                        "RUN make"}};
   const Attributed f(image);
   const Finding* statics = f.finding("static-libs");
   REQUIRE(statics != nullptr);
@@ -303,9 +350,10 @@ TEST_CASE("glob: every form matches as its reference does") {
   CHECK_FALSE(Glob("**/lib[!0-9].so").matches("/usr/lib/lib7.so"));
   CHECK(Glob("/opt/[ab]*/x").matches("/opt/beta/x"));
 
-  const std::vector<std::string> tokens = {"a", "b", "ab", "/", "*", "**", "?", "[ab]", "[!a]", "**/", "/**",
-                                           "site-packages", "."};
-  const std::vector<std::string> segments = {"a", "b", "ab", "ba", "site-packages", "x.a", "aa", ""};
+  const std::vector<std::string> tokens = {
+      "a", "b", "ab", "/", "*", "**", "?", "[ab]", "[!a]", "**/", "/**", "site-packages", "."};
+  const std::vector<std::string> segments = {"a",   "b",  "ab", "ba", "site-packages",
+                                             "x.a", "aa", ""};
   std::mt19937 rng(20261201);
   int compared = 0;
   for (int p = 0; p < 400; ++p) {
@@ -333,7 +381,8 @@ struct RpmHeaderWriter {
   std::string index, data;
   int entries = 0;
   static void be32(std::string& out, std::uint32_t v) {
-    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
+    for (int shift = 24; shift >= 0; shift -= 8)
+      out.push_back(static_cast<char>((v >> shift) & 0xff));
   }
   void strings(std::uint32_t tag, std::uint32_t type, const std::vector<std::string>& values) {
     be32(index, tag), be32(index, type), be32(index, static_cast<std::uint32_t>(data.size()));
@@ -358,7 +407,9 @@ struct RpmHeaderWriter {
 
 }  // namespace
 
-TEST_CASE("rpm headers: files from dirnames and basenames; damaged headers are refused, never read past") {
+TEST_CASE(
+    "rpm headers: files from dirnames and basenames; damaged headers are refused, never read "
+    "past") {
   using attribution_detail::parse_rpm_header;
   using attribution_detail::RpmPackage;
   RpmHeaderWriter w;
@@ -425,22 +476,32 @@ TEST_CASE("models: judged by their first bytes, never by their name") {
   std::string safetensors(8, '\0');
   safetensors[0] = static_cast<char>(st_header.size());
   safetensors += st_header;
-  const std::string torch_zip = zip_entry("archive/data.pkl", "\x80\x02}q\x00.") + zip_entry("archive/data/0", "");
+  const std::string torch_zip =
+      zip_entry("archive/data.pkl", "\x80\x02}q\x00.") + zip_entry("archive/data/0", "");
   const std::string keras_zip = zip_entry("metadata.json", "{}") + zip_entry("config.json", "{}");
   const std::string onnx = std::string("\x08\x08\x12\x07pytorch", 10);
   Image image;
-  image.layers = {Layer{{
-      file_with("srv/pytorch_model.bin", padded(torch_zip, 2'000'000)),        // a .bin that is torch's zip
-      file_with("srv/weights.dat", padded(safetensors, 1'500'000)),            // safetensors with any name
-      file_with("srv/llama.q4", padded("GGUF\x03\x00\x00\x00", 3'000'000)),    // GGUF
-      file_with("srv/net.model", padded(onnx, 1'200'000)),                     // ONNX
-      file_with("srv/model.keras", padded(keras_zip, 1'100'000)),              // Keras 3
-      file_with("srv/legacy.pt", padded(std::string("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 14),
-                                        1'300'000)),                             // torch.save legacy
-      file("usr/lib/firmware/blob.bin", 2'500'000, '\x7f'),                    // a .bin that is no model
-      file_with("srv/data.zip", padded(zip_entry("readme.txt", "hi"), 1'400'000)),  // a zip that is no model
-      file_with("srv/small.safetensors", padded(safetensors, 5000)),            // below the floor
-  }, Encoding::Gzip, true, "COPY models /srv"}};
+  image.layers = {Layer{
+      {
+          file_with("srv/pytorch_model.bin",
+                    padded(torch_zip, 2'000'000)),  // a .bin that is torch's zip
+          file_with("srv/weights.dat",
+                    padded(safetensors, 1'500'000)),  // safetensors with any name
+          file_with("srv/llama.q4", padded("GGUF\x03\x00\x00\x00", 3'000'000)),  // GGUF
+          file_with("srv/net.model", padded(onnx, 1'200'000)),                   // ONNX
+          file_with("srv/model.keras", padded(keras_zip, 1'100'000)),            // Keras 3
+          file_with(
+              "srv/legacy.pt",
+              padded(std::string("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 14),
+                     1'300'000)),                                // torch.save legacy
+          file("usr/lib/firmware/blob.bin", 2'500'000, '\x7f'),  // a .bin that is no model
+          file_with("srv/data.zip",
+                    padded(zip_entry("readme.txt", "hi"), 1'400'000)),    // a zip that is no model
+          file_with("srv/small.safetensors", padded(safetensors, 5000)),  // below the floor
+      },
+      Encoding::Gzip,
+      true,
+      "COPY models /srv"}};
   TempDir tmp;
   write_file(tmp / "img.tar", docker_legacy_save(image));
   AnalyzeOptions options;
@@ -456,9 +517,11 @@ TEST_CASE("models: judged by their first bytes, never by their name") {
   CHECK(child("gguf") == 3'000'000);
   CHECK(child("onnx") == 1'200'000);
   CHECK(child("keras") == 1'100'000);
-  CHECK(attr.find("model-weights")->bytes == 2'000'000 + 1'300'000 + 1'500'000 + 3'000'000 + 1'200'000 + 1'100'000);
+  CHECK(attr.find("model-weights")->bytes ==
+        2'000'000 + 1'300'000 + 1'500'000 + 3'000'000 + 1'200'000 + 1'100'000);
   for (const auto& f : attr.files)
-    if (f.path == "/usr/lib/firmware/blob.bin" || f.path == "/srv/data.zip" || f.path == "/srv/small.safetensors")
+    if (f.path == "/usr/lib/firmware/blob.bin" || f.path == "/srv/data.zip" ||
+        f.path == "/srv/small.safetensors")
       CHECK(attr.categories[f.category].name != "model-weights");
   // The heads cost a few kB, not the files.
   std::uint64_t kept = 0;

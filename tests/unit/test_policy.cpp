@@ -53,7 +53,8 @@ TEST_CASE("policy: bad TOML, unknown keys and wrong types name the file and line
   write_file(tmp / "a.toml", "[analyze]\nmax-size = \n");
   CHECK_THROWS_WITH(load_policy(tmp / "a.toml"), Catch::Contains("a.toml:2"));
   write_file(tmp / "b.toml", "[analyze]\nmax-sise = \"1GB\"\n");
-  CHECK_THROWS_WITH(load_policy(tmp / "b.toml"), Catch::Contains("b.toml:2") && Catch::Contains("max-sise"));
+  CHECK_THROWS_WITH(load_policy(tmp / "b.toml"),
+                    Catch::Contains("b.toml:2") && Catch::Contains("max-sise"));
   write_file(tmp / "c.toml", "[analyze]\ndeny = \"devel-in-final\"\n");
   CHECK_THROWS_WITH(load_policy(tmp / "c.toml"), Catch::Contains("list of strings"));
   write_file(tmp / "d.toml", "[build]\nx = 1\n");

@@ -2,7 +2,6 @@
 // data/ at build time (cmake/probe_tables.cmake): they must say what the
 // data files say, row for row, so gen, analyze and the probe never disagree.
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -46,5 +45,6 @@ TEST_CASE("probe tables: the GPU peaks are data/gpu-peaks.json's, in its order")
   // Matched by substring in this order: a name must come before any name it contains.
   for (std::size_t i = 0; i < peaks.size(); ++i)
     for (std::size_t j = i + 1; j < peaks.size(); ++j)
-      CHECK(peaks[j].at("name").get<std::string>().find(peaks[i].at("name").get<std::string>()) == std::string::npos);
+      CHECK(peaks[j].at("name").get<std::string>().find(peaks[i].at("name").get<std::string>()) ==
+            std::string::npos);
 }

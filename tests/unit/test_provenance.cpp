@@ -2,16 +2,15 @@
 // history, files the user's layers put in system paths, findings the base
 // image caused, and same-size re-adds (chmod/chown churn) grouped as one
 // change to a directory.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <sstream>
 
 #include "image_builder.hpp"
-#include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/attribution/attribution.hpp"
-#include "imgsmith/diff/diff.hpp"
 #include "imgsmith/attribution/findings.hpp"
+#include "imgsmith/diff/diff.hpp"
+#include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/render/render.hpp"
 #include "imgsmith/util/text.hpp"
 
@@ -52,15 +51,23 @@ struct Analysed {
 Image base_then_user() {
   Image image;
   image.layers = {
-      Layer{{file("usr/bin/bash", 800), file("root/.profile", 161), file("var/lib/apt/lists/deb_Packages", 9000),
+      Layer{{file("usr/bin/bash", 800), file("root/.profile", 161),
+             file("var/lib/apt/lists/deb_Packages", 9000),
              file_with("var/lib/dpkg/info/bash.list", "/usr/bin/bash\n")},
-            Encoding::None, true, "/bin/sh -c #(nop) ADD file:0123 in / "},
-      Layer{{file("usr/local/bin/server", 5000)}, Encoding::None, true,
+            Encoding::None,
+            true,
+            "/bin/sh -c #(nop) ADD file:0123 in / "},
+      Layer{{file("usr/local/bin/server", 5000)},
+            Encoding::None,
+            true,
             "COPY /out/server /usr/local/bin/server # buildkit"},
-      Layer{{file("usr/local/lib/libtool.so", 700), file("etc/ld.so.cache", 90)}, Encoding::None, true,
+      Layer{{file("usr/local/lib/libtool.so", 700), file("etc/ld.so.cache", 90)},
+            Encoding::None,
+            true,
             "RUN /bin/sh -c make install # buildkit"},
   };
-  image.empty_history = {{1, "/bin/sh -c #(nop)  CMD [\"bash\"]"}, {3, "CMD [\"/usr/local/bin/server\"]"}};
+  image.empty_history = {{1, "/bin/sh -c #(nop)  CMD [\"bash\"]"},
+                         {3, "CMD [\"/usr/local/bin/server\"]"}};
   return image;
 }
 
@@ -110,7 +117,8 @@ TEST_CASE("waste: same-size re-adds are one metadata-only change per directory a
   data.created_by = "COPY data /data";
   churn.created_by = "RUN /bin/sh -c chmod -R g+w /data # buildkit";
   churn.entries.push_back(file("etc/app.conf", 10));
-  Layer edit{{file("etc/app.conf", 12)}, Encoding::None, true, "RUN /bin/sh -c echo >> /etc/app.conf"};
+  Layer edit{
+      {file("etc/app.conf", 12)}, Encoding::None, true, "RUN /bin/sh -c echo >> /etc/app.conf"};
   Image image;
   image.layers = {data, churn, edit};
   const Analysed a(image);
@@ -141,18 +149,26 @@ TEST_CASE("waste: same-size re-adds are one metadata-only change per directory a
 TEST_CASE("created_by reads as the Dockerfile step") {
   CHECK(dockerfile_step("/bin/sh -c #(nop)  CMD [\"bash\"]") == "CMD [\"bash\"]");
   CHECK(dockerfile_step("/bin/sh -c apt-get update") == "RUN apt-get update");
-  CHECK(dockerfile_step("RUN /bin/sh -c apt-get install -y x # buildkit") == "RUN apt-get install -y x");
-  CHECK(dockerfile_step("RUN |2 A=1 B=2 /bin/sh -c make\n install # buildkit") == "RUN make  install");
+  CHECK(dockerfile_step("RUN /bin/sh -c apt-get install -y x # buildkit") ==
+        "RUN apt-get install -y x");
+  CHECK(dockerfile_step("RUN |2 A=1 B=2 /bin/sh -c make\n install # buildkit") ==
+        "RUN make  install");
   CHECK(dockerfile_step("COPY . /app # buildkit") == "COPY . /app");
 }
 
-TEST_CASE("duplicates (--hash): content a later ln copied up is a duplicate of its old hard link's") {
+TEST_CASE(
+    "duplicates (--hash): content a later ln copied up is a duplicate of its old hard link's") {
   // Layer 0: /a with a hard link /b. Layer 1 runs `ln /a /c`: the overlay
   // copies /a up, so the layer holds a new /a (same bytes) and /c linked to
   // it, while /b keeps the old content. Two inodes, the same bytes.
   Image image;
-  image.layers = {Layer{{file("srv/a", 20000, 'q'), hardlink("srv/b", "srv/a")}, Encoding::None, true, "COPY a /srv/"},
-                  Layer{{file("srv/a", 20000, 'q'), hardlink("srv/c", "srv/a")}, Encoding::Gzip, true,
+  image.layers = {Layer{{file("srv/a", 20000, 'q'), hardlink("srv/b", "srv/a")},
+                        Encoding::None,
+                        true,
+                        "COPY a /srv/"},
+                  Layer{{file("srv/a", 20000, 'q'), hardlink("srv/c", "srv/a")},
+                        Encoding::Gzip,
+                        true,
                         "RUN /bin/sh -c ln /srv/a /srv/c"}};
   for (const bool seekable : {true, false}) {
     TempDir tmp;
@@ -174,13 +190,18 @@ TEST_CASE("duplicates (--hash): content a later ln copied up is a duplicate of i
 TEST_CASE("diff: the origin of framework bytes on each side (torch from pip, then from apt)") {
   const std::string site = "usr/local/lib/python3.11/site-packages";
   Image pip_image, apt_image;
-  pip_image.layers = {Layer{{file(site + "/torch/lib/libtorch_cpu.so", 9000),
-                             file_with(site + "/torch-2.3.0.dist-info/RECORD", "torch/lib/libtorch_cpu.so,,9000\n")},
-                            Encoding::None, true, "RUN pip install torch"}};
+  pip_image.layers = {Layer{
+      {file(site + "/torch/lib/libtorch_cpu.so", 9000),
+       file_with(site + "/torch-2.3.0.dist-info/RECORD", "torch/lib/libtorch_cpu.so,,9000\n")},
+      Encoding::None,
+      true,
+      "RUN pip install torch"}};
   apt_image.layers = {Layer{{file("usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13", 9500),
                              file_with("var/lib/dpkg/info/libtorch1.13:amd64.list",
                                        "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13\n")},
-                            Encoding::None, true, "RUN apt-get install python3-torch"}};
+                            Encoding::None,
+                            true,
+                            "RUN apt-get install python3-torch"}};
   const auto report_of = [](const Image& image) {
     TempDir tmp;
     write_file(tmp / "img.tar", docker_legacy_save(image));
@@ -189,9 +210,11 @@ TEST_CASE("diff: the origin of framework bytes on each side (torch from pip, the
     const Analysis a = analyze_image(tmp / "img.tar", options);
     const Attribution attr = attribute(a, builtin_rules());
     const auto findings = find_waste(a, attr, {});
-    return report_from_json(nlohmann::json::parse(report_to_json(Report{a, &attr, &findings, GateResult{}}).dump()));
+    return report_from_json(
+        nlohmann::json::parse(report_to_json(Report{a, &attr, &findings, GateResult{}}).dump()));
   };
-  const DiffReport typed = diff_reports(report_of(pip_image).view(), report_of(apt_image).view(), DiffGate{});
+  const DiffReport typed =
+      diff_reports(report_of(pip_image).view(), report_of(apt_image).view(), DiffGate{});
   const auto d = diff_to_json(typed);
   const nlohmann::json* torch = nullptr;
   for (const auto& c : d["categories"])
@@ -199,7 +222,8 @@ TEST_CASE("diff: the origin of framework bytes on each side (torch from pip, the
       for (const auto& k : c["children"])
         if (k["name"] == "torch") torch = &k;
   REQUIRE(torch != nullptr);
-  CHECK((*torch)["origins"]["old"]["pip"] == 9000 + std::string("torch/lib/libtorch_cpu.so,,9000\n").size());
+  CHECK((*torch)["origins"]["old"]["pip"] ==
+        9000 + std::string("torch/lib/libtorch_cpu.so,,9000\n").size());
   CHECK((*torch)["origins"]["new"]["apt"] == 9500);
   std::ostringstream text;
   render_diff_text(typed, text);
@@ -207,10 +231,16 @@ TEST_CASE("diff: the origin of framework bytes on each side (torch from pip, the
 }
 
 TEST_CASE("text: findings' messages and fixes are folded to 100 columns") {
-  Layer first{{file("srv/data/" + std::string(30, 'a') + "/blob.bin", 5000)}, Encoding::None, true,
-              "RUN /bin/sh -c cp /somewhere/with/a/long/path/blob.bin /srv/data && echo " + std::string(40, 'x')};
-  Layer second{{whiteout("srv/data")}, Encoding::None, true,
-               "RUN /bin/sh -c rm -rf /srv/data && echo and some more words to make it long enough"};
+  Layer first{{file("srv/data/" + std::string(30, 'a') + "/blob.bin", 5000)},
+              Encoding::None,
+              true,
+              "RUN /bin/sh -c cp /somewhere/with/a/long/path/blob.bin /srv/data && echo " +
+                  std::string(40, 'x')};
+  Layer second{
+      {whiteout("srv/data")},
+      Encoding::None,
+      true,
+      "RUN /bin/sh -c rm -rf /srv/data && echo and some more words to make it long enough"};
   Image image;
   image.layers = {first, second};
   const Analysed a(image);

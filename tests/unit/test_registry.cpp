@@ -2,15 +2,14 @@
 // client that need no server. The client against a real registry is tested
 // by tests/system/registry_test.sh.
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "client.hpp"
 #include "image_builder.hpp"
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/registry/registry.hpp"
+#include "imgsmith/util/error.hpp"
 #include "imgsmith/util/text.hpp"
 
 using namespace imgsmith;
@@ -42,10 +41,10 @@ TEST_CASE("registry references normalise as Docker does") {
   CHECK(ref("registry-1.docker.io/ubuntu").repository == "ubuntu");  // only docker.io gets library/
   CHECK(ref("MyRegistry/app").registry == "MyRegistry");  // upper case marks a host, as in Docker
   CHECK_FALSE(RegistryRef::parse("ghcr.io/" + std::string(260, 'a')));  // over 255 characters
-  CHECK_FALSE(RegistryRef::parse("Ubuntu"));             // upper case
-  CHECK_FALSE(RegistryRef::parse("app@sha256:abc"));     // short digest
-  CHECK_FALSE(RegistryRef::parse("app:"));               // empty tag
-  CHECK_FALSE(RegistryRef::parse("ghcr.io//app"));       // empty component
+  CHECK_FALSE(RegistryRef::parse("Ubuntu"));                            // upper case
+  CHECK_FALSE(RegistryRef::parse("app@sha256:abc"));                    // short digest
+  CHECK_FALSE(RegistryRef::parse("app:"));                              // empty tag
+  CHECK_FALSE(RegistryRef::parse("ghcr.io//app"));                      // empty component
   CHECK_FALSE(RegistryRef::parse("app:tag with space"));
   CHECK_FALSE(RegistryRef::parse(""));
 }
@@ -75,7 +74,8 @@ TEST_CASE("registry: WWW-Authenticate challenges") {
 }
 
 TEST_CASE("registry: base64 both ways") {
-  for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", "user:p@ss:word", std::string("\0\xff\x10", 3)})
+  for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", "user:p@ss:word",
+                                                       std::string("\0\xff\x10", 3)})
     CHECK(base64_decode(base64_encode(s)) == s);
   CHECK(base64_encode("user:pass") == "dXNlcjpwYXNz");
   CHECK_THROWS(base64_decode("not*base64"));
@@ -105,12 +105,14 @@ TEST_CASE("registry: credentials from config.json, Docker Hub's aliases, helpers
   CHECK(gcr.helper == "gcloud");
   CHECK_FALSE(credentials_for("other.example.com", tmp.path()).present());
 
-  imgsmith::testing::write_file(tmp / "config.json",
-                                R"({"auths": {"myacr.example.com": {"username": "00000000-0000", "identitytoken": "x"}}})");
+  imgsmith::testing::write_file(
+      tmp / "config.json",
+      R"({"auths": {"myacr.example.com": {"username": "00000000-0000", "identitytoken": "x"}}})");
   CHECK(credentials_for("myacr.example.com", tmp.path()).helper == "identity-token");
 
   imgsmith::testing::write_file(tmp / "config.json", "{ not json");
-  CHECK_THROWS_WITH(credentials_for("docker.io", tmp.path()), Catch::Contains("config.json: not valid JSON"));
+  CHECK_THROWS_WITH(credentials_for("docker.io", tmp.path()),
+                    Catch::Contains("config.json: not valid JSON"));
   imgsmith::testing::TempDir empty;
   CHECK_FALSE(credentials_for("docker.io", empty.path()).present());
 }

@@ -1,17 +1,16 @@
 #include <catch2/catch.hpp>
-
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "fixtures.hpp"
 #include "image_builder.hpp"
-#include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/attribution/attribution.hpp"
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/attribution/findings.hpp"
+#include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/render/render.hpp"
 #include "imgsmith/render/renderers.hpp"
+#include "imgsmith/util/error.hpp"
 #include "imgsmith/util/text.hpp"
 #include "pipeline.hpp"
 
@@ -101,12 +100,12 @@ TEST_CASE("text: visible() shows controls and invalid bytes escaped, keeps the r
   CHECK(visible("x\x1b[2J") == "x\\x1b[2J");
   CHECK(visible(std::string("nul\0", 4)) == "nul\\x00");
   CHECK(visible("del\x7f") == "del\\x7f");
-  CHECK(visible("caf\xe9") == "caf\\xe9");                  // Latin-1
-  CHECK(visible("\xc0\xaf") == "\\xc0\\xaf");               // overlong
-  CHECK(visible("\xed\xa0\x80") == "\\xed\\xa0\\x80");      // a surrogate
-  CHECK(visible("cut\xc3") == "cut\\xc3");                  // a sequence cut short
-  CHECK(visible("csi\xc2\x9b") == "csi\\u{009b}");          // C1 control
-  CHECK(visible("bidi\xe2\x80\xae") == "bidi\\u{202e}");    // right-to-left override
+  CHECK(visible("caf\xe9") == "caf\\xe9");                // Latin-1
+  CHECK(visible("\xc0\xaf") == "\\xc0\\xaf");             // overlong
+  CHECK(visible("\xed\xa0\x80") == "\\xed\\xa0\\x80");    // a surrogate
+  CHECK(visible("cut\xc3") == "cut\\xc3");                // a sequence cut short
+  CHECK(visible("csi\xc2\x9b") == "csi\\u{009b}");        // C1 control
+  CHECK(visible("bidi\xe2\x80\xae") == "bidi\\u{202e}");  // right-to-left override
   CHECK(visible("na\xc3\xafve \xe2\x82\xac") == "na\xc3\xafve \xe2\x82\xac");  // ordinary UTF-8
   CHECK(visible("back\\slash") == "back\\slash");
 }
@@ -123,8 +122,13 @@ TEST_CASE("text: UTF-8 replacement, hex and shortening") {
   CHECK_FALSE(from_hex("zz").has_value());
   CHECK(shorten("abcdef", 10) == "abcdef");
   CHECK(shorten("abcdef", 5) == "ab...");
-  CHECK(shorten("a\xc3\xa9" "bcd", 5) == "a...");  // never half a character
-  CHECK(is_valid_utf8(shorten("a\xc3\xa9" "bcd", 5)));
+  CHECK(shorten("a\xc3\xa9"
+                "bcd",
+                5) == "a...");  // never half a character
+  CHECK(
+      is_valid_utf8(shorten("a\xc3\xa9"
+                            "bcd",
+                            5)));
 }
 
 namespace {
@@ -207,8 +211,10 @@ TEST_CASE("json: file names that are not UTF-8 dump, and round-trip through path
   CHECK(inefficient);
   // created_by keeps its characters; a message that cut it mid-character
   // and a warning naming a Latin-1 hard link are valid UTF-8 too.
-  CHECK(j.at("layers")[1].at("created_by").get<std::string>().find("\x1b[2J\r") != std::string::npos);
-  CHECK_THAT(j.at("warnings").dump(), Catch::Contains("link-\\ufffd") || Catch::Contains("link-\xef\xbf\xbd"));
+  CHECK(j.at("layers")[1].at("created_by").get<std::string>().find("\x1b[2J\r") !=
+        std::string::npos);
+  CHECK_THAT(j.at("warnings").dump(),
+             Catch::Contains("link-\\ufffd") || Catch::Contains("link-\xef\xbf\xbd"));
 }
 
 TEST_CASE("text, markdown and junit: odd names and created_by are shown escaped, never raw") {
@@ -230,7 +236,8 @@ TEST_CASE("text, markdown and junit: odd names and created_by are shown escaped,
   CHECK_THAT(t, Catch::Contains("/odd/del\\x7f"));
   CHECK_THAT(t, Catch::Contains("/odd/c1-\\u{009b}2J"));
   CHECK_THAT(t, Catch::Contains("/odd/bidi-\\u{202e}txt.exe"));
-  CHECK_THAT(t, Catch::Contains("/odd/na\xc3\xafve-\xc3\xbcnic\xc3\xb8" "de"));
+  CHECK_THAT(t, Catch::Contains("/odd/na\xc3\xafve-\xc3\xbcnic\xc3\xb8"
+                                "de"));
   CHECK_THAT(t, Catch::Contains("odd-\\x1b[2J-\\xe9.tar"));
   CHECK_THAT(t, Catch::Contains(odd_names()[10].path));  // the long name whole
   // A name's newline starts no line of its own.
@@ -243,8 +250,10 @@ TEST_CASE("json and text: every list is cut to --top, the totals count all") {
   testing::Image image;
   testing::Layer base, again;
   for (int i = 0; i < 30; ++i) {
-    base.entries.push_back(testing::file("d/f" + std::to_string(i), 100 + static_cast<std::size_t>(i)));
-    again.entries.push_back(testing::file("d/f" + std::to_string(i), 200 + static_cast<std::size_t>(i)));
+    base.entries.push_back(
+        testing::file("d/f" + std::to_string(i), 100 + static_cast<std::size_t>(i)));
+    again.entries.push_back(
+        testing::file("d/f" + std::to_string(i), 200 + static_cast<std::size_t>(i)));
   }
   image.layers = {base, again};
   testing::TempDir tmp;
@@ -273,7 +282,8 @@ namespace {
 
 // A report as `analyze --format json` writes it.
 std::string saved_json(const Report& report) {
-  return report_to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return report_to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";
 }
 
 // Written, read back and written again: the same bytes, and the same
@@ -293,15 +303,17 @@ void check_round_trip(const Report& report, bool same_text) {
 
 }  // namespace
 
-TEST_CASE("json: a saved report reads back into the structs it was written from (dive's fixtures)") {
+TEST_CASE(
+    "json: a saved report reads back into the structs it was written from (dive's fixtures)") {
   GateConfig g;
   g.max_size = 1000000;
   g.max_wasted_percent = 1.0;
   g.min_efficiency = 0.99;
   g.max_user_wasted_percent = 0.5;
   g.deny = {"deleted-in-later-layer"};
-  for (const char* name : {"test-docker-image.tar", "test-kaniko-image.tar", "test-oci-estargz-image.tar",
-                           "test-oci-gzip-image.tar", "test-oci-uncompressed-image.tar", "test-oci-zstd-image.tar"}) {
+  for (const char* name :
+       {"test-docker-image.tar", "test-kaniko-image.tar", "test-oci-estargz-image.tar",
+        "test-oci-gzip-image.tar", "test-oci-uncompressed-image.tar", "test-oci-zstd-image.tar"}) {
     for (const std::size_t top : {std::size_t{10}, std::size_t{3}}) {
       INFO(name << " --top " << top);
       AnalyzeOptions options;
@@ -323,7 +335,8 @@ TEST_CASE("json: odd file names read back as their exact bytes") {
   for (std::size_t i = 0; i < r.analysis.largest_files.size(); ++i)
     CHECK(back.analysis.largest_files[i].path == r.analysis.largest_files[i].path);
   REQUIRE(back.analysis.waste.size() == r.analysis.waste.size());
-  for (std::size_t i = 0; i < r.analysis.waste.size(); ++i) CHECK(back.analysis.waste[i].path == r.analysis.waste[i].path);
+  for (std::size_t i = 0; i < r.analysis.waste.size(); ++i)
+    CHECK(back.analysis.waste[i].path == r.analysis.waste[i].path);
   REQUIRE(back.findings);
   CHECK(back.findings->size() == r.findings.size());
 }
@@ -331,7 +344,8 @@ TEST_CASE("json: odd file names read back as their exact bytes") {
 TEST_CASE("json: reading back refuses what is not an analysis report") {
   CHECK_THROWS_AS(report_from_json(nlohmann::json{{"schema", "imgsmith.diff/v1"}}), InputError);
   CHECK_THROWS_AS(report_from_json(nlohmann::json::array()), InputError);
-  CHECK_THROWS_AS(report_from_json(nlohmann::json{{"schema", "imgsmith.analysis/v1"}, {"size", {{"final_bytes", "big"}}}}),
+  CHECK_THROWS_AS(report_from_json(nlohmann::json{{"schema", "imgsmith.analysis/v1"},
+                                                  {"size", {{"final_bytes", "big"}}}}),
                   InputError);
   // A key an earlier imgsmith did not write reads as empty.
   const SavedReport r = report_from_json(nlohmann::json{{"schema", "imgsmith.analysis/v1"}});
@@ -354,7 +368,8 @@ TEST_CASE("renderers: one table chooses the format for analyze and diff") {
   CHECK(json.str() == saved_json(r.report()));
   // A format without a diff renderer says so, by name.
   CHECK(format_error("junit", false).empty());
-  CHECK_THAT(format_error("junit", true), Catch::StartsWith("format junit is not available for diff"));
+  CHECK_THAT(format_error("junit", true),
+             Catch::StartsWith("format junit is not available for diff"));
   CHECK_THAT(format_error("yaml", false), Catch::StartsWith("unknown format 'yaml'"));
   std::ostringstream out;
   CHECK_THROWS_AS(render_diff("junit", DiffReport{}, out), InputError);
@@ -382,5 +397,8 @@ TEST_CASE("csv: the largest files, a row each, odd names escaped with their byte
   check_inert(out.str());
   CHECK(hex_of.at("/odd/new\\nline") == to_hex("/odd/new\nline"));
   CHECK(hex_of.at("/odd/bytes-\\xff\\xfe\\xc3") == to_hex("/" + odd_names()[5].path));
-  CHECK(hex_of.at("/odd/na\xc3\xafve-\xc3\xbcnic\xc3\xb8" "de").empty());  // valid and printable: as it is
+  CHECK(hex_of
+            .at("/odd/na\xc3\xafve-\xc3\xbcnic\xc3\xb8"
+                "de")
+            .empty());  // valid and printable: as it is
 }

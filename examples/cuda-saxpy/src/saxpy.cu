@@ -31,7 +31,8 @@ int main() {
   }
   float *dx = nullptr, *dy_kernel = nullptr, *dy_blas = nullptr;
   const size_t bytes = n * sizeof(float);
-  if (!ok(cudaMalloc(&dx, bytes), "cudaMalloc") || !ok(cudaMalloc(&dy_kernel, bytes), "cudaMalloc") ||
+  if (!ok(cudaMalloc(&dx, bytes), "cudaMalloc") ||
+      !ok(cudaMalloc(&dy_kernel, bytes), "cudaMalloc") ||
       !ok(cudaMalloc(&dy_blas, bytes), "cudaMalloc"))
     return 1;
   cudaMemcpy(dx, x.data(), bytes, cudaMemcpyHostToDevice);
@@ -51,10 +52,12 @@ int main() {
 
   std::vector<float> from_kernel(n), from_blas(n);
   cudaMemcpy(from_kernel.data(), dy_kernel, bytes, cudaMemcpyDeviceToHost);
-  if (!ok(cudaMemcpy(from_blas.data(), dy_blas, bytes, cudaMemcpyDeviceToHost), "copy back")) return 1;
+  if (!ok(cudaMemcpy(from_blas.data(), dy_blas, bytes, cudaMemcpyDeviceToHost), "copy back"))
+    return 1;
   int wrong = 0;
   for (int i = 0; i < n; ++i)
-    if (std::fabs(from_kernel[i] - from_blas[i]) > 1e-5f || std::fabs(from_kernel[i] - (a * x[i] + 1.0f)) > 1e-5f)
+    if (std::fabs(from_kernel[i] - from_blas[i]) > 1e-5f ||
+        std::fabs(from_kernel[i] - (a * x[i] + 1.0f)) > 1e-5f)
       ++wrong;
   std::printf("saxpy: %d elements, %d differ between the kernel and cuBLAS\n", n, wrong);
   cudaFree(dx);

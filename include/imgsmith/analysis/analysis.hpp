@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "imgsmith/source/blob_store.hpp"
 #include "imgsmith/analysis/dive_metrics.hpp"
-#include "imgsmith/source/image.hpp"
 #include "imgsmith/analysis/waste.hpp"
+#include "imgsmith/source/blob_store.hpp"
+#include "imgsmith/source/image.hpp"
 
 namespace imgsmith {
 
@@ -63,7 +63,7 @@ struct Analysis {
   std::vector<WasteGroup> waste;  // every hiding operation, largest first
   std::size_t top = 10;           // how many files and waste rows reports list
   std::vector<std::string> warnings;
-  std::string working_dir;        // the config's WorkingDir
+  std::string working_dir;  // the config's WorkingDir
   // Provenance: the first `base_layers` layers are the base image's; how
   // that was decided ("history", "--base-layers", "" for no base found).
   std::size_t base_layers = 0;
@@ -80,7 +80,8 @@ struct Analysis {
 
   std::uint64_t bytes_read = 0;  // from disk, to show what seeking saved
   double seconds = 0;
-  std::string read_via;  // how the source was read: "tar", "docker storage (overlay2, tar-split)", ...
+  std::string
+      read_via;  // how the source was read: "tar", "docker storage (overlay2, tar-split)", ...
 };
 
 struct AnalyzeOptions {
@@ -88,7 +89,7 @@ struct AnalyzeOptions {
   std::size_t top = 10;
   unsigned threads = 0;  // 0: one per core
   ProgressFn progress;
-  CaptureFn capture;     // package-database files to keep (attribution)
+  CaptureFn capture;             // package-database files to keep (attribution)
   bool hash_duplicates = false;  // digest files whose sizes collide (--hash)
   // How many layers are the base image's (--base-layers); unset: read
   // from the config's history.
@@ -133,7 +134,6 @@ struct ManifestReport {
   double seconds = 0;
 };
 
-
 // A merge begun while the layers were read: `tree` holds the first
 // `first_layer_entries` entries of the first layer and nothing else.
 // `first_layer`, when set, recorded those same entries for dive's figures,
@@ -149,9 +149,10 @@ struct PartialMerge {
 // tests that assemble layers directly). The second form lets go of each
 // scan as soon as it is measured.
 Analysis analyze_layers(const ResolvedImage& image,
-                        const std::vector<std::shared_ptr<const LayerScan>>& scans,
-                        std::size_t top, PartialMerge started = {});
-Analysis analyze_layers(const ResolvedImage& image, std::vector<std::shared_ptr<const LayerScan>>&& scans,
-                        std::size_t top, PartialMerge started = {});
+                        const std::vector<std::shared_ptr<const LayerScan>>& scans, std::size_t top,
+                        PartialMerge started = {});
+Analysis analyze_layers(const ResolvedImage& image,
+                        std::vector<std::shared_ptr<const LayerScan>>&& scans, std::size_t top,
+                        PartialMerge started = {});
 
 }  // namespace imgsmith

@@ -18,8 +18,8 @@
 #include <string_view>
 #include <vector>
 
-#include "imgsmith/util/byte_list.hpp"
 #include "imgsmith/source/layer_scan.hpp"
+#include "imgsmith/util/byte_list.hpp"
 
 namespace imgsmith {
 

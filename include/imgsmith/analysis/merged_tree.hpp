@@ -5,8 +5,8 @@
 
 #include <cstdint>
 #include <map>
-#include <memory_resource>
 #include <memory>
+#include <memory_resource>
 #include <span>
 #include <string>
 #include <string_view>
@@ -39,8 +39,8 @@ class FileNode {
   FileNode& operator=(const FileNode&) = delete;
 
   EntryType type = EntryType::Dir;
-  bool hidden = false;       // removed from the tree, with everything under it
-  std::uint16_t layer = 0;   // the layer that last wrote this node (MergedTree::kMaxLayers)
+  bool hidden = false;      // removed from the tree, with everything under it
+  std::uint16_t layer = 0;  // the layer that last wrote this node (MergedTree::kMaxLayers)
 
   std::string_view name() const {
     const auto* at = reinterpret_cast<const unsigned char*>(this + 1);
@@ -80,7 +80,9 @@ class FileNode {
       const FileNode* last_;
     };
     explicit ChildRange(const FileNode* last) : last_(last) {}
-    iterator begin() const { return last_ == nullptr ? end() : iterator(last_->at(last_->next_), last_); }
+    iterator begin() const {
+      return last_ == nullptr ? end() : iterator(last_->at(last_->next_), last_);
+    }
     iterator end() const { return iterator(nullptr, nullptr); }
 
    private:
@@ -95,15 +97,19 @@ class FileNode {
  private:
   friend class MergedTree;
   const FileNode* at(std::int32_t offset) const {
-    return reinterpret_cast<const FileNode*>(reinterpret_cast<const char*>(this) + std::ptrdiff_t{offset} * 4);
+    return reinterpret_cast<const FileNode*>(reinterpret_cast<const char*>(this) +
+                                             std::ptrdiff_t{offset} * 4);
   }
   FileNode* at(std::int32_t offset) {
     return reinterpret_cast<FileNode*>(reinterpret_cast<char*>(this) + std::ptrdiff_t{offset} * 4);
   }
   std::int32_t offset_to(const FileNode* other) const {
-    return static_cast<std::int32_t>((reinterpret_cast<const char*>(other) - reinterpret_cast<const char*>(this)) / 4);
+    return static_cast<std::int32_t>(
+        (reinterpret_cast<const char*>(other) - reinterpret_cast<const char*>(this)) / 4);
   }
-  const FileNode* last_child() const { return type == EntryType::Dir && link_ != 0 ? at(link_) : nullptr; }
+  const FileNode* last_child() const {
+    return type == EntryType::Dir && link_ != 0 ? at(link_) : nullptr;
+  }
 
   std::int32_t parent_ = 0;  // 0 for the root (a node is never its own parent)
   std::int32_t next_ = 0;    // the next sibling in the ring; 0 for an only child
@@ -178,7 +184,9 @@ class MergedTree {
   std::uint64_t visible_bytes() const;
   // The size of a regular file (its content's), 0 for any other node.
   std::uint64_t file_size(const FileNode& node) const {
-    return node.type == EntryType::File && node.inode() >= 0 ? inodes()[static_cast<std::size_t>(node.inode())].size : 0;
+    return node.type == EntryType::File && node.inode() >= 0
+               ? inodes()[static_cast<std::size_t>(node.inode())].size
+               : 0;
   }
   std::uint64_t node_count() const { return nodes_; }
   const std::vector<WasteGroup>& waste() const { return waste_; }

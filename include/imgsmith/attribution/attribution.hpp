@@ -9,17 +9,16 @@
 #include <map>
 #include <memory>
 #include <memory_resource>
-#include <string_view>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "imgsmith/analysis/analysis.hpp"
 #include "imgsmith/util/bulk_memory.hpp"
-#include "imgsmith/util/text_arena.hpp"
 #include "imgsmith/util/glob.hpp"
+#include "imgsmith/util/text_arena.hpp"
 
 namespace imgsmith {
 
@@ -31,7 +30,7 @@ struct AttributionRule {
   std::vector<Glob> installers;           // "pip", "apt", "conda", "unowned"
   std::vector<Glob> except_python_dists;  // not when the file belongs to one of these
   std::vector<Glob> except_packages;      // not when one of these system packages owns it
-  std::vector<Glob> content;              // the format its first bytes show: safetensors, pytorch, ...
+  std::vector<Glob> content;  // the format its first bytes show: safetensors, pytorch, ...
   std::optional<std::uint64_t> min_bytes;
   std::string source;  // "built-in" or the rules file, for --explain-style messages
 };
@@ -56,7 +55,8 @@ const RuleSet& builtin_rules();
 // before those of `base`. Throws InputError naming the file.
 RuleSet with_user_rules(const RuleSet& base, const std::string& path);
 // The same from text (tests).
-RuleSet with_user_rules_text(const RuleSet& base, const std::string& text, const std::string& label);
+RuleSet with_user_rules_text(const RuleSet& base, const std::string& text,
+                             const std::string& label);
 
 // The package databases a scan must capture for attribution: kCaptureAll
 // for one, 0 otherwise.
@@ -75,7 +75,7 @@ struct CategoryNode {
   // Where the bytes came from: for cuda toolkit, pip, conda, bundled, apt...;
   // for framework and python the installer (pip, apt, conda, unowned).
   std::map<std::string, std::uint64_t> origins;
-  std::vector<CategoryNode> children;            // largest first
+  std::vector<CategoryNode> children;  // largest first
 };
 
 struct AttributedFile {
@@ -103,10 +103,12 @@ Attribution attribute(const Analysis& analysis, const RuleSet& rules);
 
 // Receives each attributed file, in tree order, with the name of its
 // category. The file (its path included) is only valid during the call.
-using AttributedFileSink = std::function<void(const AttributedFile& file, const std::string& category)>;
+using AttributedFileSink =
+    std::function<void(const AttributedFile& file, const std::string& category)>;
 // attribute() that hands each file to `each` instead of keeping it: the
 // categories are the same, Attribution::files stays empty, and memory does
 // not grow with the number of files (an image can hold millions).
-Attribution attribute(const Analysis& analysis, const RuleSet& rules, const AttributedFileSink& each);
+Attribution attribute(const Analysis& analysis, const RuleSet& rules,
+                      const AttributedFileSink& each);
 
 }  // namespace imgsmith

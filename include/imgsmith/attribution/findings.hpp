@@ -24,7 +24,7 @@ struct Finding {
   std::uint64_t bytes = 0;  // what the fix would save
   std::string message;
   std::string fix;
-  std::vector<FindingPath> paths;   // the largest, at most `top`
+  std::vector<FindingPath> paths;     // the largest, at most `top`
   std::vector<std::uint32_t> layers;  // layers that added the bytes (and hid them)
   // Below the significance floor: reported for information, not counted in
   // summaries and never matched by --deny.

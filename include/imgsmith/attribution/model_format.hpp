@@ -9,12 +9,12 @@ namespace imgsmith {
 
 enum class ModelFormat : std::uint8_t {
   None,
-  Safetensors,    // 8-byte little-endian header length, then a JSON object
-  PyTorch,        // torch.save's zip (ENTRY/data.pkl), or the legacy pickle with torch's magic number
-  Gguf,           // llama.cpp's "GGUF" magic
-  Onnx,           // an ONNX ModelProto (protobuf: ir_version first, then a known field)
-  Keras,          // HDF5 (.h5) or Keras 3's zip (config.json, model.weights.h5)
-  Numpy,          // "\x93NUMPY" arrays (.npy)
+  Safetensors,  // 8-byte little-endian header length, then a JSON object
+  PyTorch,      // torch.save's zip (ENTRY/data.pkl), or the legacy pickle with torch's magic number
+  Gguf,         // llama.cpp's "GGUF" magic
+  Onnx,         // an ONNX ModelProto (protobuf: ir_version first, then a known field)
+  Keras,        // HDF5 (.h5) or Keras 3's zip (config.json, model.weights.h5)
+  Numpy,        // "\x93NUMPY" arrays (.npy)
 };
 
 // How many leading bytes sniff_model_format needs to decide.

@@ -53,7 +53,9 @@ struct DiffOptions {
 struct SizeChange {
   std::uint64_t old_bytes = 0;
   std::uint64_t new_bytes = 0;
-  std::int64_t delta() const { return static_cast<std::int64_t>(new_bytes) - static_cast<std::int64_t>(old_bytes); }
+  std::int64_t delta() const {
+    return static_cast<std::int64_t>(new_bytes) - static_cast<std::int64_t>(old_bytes);
+  }
 };
 
 // Names (categories, children, origins, created_by) are as a saved report
@@ -79,7 +81,7 @@ struct LayerChanges {
 };
 
 struct FileChange {
-  std::string path;  // raw bytes
+  std::string path;             // raw bytes
   std::uint64_t old_bytes = 0;  // 0 on the side without it
   std::uint64_t new_bytes = 0;
   bool hard_link = false;  // another name of content listed under its first name
@@ -126,7 +128,8 @@ struct DiffReport {
     std::vector<std::string> tags;
   };
   Side old_side, new_side;
-  SizeChange final_bytes, layers_bytes, wasted_bytes, compressed_bytes;  // compressed: 0 when unknown
+  SizeChange final_bytes, layers_bytes, wasted_bytes,
+      compressed_bytes;                    // compressed: 0 when unknown
   std::vector<CategoryChange> categories;  // the new side's order, then those only the old has
   LayerChanges layers;
   FileChanges files;

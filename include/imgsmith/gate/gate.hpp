@@ -14,10 +14,10 @@
 namespace imgsmith {
 
 struct GateConfig {
-  std::optional<std::uint64_t> max_size;        // on final_bytes
-  std::optional<std::uint64_t> max_wasted;      // on wasted_bytes
-  std::optional<double> max_wasted_percent;     // wasted_bytes as % of layers_bytes
-  std::optional<double> min_efficiency;         // dive efficiency, 0..1
+  std::optional<std::uint64_t> max_size;          // on final_bytes
+  std::optional<std::uint64_t> max_wasted;        // on wasted_bytes
+  std::optional<double> max_wasted_percent;       // wasted_bytes as % of layers_bytes
+  std::optional<double> min_efficiency;           // dive efficiency, 0..1
   std::optional<double> max_user_wasted_percent;  // dive ratio, 0..1
   // From a .dive-ci file; named after dive's keys in the report.
   std::optional<double> dive_lowest_efficiency;

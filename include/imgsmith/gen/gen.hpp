@@ -38,19 +38,19 @@ struct PythonProject {
   // every file the build context needs for them: those plus their includes.
   std::vector<std::string> install_files;
   std::vector<std::string> requirement_files;
-  std::string lock;                    // "uv.lock", "poetry.lock" or ""
-  bool installable = false;            // pyproject has a [build-system] (or is Poetry's)
-  bool requirements_need_source = false;  // "-e ." or a local path in requirements
+  std::string lock;                        // "uv.lock", "poetry.lock" or ""
+  bool installable = false;                // pyproject has a [build-system] (or is Poetry's)
+  bool requirements_need_source = false;   // "-e ." or a local path in requirements
   std::vector<std::string> index_options;  // --index-url/--extra-index-url lines seen
   // Indexes pyproject.toml names ([[tool.uv.index]], [[tool.poetry.source]]),
   // as pip options: pip must be given them when no lock file installs.
   std::vector<std::string> pyproject_indexes;
-  std::string python_constraint;       // ">=3.10", "==3.11.*"
+  std::string python_constraint;  // ">=3.10", "==3.11.*"
   std::string python_constraint_source;
-  std::vector<std::string> cmd;        // the detected entrypoint, JSON-form words
+  std::vector<std::string> cmd;  // the detected entrypoint, JSON-form words
   std::string cmd_source;
-  int port = 0;                        // the port a web server listens on
-  std::vector<std::string> env;        // KEY=VALUE the entrypoint needs (GRADIO_SERVER_NAME=0.0.0.0)
+  int port = 0;                  // the port a web server listens on
+  std::vector<std::string> env;  // KEY=VALUE the entrypoint needs (GRADIO_SERVER_NAME=0.0.0.0)
   // A torch CUDA extension (torch.utils.cpp_extension / CUDAExtension in
   // setup.py or pyproject.toml): built against the installed torch on devel.
   // [project.optional-dependencies]: extra name -> its requirements
@@ -61,20 +61,20 @@ struct PythonProject {
   // given the directory.
   std::map<std::string, std::string> outside_path_sources;
   bool cuda_extension = false;
-  std::string cuda_extension_source;   // file:line
+  std::string cuda_extension_source;  // file:line
 };
 
 struct CudaCppProject {
-  bool cmake = false;                   // CMakeLists.txt with CUDA (else plain nvcc)
-  std::vector<std::string> targets;     // add_executable names (cmake), or the one binary
-  std::vector<std::string> cuda_libs;   // CUDA::cublas..., or -lcublas from #includes
-  std::vector<std::string> sources;     // *.cu / *.cpp for plain nvcc, sorted
-  bool cmake_install = false;           // the CMakeLists has install() rules
-  bool sets_architectures = false;      // the project chooses its own CUDA archs
-  std::string min_cuda;                 // find_package(CUDAToolkit X.Y)
-  std::string min_cuda_source;          // CMakeLists.txt:N
-  std::string min_cmake;                // cmake_minimum_required(VERSION X.Y[...Z])
-  std::string min_cmake_source;         // CMakeLists.txt:N
+  bool cmake = false;                  // CMakeLists.txt with CUDA (else plain nvcc)
+  std::vector<std::string> targets;    // add_executable names (cmake), or the one binary
+  std::vector<std::string> cuda_libs;  // CUDA::cublas..., or -lcublas from #includes
+  std::vector<std::string> sources;    // *.cu / *.cpp for plain nvcc, sorted
+  bool cmake_install = false;          // the CMakeLists has install() rules
+  bool sets_architectures = false;     // the project chooses its own CUDA archs
+  std::string min_cuda;                // find_package(CUDAToolkit X.Y)
+  std::string min_cuda_source;         // CMakeLists.txt:N
+  std::string min_cmake;               // cmake_minimum_required(VERSION X.Y[...Z])
+  std::string min_cmake_source;        // CMakeLists.txt:N
 };
 
 // A file or directory outside the project directory that the build reads:
@@ -83,9 +83,9 @@ struct CudaCppProject {
 // the project (--context) holds it; the Dockerfile copies it to the same place
 // relative to the project, so the project's relative paths resolve there too.
 struct OutsidePath {
-  std::string path;        // relative to the build context: "shared/requirements.txt"
+  std::string path;  // relative to the build context: "shared/requirements.txt"
   bool directory = false;
-  std::string source;      // where the project names it: "requirements.txt:1"
+  std::string source;  // where the project names it: "requirements.txt:1"
 };
 
 struct Project {
@@ -97,7 +97,8 @@ struct Project {
   // and every output is then what it is without --context.
   std::filesystem::path context;  // absolute, canonical
   std::string context_path;
-  std::vector<OutsidePath> outside_paths;  // sorted by path; none without a context above the project
+  std::vector<OutsidePath>
+      outside_paths;  // sorted by path; none without a context above the project
   std::optional<PythonProject> python;
   std::optional<CudaCppProject> cuda_cpp;
   bool has_cuda_sources = false;  // *.cu anywhere (a Python project's extension, too)
@@ -121,21 +122,21 @@ Project detect_project(const std::filesystem::path& dir, const std::string& requ
 
 // What the user asked for on the command line; empty means "decide".
 struct Options {
-  std::string flavor = "auto";     // auto | base | runtime | devel
-  std::string cuda;                // X.Y or X.Y.Z
-  std::string os;                  // ubuntu22.04 | ubuntu24.04
-  std::string python;              // 3.X
+  std::string flavor = "auto";  // auto | base | runtime | devel
+  std::string cuda;             // X.Y or X.Y.Z
+  std::string os;               // ubuntu22.04 | ubuntu24.04
+  std::string python;           // 3.X
   bool cudnn = false;
-  std::string registry_mirror;     // replaces the registry of every base image
-  std::string base;                // the final stage's image instead of NVIDIA's
-  std::string wheelhouse;          // a directory of wheels in the project: install offline from it
-  std::string index_url;           // pip's --index-url (a private or mirrored index)
+  std::string registry_mirror;  // replaces the registry of every base image
+  std::string base;             // the final stage's image instead of NVIDIA's
+  std::string wheelhouse;       // a directory of wheels in the project: install offline from it
+  std::string index_url;        // pip's --index-url (a private or mirrored index)
   bool probe = true;
   bool compose = false;
-  bool syntax = false;             // emit "# syntax=docker/dockerfile:1"
-  std::vector<std::string> cmd;    // --cmd, split into words
-  int port = 0;                    // --port: the port the app listens on; 0 keeps the detected one
-  bool runtime_compiler = true;    // false: --no-runtime-compiler, no gcc/Python headers for Triton
+  bool syntax = false;           // emit "# syntax=docker/dockerfile:1"
+  std::vector<std::string> cmd;  // --cmd, split into words
+  int port = 0;                  // --port: the port the app listens on; 0 keeps the detected one
+  bool runtime_compiler = true;  // false: --no-runtime-compiler, no gcc/Python headers for Triton
   // From imgsmith.toml's [gen] table (source names the file, for messages):
   std::vector<std::string> system_packages;  // Debian packages, as apt.txt lists them
   std::vector<std::string> extras;           // optional dependency groups of the project to install
@@ -145,18 +146,18 @@ struct Options {
 // Everything the templates need, decided. Strings are rendered as they are.
 struct Plan {
   std::string project_name;
-  std::string kind;            // "python-cpu", "python-gpu", "cuda-cpp"
-  std::string template_name;   // base | runtime | devel | cpu-python
-  std::string flavor;          // base | runtime | devel; "" for CPU images
+  std::string kind;           // "python-cpu", "python-gpu", "cuda-cpp"
+  std::string template_name;  // base | runtime | devel | cpu-python
+  std::string flavor;         // base | runtime | devel; "" for CPU images
   bool cudnn = false;
   bool gpu = false;
-  std::string cuda;            // full release, "12.4.1"; "" for CPU images
-  std::string os;              // ubuntu24.04; "" for CPU images
+  std::string cuda;  // full release, "12.4.1"; "" for CPU images
+  std::string os;    // ubuntu24.04; "" for CPU images
   std::string final_image;
   std::string builder_image;
-  std::string uv_image;        // "" when uv is not used
-  std::string python;          // 3.X; "" for C++ projects
-  bool managed_python = false; // uv-managed Python, copied into the final stage
+  std::string uv_image;         // "" when uv is not used
+  std::string python;           // 3.X; "" for C++ projects
+  bool managed_python = false;  // uv-managed Python, copied into the final stage
   std::vector<std::string> builder_apt;
   std::vector<std::string> final_apt;
   bool probe = false;
@@ -164,37 +165,41 @@ struct Plan {
   std::vector<std::string> cmd;
   int port = 0;
   std::vector<std::string> env;  // KEY=VALUE set in the final stage for the entrypoint
-  std::string shm_size;        // docker run --shm-size ("8g"); "" keeps Docker's 64 MB
+  std::string shm_size;          // docker run --shm-size ("8g"); "" keeps Docker's 64 MB
   int min_driver = 0;
   std::string size_class;
   std::vector<std::string> why_base;  // the chosen base and why, in sentences
   std::vector<std::string> warnings;
-  std::vector<std::string> notes;     // what a choice costs, printed as "note:"
-  std::vector<std::string> declared_apt;  // the project's own apt packages (apt.txt, [gen]), as written
-  bool runtime_compiler = false;      // gcc and the Python headers in the final stage (Triton)
-  std::vector<std::string> cleanup_paths;  // builder-only paths removed from /app before the final stage copies it
-  std::string torch_cuda_arch_list;   // TORCH_CUDA_ARCH_LIST for a CUDA extension build; "" when none
-  std::vector<Evidence> explain;      // detection evidence, then decisions
+  std::vector<std::string> notes;  // what a choice costs, printed as "note:"
+  std::vector<std::string>
+      declared_apt;               // the project's own apt packages (apt.txt, [gen]), as written
+  bool runtime_compiler = false;  // gcc and the Python headers in the final stage (Triton)
+  std::vector<std::string>
+      cleanup_paths;  // builder-only paths removed from /app before the final stage copies it
+  std::string
+      torch_cuda_arch_list;       // TORCH_CUDA_ARCH_LIST for a CUDA extension build; "" when none
+  std::vector<Evidence> explain;  // detection evidence, then decisions
   // Python install details
-  std::string install_mode;           // requirements | pyproject | uv | poetry
+  std::string install_mode;                        // requirements | pyproject | uv | poetry
   std::vector<std::string> requirement_files;      // copied before the install
   std::vector<std::string> requirement_files_top;  // given to pip with -r
-  std::vector<std::string> pyproject_deps;  // PEP 508 strings, for pyproject mode
-  std::vector<std::string> pip_index_args;  // e.g. --extra-index-url URL
-  std::string wheelhouse;                   // copied in before the install
+  std::vector<std::string> pyproject_deps;         // PEP 508 strings, for pyproject mode
+  std::vector<std::string> pip_index_args;         // e.g. --extra-index-url URL
+  std::string wheelhouse;                          // copied in before the install
   bool install_project = false;
   bool source_before_deps = false;
-  std::string project_install_args;   // "--no-deps ." or "." (pip install ...)
-  std::string venv_command;           // creates /opt/venv (or /opt/poetry)
-  std::string uv_python;              // what uv is told to use
+  std::string project_install_args;  // "--no-deps ." or "." (pip install ...)
+  std::string venv_command;          // creates /opt/venv (or /opt/poetry)
+  std::string uv_python;             // what uv is told to use
   std::vector<std::string> poetry_packages;
   // C++ build details
   bool cmake = false;
   bool cmake_install = false;
   std::vector<std::string> targets;
-  std::string cuda_architectures;     // CMake form "75-real;...;90"; "" when the project sets its own
-  std::string cmake_from_pypi;        // X.Y: the builder's OS has an older CMake, so uv installs this series
-  std::string nvcc_arch_flags;        // -gencode ... for plain nvcc
+  std::string cuda_architectures;  // CMake form "75-real;...;90"; "" when the project sets its own
+  std::string
+      cmake_from_pypi;  // X.Y: the builder's OS has an older CMake, so uv installs this series
+  std::string nvcc_arch_flags;  // -gencode ... for plain nvcc
   std::vector<std::string> nvcc_sources;
   std::vector<std::string> nvcc_libs;
   bool syntax = false;
@@ -202,11 +207,14 @@ struct Plan {
   // --context above the project: COPY sources are relative to the context,
   // and the context's layout is kept in the image, so that what the project
   // names outside its directory is where its relative paths lead.
-  std::string context_path;       // the project within the context: "services/api"; "" without one
-  std::string context_up;         // the context from the project directory: "../.."
-  std::filesystem::path context_dir;  // absolute, for the build command printed from wherever gen ran
-  std::vector<std::string> outside_paths;  // copied from outside the project, context-relative; directories end in '/'
-  std::string app_dir = "/app";   // the project's code in the image: /app, or /app/services/api with a context
+  std::string context_path;  // the project within the context: "services/api"; "" without one
+  std::string context_up;    // the context from the project directory: "../.."
+  std::filesystem::path
+      context_dir;  // absolute, for the build command printed from wherever gen ran
+  std::vector<std::string>
+      outside_paths;  // copied from outside the project, context-relative; directories end in '/'
+  std::string app_dir =
+      "/app";  // the project's code in the image: /app, or /app/services/api with a context
 };
 
 // Throws InputError for a request that cannot be met (a CUDA release with no

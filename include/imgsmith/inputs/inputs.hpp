@@ -10,8 +10,8 @@
 #include <string>
 
 #include "imgsmith/analysis/analysis.hpp"
-#include "imgsmith/source/blob_store.hpp"
 #include "imgsmith/registry/registry.hpp"
+#include "imgsmith/source/blob_store.hpp"
 
 namespace imgsmith {
 

@@ -36,7 +36,7 @@ struct RegistryOptions {
   long connect_timeout_s = 15;
   long stall_timeout_s = 30;
   int retries = 3;
-  unsigned parallel = 4;              // layer downloads at once
+  unsigned parallel = 4;  // layer downloads at once
   // docker://: "auto" reads the daemon's storage in place when it can and
   // streams `docker save` otherwise; "storage" insists on the first (the
   // layers' tar-split records where the daemon kept them), "walk" too but
@@ -52,7 +52,8 @@ bool is_registry_input(const std::string& input);
 // index.json (naming the manifest the registry returned for the reference)
 // and blobs, fetched on demand; layers stream into the scanner with their
 // sha256 checked. Throws InputError naming the reference.
-std::unique_ptr<BlobStore> open_registry_store(const RegistryRef& ref, const RegistryOptions& options,
+std::unique_ptr<BlobStore> open_registry_store(const RegistryRef& ref,
+                                               const RegistryOptions& options,
                                                const ProgressFn& progress, const CaptureFn& capture,
                                                const CaptureFn& stream_hash);
 

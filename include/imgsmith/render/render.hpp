@@ -2,11 +2,10 @@
 // Markdown or JUnit XML.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "imgsmith/analysis/analysis.hpp"
 #include "imgsmith/diff/diff.hpp"

@@ -36,7 +36,8 @@ struct SavedReport {
   GateResult gate;
 
   Report view() const {
-    return Report{analysis, attribution ? &*attribution : nullptr, findings ? &*findings : nullptr, gate};
+    return Report{analysis, attribution ? &*attribution : nullptr, findings ? &*findings : nullptr,
+                  gate};
   }
 };
 

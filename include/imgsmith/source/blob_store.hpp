@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "imgsmith/source/byte_stream.hpp"
-#include "imgsmith/util/error.hpp"
 #include "imgsmith/source/layer_scan.hpp"
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith {
 
@@ -67,8 +67,9 @@ std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const Progre
 // A tar (plain or compressed) read once from `in`, e.g. `docker save` output
 // streamed from the Docker daemon. `label` names it in messages, `kind`
 // says how it was read (BlobStore::kind).
-std::unique_ptr<BlobStore> open_stream_store(ByteStream& in, const std::string& label, const std::string& kind,
-                                             const ProgressFn& progress, const CaptureFn& capture = {},
+std::unique_ptr<BlobStore> open_stream_store(ByteStream& in, const std::string& label,
+                                             const std::string& kind, const ProgressFn& progress,
+                                             const CaptureFn& capture = {},
                                              const CaptureFn& stream_hash = {});
 
 // An image in the Docker daemon's own overlay2 storage, as src/registry

@@ -4,11 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "imgsmith/source/blob_store.hpp"
 
@@ -30,9 +29,9 @@ struct ImageSelector {
 };
 
 struct LayerRef {
-  std::string blob;        // path inside the store
-  std::string digest;      // the manifest's digest for the blob, else the diff_id
-  std::string diff_id;     // sha256 of the uncompressed tar, from the config
+  std::string blob;     // path inside the store
+  std::string digest;   // the manifest's digest for the blob, else the diff_id
+  std::string diff_id;  // sha256 of the uncompressed tar, from the config
 };
 
 struct ResolvedImage {

@@ -6,13 +6,13 @@
 #include <functional>
 #include <memory>
 #include <span>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
-#include "imgsmith/util/bulk_memory.hpp"
 #include "imgsmith/source/byte_stream.hpp"
+#include "imgsmith/util/bulk_memory.hpp"
 #include "imgsmith/util/text_arena.hpp"
 
 namespace imgsmith {
@@ -21,8 +21,8 @@ enum class EntryType : std::uint8_t { File, Dir, Symlink, Hardlink, Other };
 
 // Paths and links are views into the LayerScan's text arena.
 struct TarEntry {
-  std::string_view path;  // normalised: no leading "/" or "./", no trailing "/"
-  std::string_view link;  // hard-link target (normalised) or symlink target (as stored)
+  std::string_view path;   // normalised: no leading "/" or "./", no trailing "/"
+  std::string_view link;   // hard-link target (normalised) or symlink target (as stored)
   std::uint64_t size = 0;  // content bytes; only regular files carry any
   EntryType type = EntryType::Other;
 };
@@ -46,8 +46,9 @@ class EntrySink {
  public:
   EntrySink() = default;
   template <class Fn>
-    requires(!std::is_same_v<std::remove_cvref_t<Fn>, EntrySink>)
-  explicit EntrySink(Fn fn, bool takes_entries = false) : fn_(std::move(fn)), takes_(takes_entries) {}
+  requires(!std::is_same_v<std::remove_cvref_t<Fn>, EntrySink>) explicit EntrySink(
+      Fn fn, bool takes_entries = false)
+      : fn_(std::move(fn)), takes_(takes_entries) {}
 
   void operator()(std::span<const TarEntry> batch) const { fn_(batch); }
   explicit operator bool() const { return static_cast<bool>(fn_); }
@@ -72,8 +73,8 @@ struct LayerScan {
   TextArena text;  // what the entries' paths and links view
   std::vector<CapturedFile> captured;
   std::vector<std::pair<std::string, std::string>> digests;  // path, sha256 (when asked)
-  std::uint64_t content_bytes = 0;  // sum of regular-file sizes
-  std::uint64_t blob_bytes = 0;     // bytes of the blob as stored
+  std::uint64_t content_bytes = 0;                           // sum of regular-file sizes
+  std::uint64_t blob_bytes = 0;                              // bytes of the blob as stored
   Compression compression = Compression::None;
   std::vector<std::string> warnings;
 
@@ -107,8 +108,8 @@ class EntryContent {
 
 // Keeps what `capture` and `hash` ask of one regular file of a layer (its
 // content, its first bytes, its digest), as scan_layer does for a tar entry.
-void keep_content(LayerScan& scan, std::string_view path, std::uint64_t size, const CaptureFn& capture,
-                  const CaptureFn& hash, EntryContent& content);
+void keep_content(LayerScan& scan, std::string_view path, std::uint64_t size,
+                  const CaptureFn& capture, const CaptureFn& hash, EntryContent& content);
 
 // "./usr//lib/" -> "usr/lib"; "." and "/" -> "". ".." never climbs above the root.
 std::string normalise_path(std::string_view raw);

@@ -15,7 +15,6 @@ namespace imgsmith {
 // allocator: huge pages pay only for large, densely used blocks.
 std::pmr::memory_resource* bulk_memory();
 
-
 // Address space reserved once and committed as it fills, so that nothing
 // placed in it ever moves: the merged tree's nodes point at one another by
 // 32-bit offsets from themselves, which needs every node within 8 GiB of
@@ -44,7 +43,7 @@ class GrowingRegion {
   std::size_t reserved_ = 0;   // usable bytes from base_
   std::size_t committed_ = 0;  // readable and writable from base_
   std::size_t used_ = 0;
-  void* mapping_ = nullptr;    // what munmap gets back
+  void* mapping_ = nullptr;  // what munmap gets back
   std::size_t mapping_size_ = 0;
 };
 
