@@ -167,16 +167,14 @@ Walk walk_project(const fs::path& root) {
 // requirements-dev.txt, requirements_test.txt, requirements.lint.txt: whole
 // words only, so requirements-docker.txt or -device.txt still count.
 bool is_dev_requirements(const std::string& name) {
-  static const std::set<std::string> kDevWords = {
-      "dev",  "develop", "development", "test",   "tests", "testing", "lint",
-      "docs", "doc",     "ci",          "typing", "types", "bench"};
+  const std::set<std::string>& dev_words = builtin_tables().dev_requirement_words;
   std::string word;
   for (char c : name + ".") {
     if (std::isalnum(static_cast<unsigned char>(c))) {
       word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       continue;
     }
-    if (kDevWords.count(word) != 0) return true;
+    if (dev_words.count(word) != 0) return true;
     word.clear();
   }
   return false;
@@ -921,12 +919,11 @@ std::optional<PythonProject> detect_python(const fs::path& root,
     evidence.push_back({at, "not installed: " + pip_file +
                                 " lists the Python dependencies and pip installs them; "
                                 "gen does not install conda environments"});
-    static const std::set<std::string> kFromTheImage = {"cudatoolkit", "cudnn", "nccl",
-                                                        "pytorch-cuda", "cuda"};
+    const std::set<std::string>& from_the_image = builtin_tables().conda_from_image;
     std::vector<std::string> missing;
     for (const auto& [name, line] : conda->conda_packages) {
       const std::string pip_name = name == "pytorch" ? "torch" : name;
-      if (kFromTheImage.count(name) != 0 || name.rfind("cuda-", 0) == 0 || depends_on(py, pip_name))
+      if (from_the_image.count(name) != 0 || name.rfind("cuda-", 0) == 0 || depends_on(py, pip_name))
         continue;
       missing.push_back(name + " (line " + std::to_string(line) + ")");
     }
@@ -999,12 +996,7 @@ std::string strip_cmake_comments(const std::string& text) {
 }
 
 const std::map<std::string, std::string>& header_libraries() {
-  static const std::map<std::string, std::string> kHeaders = {
-      {"cublas_v2.h", "cublas"},    {"cublas.h", "cublas"}, {"cublasLt.h", "cublasLt"},
-      {"cufft.h", "cufft"},         {"curand.h", "curand"}, {"cusparse.h", "cusparse"},
-      {"cusolverDn.h", "cusolver"}, {"nvrtc.h", "nvrtc"},   {"npp.h", "nppc"},
-      {"nvjpeg.h", "nvjpeg"},       {"cudnn.h", "cudnn"},   {"nccl.h", "nccl"}};
-  return kHeaders;
+  return builtin_tables().header_libraries;
 }
 
 // One CMake command invocation: its lower-cased name and its arguments,

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,9 @@ struct Tables {
   std::string runtime_compiler_size;
   std::map<std::string, FrameworkNeed> frameworks;
   std::vector<NamePattern> patterns;
+  std::map<std::string, std::string> header_libraries;  // CUDA header -> library it links
+  std::set<std::string> dev_requirement_words;          // requirements-dev.txt, -test...
+  std::set<std::string> conda_from_image;               // conda packages the CUDA image provides
 };
 
 const Tables& builtin_tables();

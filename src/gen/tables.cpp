@@ -124,6 +124,12 @@ Tables load() {
                                   r.at("cuda").get<std::string>(), r.at("cudnn").get<int>(),
                                   r.at("source").get<std::string>(),
                                   r.value("note", std::string())});
+  for (const auto& [header, library] : images.at("header_libraries").items())
+    if (header[0] != '_') t.header_libraries[header] = library.get<std::string>();
+  for (const auto& word : strings(frameworks.at("dev_requirement_words").at("words")))
+    t.dev_requirement_words.insert(word);
+  for (const auto& name : strings(frameworks.at("conda_from_image").at("packages")))
+    t.conda_from_image.insert(name);
   for (const auto& p : frameworks.at("patterns"))
     t.patterns.push_back({p.at("prefix").get<std::string>(), p.at("suffix").get<std::string>(),
                           p.at("need").get<std::string>(), p.at("why").get<std::string>(),
