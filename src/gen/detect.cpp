@@ -923,7 +923,8 @@ std::optional<PythonProject> detect_python(const fs::path& root,
     std::vector<std::string> missing;
     for (const auto& [name, line] : conda->conda_packages) {
       const std::string pip_name = name == "pytorch" ? "torch" : name;
-      if (from_the_image.count(name) != 0 || name.rfind("cuda-", 0) == 0 || depends_on(py, pip_name))
+      if (from_the_image.count(name) != 0 || name.rfind("cuda-", 0) == 0 ||
+          depends_on(py, pip_name))
         continue;
       missing.push_back(name + " (line " + std::to_string(line) + ")");
     }
