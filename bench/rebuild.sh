@@ -38,7 +38,8 @@ measure() {  # measure REV: prints "objects seconds"
   [ -n "$path" ] || { echo "rebuild.sh: $rev has no $header" >&2; return 2; }
   cmake -S "$tree" -B "$tree/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
   echo "rebuild.sh: building $rev in full (once)" >&2
-  cmake --build "$tree/build" -j"$jobs" >/dev/null
+  cmake --build "$tree/build" -j"$jobs" >"$tree/full-build.log" 2>&1 ||
+    { tail -20 "$tree/full-build.log" >&2; echo "rebuild.sh: $rev does not build" >&2; return 2; }
   echo "// a one-line change" >>"$tree/$path"
   start=$(date +%s.%N)
   objects=$(cmake --build "$tree/build" -j"$jobs" 2>&1 | grep -c "Building CXX object" || true)
@@ -51,7 +52,8 @@ read -r before_objects before_seconds <<<"$result"
 result=$(measure "$after") || exit 2
 read -r after_objects after_seconds <<<"$result"
 printf '%-10s %8s %10s\n' revision objects seconds
-printf '%-10s %8s %10.1f\n' "$before" "$before_objects" "$before_seconds" "$after" "$after_objects" "$after_seconds"
+printf '%-10s %8s %10.1f\n' "$(git rev-parse --short "$before")" "$before_objects" "$before_seconds" \
+  "$(git rev-parse --short "$after")" "$after_objects" "$after_seconds"
 printf 'a one-line change in %s: %s of the objects, %.2fx the time of %s\n' "$header" \
   "$after_objects/$before_objects" "$(echo "$after_seconds / $before_seconds" | bc -l)" "$before"
 echo "the worktrees stay in $workdir (git worktree remove to drop them)"
