@@ -68,6 +68,24 @@ std::string created_by(const Analysis& a, std::uint32_t layer) {
   return "layer " + std::to_string(layer) + (text.empty() ? "" : " (" + text + ")");
 }
 
+// A build tool that is CUDA's (nvcc, CUDA's headers and -dev packages) rather
+// than the host's C toolchain: by where it lies, or by the Debian package that
+// owns it. Package families are named whole: "libcu" alone would take
+// libcurl4-openssl-dev for CUDA.
+bool is_cuda_devel(std::string_view path, std::string_view child) {
+  if (path.starts_with("/usr/local/cuda") || path.starts_with("/opt/nvidia/") ||
+      path.find("-packages/nvidia/") != std::string_view::npos)
+    return true;
+  static constexpr std::string_view kCudaPackages[] = {
+      "cuda-",     "nsight",       "libcudnn",    "libnccl",     "libcublas",
+      "libcufft",  "libcurand",    "libcusolver", "libcusparse", "libnpp",
+      "libnvjpeg", "libnvjitlink", "libnvrtc"};
+  if (child == "cuda-compiler") return true;
+  for (const auto prefix : kCudaPackages)
+    if (child.starts_with(prefix)) return true;
+  return false;
+}
+
 }  // namespace
 
 namespace {
@@ -167,13 +185,8 @@ void WasteFinder::add(const AttributedFile& file, const std::string& category_na
                                               : Kind::Other;
   const std::string_view child = file.child;
   if (kind == Kind::BuildTools) {
-    const bool cuda_devel =
-        file.path.starts_with("/usr/local/cuda") || file.path.starts_with("/opt/nvidia/") ||
-        file.path.find("-packages/nvidia/") != std::string_view::npos || child == "cuda-compiler" ||
-        child.starts_with("cuda-") || child.starts_with("nsight") || child.starts_with("libnccl") ||
-        child.starts_with("libcudnn") || child.starts_with("libcu") || child.starts_with("libnv") ||
-        child.starts_with("libnpp");
-    (cuda_devel ? *x.devel : x.host_toolchain).add(file.path, file.bytes, file.layer);
+    (is_cuda_devel(file.path, child) ? *x.devel : x.host_toolchain)
+        .add(file.path, file.bytes, file.layer);
   }
   if (kind == Kind::Cache && (child == "pip" || child == "uv"))
     x.pip->add(file.path, file.bytes, file.layer);

@@ -684,8 +684,9 @@ struct Decider {
     }
     p.project_install_args = "--no-build-isolation " + p.project_install_args;
     // The compiler setuptools calls, and Python's headers; devel has nvcc.
-    for (const auto& pkg : t.os.at(p.os).cmake_build)
-      if (pkg.rfind("g++", 0) == 0 && !contains(p.builder_apt, pkg)) p.builder_apt.push_back(pkg);
+    if (const std::string gxx = os_package(p.os, "g++");
+        !gxx.empty() && !contains(p.builder_apt, gxx))
+      p.builder_apt.push_back(gxx);
     if (!p.managed_python) {
       const std::string dev = "python" + p.python + "-dev=" + p.python + ".*";
       if (!contains(p.builder_apt, dev)) p.builder_apt.push_back(dev);
@@ -984,8 +985,8 @@ struct Decider {
     // not assumed to come with devel.
     if (!cpp.cmake) {
       p.builder_apt.clear();
-      for (const auto& pkg : t.os.at(p.os).cmake_build)
-        if (pkg.rfind("g++", 0) == 0) p.builder_apt.push_back(pkg);
+      if (const std::string gxx = os_package(p.os, "g++"); !gxx.empty())
+        p.builder_apt.push_back(gxx);
     }
     p.probe = o.probe;
     p.cmake = cpp.cmake;
@@ -1035,11 +1036,18 @@ struct Decider {
     size_class(" plus the program");
   }
 
+  // A package of the OS's C++ build set as apt pins it ("g++=4:13.*"),
+  // or "" when the table has none.
+  std::string os_package(const std::string& os, const std::string& name) {
+    for (const auto& pkg : t.os.at(os).cmake_build)
+      if (pkg.rfind(name + "=", 0) == 0) return pkg;
+    return "";
+  }
+
   // The OS's CMake (its apt series, "cmake=3.22.*"), as X.Y.
   std::string os_cmake(const std::string& os) {
-    for (const auto& pkg : t.os.at(os).cmake_build)
-      if (pkg.rfind("cmake=", 0) == 0) return major_minor(pkg.substr(6));
-    return "";
+    const std::string pkg = os_package(os, "cmake");
+    return pkg.empty() ? "" : major_minor(pkg.substr(6));
   }
 
   // cmake_minimum_required above the builder OS's CMake stops the build at

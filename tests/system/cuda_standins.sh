@@ -61,15 +61,17 @@ standin() {  # standin FLAVOUR: imports $work/root as the FLAVOUR image
 # libnccl2, libnccl-dev), so they live in the OS's directories, not the
 # toolkit's: a CMake project finds them there without hints.
 os_lib=usr/lib/x86_64-linux-gnu
-toolkit_own() { case "$1" in libcudnn*|libnccl*|cudnn*|nccl*) return 1 ;; esac; }
+not_toolkit() { case "$(basename "$1")" in libcudnn* | libnccl* | cudnn* | nccl*) return 0 ;; esac; return 1; }
 
-copy_libs() {  # copy_libs DEST GLOB...: shared or static libraries, symlinks kept
+# copy_libs DEST GLOB...: shared or static libraries, symlinks kept; the
+# toolkit's own directory ($target) never gets cuDNN's or NCCL's.
+copy_libs() {
   local dest=$1 f
   shift
   for pattern in "$@"; do
     for f in "$cuda"/lib/$pattern; do
       [ -e "$f" ] || [ -L "$f" ] || continue
-      if [ "$dest" = "$target" ]; then toolkit_own "$(basename "$f")" || continue; fi
+      [ "$dest" = "$target" ] && not_toolkit "$f" && continue
       cp -a "$f" "$dest/"
     done
   done
@@ -102,7 +104,7 @@ for f in "$cuda"/include/*; do
   name=$(basename "$f")
   case "$name" in
     nccl*) cp -a "$f" "$work/root/usr/include/" ;;
-    cudnn*) ;;
+    cudnn*) ;;  # the cudnn-devel stand-in's
     *) cp -a "$f" "$cuda_root/targets/x86_64-linux/include/" ;;
   esac
 done
@@ -116,7 +118,8 @@ standin devel
 if ls "$cuda"/lib/libcudnn.so.[0-9]* >/dev/null 2>&1; then
   cudnn_major=$(cd "$cuda/lib" && ls libcudnn.so.[0-9]* | head -1 | sed 's/^libcudnn\.so\.//; s/\..*//')
   mkdir -p "$work/cudnn/lib" "$work/cudnn/dev/lib" "$work/cudnn/dev/include"
-  ( target=""; copy_libs "$work/cudnn/lib" 'libcudnn*.so.[0-9]*'; copy_libs "$work/cudnn/dev/lib" 'libcudnn*.so' )
+  copy_libs "$work/cudnn/lib" 'libcudnn*.so.[0-9]*'
+  copy_libs "$work/cudnn/dev/lib" 'libcudnn*.so'
   cp -a "$cuda"/include/cudnn*.h "$work/cudnn/dev/include/"
   for flavour in runtime devel; do
     name="$prefix/nvidia/cuda:$release-cudnn-$flavour-ubuntu24.04"

@@ -90,10 +90,9 @@ mkdir -p "$tmp/corpus"
 for entry in "${projects[@]}"; do
   read -r project context <<<"$entry"
   row() { printf '%s\t%s\t%s\t%s\n' "$project" "$1" "$2" "$3" >>"$table"; }
-  base=$(awk -F'\t' -v p="$project" -v c="${context:+context=$context}" \
-    '$1 == p && ($2 == "-" || $2 == c || $2 == "wheelhouse=wheels") { print $4; exit }' "$corpus_dir/expected.tsv")
-  port=$(awk -F'\t' -v p="$project" -v c="${context:+context=$context}" \
-    '$1 == p && ($2 == "-" || $2 == c || $2 == "wheelhouse=wheels") { print $9; exit }' "$corpus_dir/expected.tsv")
+  # The project's row of expected.tsv: its base image and port.
+  read -r base port < <(awk -F'\t' -v p="$project" -v c="${context:+context=$context}" \
+    '$1 == p && ($2 == "-" || $2 == c || $2 == "wheelhouse=wheels") { print $4, $9; exit }' "$corpus_dir/expected.tsv")
   case "$base" in
     nvidia/*) [ -n "$have_cuda" ] || { row "$base" "no (no CUDA stand-ins)" no; continue; } ;;
   esac

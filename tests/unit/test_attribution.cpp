@@ -196,7 +196,11 @@ TEST_CASE(
         file("usr/bin/x86_64-linux-gnu-gcc-12", 900),
         file_with("var/lib/dpkg/info/gcc-12.list", "/usr/bin/x86_64-linux-gnu-gcc-12\n"),
         file("usr/include/python3.11/Python.h", 300), file("usr/local/cuda-12.4/bin/nvcc", 5000),
-        file("usr/local/cuda-12.4/targets/x86_64-linux/include/cuda.h", 700)};
+        file("usr/local/cuda-12.4/targets/x86_64-linux/include/cuda.h", 700),
+        // A host -dev package whose name begins like CUDA's (libcu...): the host's.
+        file("usr/include/x86_64-linux-gnu/curl/curl.h", 400),
+        file_with("var/lib/dpkg/info/libcurl4-openssl-dev:amd64.list",
+                  "/usr/include/x86_64-linux-gnu/curl/curl.h\n")};
     if (with_triton)
       files.push_back(file("opt/venv/lib/python3.11/site-packages/triton/__init__.py", 40));
     Image image;
@@ -205,7 +209,7 @@ TEST_CASE(
     const Finding* devel = f.finding("devel-in-final");
     return devel != nullptr ? devel->bytes : 0;
   };
-  CHECK(devel_bytes(false) == 900 + 300 + 5000 + 700);
+  CHECK(devel_bytes(false) == 900 + 300 + 400 + 5000 + 700);
   CHECK(devel_bytes(true) == 5000 + 700);
 }
 
