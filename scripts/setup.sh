@@ -12,6 +12,8 @@ packages=(
   zlib1g-dev libzstd-dev
   # used by the tests, the example and the benchmark
   zstd gzip tar python3 time debootstrap rpm
+  # real model writers for the models test: torch.save and onnx
+  python3-torch python3-onnx
   # a terminal emulator, to show that reports of hostile file names have no effect on one
   tmux
   # the registry tests: a real registry, a pusher, htpasswd, token signing, curl

@@ -5,7 +5,7 @@
 
 #include "imgsmith/analysis/merged_tree.hpp"
 #include "imgsmith/attribution/attribution.hpp"
-#include "imgsmith/attribution/model_format.hpp"
+#include "imgsmith/models/model_format.hpp"
 #include "imgsmith/util/text.hpp"
 #include "owners.hpp"
 

@@ -6,7 +6,7 @@
 
 #include "attribution_data.hpp"
 #include "imgsmith/attribution/attribution.hpp"
-#include "imgsmith/attribution/model_format.hpp"
+#include "imgsmith/models/model_format.hpp"
 #include "imgsmith/util/error.hpp"
 
 namespace imgsmith {

@@ -46,11 +46,17 @@ struct AnalyzeArgs {
   bool manifest_only = false;
   long registry_timeout = 30;
   std::string docker_read = "auto";
+  // Models: the VRAM gates and what the estimate assumes.
+  std::string max_vram, fits, precision = "stored";
+  std::optional<std::uint64_t> context;
+  std::uint64_t batch = 1;
+  bool no_models = false;
 };
 
 bool has_gate_flags(const AnalyzeArgs& a) {
   return !a.max_size.empty() || !a.max_wasted.empty() || !a.dive_ci.empty() || !a.budgets.empty() ||
-         !a.deny.empty() || a.min_efficiency || a.max_user_wasted_percent;
+         !a.deny.empty() || a.min_efficiency || a.max_user_wasted_percent || !a.max_vram.empty() ||
+         !a.fits.empty();
 }
 
 // --manifest-only: the manifest and config, no layer; no gates apply.
@@ -122,6 +128,12 @@ GateConfig gate_from(const AnalyzeArgs& args, const RuleSet& rules) {
       g.max_wasted = size_flag("--max-wasted", args.max_wasted);
     }
   }
+  if (!args.max_vram.empty()) g.max_vram = size_flag("--max-vram", args.max_vram);
+  if (!args.fits.empty()) g.fits = parse_gpu_target(args.fits);
+  if (const auto p = parse_precision(args.precision))
+    g.precision = *p;
+  else
+    throw InputError("--precision '" + args.precision + "': one of stored, bf16, fp16, int8, int4");
   if (args.min_efficiency) g.min_efficiency = ratio_flag("--min-efficiency", *args.min_efficiency);
   if (args.max_user_wasted_percent)
     g.max_user_wasted_percent =
@@ -211,8 +223,10 @@ int run_analyze(const AnalyzeArgs& given) {
   ProgressLine progress(!args.quiet);
   options.progress = [&progress](const std::string& s) { progress.show(s); };
 
-  const PipelineResult result = run_pipeline(args.image, options, registry_options(args), rules,
-                                             ignore, finding_floor(args.finding_floor));
+  const PipelineResult result = run_pipeline(
+      args.image, options, registry_options(args), rules, ignore, finding_floor(args.finding_floor),
+      args.no_models ? std::nullopt
+                     : std::optional<VramSettings>(VramSettings{args.context, args.batch}));
   progress.clear();
   const Analysis& analysis = result.analysis;
   const Attribution& attribution = result.attribution;
@@ -220,8 +234,12 @@ int run_analyze(const AnalyzeArgs& given) {
   const GateResult gate = evaluate_gate(analysis, gate_config, &attribution, &findings);
   const Report full{analysis, &attribution, &findings, gate};
 
-  if (!args.quiet)
+  if (!args.quiet) {
     for (const auto& w : analysis.warnings) std::cerr << "imgsmith: warning: " << w << "\n";
+    if ((gate_config.max_vram || gate_config.fits) && analysis.models.empty())
+      std::cerr << "imgsmith: warning: no model files (safetensors, GGUF, PyTorch, ONNX) in the "
+                   "image: --max-vram and --fits have nothing to check\n";
+  }
 
   std::ostringstream report;
   render_analysis(args.format, full, report);
@@ -315,6 +333,32 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--deny", args->deny,
                   "Fail when this finding is present, e.g. devel-in-final (repeatable)")
       ->group(gate);
+  const auto* models = "Models (VRAM)";
+  cmd->add_option(
+         "--max-vram", args->max_vram,
+         "Fail when a model in the image needs more GPU memory than SIZE (at --precision,\n"
+         "--context, --batch)")
+      ->group(models);
+  cmd->add_option("--fits", args->fits,
+                  "Fail when a model does not fit GPU, or N of them: L4, A100-80GB, H100x2, ...\n"
+                  "(data/gpus.json); the message says which precision would")
+      ->group(models);
+  cmd->add_option("--precision", args->precision,
+                  "The precision the VRAM gates check: stored (as the files hold it, default),\n"
+                  "bf16/fp16, int8, int4")
+      ->group(models);
+  cmd->add_option("--context", args->context,
+                  "Tokens of context the KV cache is sized for (default: the model's maximum)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}))
+      ->group(models);
+  cmd->add_option("--batch", args->batch, "Sequences served at once (default 1)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000}))
+      ->group(models);
+  cmd->add_flag("--no-models", args->no_models,
+                "Read no model headers: no MODELS section, no VRAM gates")
+      ->group(models)
+      ->excludes(cmd->get_option("--max-vram"))
+      ->excludes(cmd->get_option("--fits"));
   cmd->add_option("--base-layers", args->base_layers,
                   "The first N layers are the base image's (default: read from the history, where\n"
                   "the base's CMD/ENTRYPOINT ends it); findings and attribution tell them apart")

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "imgsmith/inputs/inputs.hpp"
@@ -13,12 +14,46 @@ RuleSet rules_with(const std::string& user_rules_file) {
                                  : with_user_rules(builtin_rules(), user_rules_file);
 }
 
+CaptureFn analysis_capture(bool read_models) {
+  if (!read_models) return CaptureFn(attribution_capture);
+  return CaptureFn(
+      [](std::string_view path, std::uint64_t size) {
+        return std::max(attribution_capture(path, size), model_capture(path, size));
+      },
+      // Model files' headers, read as they stream past (their weights are
+      // stepped over): what the VRAM estimate needs.
+      [](std::string_view, std::uint64_t size, std::string_view head, ForwardReader& rest) {
+        return inspect_model_content(head, rest, size);
+      });
+}
+
+std::vector<ModelReport> image_models(const Analysis& analysis, const VramSettings& settings) {
+  std::vector<ModelFileAt> files;
+  for (const auto* kept : {&analysis.file_heads, &analysis.metadata})
+    for (const auto& file : *kept)
+      if (!file.inspected.empty())
+        if (auto model = model_file_from_text(file.inspected))
+          files.push_back(ModelFileAt{"/" + file.path, std::move(*model)});
+  std::vector<TextFileAt> configs;
+  for (const auto& file : analysis.metadata)
+    if (file.path.ends_with("config.json"))
+      configs.push_back(TextFileAt{"/" + file.path, file.content});
+  std::vector<ModelReport> reports;
+  for (auto& model : collect_models(files, configs)) {
+    VramEstimate vram = estimate_vram(model, settings);
+    reports.push_back(ModelReport{std::move(model), std::move(vram)});
+  }
+  return reports;
+}
+
 PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options,
                             const RegistryOptions& registry, const RuleSet& rules,
-                            const std::vector<Glob>& ignore, const FindingFloor& floor) {
-  options.capture = attribution_capture;
+                            const std::vector<Glob>& ignore, const FindingFloor& floor,
+                            const std::optional<VramSettings>& vram) {
+  options.capture = analysis_capture(vram.has_value());
   PipelineResult r;
   r.analysis = analyze_image(image, options, registry);
+  if (vram) r.analysis.models = image_models(r.analysis, *vram);
   // --ignore keeps paths out of the waste list too; the size figures stay.
   std::erase_if(r.analysis.waste, [&](const WasteGroup& w) { return matches_any(ignore, w.path); });
   if (options.progress) options.progress("attributing bytes");

@@ -1,6 +1,7 @@
 // The analysis as the commands run it: read and merge, attribute, find.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,15 @@ RuleSet rules_with(const std::string& user_rules_file);
 
 PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options,
                             const RegistryOptions& registry, const RuleSet& rules,
-                            const std::vector<Glob>& ignore, const FindingFloor& floor = {});
+                            const std::vector<Glob>& ignore, const FindingFloor& floor = {},
+                            const std::optional<VramSettings>& vram = VramSettings{});
+
+// What an analysis keeps of the files it streams: attribution's package
+// databases and file heads, and unless told not to, the models' headers
+// and configs.
+CaptureFn analysis_capture(bool read_models);
+// The models among an analysis's file heads, with their VRAM estimates.
+std::vector<ModelReport> image_models(const Analysis& analysis, const VramSettings& settings);
 
 // Shows progress on a terminal only: CI logs get the report, not a ticker.
 class ProgressLine {

@@ -34,6 +34,62 @@ void check_ratio(GateResult& r, const std::string& rule, double actual, double l
   r.checks.push_back(std::move(c));
 }
 
+// "int8 would need 9.9 GB", or what GPU would do, for a model that does
+// not fit `limit` bytes per GPU on `gpus` of them at the asked precision.
+std::string what_would_fit(const VramEstimate& v, Precision asked, std::uint64_t limit,
+                           unsigned gpus) {
+  for (const auto& n : v.needs)
+    if (n.precision != asked && VramEstimate::per_gpu(n, gpus) <= limit)
+      return std::string(precision_name(n.precision)) + " would fit (" +
+             format_size(VramEstimate::per_gpu(n, gpus)) + ")";
+  const PrecisionNeed* need = v.at(asked);
+  const std::uint64_t least = need ? VramEstimate::per_gpu(*need, gpus) : 0;
+  for (const Gpu& gpu : known_gpus())
+    if (least > 0 && least <= gpu.memory_bytes)
+      return "no precision fits; use a GPU with at least " + format_size(least) + " (" + gpu.name +
+             " or larger)";
+  return "no precision fits; split it over more GPUs (--fits NAMExN)";
+}
+
+void check_models(GateResult& r, const Analysis& a, const GateConfig& g) {
+  const std::string at = std::string(precision_name(g.precision));
+  struct Limit {
+    std::string rule;
+    std::uint64_t bytes;
+    unsigned gpus;
+  };
+  std::vector<Limit> limits;
+  if (g.max_vram) limits.push_back(Limit{"max-vram", *g.max_vram, 1});
+  if (g.fits)
+    limits.push_back(Limit{"fits:" + g.fits->text(), g.fits->gpu.memory_bytes, g.fits->count});
+  for (const auto& limit : limits) {
+    if (a.models.empty()) {
+      r.checks.push_back(GateCheck{limit.rule, limit.bytes, std::uint64_t{0}, true, ""});
+      continue;
+    }
+    for (const auto& [model, vram] : a.models) {
+      const PrecisionNeed* need = vram.at(g.precision);
+      const std::string rule = limit.rule + ":" + model.path;
+      if (need == nullptr) {
+        r.checks.push_back(GateCheck{rule, limit.bytes, std::uint64_t{0}, false,
+                                     "model " + model.path +
+                                         ": its parameters could not be read, so only its "
+                                         "stored size can be checked (--precision stored)"});
+        continue;
+      }
+      const std::uint64_t actual = VramEstimate::per_gpu(*need, limit.gpus);
+      GateCheck c{rule, limit.bytes, actual, actual <= limit.bytes, ""};
+      if (!c.passed)
+        c.message = "model " + model.path + " needs " + format_size(actual) +
+                    (limit.gpus > 1 ? " per GPU" : "") + " at " + at + " (" +
+                    format_count(vram.context) + " tokens of context, batch " +
+                    format_count(vram.batch) + "), above " + format_size(limit.bytes) + "; " +
+                    what_would_fit(vram, g.precision, limit.bytes, limit.gpus);
+      r.checks.push_back(std::move(c));
+    }
+  }
+}
+
 }  // namespace
 
 std::pair<std::string, std::uint64_t> parse_budget(const std::string& text,
@@ -104,6 +160,7 @@ GateResult evaluate_gate(const Analysis& a, const GateConfig& g, const Attributi
         c.message = "finding " + id + " is present (" + format_count(bytes) + " B would be saved)";
       r.checks.push_back(std::move(c));
     }
+  check_models(r, a, g);
   for (const auto& c : r.checks) r.passed = r.passed && c.passed;
   return r;
 }

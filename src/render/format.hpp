@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "imgsmith/util/size.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith::render_detail {
 
@@ -48,6 +49,21 @@ inline std::string growth_percent(std::uint64_t a, std::uint64_t b) {
   std::snprintf(buf, sizeof buf, "%+.1f%%",
                 100.0 * (static_cast<double>(b) - static_cast<double>(a)) / static_cast<double>(a));
   return buf;
+}
+
+// A Markdown table cell: no bare pipe, newline or markup; image strings
+// never hold a raw control character (visible() escapes them).
+inline std::string cell(const std::string& s) {
+  std::string out;
+  for (char c : visible(s)) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '<')
+      out += "&lt;";
+    else
+      out.push_back(c);
+  }
+  return out;
 }
 
 }  // namespace imgsmith::render_detail

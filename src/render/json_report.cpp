@@ -9,6 +9,7 @@
 #include "imgsmith/render/render.hpp"
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/util/text.hpp"
+#include "model_sections.hpp"
 
 namespace imgsmith {
 namespace {
@@ -150,6 +151,7 @@ Analysis analysis_from(const json& doc) {
     read_fields<std::uint64_t>(w, {{"bytes", &group.bytes}, {"files", &group.files}});
     a.waste.push_back(std::move(group));
   });
+  a.models = render_detail::models_from_json(section(doc, "models"));
   a.warnings = read<std::vector<std::string>>(doc, "warnings");
   const json& io = section(doc, "io");
   a.bytes_read = read<std::uint64_t>(io, "bytes_read");
@@ -381,6 +383,7 @@ json report_to_json(const Report& report) {
                                  {"info", f.info}});
     }
   }
+  out["models"] = render_detail::models_to_json(a.models);
   json violations = json::array(), checks = json::array();
   for (const auto& c : gate.checks) {
     json item = {{"rule", json_text(c.rule)},

@@ -7,24 +7,12 @@
 #include "imgsmith/render/render.hpp"
 #include "imgsmith/util/size.hpp"
 #include "imgsmith/util/text.hpp"
+#include "model_sections.hpp"
 
 namespace imgsmith {
 namespace {
 
-// Table cells cannot hold a bare pipe, a newline or markup; image strings
-// never hold a raw control character (visible() escapes them).
-std::string cell(const std::string& s) {
-  std::string out;
-  for (char c : visible(s)) {
-    if (c == '|')
-      out += "\\|";
-    else if (c == '<')
-      out += "&lt;";
-    else
-      out.push_back(c);
-  }
-  return out;
-}
+using render_detail::cell;
 
 // `s` as inline code, with a longer fence when it holds a backtick.
 std::string code(const std::string& s) {
@@ -80,6 +68,7 @@ void render_markdown(const Report& report, std::ostream& out) {
           << format_size(f.bytes) << " | " << cell(f.fix) << " |\n";
     out << "\n";
   }
+  render_detail::render_models_markdown(a.models, out);
   if (!report.gate.checks.empty()) {
     out << "| rule | limit | actual | |\n| --- | ---: | ---: | --- |\n";
     for (const auto& c : report.gate.checks)

@@ -7,6 +7,7 @@
 #include "imgsmith/render/render.hpp"
 #include "imgsmith/util/size.hpp"
 #include "imgsmith/util/text.hpp"
+#include "model_sections.hpp"
 
 namespace imgsmith {
 namespace {
@@ -229,6 +230,7 @@ void render_text(const Report& report, std::ostream& out) {
 
   if (report.attribution != nullptr) render_categories(*report.attribution, out);
   if (report.findings != nullptr) render_findings(*report.findings, out);
+  render_detail::render_models_text(a.models, out);
 
   if (!gate.checks.empty()) {
     std::size_t failed = 0;

@@ -316,6 +316,19 @@ class DiskFileContent final : public EntryContent {
       bytes_read_ += n;
     }
   }
+  std::size_t read_some(char* out, std::size_t n) override {
+    n = static_cast<std::size_t>(std::min<std::uint64_t>(n, size_ - position_));
+    if (n == 0) return 0;
+    read_exact(open(), out, n, position_, what_);
+    position_ += n;
+    bytes_read_ += n;
+    return n;
+  }
+  std::uint64_t skip_some(std::uint64_t n) override {
+    n = std::min(n, size_ - position_);
+    position_ += n;
+    return n;
+  }
 
  private:
   int open() {
@@ -330,6 +343,7 @@ class DiskFileContent final : public EntryContent {
   std::uint64_t size_;
   std::string what_;
   std::uint64_t& bytes_read_;
+  std::uint64_t position_ = 0;  // where read_some and skip_some have got to
   Fd fd_;
 };
 

@@ -79,6 +79,10 @@ class TarEntryContent final : public EntryContent {
   void stream(const std::function<void(const char*, std::size_t)>& chunk) override {
     reader_.stream_entry_data(chunk);
   }
+  std::size_t read_some(char* out, std::size_t n) override {
+    return reader_.read_entry_some(out, n);
+  }
+  std::uint64_t skip_some(std::uint64_t n) override { return reader_.skip_entry_data(n); }
 
  private:
   detail::TarReader& reader_;
@@ -141,11 +145,79 @@ void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& ca
 
 }  // namespace
 
+namespace {
+
+// An entry's content as a ForwardReader, digesting what passes when asked:
+// a step then reads the bytes it passes instead of seeking.
+class ContentReader final : public ForwardReader {
+ public:
+  ContentReader(EntryContent& content, Sha256* digest) : content_(content), digest_(digest) {}
+
+  // Reads what is left, for the digest.
+  void drain() {
+    char buf[65536];
+    while (read_some(buf, sizeof buf) > 0) {
+    }
+  }
+
+ protected:
+  std::size_t read_some(char* out, std::size_t n) override {
+    const std::size_t got = content_.read_some(out, n);
+    if (digest_ != nullptr) digest_->update(out, got);
+    return got;
+  }
+  std::uint64_t skip_some(std::uint64_t n) override {
+    if (digest_ == nullptr) return content_.skip_some(n);
+    char buf[65536];
+    std::uint64_t done = 0;
+    while (done < n) {
+      const std::size_t got =
+          read_some(buf, static_cast<std::size_t>(std::min<std::uint64_t>(sizeof buf, n - done)));
+      if (got == 0) break;
+      done += got;
+    }
+    return done;
+  }
+
+ private:
+  EntryContent& content_;
+  Sha256* digest_;
+};
+
+// The first `keep` bytes, then whatever the inspector reads on.
+void inspect_content(LayerScan& scan, std::string_view path, std::uint64_t size, std::uint64_t keep,
+                     const CaptureFn& capture, bool digest_it, EntryContent& content) {
+  Sha256 digest;
+  ContentReader reader(content, digest_it ? &digest : nullptr);
+  std::string head;
+  reader.read_exact(head, static_cast<std::size_t>(std::min(keep, size)));
+  std::string inspected = capture.inspect()(path, size, head, reader);
+  if (digest_it) {
+    reader.drain();
+    scan.digests.emplace_back(std::string(path), digest.digest());
+  }
+  scan.captured.push_back(
+      CapturedFile{std::string(path), std::move(head), false, std::move(inspected)});
+}
+
+}  // namespace
+
 void keep_content(LayerScan& scan, std::string_view path, std::uint64_t size,
                   const CaptureFn& capture, const CaptureFn& hash, EntryContent& content) {
   const std::uint64_t keep = capture ? capture(path, size) : 0;
-  if (keep > 0 && keep >= size) {
-    scan.captured.push_back(CapturedFile{std::string(path), content.read_all(), true});
+  if (keep > 0 && keep < size && capture.inspect()) {
+    inspect_content(scan, path, size, keep, capture, hash && hash(path, size) != 0, content);
+  } else if (keep > 0 && keep >= size) {
+    std::string whole = content.read_all();
+    // A small file the inspector may know (an ONNX graph whose weights are
+    // external data): all of it is the head.
+    std::string inspected;
+    if (capture.inspect()) {
+      StringReader nothing_more({});
+      inspected = capture.inspect()(path, size, whole, nothing_more);
+    }
+    scan.captured.push_back(
+        CapturedFile{std::string(path), std::move(whole), true, std::move(inspected)});
   } else if (hash && hash(path, size) != 0) {
     // Digested as it streams past; its first bytes kept on the way.
     Sha256 digest;
@@ -155,9 +227,10 @@ void keep_content(LayerScan& scan, std::string_view path, std::uint64_t size,
       if (head.size() < keep) head.append(p, std::min<std::size_t>(n, keep - head.size()));
     });
     scan.digests.emplace_back(std::string(path), digest.digest());
-    if (keep > 0) scan.captured.push_back(CapturedFile{std::string(path), std::move(head), false});
+    if (keep > 0)
+      scan.captured.push_back(CapturedFile{std::string(path), std::move(head), false, {}});
   } else if (keep > 0) {
-    scan.captured.push_back(CapturedFile{std::string(path), content.read_head(keep), false});
+    scan.captured.push_back(CapturedFile{std::string(path), content.read_head(keep), false, {}});
   }
 }
 

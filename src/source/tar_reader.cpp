@@ -169,6 +169,26 @@ std::size_t TarReader::next_data_chunk(std::size_t want) {
   return got;
 }
 
+std::size_t TarReader::read_entry_some(char* out, std::size_t n) {
+  n = static_cast<std::size_t>(std::min<std::uint64_t>(n, pending_data_));
+  if (n == 0) return 0;
+  const std::size_t got = next_data_chunk(std::min(n, buf_.size()));
+  std::memcpy(out, buf_.data() + pos_, got);
+  pos_ += got;
+  offset_ += got;
+  pending_data_ -= got;
+  return got;
+}
+
+std::uint64_t TarReader::skip_entry_data(std::uint64_t n) {
+  n = std::min(n, pending_data_);
+  const std::uint64_t done = skip(n);
+  pending_data_ -= done;
+  if (done < n)
+    throw InputError(label_ + ": truncated: the data of '" + pending_name_ + "' is cut short");
+  return done;
+}
+
 std::string TarReader::read_entry_data() {
   std::string data;
   data.reserve(static_cast<std::size_t>(pending_data_));

@@ -39,6 +39,12 @@ class TarReader {
   // Reads at most `n` bytes from the start of that entry's data; the rest
   // is skipped (by seeking where the stream can) by the next next().
   std::string read_entry_head(std::uint64_t n);
+  // Front to back through that entry's data, from where the last read
+  // ended: up to `n` bytes (0 at its end), and a step over `n` bytes (by
+  // seeking where the stream can). Both throw InputError when the archive
+  // ends inside the entry.
+  std::size_t read_entry_some(char* out, std::size_t n);
+  std::uint64_t skip_entry_data(std::uint64_t n);
   // Streams the data of the entry next() just returned to `sink`.
   template <typename Sink>
   void stream_entry_data(Sink&& sink);

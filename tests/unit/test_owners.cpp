@@ -9,9 +9,9 @@
 #include "image_builder.hpp"
 #include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/attribution/findings.hpp"
-#include "imgsmith/attribution/model_format.hpp"
 #include "imgsmith/gate/gate.hpp"
 #include "imgsmith/inputs/inputs.hpp"
+#include "imgsmith/models/model_format.hpp"
 #include "rpmdb.hpp"
 
 using namespace imgsmith;

@@ -26,6 +26,11 @@ struct GateConfig {
   // --budget CATEGORY[/CHILD]=SIZE and --deny FINDING_ID.
   std::vector<std::pair<std::string, std::uint64_t>> budgets;
   std::vector<std::string> deny;
+  // --max-vram SIZE and --fits GPU[xN]: every model's need at `precision`
+  // (analysis.models, sized with the --context and --batch it was run with).
+  std::optional<std::uint64_t> max_vram;
+  std::optional<GpuTarget> fits;
+  Precision precision = Precision::Stored;
 };
 
 // Parses "cuda=3GiB" or "cuda/cudnn=1GiB" against the known categories.

@@ -13,6 +13,7 @@
 
 #include "imgsmith/source/byte_stream.hpp"
 #include "imgsmith/util/bulk_memory.hpp"
+#include "imgsmith/util/forward_reader.hpp"
 #include "imgsmith/util/text_arena.hpp"
 
 namespace imgsmith {
@@ -34,6 +35,9 @@ struct CapturedFile {
   std::string path;  // normalised
   std::string content;
   bool whole = true;  // false: `content` is the file's first bytes
+  // What the capture's inspector made of the whole file as it streamed
+  // past (a model file's headers), "" when it had nothing to say.
+  std::string inspected;
 };
 
 // Receives a layer's entries, in tar order and in batches, on the thread
@@ -62,7 +66,35 @@ class EntrySink {
 // Which entries to capture, by normalised path and size: how many of the
 // file's first bytes to keep (0: none; kCaptureAll, or the size or more: the
 // whole file). Used to pick files to digest too, where nonzero means digest.
-using CaptureFn = std::function<std::uint64_t(std::string_view path, std::uint64_t size)>;
+// An inspector, when given, reads on past the first bytes of each file
+// captured in part, stepping over what it does not need (how model headers
+// are read from the stream without keeping the weights), and says what to
+// keep of it in CapturedFile::inspected.
+class CaptureFn {
+ public:
+  using Select = std::function<std::uint64_t(std::string_view path, std::uint64_t size)>;
+  using Inspect = std::function<std::string(std::string_view path, std::uint64_t size,
+                                            std::string_view head, ForwardReader& rest)>;
+
+  CaptureFn() = default;
+  template <typename Fn>
+  requires std::is_invocable_r_v<std::uint64_t, Fn&, std::string_view, std::uint64_t> &&
+      (!std::is_same_v<std::remove_cvref_t<Fn>, CaptureFn>)
+          CaptureFn(Fn fn)  // NOLINT(google-explicit-constructor): a plain selector converts
+      : select_(std::move(fn)) {}
+  CaptureFn(Select select, Inspect inspect)
+      : select_(std::move(select)), inspect_(std::move(inspect)) {}
+
+  std::uint64_t operator()(std::string_view path, std::uint64_t size) const {
+    return select_(path, size);
+  }
+  explicit operator bool() const { return static_cast<bool>(select_); }
+  const Inspect& inspect() const { return inspect_; }
+
+ private:
+  Select select_;
+  Inspect inspect_;
+};
 inline constexpr std::uint64_t kCaptureAll = UINT64_MAX;
 
 struct LayerScan {
@@ -104,6 +136,11 @@ class EntryContent {
   // At most `bytes` from the start.
   virtual std::string read_head(std::uint64_t bytes) = 0;
   virtual void stream(const std::function<void(const char*, std::size_t)>& chunk) = 0;
+  // Front to back from where the last read ended (the start, at first):
+  // up to `n` bytes, fewer only at the end; and steps over `n` bytes,
+  // seeking where the source can, returning how many there were.
+  virtual std::size_t read_some(char* out, std::size_t n) = 0;
+  virtual std::uint64_t skip_some(std::uint64_t n) = 0;
 };
 
 // Keeps what `capture` and `hash` ask of one regular file of a layer (its

@@ -1,4 +1,4 @@
-#include "imgsmith/attribution/model_format.hpp"
+#include "imgsmith/models/model_format.hpp"
 
 #include <cstring>
 

@@ -1,0 +1,67 @@
+// What one model file's headers say, read without reading its weights:
+// safetensors' JSON header, GGUF's metadata and tensor infos, the entries of
+// torch.save's zip (and its pickle, parsed, never run), ONNX's initializers.
+// A header that lies (offsets past the end, overlapping tensors, absurd
+// lengths) is reported in `warnings`, and what it claims is not counted.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "imgsmith/models/model_format.hpp"
+#include "imgsmith/util/forward_reader.hpp"
+
+namespace imgsmith {
+
+// A transformer's shape, as far as the KV cache needs it (0: not known).
+struct ModelShape {
+  std::string architecture;  // "llama", "LlamaForCausalLM", ...
+  std::uint64_t layers = 0;
+  std::uint64_t attention_heads = 0;
+  std::uint64_t kv_heads = 0;
+  std::uint64_t key_dim = 0;    // per head
+  std::uint64_t value_dim = 0;  // per head
+  std::uint64_t context_length = 0;
+  std::uint64_t hidden_size = 0;
+
+  // Enough to size a KV cache.
+  bool has_kv_cache() const { return layers > 0 && kv_heads > 0 && key_dim > 0 && value_dim > 0; }
+};
+
+struct ModelFile {
+  ModelFormat format = ModelFormat::None;
+  std::uint64_t file_bytes = 0;
+  std::uint64_t tensors = 0;
+  // Elements of every tensor. A GPTQ/AWQ checkpoint packs several 4-bit
+  // weights in each int32 (`packed_elements` of them); the model's
+  // parameter count corrects for that once its config says the bits.
+  std::uint64_t parameters = 0;
+  bool parameters_known = true;                           // false: the format told bytes only
+  std::uint64_t weight_bytes = 0;                         // the tensors' data as stored
+  std::map<std::string, std::uint64_t> dtype_parameters;  // "BF16", "Q4_K"... -> elements
+  std::uint64_t packed_elements = 0;
+  // A quantized checkpoint's scales, zero-points and group indices: part of
+  // its bytes, not of the model's parameters.
+  std::uint64_t quantization_aux_elements = 0;
+  ModelShape shape;                        // GGUF's metadata
+  std::vector<std::string> external_data;  // ONNX: files named as holding initializers
+  std::vector<std::string> warnings;
+};
+
+// Reads the model in `in` (positioned at its first byte) of `size` bytes,
+// whose format sniff_model_format told. Reads headers and steps over data.
+// Never throws on bad content: what cannot be read becomes a warning.
+ModelFile read_model_file(ModelFormat format, ForwardReader& in, std::uint64_t size);
+
+// The model file whose first bytes are `head` and whose rest is `rest`, in a
+// compact text form for keeping beside a layer scan; "" when the content is
+// not a model format imgsmith reads (Keras, NumPy and unknown files).
+std::string inspect_model_content(std::string_view head, ForwardReader& rest, std::uint64_t size);
+std::string model_file_to_text(const ModelFile& file);
+std::optional<ModelFile> model_file_from_text(std::string_view text);
+
+}  // namespace imgsmith

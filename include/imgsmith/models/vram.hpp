@@ -1,0 +1,119 @@
+// The models of an image or a project, and the GPU memory each needs to be
+// served: weights at each precision, the KV cache for a context, the
+// activations and the CUDA context; which GPUs of data/gpus.json it fits.
+// Every constant comes from data/vram.json, which names its sources.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "imgsmith/models/model_file.hpp"
+
+namespace imgsmith {
+
+// What config.json beside the weights says (Hugging Face transformers).
+struct HfConfig {
+  ModelShape shape;
+  std::string torch_dtype;   // "bfloat16", "float16", "float32"
+  std::string quant_method;  // "gptq", "awq", "bitsandbytes", ...
+  unsigned quant_bits = 0;
+};
+// Reads a config.json; nullopt when it is not one of a transformers model.
+std::optional<HfConfig> read_hf_config(std::string_view text);
+
+// One model: a weights file, or the files of one format in one directory
+// (a sharded checkpoint).
+struct Model {
+  std::string path;  // the file, or the directory of a model in several files
+  ModelFormat format = ModelFormat::None;
+  std::vector<std::string> files;
+  std::uint64_t file_bytes = 0;
+  std::uint64_t weight_bytes = 0;
+  std::uint64_t parameters = 0;
+  bool parameters_known = true;
+  std::map<std::string, std::uint64_t> dtype_parameters;
+  std::string stored_dtype;  // the dtype most parameters have
+  ModelShape shape;
+  std::string shape_from;    // "gguf", "config.json", "" (unknown)
+  std::string quantization;  // "gptq 4-bit", "awq 4-bit", "bitsandbytes 8-bit", ""
+  std::vector<std::string> warnings;
+};
+
+struct ModelFileAt {
+  std::string path;
+  ModelFile file;
+};
+struct TextFileAt {
+  std::string path;
+  std::string text;
+};
+// Groups model files into models and gives each the config.json of its
+// directory, if any. Largest first.
+std::vector<Model> collect_models(const std::vector<ModelFileAt>& files,
+                                  const std::vector<TextFileAt>& configs);
+
+// The files a model inventory needs kept whole (config.json beside weights)
+// or sniffed although small (ONNX graphs whose weights are external):
+// bytes to keep from the front, as a layer scan's capture function says it.
+std::uint64_t model_capture(std::string_view path, std::uint64_t size);
+
+enum class Precision : std::uint8_t { Stored, Bf16, Int8, Int4 };
+std::string_view precision_name(Precision precision);
+// "stored", "bf16", "fp16" (the same bytes), "int8", "int4".
+std::optional<Precision> parse_precision(std::string_view text);
+
+struct VramSettings {
+  std::optional<std::uint64_t> context;  // tokens; unset: the model's maximum
+  std::uint64_t batch = 1;
+};
+
+struct PrecisionNeed {
+  Precision precision = Precision::Stored;
+  std::uint64_t weights = 0;
+  std::uint64_t kv_cache = 0;
+  std::uint64_t activations = 0;
+  std::uint64_t cuda_context = 0;
+  std::uint64_t total = 0;           // on one GPU
+  std::vector<std::string> fits_on;  // GPUs of the table it fits on alone, smallest first
+};
+
+struct VramEstimate {
+  std::uint64_t context = 0;  // tokens the KV cache is sized for (0: no KV cache known)
+  std::uint64_t batch = 1;
+  std::uint64_t kv_bytes_per_token = 0;  // at 2 bytes per element
+  std::vector<PrecisionNeed> needs;      // stored, bf16, int8, int4; only stored when
+                                         // the parameters are not known
+  // The need per GPU on `gpus` of them (tensor parallel): the weights, KV
+  // cache and activations split, each GPU holding its own CUDA context.
+  static std::uint64_t per_gpu(const PrecisionNeed& need, unsigned gpus);
+  const PrecisionNeed* at(Precision precision) const;
+};
+VramEstimate estimate_vram(const Model& model, const VramSettings& settings);
+
+struct ModelReport {
+  Model model;
+  VramEstimate vram;
+};
+
+struct Gpu {
+  std::string name;
+  std::uint64_t memory_bytes = 0;
+};
+// data/gpus.json, smallest memory first.
+const std::vector<Gpu>& known_gpus();
+struct GpuTarget {
+  Gpu gpu;
+  unsigned count = 1;
+  std::string text() const;  // "A100-80GBx2"
+};
+// "L4", "a100-80gb", "H100x8". Throws InputError naming the known GPUs.
+GpuTarget parse_gpu_target(std::string_view text);
+
+// What data/vram.json says of the estimate, for reports to state beside it.
+std::string vram_assumptions();
+
+}  // namespace imgsmith

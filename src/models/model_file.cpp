@@ -1,0 +1,128 @@
+#include "imgsmith/models/model_file.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "imgsmith/models/model_json.hpp"
+#include "model_readers.hpp"
+
+namespace imgsmith {
+
+using models_detail::Malformed;
+using nlohmann::json;
+
+ModelFile read_model_file(ModelFormat format, ForwardReader& in, std::uint64_t size) {
+  ModelFile out;
+  out.format = format;
+  out.file_bytes = size;
+  try {
+    switch (format) {
+      case ModelFormat::Safetensors:
+        models_detail::read_safetensors(in, size, out);
+        break;
+      case ModelFormat::Gguf:
+        models_detail::read_gguf(in, size, out);
+        break;
+      case ModelFormat::PyTorch:
+        models_detail::read_pytorch(in, size, out);
+        break;
+      case ModelFormat::Onnx:
+        models_detail::read_onnx(in, size, out);
+        break;
+      default:
+        out.parameters_known = false;
+        out.warnings.push_back("its format is not read for parameters");
+        break;
+    }
+  } catch (const Malformed& e) {
+    // What was counted before the lie stays out too: a half-read header
+    // would understate the model.
+    ModelFile bad;
+    bad.format = format;
+    bad.file_bytes = size;
+    bad.parameters_known = false;
+    bad.weight_bytes = 0;
+    bad.warnings = std::move(out.warnings);
+    bad.warnings.push_back(std::string(model_format_name(format)) +
+                           " header unreadable: " + e.what());
+    return bad;
+  }
+  return out;
+}
+
+std::string inspect_model_content(std::string_view head, ForwardReader& rest, std::uint64_t size) {
+  const ModelFormat format = sniff_model_format(head);
+  if (format != ModelFormat::Safetensors && format != ModelFormat::Gguf &&
+      format != ModelFormat::PyTorch && format != ModelFormat::Onnx)
+    return {};
+  PrefixedReader whole(head, rest);
+  return model_file_to_text(read_model_file(format, whole, size));
+}
+
+json shape_to_json(const ModelShape& s) {
+  return {{"architecture", s.architecture},
+          {"layers", s.layers},
+          {"attention_heads", s.attention_heads},
+          {"kv_heads", s.kv_heads},
+          {"key_dim", s.key_dim},
+          {"value_dim", s.value_dim},
+          {"context_length", s.context_length},
+          {"hidden_size", s.hidden_size}};
+}
+
+ModelShape shape_from_json(const json& j) {
+  ModelShape s;
+  s.architecture = j.at("architecture").get<std::string>();
+  s.layers = j.at("layers").get<std::uint64_t>();
+  s.attention_heads = j.at("attention_heads").get<std::uint64_t>();
+  s.kv_heads = j.at("kv_heads").get<std::uint64_t>();
+  s.key_dim = j.at("key_dim").get<std::uint64_t>();
+  s.value_dim = j.at("value_dim").get<std::uint64_t>();
+  s.context_length = j.at("context_length").get<std::uint64_t>();
+  s.hidden_size = j.at("hidden_size").get<std::uint64_t>();
+  return s;
+}
+
+std::string model_file_to_text(const ModelFile& f) {
+  const json shape = shape_to_json(f.shape);
+  const json doc = {{"format", std::string(model_format_name(f.format))},
+                    {"file_bytes", f.file_bytes},
+                    {"tensors", f.tensors},
+                    {"parameters", f.parameters},
+                    {"parameters_known", f.parameters_known},
+                    {"weight_bytes", f.weight_bytes},
+                    {"dtypes", f.dtype_parameters},
+                    {"packed", f.packed_elements},
+                    {"aux", f.quantization_aux_elements},
+                    {"shape", shape},
+                    {"external", f.external_data},
+                    {"warnings", f.warnings}};
+  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::optional<ModelFile> model_file_from_text(std::string_view text) {
+  try {
+    const json doc = json::parse(text);
+    ModelFile f;
+    const std::string format = doc.at("format").get<std::string>();
+    for (const ModelFormat known :
+         {ModelFormat::Safetensors, ModelFormat::PyTorch, ModelFormat::Gguf, ModelFormat::Onnx})
+      if (model_format_name(known) == format) f.format = known;
+    f.file_bytes = doc.at("file_bytes").get<std::uint64_t>();
+    f.tensors = doc.at("tensors").get<std::uint64_t>();
+    f.parameters = doc.at("parameters").get<std::uint64_t>();
+    f.parameters_known = doc.at("parameters_known").get<bool>();
+    f.weight_bytes = doc.at("weight_bytes").get<std::uint64_t>();
+    f.dtype_parameters = doc.at("dtypes").get<std::map<std::string, std::uint64_t>>();
+    f.packed_elements = doc.at("packed").get<std::uint64_t>();
+    f.quantization_aux_elements = doc.at("aux").get<std::uint64_t>();
+    f.shape = shape_from_json(doc.at("shape"));
+    f.external_data = doc.at("external").get<std::vector<std::string>>();
+    f.warnings = doc.at("warnings").get<std::vector<std::string>>();
+    if (f.format == ModelFormat::None) return std::nullopt;
+    return f;
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace imgsmith

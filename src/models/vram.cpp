@@ -1,0 +1,196 @@
+// The VRAM estimate: data/vram.json's formula and constants, data/gpus.json's
+// GPUs.
+#include "imgsmith/models/vram.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "imgsmith/util/error.hpp"
+#include "models_data.hpp"
+
+namespace imgsmith {
+namespace {
+
+using nlohmann::json;
+
+struct QuantizedPrecision {
+  unsigned bits = 16;
+  std::uint64_t group_size = 0;
+  double group_overhead_bytes = 0;
+};
+
+struct VramConstants {
+  std::map<std::string, QuantizedPrecision> precisions;
+  std::uint64_t kv_bytes_per_element = 2;
+  double activation_fraction = 0.2;
+  std::uint64_t cuda_context_bytes = 0;
+  std::string assumptions;
+};
+
+const VramConstants& constants() {
+  static const VramConstants c = [] {
+    VramConstants out;
+    const json doc = json::parse(models_data().at("vram.json"));
+    for (const auto& p : doc.at("precisions")) {
+      QuantizedPrecision q;
+      q.bits = p.value("bits", 16u);
+      q.group_size = p.value("group_size", std::uint64_t{0});
+      q.group_overhead_bytes = p.value("group_overhead_bytes", 0.0);
+      out.precisions[p.at("name").get<std::string>()] = q;
+    }
+    out.kv_bytes_per_element = doc.at("kv_cache_bytes_per_element").get<std::uint64_t>();
+    out.activation_fraction = doc.at("activation_fraction").get<double>();
+    out.cuda_context_bytes = doc.at("cuda_context_bytes").get<std::uint64_t>();
+    out.assumptions = doc.at("kv_cache_about").get<std::string>() +
+                      ". Activations: " + doc.at("activation_source").get<std::string>() +
+                      ". CUDA context: " + doc.at("cuda_context_source").get<std::string>() + ". " +
+                      doc.at("quantized_everything").get<std::string>();
+    return out;
+  }();
+  return c;
+}
+
+std::uint64_t weights_at(const Model& m, Precision p) {
+  if (p == Precision::Stored) return m.weight_bytes;
+  const QuantizedPrecision& q = constants().precisions.at(std::string(precision_name(p)));
+  const double params = static_cast<double>(m.parameters);
+  double bytes = params * q.bits / 8.0;
+  if (q.group_size > 0)
+    bytes += std::ceil(params / static_cast<double>(q.group_size)) * q.group_overhead_bytes;
+  return static_cast<std::uint64_t>(std::ceil(bytes));
+}
+
+bool stored_as_float32(const Model& m) {
+  return m.stored_dtype == "F32" || m.stored_dtype == "FLOAT";
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+std::string_view precision_name(Precision precision) {
+  switch (precision) {
+    case Precision::Stored:
+      return "stored";
+    case Precision::Bf16:
+      return "bf16";
+    case Precision::Int8:
+      return "int8";
+    case Precision::Int4:
+      return "int4";
+  }
+  return "stored";
+}
+
+std::optional<Precision> parse_precision(std::string_view text) {
+  const std::string t = lower(text);
+  if (t == "stored") return Precision::Stored;
+  if (t == "bf16" || t == "fp16" || t == "float16" || t == "bfloat16") return Precision::Bf16;
+  if (t == "int8") return Precision::Int8;
+  if (t == "int4") return Precision::Int4;
+  return std::nullopt;
+}
+
+std::uint64_t model_capture(std::string_view path, std::uint64_t size) {
+  const std::size_t slash = path.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  // config.json is small; a larger one is not a model's.
+  if (name == "config.json" && size <= (1u << 20)) return size;
+  // An ONNX graph whose weights are external data is small; its first
+  // bytes tell whether it is one.
+  if (name.ends_with(".onnx") && size >= 16) return 4096;
+  return 0;
+}
+
+std::uint64_t VramEstimate::per_gpu(const PrecisionNeed& need, unsigned gpus) {
+  gpus = std::max(gpus, 1u);
+  const std::uint64_t shared = need.weights + need.kv_cache + need.activations;
+  return (shared + gpus - 1) / gpus + need.cuda_context;
+}
+
+const PrecisionNeed* VramEstimate::at(Precision precision) const {
+  for (const auto& n : needs)
+    if (n.precision == precision) return &n;
+  return nullptr;
+}
+
+VramEstimate estimate_vram(const Model& model, const VramSettings& settings) {
+  const VramConstants& c = constants();
+  VramEstimate e;
+  e.batch = std::max<std::uint64_t>(settings.batch, 1);
+  const ModelShape& s = model.shape;
+  if (s.has_kv_cache()) {
+    e.kv_bytes_per_token =
+        s.layers * s.kv_heads * (s.key_dim + s.value_dim) * c.kv_bytes_per_element;
+    e.context = settings.context ? *settings.context : s.context_length;
+  }
+  std::vector<Precision> precisions{Precision::Stored};
+  if (model.parameters_known && model.parameters > 0)
+    precisions.insert(precisions.end(), {Precision::Bf16, Precision::Int8, Precision::Int4});
+  for (const Precision p : precisions) {
+    PrecisionNeed n;
+    n.precision = p;
+    n.weights = weights_at(model, p);
+    std::uint64_t per_token = e.kv_bytes_per_token;
+    if (p == Precision::Stored && stored_as_float32(model)) per_token *= 2;  // float32 activations
+    n.kv_cache = per_token * e.context * e.batch;
+    n.activations = static_cast<std::uint64_t>(
+        std::ceil(static_cast<double>(n.weights) * c.activation_fraction));
+    n.cuda_context = c.cuda_context_bytes;
+    n.total = n.weights + n.kv_cache + n.activations + n.cuda_context;
+    for (const Gpu& gpu : known_gpus())
+      if (n.total <= gpu.memory_bytes) n.fits_on.push_back(gpu.name);
+    e.needs.push_back(std::move(n));
+  }
+  return e;
+}
+
+const std::vector<Gpu>& known_gpus() {
+  static const std::vector<Gpu> gpus = [] {
+    std::vector<Gpu> out;
+    const json doc = json::parse(models_data().at("gpus.json"));
+    for (const auto& g : doc.at("gpus"))
+      out.push_back(Gpu{g.at("name").get<std::string>(),
+                        static_cast<std::uint64_t>(g.at("memory_gb").get<double>() * 1e9)});
+    std::stable_sort(out.begin(), out.end(),
+                     [](const Gpu& a, const Gpu& b) { return a.memory_bytes < b.memory_bytes; });
+    return out;
+  }();
+  return gpus;
+}
+
+std::string GpuTarget::text() const {
+  return count > 1 ? gpu.name + "x" + std::to_string(count) : gpu.name;
+}
+
+GpuTarget parse_gpu_target(std::string_view text) {
+  std::string name(text);
+  unsigned count = 1;
+  // NAMExN: the count after the last x, when it is all digits.
+  if (const std::size_t x = lower(name).rfind('x');
+      x != std::string::npos && x + 1 < name.size() &&
+      std::all_of(name.begin() + static_cast<long>(x) + 1, name.end(),
+                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    const unsigned long n = std::stoul(name.substr(x + 1));
+    if (n == 0 || n > 1024)
+      throw InputError("--fits '" + std::string(text) + "': the GPU count is 1 to 1024");
+    count = static_cast<unsigned>(n);
+    name = name.substr(0, x);
+  }
+  for (const Gpu& gpu : known_gpus())
+    if (lower(gpu.name) == lower(name)) return GpuTarget{gpu, count};
+  std::string names;
+  for (const Gpu& gpu : known_gpus()) names += (names.empty() ? "" : ", ") + gpu.name;
+  throw InputError("--fits '" + std::string(text) + "': unknown GPU (one of: " + names +
+                   "; add xN for N of them, e.g. A100-80GBx2)");
+}
+
+std::string vram_assumptions() { return constants().assumptions; }
+
+}  // namespace imgsmith

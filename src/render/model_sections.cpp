@@ -1,0 +1,214 @@
+#include "model_sections.hpp"
+
+#include <cstdio>
+
+#include "format.hpp"
+#include "imgsmith/models/model_json.hpp"
+#include "imgsmith/util/size.hpp"
+#include "imgsmith/util/text.hpp"
+
+namespace imgsmith::render_detail {
+namespace {
+
+using nlohmann::json;
+
+std::string fmt(const char* format, auto... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, format, args...);
+  return buf;
+}
+
+json shape_json(const Model& m) {
+  if (m.shape_from.empty()) return nullptr;
+  json shape = shape_to_json(m.shape);
+  shape["from"] = m.shape_from;
+  return shape;
+}
+
+ModelFormat format_named(const std::string& name) {
+  for (const ModelFormat f :
+       {ModelFormat::Safetensors, ModelFormat::PyTorch, ModelFormat::Gguf, ModelFormat::Onnx})
+    if (model_format_name(f) == name) return f;
+  return ModelFormat::None;
+}
+
+// "6.74 B" / "124 M" parameters.
+std::string short_count(std::uint64_t n) {
+  if (n >= 1'000'000'000) return fmt("%.2f B", static_cast<double>(n) / 1e9);
+  if (n >= 1'000'000) return fmt("%.1f M", static_cast<double>(n) / 1e6);
+  return format_count(n);
+}
+
+std::string dtype_mix(const Model& m) {
+  std::string out;
+  for (const auto& [dtype, n] : m.dtype_parameters)
+    out += (out.empty() ? "" : ", ") + dtype +
+           (m.dtype_parameters.size() > 1 && m.parameters > 0
+                ? fmt(" %.1f%%", 100.0 * static_cast<double>(n) / static_cast<double>(m.parameters))
+                : std::string());
+  return out;
+}
+
+// "L40S and larger", "none of the table".
+std::string fits_text(const PrecisionNeed& n) {
+  if (n.fits_on.empty()) return "none alone (--fits NAMExN for several)";
+  return n.fits_on.size() == known_gpus().size() ? "every GPU of the table"
+                                                 : n.fits_on.front() + " and larger";
+}
+
+std::string precision_label(const Model& m, const PrecisionNeed& n) {
+  if (n.precision != Precision::Stored) return std::string(precision_name(n.precision));
+  const std::string as = m.quantization.empty() ? m.stored_dtype : m.quantization;
+  return as.empty() ? "stored" : "stored " + as;
+}
+
+std::string shape_line(const Model& m, const VramEstimate& v) {
+  const ModelShape& s = m.shape;
+  std::string line = visible(s.architecture.empty() ? m.shape_from : s.architecture) + " (" +
+                     m.shape_from + "): " + format_count(s.layers) + " layers, " +
+                     format_count(s.kv_heads) + " KV heads of " + format_count(s.attention_heads) +
+                     ", head dim " + format_count(s.key_dim);
+  if (v.kv_bytes_per_token > 0)
+    line += "; KV cache " + format_size(v.kv_bytes_per_token * 1000) + " per 1,000 tokens, " +
+            format_size(v.kv_bytes_per_token * v.context * v.batch) + " at " +
+            format_count(v.context) + " tokens" +
+            (v.batch > 1 ? " x batch " + format_count(v.batch) : std::string()) +
+            (s.context_length > 0 && v.context != s.context_length
+                 ? " (max " + format_count(s.context_length) + ")"
+                 : std::string(" (its maximum)"));
+  return line;
+}
+
+}  // namespace
+
+json models_to_json(const std::vector<ModelReport>& models) {
+  json out = json::array();
+  for (const auto& [m, v] : models) {
+    json needs = json::array();
+    for (const auto& n : v.needs)
+      needs.push_back({{"precision", std::string(precision_name(n.precision))},
+                       {"weights", n.weights},
+                       {"kv_cache", n.kv_cache},
+                       {"activations", n.activations},
+                       {"cuda_context", n.cuda_context},
+                       {"total", n.total},
+                       {"fits_on", n.fits_on}});
+    json item = json::object();
+    item["path"] = utf8_replaced(m.path);
+    item["format"] = std::string(model_format_name(m.format));
+    json files = json::array();
+    for (const auto& f : m.files) files.push_back(utf8_replaced(f));
+    item["files"] = files;
+    item["file_bytes"] = m.file_bytes;
+    item["weight_bytes"] = m.weight_bytes;
+    item["parameters"] = m.parameters_known ? json(m.parameters) : json(nullptr);
+    item["dtypes"] = m.dtype_parameters;
+    item["stored_dtype"] = m.stored_dtype;
+    item["quantization"] = m.quantization;
+    item["shape"] = shape_json(m);
+    item["vram"] = {{"context", v.context},
+                    {"batch", v.batch},
+                    {"kv_bytes_per_token", v.kv_bytes_per_token},
+                    {"precisions", needs}};
+    json warnings = json::array();
+    for (const auto& w : m.warnings) warnings.push_back(utf8_replaced(w));
+    item["warnings"] = warnings;
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+std::vector<ModelReport> models_from_json(const json& list) {
+  std::vector<ModelReport> out;
+  if (!list.is_array()) return out;
+  for (const auto& item : list) {
+    ModelReport r;
+    Model& m = r.model;
+    m.path = item.at("path").get<std::string>();
+    m.format = format_named(item.at("format").get<std::string>());
+    m.files = item.at("files").get<std::vector<std::string>>();
+    m.file_bytes = item.at("file_bytes").get<std::uint64_t>();
+    m.weight_bytes = item.at("weight_bytes").get<std::uint64_t>();
+    m.parameters_known = !item.at("parameters").is_null();
+    m.parameters = m.parameters_known ? item.at("parameters").get<std::uint64_t>() : 0;
+    m.dtype_parameters = item.at("dtypes").get<std::map<std::string, std::uint64_t>>();
+    m.stored_dtype = item.at("stored_dtype").get<std::string>();
+    m.quantization = item.at("quantization").get<std::string>();
+    if (const json& s = item.at("shape"); s.is_object()) {
+      m.shape_from = s.at("from").get<std::string>();
+      m.shape = shape_from_json(s);
+    }
+    m.warnings = item.at("warnings").get<std::vector<std::string>>();
+    const json& v = item.at("vram");
+    r.vram.context = v.at("context").get<std::uint64_t>();
+    r.vram.batch = v.at("batch").get<std::uint64_t>();
+    r.vram.kv_bytes_per_token = v.at("kv_bytes_per_token").get<std::uint64_t>();
+    for (const auto& n : v.at("precisions")) {
+      PrecisionNeed need;
+      need.precision =
+          parse_precision(n.at("precision").get<std::string>()).value_or(Precision::Stored);
+      need.weights = n.at("weights").get<std::uint64_t>();
+      need.kv_cache = n.at("kv_cache").get<std::uint64_t>();
+      need.activations = n.at("activations").get<std::uint64_t>();
+      need.cuda_context = n.at("cuda_context").get<std::uint64_t>();
+      need.total = n.at("total").get<std::uint64_t>();
+      need.fits_on = n.at("fits_on").get<std::vector<std::string>>();
+      r.vram.needs.push_back(std::move(need));
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void render_models_text(const std::vector<ModelReport>& models, std::ostream& out) {
+  if (models.empty()) return;
+  out << "\nMODELS (GPU memory to serve each; the formula and its sources: data/vram.json)\n";
+  for (const auto& [m, v] : models) {
+    out << "  " << visible(m.path) << "  " << model_format_name(m.format);
+    if (m.files.size() > 1) out << ", " << m.files.size() << " files";
+    if (m.parameters_known)
+      out << ", " << short_count(m.parameters) << " parameters (" << format_count(m.parameters)
+          << "; " << visible(dtype_mix(m)) << ")";
+    else
+      out << ", parameters not readable";
+    out << ", " << format_size(m.weight_bytes) << " of weights\n";
+    if (!m.shape_from.empty()) out << "    " << shape_line(m, v) << "\n";
+    out << fmt("    %-16s %10s %10s %12s %10s  %s\n", "PRECISION", "WEIGHTS", "KV CACHE",
+               "ACTIVATIONS", "TOTAL", "FITS ON (one GPU)");
+    for (const auto& n : v.needs)
+      out << fmt("    %-16s %10s %10s %12s %10s  ", visible(precision_label(m, n)).c_str(),
+                 format_size(n.weights).c_str(), format_size(n.kv_cache).c_str(),
+                 format_size(n.activations).c_str(), format_size(n.total).c_str())
+          << fits_text(n) << "\n";
+    for (const auto& w : m.warnings) out << "    warning: " << visible(w) << "\n";
+  }
+  const std::uint64_t context =
+      models.front().vram.needs.empty() ? 0 : models.front().vram.needs.front().cuda_context;
+  out << "  TOTAL = weights + KV cache + activations (20% of the weights) + "
+      << format_size(context)
+      << " CUDA context. int8: 1 byte per parameter and a 16-bit scale per 128; int4: half a byte "
+         "and a 16-bit scale and 4-bit zero-point per 128; every parameter counted at the "
+         "precision.\n";
+}
+
+void render_models_markdown(const std::vector<ModelReport>& models, std::ostream& out) {
+  if (models.empty()) return;
+  out << "| model | parameters | precision | weights | KV cache | total | fits on |\n"
+         "| --- | ---: | --- | ---: | ---: | ---: | --- |\n";
+  for (const auto& [m, v] : models) {
+    bool first = true;
+    for (const auto& n : v.needs) {
+      const std::string name =
+          first ? cell(m.path) + " (" + std::string(model_format_name(m.format)) + ")" : "";
+      const std::string params =
+          first ? (m.parameters_known ? short_count(m.parameters) : "?") : "";
+      out << "| " << name << " | " << params << " | " << precision_label(m, n) << " | "
+          << format_size(n.weights) << " | " << format_size(n.kv_cache) << " | "
+          << format_size(n.total) << " | " << fits_text(n) << " |\n";
+      first = false;
+    }
+  }
+  out << "\n";
+}
+
+}  // namespace imgsmith::render_detail

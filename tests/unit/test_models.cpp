@@ -1,0 +1,379 @@
+// The model readers and the VRAM estimate, against published figures and
+// files written here to the formats' specifications (REFERENCE §8 as
+// copied into docs/). The real writers (torch.save, onnx) are run by
+// tests/cli/models_test.sh.
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "imgsmith/models/model_file.hpp"
+#include "imgsmith/models/vram.hpp"
+#include "imgsmith/util/error.hpp"
+
+using namespace imgsmith;
+using nlohmann::json;
+
+namespace {
+
+std::string le(std::uint64_t v, std::size_t bytes) {
+  std::string out;
+  for (std::size_t i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  return out;
+}
+
+struct Tensor {
+  std::string name;
+  std::vector<std::uint64_t> shape;
+};
+
+// A safetensors header for `tensors` in `dtype` (2 bytes per element), and
+// the size the whole file would have; the data itself is never written,
+// since the reader never reads it.
+std::pair<std::string, std::uint64_t> safetensors_header(const std::vector<Tensor>& tensors,
+                                                         const std::string& dtype = "BF16",
+                                                         unsigned element_bytes = 2) {
+  json header = json::object();
+  std::uint64_t offset = 0;
+  for (const auto& t : tensors) {
+    std::uint64_t n = 1;
+    for (auto d : t.shape) n *= d;
+    header[t.name] = {{"dtype", dtype},
+                      {"shape", t.shape},
+                      {"data_offsets", {offset, offset + n * element_bytes}}};
+    offset += n * element_bytes;
+  }
+  header["__metadata__"] = {{"format", "pt"}};
+  std::string text = header.dump();
+  while (text.size() % 8 != 0) text.push_back(' ');  // the spec allows trailing spaces
+  return {le(text.size(), 8) + text, 8 + text.size() + offset};
+}
+
+// The tensors of a Llama-2-7B-shaped checkpoint, from its public config:
+// vocab 32000, hidden 4096, intermediate 11008, 32 layers, 32 heads.
+std::vector<Tensor> llama_7b() {
+  std::vector<Tensor> t{{"model.embed_tokens.weight", {32000, 4096}}};
+  for (int i = 0; i < 32; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    for (const char* proj : {"q_proj", "k_proj", "v_proj", "o_proj"})
+      t.push_back({p + "self_attn." + proj + ".weight", {4096, 4096}});
+    t.push_back({p + "mlp.gate_proj.weight", {11008, 4096}});
+    t.push_back({p + "mlp.up_proj.weight", {11008, 4096}});
+    t.push_back({p + "mlp.down_proj.weight", {4096, 11008}});
+    t.push_back({p + "input_layernorm.weight", {4096}});
+    t.push_back({p + "post_attention_layernorm.weight", {4096}});
+  }
+  t.push_back({"model.norm.weight", {4096}});
+  t.push_back({"lm_head.weight", {32000, 4096}});
+  return t;
+}
+
+const char* kLlamaConfig = R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096,
+  "intermediate_size": 11008, "max_position_embeddings": 4096, "num_attention_heads": 32,
+  "num_hidden_layers": 32, "num_key_value_heads": 32, "torch_dtype": "float16", "vocab_size": 32000})";
+
+ModelFile read_text(const std::string& bytes, std::uint64_t size) {
+  StringReader reader(bytes);
+  return read_model_file(sniff_model_format(bytes.substr(0, 4096)), reader, size);
+}
+
+// GGUF v3, written to ggml's docs/gguf.md.
+class GgufWriter {
+ public:
+  void string_kv(const std::string& key, const std::string& value) {
+    kv_ += str(key) + le(8, 4) + str(value);
+    ++kvs_;
+  }
+  void u32_kv(const std::string& key, std::uint32_t value) {
+    kv_ += str(key) + le(4, 4) + le(value, 4);
+    ++kvs_;
+  }
+  void string_array_kv(const std::string& key, const std::vector<std::string>& values) {
+    kv_ += str(key) + le(9, 4) + le(8, 4) + le(values.size(), 8);
+    for (const auto& v : values) kv_ += str(v);
+    ++kvs_;
+  }
+  void f32_array_kv(const std::string& key, std::size_t n) {
+    kv_ += str(key) + le(9, 4) + le(6, 4) + le(n, 8) + std::string(n * 4, '\0');
+    ++kvs_;
+  }
+  void tensor(const std::string& name, const std::vector<std::uint64_t>& dims, std::uint32_t type,
+              std::uint64_t bytes) {
+    infos_ += str(name) + le(dims.size(), 4);
+    for (auto d : dims) infos_ += le(d, 8);
+    infos_ += le(type, 4) + le(data_, 8);
+    data_ += (bytes + 31) / 32 * 32;
+    ++tensors_;
+  }
+  // The header, and the size of the whole file (aligned data after it).
+  std::pair<std::string, std::uint64_t> file() const {
+    std::string out = "GGUF" + le(3, 4) + le(tensors_, 8) + le(kvs_, 8) + kv_ + infos_;
+    const std::uint64_t start = (out.size() + 31) / 32 * 32;
+    return {out, start + data_};
+  }
+
+ private:
+  static std::string str(const std::string& s) { return le(s.size(), 8) + s; }
+  std::string kv_, infos_;
+  std::uint64_t kvs_ = 0, tensors_ = 0, data_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a Llama-2-7B-shaped safetensors header gives the published parameter count") {
+  const auto [header, size] = safetensors_header(llama_7b());
+  const ModelFile f = read_text(header, size);
+  CHECK(f.warnings.empty());
+  CHECK(f.format == ModelFormat::Safetensors);
+  CHECK(f.tensors == 291);
+  CHECK(f.parameters == 6'738'415'616);  // REFERENCE §8
+  CHECK(f.weight_bytes == 13'476'831'232);
+  CHECK(f.dtype_parameters.at("BF16") == f.parameters);
+
+  const std::vector<Model> models = collect_models({{"/models/llama/model.safetensors", f}},
+                                                   {{"/models/llama/config.json", kLlamaConfig}});
+  REQUIRE(models.size() == 1);
+  CHECK(models[0].shape_from == "config.json");
+  const VramEstimate v = estimate_vram(models[0], {});
+  CHECK(v.kv_bytes_per_token == 524'288);  // 2 x 32 x 32 x 128 x 2 = 512 KiB
+  CHECK(v.context == 4096);
+  const PrecisionNeed* bf16 = v.at(Precision::Bf16);
+  REQUIRE(bf16 != nullptr);
+  CHECK(bf16->weights == 13'476'831'232);      // 13.48 GB
+  CHECK(bf16->kv_cache == 524'288ull * 4096);  // 2 GiB at 4,096 tokens
+  const PrecisionNeed* int4 = v.at(Precision::Int4);
+  REQUIRE(int4 != nullptr);
+  // Half a byte per parameter, and 2.5 bytes per group of 128.
+  CHECK(int4->weights == 6'738'415'616 / 2 + 6'738'415'616 / 128 * 5 / 2);
+  // At bf16 with 4,096 tokens it needs ~19.2 GB: an L4 (24 GB) holds it, a T4 (16 GB) does not.
+  CHECK(bf16->fits_on.front() == "L4");
+  CHECK(std::find(bf16->fits_on.begin(), bf16->fits_on.end(), "T4") == bf16->fits_on.end());
+}
+
+TEST_CASE("sharded safetensors add up to one model, with the context a flag sets") {
+  auto tensors = llama_7b();
+  const std::vector<Tensor> first(tensors.begin(), tensors.begin() + 150);
+  const std::vector<Tensor> second(tensors.begin() + 150, tensors.end());
+  const auto [h1, s1] = safetensors_header(first);
+  const auto [h2, s2] = safetensors_header(second);
+  const std::vector<Model> models =
+      collect_models({{"/m/model-00002-of-00002.safetensors", read_text(h2, s2)},
+                      {"/m/model-00001-of-00002.safetensors", read_text(h1, s1)}},
+                     {{"/m/config.json", kLlamaConfig}});
+  REQUIRE(models.size() == 1);
+  CHECK(models[0].path == "/m/");
+  CHECK(models[0].files.size() == 2);
+  CHECK(models[0].files[0] == "/m/model-00001-of-00002.safetensors");
+  CHECK(models[0].parameters == 6'738'415'616);
+  const VramEstimate v = estimate_vram(models[0], {1000, 4});
+  CHECK(v.context == 1000);
+  CHECK(v.at(Precision::Bf16)->kv_cache == 524'288ull * 1000 * 4);
+  // Two GPUs split the weights, KV cache and activations; each holds a CUDA context.
+  const PrecisionNeed& n = *v.at(Precision::Bf16);
+  CHECK(VramEstimate::per_gpu(n, 2) ==
+        (n.weights + n.kv_cache + n.activations + 1) / 2 + n.cuda_context);
+}
+
+TEST_CASE("a safetensors header that lies is reported, not trusted") {
+  SECTION("a tensor past the end of the file") {
+    auto [header, size] = safetensors_header({{"b", {16}}, {"a", {1024, 1024}}});
+    const ModelFile f = read_text(header, size - 100);
+    REQUIRE(f.warnings.size() == 1);
+    CHECK(f.warnings[0].find("'a' points past the end") != std::string::npos);
+    CHECK(f.parameters == 16);  // b alone
+  }
+  SECTION("a length larger than the file") {
+    const std::string bytes = le(1'000'000, 8) + "{\"a\":{}}";
+    const ModelFile f = read_text(bytes, bytes.size());
+    REQUIRE_FALSE(f.warnings.empty());
+    CHECK(f.warnings.back().find("larger than the file") != std::string::npos);
+    CHECK_FALSE(f.parameters_known);
+    CHECK(f.weight_bytes == 0);
+  }
+  SECTION("a byte count that does not match the shape") {
+    json header = {{"w", {{"dtype", "F32"}, {"shape", {10, 10}}, {"data_offsets", {0, 300}}}}};
+    const std::string text = header.dump();
+    const ModelFile f = read_text(le(text.size(), 8) + text, 8 + text.size() + 300);
+    REQUIRE(f.warnings.size() == 1);
+    CHECK(f.warnings[0].find("claims 300 bytes for 100 F32 elements") != std::string::npos);
+    CHECK(f.tensors == 0);
+  }
+  SECTION("overlapping tensors") {
+    json header = {{"a", {{"dtype", "F16"}, {"shape", {8}}, {"data_offsets", {0, 16}}}},
+                   {"b", {{"dtype", "F16"}, {"shape", {8}}, {"data_offsets", {8, 24}}}}};
+    const std::string text = header.dump();
+    const ModelFile f = read_text(le(text.size(), 8) + text, 8 + text.size() + 24);
+    REQUIRE(f.warnings.size() == 1);
+    CHECK(f.warnings[0].find("overlap") != std::string::npos);
+  }
+  SECTION("a truncated header") {
+    const auto [header, size] = safetensors_header({{"a", {4}}});
+    const ModelFile f = read_text(header.substr(0, header.size() / 2), size);
+    REQUIRE_FALSE(f.warnings.empty());
+    CHECK(f.warnings.back().find("ends inside the JSON header") != std::string::npos);
+    CHECK_FALSE(f.parameters_known);
+  }
+}
+
+TEST_CASE("a GGUF file: metadata, quantized tensors and the KV cache of grouped-query attention") {
+  GgufWriter w;
+  w.string_kv("general.architecture", "llama");
+  w.u32_kv("llama.block_count", 2);
+  w.u32_kv("llama.context_length", 2048);
+  w.u32_kv("llama.embedding_length", 256);
+  w.u32_kv("llama.attention.head_count", 8);
+  w.u32_kv("llama.attention.head_count_kv", 2);
+  w.string_array_kv("tokenizer.ggml.tokens", {"<s>", "</s>", "hello", "world"});
+  w.f32_array_kv("tokenizer.ggml.scores", 4);
+  w.tensor("token_embd.weight", {256, 4}, 12, 256 * 4 / 256 * 144);     // Q4_K
+  w.tensor("blk.0.attn_q.weight", {256, 256}, 8, 256 * 256 / 32 * 34);  // Q8_0
+  w.tensor("blk.0.attn_norm.weight", {256}, 0, 256 * 4);                // F32
+  const auto [bytes, size] = w.file();
+  const ModelFile f = read_text(bytes, size);
+  CHECK(f.warnings.empty());
+  CHECK(f.format == ModelFormat::Gguf);
+  CHECK(f.tensors == 3);
+  CHECK(f.parameters == 1024 + 65536 + 256);
+  CHECK(f.weight_bytes == 576 + 69632 + 1024);
+  CHECK(f.dtype_parameters.at("Q8_0") == 65536);
+  CHECK(f.shape.architecture == "llama");
+  CHECK(f.shape.layers == 2);
+  CHECK(f.shape.kv_heads == 2);
+  CHECK(f.shape.key_dim == 32);  // 256 / 8
+  const std::vector<Model> models = collect_models({{"/m/tiny.gguf", f}}, {});
+  REQUIRE(models.size() == 1);
+  CHECK(models[0].quantization == "Q8_0");
+  const VramEstimate v = estimate_vram(models[0], {});
+  CHECK(v.kv_bytes_per_token == 2 * 2 * 2 * 32 * 2);
+  CHECK(v.context == 2048);
+  CHECK(v.at(Precision::Stored)->weights == f.weight_bytes);
+}
+
+TEST_CASE("a GGUF file that lies or ends early is a warning, never a crash") {
+  SECTION("absurd counts") {
+    const std::string bytes = "GGUF" + le(3, 4) + le(1ull << 40, 8) + le(0, 8);
+    const ModelFile f = read_text(bytes, bytes.size());
+    REQUIRE_FALSE(f.warnings.empty());
+    CHECK_FALSE(f.parameters_known);
+  }
+  SECTION("a tensor past the end") {
+    GgufWriter w;
+    w.tensor("big", {1024, 1024}, 0, 4 << 20);
+    const auto [bytes, size] = w.file();
+    const ModelFile f = read_text(bytes, size - 1);
+    REQUIRE(f.warnings.size() == 1);
+    CHECK(f.warnings[0].find("'big' points past the end") != std::string::npos);
+    CHECK(f.tensors == 0);
+  }
+  SECTION("every truncation of a valid file") {
+    GgufWriter w;
+    w.string_kv("general.architecture", "llama");
+    w.string_array_kv("tokenizer.ggml.tokens", {"a", "b"});
+    w.tensor("t", {32}, 8, 34);
+    const auto [bytes, size] = w.file();
+    for (std::size_t cut = 4; cut < bytes.size(); ++cut) {
+      const ModelFile f = read_text(bytes.substr(0, cut), size);
+      CHECK_FALSE(f.warnings.empty());
+    }
+  }
+}
+
+TEST_CASE("a pickle that would run code is parsed, never run") {
+  // torch.save's zip layout with a data.pkl that calls os.system: the reader
+  // must neither run it nor count parameters from it.
+  const std::string command = "touch /tmp/imgsmith-pickle-ran";
+  const std::string pickle =
+      std::string("\x80\x02") + "cos\nsystem\n" + "X" + le(command.size(), 4) + command + "\x85R.";
+  const std::string storage(64, '\0');
+  // Local headers, then the central directory and its end record.
+  std::string zip, directory;
+  std::uint64_t entries = 0;
+  for (const auto& [name, data] :
+       {std::pair<std::string, std::string>{"m/data.pkl", pickle}, {"m/data/0", storage}}) {
+    const std::string sizes = le(0, 4) + le(data.size(), 4) + le(data.size(), 4);
+    directory += std::string("PK\x01\x02", 4) + le(20, 2) + le(20, 2) + le(0, 2) + le(0, 2) +
+                 le(0, 4) + sizes + le(name.size(), 2) + le(0, 2) + le(0, 2) + le(0, 2) + le(0, 2) +
+                 le(0, 4) + le(zip.size(), 4) + name;
+    zip += std::string("PK\x03\x04", 4) + le(20, 2) + le(0, 2) + le(0, 2) + le(0, 4) + sizes +
+           le(name.size(), 2) + le(0, 2) + name + data;
+    ++entries;
+  }
+  const std::uint64_t directory_at = zip.size();
+  zip += directory + std::string("PK\x05\x06", 4) + le(0, 4) + le(entries, 2) + le(entries, 2) +
+         le(directory.size(), 4) + le(directory_at, 4) + le(0, 2);
+  const ModelFile f = read_text(zip, zip.size());
+  CHECK(f.format == ModelFormat::PyTorch);
+  CHECK_FALSE(f.parameters_known);
+  CHECK(f.weight_bytes == 64);
+  REQUIRE(f.warnings.size() == 1);
+  CHECK(f.warnings[0].find("does not name a type") != std::string::npos);
+}
+
+TEST_CASE("a model file's summary round-trips through its text form") {
+  const auto [header, size] = safetensors_header({{"a", {3, 5}}});
+  ModelFile f = read_text(header, size);
+  f.shape.layers = 7;
+  f.warnings.push_back("w");
+  const auto back = model_file_from_text(model_file_to_text(f));
+  REQUIRE(back);
+  CHECK(back->parameters == 15);
+  CHECK(back->shape.layers == 7);
+  CHECK(back->warnings == f.warnings);
+  CHECK_FALSE(model_file_from_text("{not json"));
+}
+
+TEST_CASE("config.json: grouped-query attention, head_dim, quantization, text_config") {
+  const auto c = read_hf_config(R"({"num_hidden_layers": 32, "num_attention_heads": 32,
+    "num_key_value_heads": 8, "hidden_size": 4096, "max_position_embeddings": 131072,
+    "quantization_config": {"quant_method": "gptq", "bits": 4}})");
+  REQUIRE(c);
+  CHECK(c->shape.kv_heads == 8);
+  CHECK(c->shape.key_dim == 128);
+  CHECK(c->quant_method == "gptq");
+  CHECK(c->quant_bits == 4);
+  const auto nested =
+      read_hf_config(R"({"text_config": {"num_hidden_layers": 2, "num_attention_heads": 4,
+    "hidden_size": 64, "head_dim": 32}})");
+  REQUIRE(nested);
+  CHECK(nested->shape.layers == 2);
+  CHECK(nested->shape.kv_heads == 4);  // absent: as many as the attention heads
+  CHECK(nested->shape.key_dim == 32);
+  CHECK_FALSE(read_hf_config(R"({"name": "some-app", "port": 8080})"));
+  CHECK_FALSE(read_hf_config("not json"));
+}
+
+TEST_CASE("GPTQ: packed int32 weights count as 8 parameters each, scales and zeros not at all") {
+  json header = {
+      {"l.qweight", {{"dtype", "I32"}, {"shape", {64, 512}}, {"data_offsets", {0, 131072}}}},
+      {"l.qzeros", {{"dtype", "I32"}, {"shape", {4, 64}}, {"data_offsets", {131072, 132096}}}},
+      {"l.scales", {{"dtype", "F16"}, {"shape", {4, 512}}, {"data_offsets", {132096, 136192}}}},
+      {"norm.weight", {{"dtype", "F16"}, {"shape", {512}}, {"data_offsets", {136192, 137216}}}}};
+  const std::string text = header.dump();
+  const ModelFile f = read_text(le(text.size(), 8) + text, 8 + text.size() + 137216);
+  REQUIRE(f.warnings.empty());
+  const std::vector<Model> models = collect_models(
+      {{"/q/model.safetensors", f}},
+      {{"/q/config.json",
+        R"({"num_hidden_layers": 1, "quantization_config": {"quant_method": "gptq", "bits": 4}})"}});
+  REQUIRE(models.size() == 1);
+  CHECK(models[0].parameters == 64ull * 512 * 8 + 512);
+  CHECK(models[0].quantization == "gptq 4-bit");
+}
+
+TEST_CASE("GPU names for --fits: a GPU, N of them, and a clear error for an unknown one") {
+  const GpuTarget t = parse_gpu_target("a100-80gbx2");
+  CHECK(t.gpu.name == "A100-80GB");
+  CHECK(t.count == 2);
+  CHECK(t.text() == "A100-80GBx2");
+  CHECK(parse_gpu_target("L4").gpu.memory_bytes == 24'000'000'000);
+  CHECK(parse_gpu_target("RTX-4090").count == 1);
+  try {
+    parse_gpu_target("V100");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("unknown GPU") != std::string::npos);
+    CHECK(std::string(e.what()).find("H100") != std::string::npos);
+  }
+  CHECK_THROWS_AS(parse_gpu_target("L4x0"), InputError);
+  CHECK(parse_precision("fp16") == Precision::Bf16);
+  CHECK_FALSE(parse_precision("int3"));
+}
