@@ -57,6 +57,9 @@ class Client {
                          const std::string& subject) const;
   void choose_scheme();
 
+  // The most read of an error's body, or of a token service's answer.
+  static constexpr std::size_t kErrorBodyLimit = 64u << 10;
+
   bool insecure_host(const std::string& host) const;
 
   RegistryRef ref_;

@@ -1,0 +1,236 @@
+// The probe's checks: whether this container can use its GPU, and when it
+// cannot, the first cause, said in one line with its fix.
+#include <dirent.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "probe_report.hpp"
+#include "probe_tables.hpp"
+
+namespace probe {
+namespace {
+
+// The lowest driver for a CUDA major version (minor-version compatibility,
+// data/cuda-drivers.json); a major newer than the table's newest needs at
+// least what that one needs. 0: too old to know.
+int minimum_driver(int cuda_major) {
+  int driver = 0, known = 0;
+  for (const auto& row : imgsmith::probe_tables::kMinimumDrivers)
+    if (row.cuda_major <= cuda_major && row.cuda_major >= known)
+      known = row.cuda_major, driver = row.driver;
+  return driver;
+}
+
+// Device nodes the NVIDIA container runtime creates. IMGSMITH_PROBE_DEV
+// points the check at another directory; the tests use it to stand in for
+// hardware this machine lacks.
+bool has_device_nodes() {
+  const std::string dir = env("IMGSMITH_PROBE_DEV").empty() ? "/dev" : env("IMGSMITH_PROBE_DEV");
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return false;
+  bool found = false;
+  while (dirent* e = ::readdir(d))
+    if (std::strncmp(e->d_name, "nvidia", 6) == 0 && e->d_name[6] >= '0' && e->d_name[6] <= '9')
+      found = true;
+  ::closedir(d);
+  return found;
+}
+
+std::string error_name(const CudaDriver& cu, CUresult rc) {
+  const char* name = nullptr;
+  if (cu.cuGetErrorName != nullptr && cu.cuGetErrorName(rc, &name) == CUDA_SUCCESS &&
+      name != nullptr)
+    return std::string(name) + " (" + std::to_string(rc) + ")";
+  return "CUDA error " + std::to_string(rc);
+}
+
+std::string uuid_text(const CUuuid& u) {
+  char buf[64];
+  const unsigned char* b = u.bytes;
+  std::snprintf(buf, sizeof buf,
+                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                b[14], b[15]);
+  return buf;
+}
+
+void check_image_cuda(Report& r) {
+  if (r.image_cuda.empty() || r.driver_cuda == 0) return;
+  const int major = std::atoi(r.image_cuda.c_str());
+  const auto dot = r.image_cuda.find('.');
+  const int minor = dot == std::string::npos ? 0 : std::atoi(r.image_cuda.c_str() + dot + 1);
+  const int image = major * 1000 + minor * 10;
+  if (major > r.driver_cuda / 1000) {
+    fail(r, Status::DriverTooOld,
+         "this image needs CUDA " + std::to_string(major) + "." + std::to_string(minor) +
+             " (driver >= " + std::to_string(minimum_driver(major)) +
+             "); the host driver supports CUDA " + cuda_text(r.driver_cuda),
+         "upgrade the host's NVIDIA driver to " + std::to_string(minimum_driver(major)) +
+             " or newer, or use an image built for CUDA " + cuda_text(r.driver_cuda) + " or older");
+  } else if (image > r.driver_cuda) {
+    r.notes.push_back("the image's CUDA " + r.image_cuda + " is newer than the driver's " +
+                      cuda_text(r.driver_cuda) +
+                      ": it runs through minor-version compatibility, but PTX built for " +
+                      r.image_cuda + " will not load (error 222)");
+  }
+}
+
+void query_nvml(Report& r) {
+  Nvml n;
+  if (!open_nvml(n)) {
+    r.notes.push_back(
+        "libnvidia-ml.so.1 is missing: no utilisation or temperature "
+        "(NVIDIA_DRIVER_CAPABILITIES needs 'utility')");
+    return;
+  }
+  const nvmlReturn_t rc = n.nvmlInit();
+  if (rc == NVML_ERROR_UNKNOWN) {
+    fail(r, Status::Error,
+         "NVML: Unknown Error: the host's systemctl daemon-reload dropped this "
+         "container's access to the GPU devices",
+         "restart the container");
+    return;
+  }
+  if (rc == NVML_ERROR_LIB_RM_VERSION_MISMATCH) {
+    fail(r, Status::Error,
+         "NVML: Driver/library version mismatch: the host's driver was upgraded "
+         "without a reboot",
+         "reboot the host");
+    return;
+  }
+  if (rc != NVML_SUCCESS) {
+    r.notes.push_back(
+        "NVML did not start: " + std::string(n.nvmlErrorString ? n.nvmlErrorString(rc) : "error") +
+        " (" + std::to_string(rc) + ")");
+    return;
+  }
+  char version[96] = {};
+  if (n.nvmlSystemGetDriverVersion != nullptr &&
+      n.nvmlSystemGetDriverVersion(version, sizeof version) == NVML_SUCCESS)
+    r.driver_version = version;
+  for (auto& d : r.devices) {
+    nvmlDevice_t h = nullptr;
+    if (n.nvmlDeviceGetHandleByIndex == nullptr ||
+        n.nvmlDeviceGetHandleByIndex(static_cast<unsigned>(d.index), &h) != NVML_SUCCESS)
+      continue;
+    nvmlMemory_t mem{};
+    if (n.nvmlDeviceGetMemoryInfo != nullptr &&
+        n.nvmlDeviceGetMemoryInfo(h, &mem) == NVML_SUCCESS) {
+      d.memory_total = mem.total;
+      d.memory_used = mem.used;
+    }
+    nvmlUtilization_t util{};
+    unsigned temp = 0;
+    const bool u = n.nvmlDeviceGetUtilizationRates != nullptr &&
+                   n.nvmlDeviceGetUtilizationRates(h, &util) == NVML_SUCCESS;
+    const bool t =
+        n.nvmlDeviceGetTemperature != nullptr &&
+        n.nvmlDeviceGetTemperature(h, 0 /* NVML_TEMPERATURE_GPU */, &temp) == NVML_SUCCESS;
+    d.has_nvml = u && t;
+    d.utilization = util.gpu;
+    d.temperature = temp;
+  }
+  if (n.nvmlShutdown != nullptr) n.nvmlShutdown();
+}
+
+}  // namespace
+
+void fail(Report& r, Status status, std::string reason, std::string fix) {
+  if (r.status != Status::Ok) return;  // the first cause explains the rest
+  r.status = status;
+  r.reason = std::move(reason);
+  r.fix = std::move(fix);
+}
+
+void run_checks(Report& r) {
+  r.image_cuda = env("CUDA_VERSION");
+  r.visible_nvidia = env("NVIDIA_VISIBLE_DEVICES");
+  r.visible_cuda = env("CUDA_VISIBLE_DEVICES");
+  const bool nodes = has_device_nodes();
+  CudaDriver cu;
+  const bool driver = open_driver(cu);
+  if (!driver) {
+    if (!nodes)
+      fail(r, Status::NoGpu,
+           "no NVIDIA devices in this container (no /dev/nvidia*, no libcuda.so.1): it was "
+           "started without GPUs",
+           "docker run --gpus all ... (on a shared machine --gpus '\"device=0\"'); in "
+           "Kubernetes, request nvidia.com/gpu");
+    else
+      fail(r, Status::Error,
+           "GPU device nodes are here but libcuda.so.1 is not: NVIDIA_DRIVER_CAPABILITIES "
+           "lacks 'compute', so the driver library was not mounted",
+           "set NVIDIA_DRIVER_CAPABILITIES=compute,utility (the nvidia/cuda images do)");
+    return;
+  }
+  const CUresult init = cu.cuInit(0);
+  int version = 0;
+  if (cu.cuDriverGetVersion(&version) == CUDA_SUCCESS) r.driver_cuda = version;
+  switch (init) {
+    case CUDA_SUCCESS:
+      break;
+    case CUDA_ERROR_STUB_LIBRARY:
+      fail(r, nodes ? Status::Error : Status::NoGpu,
+           "libcuda.so.1 is the CUDA toolkit's stub, not the driver (error 34): no driver was "
+           "mounted into the container",
+           "start it with --gpus all, and keep .../lib64/stubs off LD_LIBRARY_PATH at run time");
+      return;
+    case CUDA_ERROR_NO_DEVICE:
+      fail(r, Status::NoGpu,
+           "the driver sees no CUDA device (error 100): NVIDIA_VISIBLE_DEVICES='" +
+               r.visible_nvidia + "', CUDA_VISIBLE_DEVICES='" + r.visible_cuda + "'",
+           "docker run --gpus all (or --gpus '\"device=0\"'), and check that "
+           "CUDA_VISIBLE_DEVICES names a device that exists");
+      return;
+    case CUDA_ERROR_INSUFFICIENT_DRIVER:
+      fail(r, Status::DriverTooOld,
+           "the host driver is older than this image's CUDA (error 35): it supports CUDA " +
+               (r.driver_cuda != 0 ? cuda_text(r.driver_cuda) : std::string("?")) +
+               (r.image_cuda.empty() ? "" : ", the image has " + r.image_cuda),
+           "upgrade the host's NVIDIA driver, or use an image built for an older CUDA");
+      return;
+    case CUDA_ERROR_SYSTEM_NOT_READY:
+      fail(r, Status::Error,
+           "the system is not yet initialized (error 802): NVIDIA Fabric Manager is not running "
+           "on this NVSwitch host",
+           "start it on the host: systemctl enable --now nvidia-fabricmanager");
+      return;
+    default:
+      fail(r, Status::Error, "cuInit failed: " + error_name(cu, init),
+           "see the driver's logs on the host (dmesg, nvidia-smi)");
+      return;
+  }
+  check_image_cuda(r);
+  int count = 0;
+  if (cu.cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
+    fail(r, Status::NoGpu, "the driver reports no CUDA device",
+         "docker run --gpus all, and check CUDA_VISIBLE_DEVICES");
+    return;
+  }
+  for (int i = 0; i < count; ++i) {
+    Device d;
+    d.index = i;
+    CUdevice dev = 0;
+    if (cu.cuDeviceGet != nullptr && cu.cuDeviceGet(&dev, i) != CUDA_SUCCESS) continue;
+    char name[256] = {};
+    if (cu.cuDeviceGetName != nullptr && cu.cuDeviceGetName(name, sizeof name, dev) == CUDA_SUCCESS)
+      d.name = name;
+    CUuuid uuid{};
+    if (cu.cuDeviceGetUuid != nullptr && cu.cuDeviceGetUuid(&uuid, dev) == CUDA_SUCCESS)
+      d.uuid = uuid_text(uuid);
+    int major = 0, minor = 0;
+    if (cu.cuDeviceGetAttribute != nullptr) {
+      cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+      cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+    }
+    d.compute_capability = std::to_string(major) + "." + std::to_string(minor);
+    std::size_t total = 0;
+    if (cu.cuDeviceTotalMem != nullptr && cu.cuDeviceTotalMem(&total, dev) == CUDA_SUCCESS)
+      d.memory_total = total;
+    r.devices.push_back(d);
+  }
+  query_nvml(r);
+}
+
+}  // namespace probe

@@ -1,0 +1,62 @@
+// The CUDA driver's and NVML's entry points, looked up with dlsym in the
+// libraries the container runtime mounts: the probe links neither.
+#include <dlfcn.h>
+
+#include "probe_report.hpp"
+
+namespace probe {
+namespace {
+
+template <typename Fn>
+void load(void* lib, const char* name, Fn& fn) {
+  fn = reinterpret_cast<Fn>(::dlsym(lib, name));
+}
+
+}  // namespace
+
+bool open_driver(CudaDriver& cu) {
+  cu.handle = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (cu.handle == nullptr) return false;
+  load(cu.handle, "cuInit", cu.cuInit);
+  load(cu.handle, "cuDriverGetVersion", cu.cuDriverGetVersion);
+  load(cu.handle, "cuDeviceGetCount", cu.cuDeviceGetCount);
+  load(cu.handle, "cuDeviceGet", cu.cuDeviceGet);
+  load(cu.handle, "cuDeviceGetName", cu.cuDeviceGetName);
+  load(cu.handle, "cuDeviceGetUuid", cu.cuDeviceGetUuid);
+  load(cu.handle, "cuDeviceGetAttribute", cu.cuDeviceGetAttribute);
+  load(cu.handle, "cuDeviceTotalMem_v2", cu.cuDeviceTotalMem);
+  load(cu.handle, "cuGetErrorName", cu.cuGetErrorName);
+  load(cu.handle, "cuDevicePrimaryCtxRetain", cu.cuDevicePrimaryCtxRetain);
+  load(cu.handle, "cuCtxSetCurrent", cu.cuCtxSetCurrent);
+  load(cu.handle, "cuCtxSynchronize", cu.cuCtxSynchronize);
+  load(cu.handle, "cuModuleLoadData", cu.cuModuleLoadData);
+  load(cu.handle, "cuModuleGetFunction", cu.cuModuleGetFunction);
+  load(cu.handle, "cuMemAlloc_v2", cu.cuMemAlloc);
+  load(cu.handle, "cuMemFree_v2", cu.cuMemFree);
+  load(cu.handle, "cuMemHostAlloc", cu.cuMemHostAlloc);
+  load(cu.handle, "cuMemFreeHost", cu.cuMemFreeHost);
+  load(cu.handle, "cuMemcpyHtoD_v2", cu.cuMemcpyHtoD);
+  load(cu.handle, "cuMemcpyDtoH_v2", cu.cuMemcpyDtoH);
+  load(cu.handle, "cuEventCreate", cu.cuEventCreate);
+  load(cu.handle, "cuEventRecord", cu.cuEventRecord);
+  load(cu.handle, "cuEventSynchronize", cu.cuEventSynchronize);
+  load(cu.handle, "cuEventElapsedTime", cu.cuEventElapsedTime);
+  load(cu.handle, "cuLaunchKernel", cu.cuLaunchKernel);
+  return cu.cuInit != nullptr && cu.cuDriverGetVersion != nullptr && cu.cuDeviceGetCount != nullptr;
+}
+
+bool open_nvml(Nvml& n) {
+  n.handle = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (n.handle == nullptr) return false;
+  load(n.handle, "nvmlInit_v2", n.nvmlInit);
+  load(n.handle, "nvmlShutdown", n.nvmlShutdown);
+  load(n.handle, "nvmlSystemGetDriverVersion", n.nvmlSystemGetDriverVersion);
+  load(n.handle, "nvmlDeviceGetHandleByIndex_v2", n.nvmlDeviceGetHandleByIndex);
+  load(n.handle, "nvmlDeviceGetMemoryInfo", n.nvmlDeviceGetMemoryInfo);
+  load(n.handle, "nvmlDeviceGetUtilizationRates", n.nvmlDeviceGetUtilizationRates);
+  load(n.handle, "nvmlDeviceGetTemperature", n.nvmlDeviceGetTemperature);
+  load(n.handle, "nvmlErrorString", n.nvmlErrorString);
+  return n.nvmlInit != nullptr;
+}
+
+}  // namespace probe

@@ -1,0 +1,72 @@
+// What the probe's parts share: the report the checks fill in
+// (diagnosis.cpp), the driver libraries' entry points (driver_symbols.cpp)
+// and the report as people and programs read it (report_output.cpp);
+// imgsmith_probe.cpp runs them.
+#pragma once
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "cuda_api.hpp"
+
+namespace probe {
+
+struct Device {
+  int index = 0;
+  std::string name, uuid, compute_capability;
+  unsigned long long memory_total = 0, memory_used = 0;
+  bool has_nvml = false;
+  unsigned utilization = 0, temperature = 0;
+};
+
+// The verdict; the report names it as status_name() says (a new value
+// needs its name there too).
+enum class Status { Ok, NoGpu, DriverTooOld, Error };
+
+// "ok", "no-gpu", "driver-too-old" or "error".
+const char* status_name(Status status);
+
+struct Report {
+  Status status = Status::Ok;
+  std::string reason, fix;
+  std::string driver_version;  // NVML's, e.g. "550.54.15"
+  int driver_cuda = 0;         // cuDriverGetVersion, e.g. 12040
+  std::string image_cuda;      // CUDA_VERSION of the image
+  std::vector<Device> devices;
+  std::vector<std::string> notes;
+  std::string visible_nvidia, visible_cuda;
+  std::string bench_json = "null";
+  double elapsed_ms = 0;
+};
+
+inline std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+inline std::string cuda_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+
+// ----- the driver libraries, loaded with dlopen (driver_symbols.cpp) -------
+
+// False when libcuda.so.1 is missing or lacks the calls every check needs.
+bool open_driver(CudaDriver& cu);
+// False when libnvidia-ml.so.1 is missing or cannot start.
+bool open_nvml(Nvml& n);
+
+// ----- the checks (diagnosis.cpp) ----------------------------------------
+
+// Records why the GPU cannot be used, and the fix, unless an earlier cause
+// is already recorded.
+void fail(Report& r, Status status, std::string reason, std::string fix);
+// The device nodes, the driver, the image's CUDA against it, each device.
+void run_checks(Report& r);
+
+// ----- the report (report_output.cpp) ------------------------------------
+
+std::string to_json(const Report& r);
+void print_human(const Report& r);  // on stderr
+
+}  // namespace probe

@@ -1,0 +1,210 @@
+// The scans of an image's layers: several blobs at a time where the store
+// can seek, and the first layer merged while it is still being read.
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "analyze_internal.hpp"
+
+namespace imgsmith {
+
+// The first layer's entries, handed over by the thread that scans it and
+// merged on the analysing thread meanwhile: on two cores the merge then
+// costs little more than the scan (MergedTree::add_first_layer says why
+// the first layer can be merged in pieces). Each batch is copied, its paths
+// included, and recorded for dive's figures as it is merged, so the feed
+// can take the entries (EntrySink::takes_entries): the first layer, often
+// most of the image, is then never held whole. A few batches wait at most:
+// a merge that falls behind holds the scan back instead of piling up
+// entries.
+class FirstLayerFeed {
+ public:
+  FirstLayerFeed(MergedTree& tree, FirstLayerRecord& record, bool take)
+      : tree_(tree), record_(record), take_(take) {}
+
+  EntrySink sink() {
+    return EntrySink([this](std::span<const TarEntry> batch) { queue(batch); }, take_);
+  }
+  // The scan has ended, well or not.
+  void close() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      closed_ = true;
+    }
+    ready_.notify_one();
+  }
+  // Merges batches as they come, until close().
+  void merge_until_closed() {
+    try {
+      for (;;) {
+        Batch batch;
+        {
+          std::unique_lock<std::mutex> lock(mutex_);
+          ready_.wait(lock, [&] { return !pending_.empty() || closed_; });
+          if (pending_.empty()) return;
+          batch = std::move(pending_.front());
+          pending_.pop_front();
+          queued_ -= batch.entries.size();
+        }
+        room_.notify_one();
+        tree_.add_first_layer(batch.entries);
+        record_.add(batch.entries);
+        merged_ += batch.entries.size();
+      }
+    } catch (...) {
+      // The scan must not wait for room that never comes.
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        abandoned_ = true;
+      }
+      room_.notify_all();
+      throw;
+    }
+  }
+  std::size_t merged() const { return merged_; }
+
+ private:
+  struct Batch {
+    std::vector<TarEntry> entries;
+    // What the entries' paths and links view: a buffer that stays put when
+    // the batch moves (a short std::string would not).
+    std::unique_ptr<char[]> text;
+  };
+  // Entries waiting at most, in batches of the scan's size.
+  static constexpr std::size_t kMaxQueued = 16 * 4096;
+
+  void queue(std::span<const TarEntry> entries) {
+    Batch batch;
+    std::size_t bytes = 0;
+    for (const TarEntry& e : entries) bytes += e.path.size() + e.link.size();
+    batch.text = std::make_unique_for_overwrite<char[]>(bytes);
+    batch.entries.assign(entries.begin(), entries.end());
+    char* at = batch.text.get();
+    const auto keep = [&](std::string_view& view) {
+      if (view.empty()) return;
+      std::memcpy(at, view.data(), view.size());
+      view = std::string_view(at, view.size());
+      at += view.size();
+    };
+    for (TarEntry& e : batch.entries) {
+      keep(e.path);
+      keep(e.link);
+    }
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      room_.wait(lock, [&] { return queued_ < kMaxQueued || abandoned_; });
+      if (abandoned_) return;
+      queued_ += batch.entries.size();
+      pending_.push_back(std::move(batch));
+    }
+    ready_.notify_one();
+  }
+
+  MergedTree& tree_;
+  FirstLayerRecord& record_;
+  const bool take_;
+  std::mutex mutex_;
+  std::condition_variable ready_, room_;
+  std::deque<Batch> pending_;
+  std::size_t queued_ = 0;
+  bool closed_ = false;
+  bool abandoned_ = false;
+  std::size_t merged_ = 0;
+};
+
+// Scans distinct blobs, several at a time when the store can seek; the
+// first error (in blob order) is rethrown once all have stopped. With a
+// feed, the scans run on other threads and this one merges the first blob.
+std::vector<std::shared_ptr<const LayerScan>> scan_blobs(const BlobStore& store,
+                                                         const std::vector<std::string>& blobs,
+                                                         const std::vector<CaptureFn>& hash,
+                                                         const AnalyzeOptions& options,
+                                                         const char* what, FirstLayerFeed* feed) {
+  std::vector<std::shared_ptr<const LayerScan>> results(blobs.size());
+  std::vector<std::exception_ptr> errors(blobs.size());
+  std::atomic<std::size_t> next{0}, done{0};
+  std::mutex progress_lock;
+  auto worker = [&] {
+    for (std::size_t i = next++; i < blobs.size(); i = next++) {
+      try {
+        results[i] = store.scan_layer(blobs[i], hash.empty() ? CaptureFn{} : hash[i],
+                                      i == 0 && feed != nullptr ? feed->sink() : EntrySink{});
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+      if (i == 0 && feed != nullptr) feed->close();
+      const std::size_t finished = ++done;
+      if (options.progress) {
+        std::lock_guard<std::mutex> lock(progress_lock);
+        options.progress(std::string(what) + " " + std::to_string(finished) + "/" +
+                         std::to_string(blobs.size()));
+      }
+    }
+  };
+  unsigned threads = options.threads != 0                 ? options.threads
+                     : store.preferred_parallelism() != 0 ? store.preferred_parallelism()
+                                                          : std::thread::hardware_concurrency();
+  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(blobs.size())));
+  if (!store.parallel_scans()) threads = 1;
+  if (feed != nullptr) {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+    std::exception_ptr merge_error;
+    try {
+      feed->merge_until_closed();
+    } catch (...) {
+      merge_error = std::current_exception();  // the scans still have to stop first
+    }
+    for (auto& t : pool) t.join();
+    if (merge_error) std::rethrow_exception(merge_error);
+  } else if (threads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return results;
+}
+
+// Scans each distinct blob once (a save may list one digest twice). Where
+// the store reads local files, the first layer is merged into `started` as
+// it is read.
+std::vector<std::shared_ptr<const LayerScan>> scan_all(const BlobStore& store,
+                                                       const ResolvedImage& image,
+                                                       const AnalyzeOptions& options,
+                                                       PartialMerge& started) {
+  std::vector<std::string> unique;
+  std::map<std::string, std::size_t> slot;
+  for (const auto& l : image.layers)
+    if (slot.emplace(l.blob, unique.size()).second) unique.push_back(l.blob);
+  std::optional<FirstLayerFeed> feed;
+  if (store.parallel_scans() && !unique.empty()) {
+    started.tree = std::make_shared<MergedTree>();
+    started.first_layer = std::make_shared<FirstLayerRecord>();
+    // The scan need not keep what the feed takes, unless the entries are
+    // read again: for another layer with the same blob, or for the hard
+    // links of --hash.
+    const bool blob_listed_once =
+        std::count_if(image.layers.begin(), image.layers.end(),
+                      [&](const LayerRef& l) { return l.blob == unique.front(); }) == 1;
+    feed.emplace(*started.tree, *started.first_layer, blob_listed_once && !options.hash_duplicates);
+  }
+  const auto results =
+      scan_blobs(store, unique, {}, options, "read layer", feed ? &*feed : nullptr);
+  if (feed) started.first_layer_entries = feed->merged();
+  std::vector<std::shared_ptr<const LayerScan>> per_layer;
+  for (const auto& l : image.layers) per_layer.push_back(results[slot.at(l.blob)]);
+  return per_layer;
+}
+
+}  // namespace imgsmith

@@ -1,0 +1,187 @@
+// Project detection's entrypoint: the command that starts a Python project
+// (a script it declares, a web app a server runs, a module, notebooks), and
+// the Python its .python-version names.
+#include <algorithm>
+#include <regex>
+#include <sstream>
+#include <system_error>
+
+#include "detect_internal.hpp"
+
+namespace imgsmith::gen {
+namespace fs = std::filesystem;
+
+bool depends_on(const PythonProject& py, const std::string& name) {
+  for (const auto& r : py.requirements)
+    if (r.name == name) return true;
+  return false;
+}
+
+// FastAPI/Flask apps are found by their assignment: `app = FastAPI(`.
+void detect_entrypoint(const fs::path& root, PythonProject& py,
+                       const std::vector<std::pair<std::string, std::string>>& scripts,
+                       std::vector<Evidence>& evidence) {
+  if (!scripts.empty() && !py.installable) {
+    // Without a [build-system] nothing installs the script; call its target.
+    const std::string& target = scripts.front().second;
+    const auto colon = target.find(':');
+    const std::string module = target.substr(0, colon);
+    const std::string call = colon == std::string::npos ? "" : target.substr(colon + 1);
+    py.cmd = {"python", "-c",
+              "import " + module + (call.empty() ? "" : "; " + module + "." + call + "()")};
+    py.cmd_source = "pyproject.toml scripts";
+    evidence.push_back(
+        {"pyproject.toml", "entrypoint: the script '" + scripts.front().first + "' (" + target +
+                               "), called directly: without a [build-system] it is not installed"});
+    return;
+  }
+  if (!scripts.empty()) {
+    py.cmd = {scripts.front().first};
+    py.cmd_source = "pyproject.toml scripts";
+    evidence.push_back(
+        {"pyproject.toml",
+         "entrypoint: the script '" + scripts.front().first + "'" +
+             (scripts.size() > 1
+                  ? " (the first of " + std::to_string(scripts.size()) + "; --cmd picks another)"
+                  : "")});
+    return;
+  }
+  static const std::regex kFastApi(R"(^\s*([A-Za-z_]\w*)\s*(:[^=]*)?=\s*(fastapi\.)?FastAPI\s*\()");
+  static const std::regex kFlask(R"(^\s*([A-Za-z_]\w*)\s*(:[^=]*)?=\s*(flask\.)?Flask\s*\()");
+  static const std::regex kStreamlit(R"(^\s*(import|from)\s+streamlit\b)");
+  static const std::regex kGradio(R"(^\s*(import|from)\s+gradio\b)");
+  // Every candidate is read for an app a server runs before any is run as a
+  // plain script: main.py may be a CLI beside the real server in app.py.
+  static const char* const kCandidates[] = {"app/main.py", "main.py",  "app.py",
+                                            "server.py",   "serve.py", "streamlit_app.py",
+                                            "demo.py",     "train.py"};
+  for (const char* candidate : kCandidates) {
+    const fs::path path = root / candidate;
+    if (!regular_or_absent(path)) continue;
+    std::string module = candidate;
+    module.resize(module.size() - 3);
+    std::replace(module.begin(), module.end(), '/', '.');
+    std::istringstream lines(read_text(path));
+    std::string line;
+    int number = 0;
+    while (std::getline(lines, line)) {
+      ++number;
+      // Only short lines that mention an app are worth a regular expression
+      // (libstdc++'s recurses per character).
+      if (line.size() > 1000 ||
+          (line.find("FastAPI") == std::string::npos && line.find("Flask") == std::string::npos &&
+           line.find("streamlit") == std::string::npos && line.find("gradio") == std::string::npos))
+        continue;
+      std::smatch m;
+      const std::string where = std::string(candidate) + ":" + std::to_string(number);
+      if (std::regex_search(line, m, kFastApi)) {
+        py.port = 8000;
+        py.cmd = {"uvicorn", module + ":" + m[1].str(), "--host", "0.0.0.0", "--port", "8000"};
+        py.cmd_source = where;
+        evidence.push_back({where, "a FastAPI app, served by uvicorn on port 8000"});
+        if (!depends_on(py, "uvicorn"))
+          evidence.push_back({where,
+                              "warning: uvicorn is not among the dependencies; add it, or "
+                              "the container will not start"});
+        return;
+      }
+      if (std::regex_search(line, m, kFlask)) {
+        py.port = 8000;
+        if (depends_on(py, "gunicorn")) {
+          py.cmd = {"gunicorn", "--bind", "0.0.0.0:8000", module + ":" + m[1].str()};
+          evidence.push_back({where, "a Flask app, served by gunicorn on port 8000"});
+        } else {
+          // Flask's own server listens on 127.0.0.1 unless told otherwise.
+          py.cmd = {"flask",  "--app", module + ":" + m[1].str(), "run", "--host", "0.0.0.0",
+                    "--port", "5000"};
+          py.port = 5000;
+          evidence.push_back(
+              {where,
+               "a Flask app on Flask's development server, port 5000 (add gunicorn to "
+               "the dependencies to serve it properly)"});
+        }
+        py.cmd_source = where;
+        return;
+      }
+      if (std::regex_search(line, kStreamlit)) {
+        // Streamlit binds every interface by default, but saying so keeps
+        // the CMD honest; its port is 8501.
+        py.port = 8501;
+        py.cmd = {"streamlit",
+                  "run",
+                  candidate,
+                  "--server.address=0.0.0.0",
+                  "--server.port=8501",
+                  "--server.headless=true"};
+        py.cmd_source = where;
+        evidence.push_back({where, "a Streamlit app, served by streamlit run on port 8501"});
+        return;
+      }
+      if (std::regex_search(line, kGradio)) {
+        // Gradio's launch() listens on 127.0.0.1 unless GRADIO_SERVER_NAME
+        // says otherwise, which no port mapping can reach.
+        py.port = 7860;
+        py.cmd = {"python", candidate};
+        py.env = {"GRADIO_SERVER_NAME=0.0.0.0", "GRADIO_SERVER_PORT=7860"};
+        py.cmd_source = where;
+        evidence.push_back(
+            {where,
+             "a Gradio app on port 7860, told by GRADIO_SERVER_NAME to listen on every "
+             "interface"});
+        return;
+      }
+    }
+  }
+  for (const char* candidate : kCandidates) {
+    if (!regular_or_absent(root / candidate)) continue;
+    py.cmd = {"python", candidate};
+    py.cmd_source = candidate;
+    evidence.push_back({candidate, "entrypoint: python " + std::string(candidate)});
+    return;
+  }
+  // A package run as `python -m pkg`, or notebooks served by Jupyter Lab.
+  std::vector<std::string> packages;
+  std::vector<std::string> notebooks;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    const std::string name = e.path().filename().string();
+    std::error_code type_ec;
+    if (e.is_directory(type_ec) && name[0] != '.' && kSkippedDirs.count(name) == 0 &&
+        regular_or_absent(e.path() / "__main__.py"))
+      packages.push_back(name);
+    if (e.path().extension() == ".ipynb" && e.is_regular_file(type_ec)) notebooks.push_back(name);
+  }
+  std::sort(packages.begin(), packages.end());
+  std::sort(notebooks.begin(), notebooks.end());
+  if (!packages.empty()) {
+    py.cmd = {"python", "-m", packages.front()};
+    py.cmd_source = packages.front() + "/__main__.py";
+    evidence.push_back({py.cmd_source, "entrypoint: python -m " + packages.front()});
+    return;
+  }
+  if (!notebooks.empty()) {
+    py.port = 8888;
+    py.cmd = {"jupyter", "lab", "--ip=0.0.0.0", "--port=8888", "--no-browser"};
+    py.cmd_source = notebooks.front();
+    evidence.push_back(
+        {notebooks.front(), std::to_string(notebooks.size()) +
+                                " notebook(s): Jupyter Lab on port 8888 (its login token is in the "
+                                "container's log)"});
+    if (!depends_on(py, "jupyterlab") && !depends_on(py, "jupyter"))
+      evidence.push_back({notebooks.front(),
+                          "warning: jupyterlab is not among the dependencies; add it, or the "
+                          "container will not start"});
+  }
+}
+
+std::string read_python_version_file(const fs::path& root) {
+  const fs::path path = root / ".python-version";
+  if (!regular_or_absent(path)) return "";
+  std::string text(trim(read_text(path)));
+  const auto newline = text.find('\n');
+  if (newline != std::string::npos) text = trim(text.substr(0, newline));
+  if (const auto dash = text.rfind('-'); dash != std::string::npos) text = text.substr(dash + 1);
+  return major_minor(text);
+}
+
+}  // namespace imgsmith::gen

@@ -1,0 +1,128 @@
+// What the pieces of project detection share and nothing else in gen needs:
+// the walk over the project and the reading of its files (detect_walk.cpp),
+// the Python project's files (detect_requirements.cpp, detect_pyproject.cpp,
+// detect_entrypoint.cpp), CMake's commands (cmake_lexer.cpp) and the CUDA
+// C/C++ project (detect_cuda_cpp.cpp). detect.cpp puts them together.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gen_internal.hpp"
+#include "imgsmith/gen/gen.hpp"
+
+namespace imgsmith::gen {
+
+// ----- the project walk (detect_walk.cpp) ---------------------------------
+
+// Directories that never hold the project's own sources.
+extern const std::set<std::string> kSkippedDirs;
+// The walk stops after this many entries.
+inline constexpr std::size_t kMaxEntries = 50000;
+
+// "a directory", "a FIFO (named pipe)"...: what a path that is not a
+// regular file is, for messages.
+std::string kind_of(const std::filesystem::file_status& status);
+// True for a regular file, false when nothing is there; throws InputError
+// for anything else by that name.
+bool regular_or_absent(const std::filesystem::path& path);
+// The whole file; throws InputError, naming it, when it cannot be read.
+std::string read_text(const std::filesystem::path& path);
+std::string relative_to_root(const std::filesystem::path& path, const std::filesystem::path& root);
+// True when a directory of the path holds tests, examples or benchmarks.
+bool is_test_path(const std::string& rel);
+// The project directory's name as a Docker image name ("app" when none fits).
+std::string image_name(const std::filesystem::path& dir);
+
+struct Walk {
+  std::vector<std::filesystem::path> cuda_sources;  // *.cu, *.cuh
+  std::vector<std::filesystem::path> cpp_sources;   // *.cpp, *.cc, *.cxx
+  std::vector<std::filesystem::path> cmake_lists;   // every CMakeLists.txt, top first
+  bool truncated = false;
+};
+
+Walk walk_project(const std::filesystem::path& root);
+
+// ----- requirements files (detect_requirements.cpp) -----------------------
+
+// The requirements files that install the app, relative to the project.
+std::vector<std::string> choose_requirements(const std::filesystem::path& root,
+                                             const std::string& chosen,
+                                             std::vector<Evidence>& evidence);
+// Reads `files` as pip would, following their -r and -c includes, into `py`.
+void read_requirements(const std::filesystem::path& root, const std::vector<std::string>& files,
+                       PythonProject& py, std::vector<Evidence>& evidence,
+                       BuildContext& build_context);
+
+// ----- pyproject.toml, lock files, conda (detect_pyproject.cpp) -----------
+
+// A dependency that pyproject.toml installs from a local directory:
+// [tool.uv.sources] name = { path = "../../libs/common" }, or Poetry's
+// name = { path = "../../libs/common", develop = true }.
+struct PathSource {
+  std::string name;   // PEP 503
+  std::string path;   // as written, relative to the project
+  int line = 0;       // in pyproject.toml
+  std::string table;  // "[tool.uv.sources]"
+};
+
+// Reads pyproject.toml into `py`, its dependencies only when `use_deps`;
+// false when it describes no Python project.
+bool read_pyproject(const std::filesystem::path& root, PythonProject& py,
+                    std::vector<Evidence>& evidence,
+                    std::vector<std::pair<std::string, std::string>>& scripts, bool use_deps,
+                    std::vector<PathSource>& path_sources);
+// Replaces py's requirements with what the lock file (uv.lock, poetry.lock) pins.
+void read_lock(const std::filesystem::path& root, const std::string& lock, PythonProject& py);
+
+// A conda environment file, read as far as gen needs: its conda packages,
+// its Python, and whether it has a pip: section. YAML in the shape conda
+// writes (`dependencies:` then `- name=version` items).
+struct CondaEnvironment {
+  std::string file;
+  int dependencies_line = 0;
+  std::vector<std::pair<std::string, int>> conda_packages;  // name, line (python and pip left out)
+  std::string python;                                       // "3.10"
+  int pip_packages = 0;
+};
+
+std::optional<CondaEnvironment> read_conda_environment(const std::filesystem::path& root);
+
+// ----- the entrypoint (detect_entrypoint.cpp) -----------------------------
+
+// True when the project's requirements name the package.
+bool depends_on(const PythonProject& py, const std::string& name);
+// Sets py's command (and port, environment) from its scripts or its sources.
+void detect_entrypoint(const std::filesystem::path& root, PythonProject& py,
+                       const std::vector<std::pair<std::string, std::string>>& scripts,
+                       std::vector<Evidence>& evidence);
+// The X.Y .python-version names; "" without one.
+std::string read_python_version_file(const std::filesystem::path& root);
+
+// ----- CMake's commands (cmake_lexer.cpp) ---------------------------------
+
+// The text without its # comments (a # inside "quotes" stays).
+std::string strip_cmake_comments(const std::string& text);
+
+// One CMake command invocation: its lower-cased name and its arguments,
+// split on whitespace ("quoted strings" kept whole, quotes removed).
+struct CMakeCommand {
+  std::string name;
+  std::vector<std::string> args;
+  int line = 0;  // where the command starts, for messages
+};
+
+std::vector<CMakeCommand> cmake_commands(const std::string& text);
+
+// ----- CUDA C/C++ projects (detect_cuda_cpp.cpp) --------------------------
+
+std::optional<CudaCppProject> detect_cuda_cpp(const std::filesystem::path& root, const Walk& walk,
+                                              std::vector<Evidence>& evidence,
+                                              BuildContext& build_context);
+
+}  // namespace imgsmith::gen

@@ -1,0 +1,200 @@
+// The plan for a Python project: the CPU image or a CUDA one, the CUDA
+// release, the OS and the Python, then the install steps and the command.
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "imgsmith/util/error.hpp"
+#include "plan_internal.hpp"
+
+namespace imgsmith::gen {
+
+std::string Decider::python_for_cpu(const PythonProject& py) {
+  if (!options_.python.empty()) return options_.python;
+  if (py.python_constraint.empty()) return tables_.preferred_python;
+  if (python_satisfies(tables_.preferred_python, py.python_constraint))
+    return tables_.preferred_python;
+  for (auto it = tables_.known_python.rbegin(); it != tables_.known_python.rend(); ++it)
+    if (python_satisfies(*it, py.python_constraint)) return *it;
+  throw InputError(py.python_constraint_source + " asks for Python " + py.python_constraint +
+                   ", which matches none gen knows (" + join(tables_.known_python, ", ") +
+                   "); pass --python 3.X");
+}
+
+// Picks the OS and the Python together: the OS's own Python when it fits,
+// since it costs nothing extra, else uv's managed build of the one asked for.
+void Decider::choose_gpu_python(const PythonProject& py, const CudaRelease& release) {
+  auto fits = [&](const std::string& version) {
+    if (!options_.python.empty()) return version == options_.python;
+    return py.python_constraint.empty() || python_satisfies(version, py.python_constraint);
+  };
+  std::vector<std::string> candidates;
+  if (!options_.os.empty())
+    candidates.push_back(choose_os(release));
+  else
+    for (const auto& os : tables_.os_preference)
+      if (contains(release.os, os)) candidates.push_back(os);
+  if (options_.base.empty())
+    for (const auto& os : candidates)
+      if (fits(tables_.os.at(os).python)) {
+        plan_.os = os;
+        plan_.python = tables_.os.at(os).python;
+        decide(plan_.os, "Python " + plan_.python + ": the OS's own, installed with apt");
+        return;
+      }
+  plan_.os = candidates.empty() ? choose_os(release) : candidates.front();
+  plan_.managed_python = true;
+  if (!options_.python.empty()) {
+    plan_.python = options_.python;
+  } else if (py.python_constraint.empty()) {
+    plan_.python = tables_.os.at(plan_.os).python;
+  } else if (python_satisfies(tables_.preferred_python, py.python_constraint)) {
+    // The newest Python is not the safest: frameworks publish wheels for
+    // it last. The preferred one first, when the project accepts it.
+    plan_.python = tables_.preferred_python;
+  } else {
+    for (auto it = tables_.known_python.rbegin();
+         it != tables_.known_python.rend() && plan_.python.empty(); ++it)
+      if (python_satisfies(*it, py.python_constraint)) plan_.python = *it;
+    if (plan_.python.empty())
+      throw InputError(py.python_constraint_source + " asks for Python " + py.python_constraint +
+                       ", which matches none gen knows (" + join(tables_.known_python, ", ") +
+                       "); pass --python 3.X");
+  }
+  decide(plan_.os, "Python " + plan_.python + ": uv's managed build in /opt/python" +
+                       (options_.base.empty()
+                            ? ", since " + plan_.os + " ships " + tables_.os.at(plan_.os).python
+                            : ", since the --base image's own Python is unknown"));
+}
+
+void Decider::python(const PythonProject& py) {
+  GpuNeeds g = python_needs(py);
+  // Detection's doubts that would stop the container are warnings, not
+  // only --explain lines.
+  for (const auto& e : project_.evidence)
+    if (e.text.rfind("warning: ", 0) == 0)
+      plan_.warnings.push_back(e.source + ": " + e.text.substr(9));
+  const bool forced = options_.flavor != "auto" || !options_.base.empty();
+  if (g.need == Need::None && !forced) {
+    plan_.kind = "python-cpu";
+    plan_.template_name = "cpu-python";
+    plan_.python = python_for_cpu(py);
+    if (!contains(tables_.known_python, plan_.python))
+      throw InputError("--python " + plan_.python + ": gen knows " +
+                       join(tables_.known_python, ", "));
+    const std::string image =
+        std::regex_replace(tables_.cpu_image, std::regex(R"(\{version\})"), plan_.python);
+    plan_.final_image = plan_.builder_image = mirrored(image, options_.registry_mirror);
+    plan_.why_base.push_back(std::string("No GPU: nothing in this project uses one") +
+                             (g.cpu_torch ? " (torch is the CPU build)" : "") +
+                             ", so the image has no CUDA at all.");
+    plan_.why_base.push_back("Final stage on " + plan_.final_image + ".");
+    if (!options_.cuda.empty() || options_.cudnn)
+      plan_.warnings.push_back(
+          "--cuda/--cudnn ignored: nothing in this project uses a GPU; pass "
+          "--flavor base or runtime to build on CUDA anyway.");
+    decide(".", "CPU image: no dependency needs a GPU");
+    if (project_.has_cuda_sources)
+      plan_.warnings.push_back(
+          "the project has CUDA sources, but no dependency needs a GPU, so the CPU image has "
+          "no nvcc to build them; pass --flavor base or runtime to build on CUDA");
+    if (options_.probe)
+      decide(".", "no probe: the image uses no GPU, so there is nothing to check");
+    size_class(" plus the dependencies");
+  } else {
+    plan_.kind = "python-gpu";
+    plan_.gpu = true;
+    if (g.need == Need::None) {
+      plan_.warnings.push_back(
+          "nothing in this project uses a GPU, yet a CUDA image was asked for; the CPU image "
+          "would be smaller (run gen without --flavor/--base).");
+      g.need = Need::Bundled;
+    }
+    std::string cuda;
+    std::string why;
+    if (g.torch != nullptr) {
+      cuda = torch_cuda(py, *g.torch);
+      why = "torch's CUDA build";
+    } else if (!options_.cuda.empty()) {
+      cuda = options_.cuda;
+      why = "--cuda";
+      decide("--cuda", "CUDA " + options_.cuda + ", as asked");
+    } else if (!g.cuda.empty() && g.need == Need::Bundled &&
+               g.cuda.find('.') == std::string::npos) {
+      // The wheels bring their own CUDA libraries and need only a driver
+      // of their major (minor-version compatibility); the image's
+      // NVIDIA_REQUIRE_CUDA is the only other demand, so the lowest
+      // release of that major runs on the most hosts.
+      cuda = lowest_of_major(g.cuda);
+      why = g.cuda_source;
+      decide(g.cuda_source, "CUDA " + cuda + ": its wheels bring their own CUDA " + g.cuda +
+                                " libraries, so the "
+                                "lowest CUDA " +
+                                g.cuda + " image (the oldest driver) is enough");
+    } else if (!g.cuda.empty()) {
+      cuda = cuda_for_major(g.cuda);
+      why = g.cuda_source;
+      decide(g.cuda_source, "CUDA " + cuda + ": what its build expects");
+    } else {
+      cuda = tables_.default_cuda;
+      why = "gen's default";
+      decide("data/cuda-images.json",
+             "CUDA " + cuda + ": gen's default; set --cuda to match your framework's build");
+    }
+    const bool cudnn_wanted = g.need == Need::SystemCudnn || options_.cudnn;
+    const CudaRelease& release =
+        cudnn_wanted && g.cudnn != 0
+            ? release_with_cudnn(cuda, why, g.cudnn, g.cudnn_source, why == "--cuda")
+            : release_for(cuda, why);
+    const std::string names = join(g.reasons, ", ");
+    const bool plural = g.reasons.size() > 1;
+    std::vector<std::string> reasons;
+    if (g.need == Need::Bundled)
+      reasons.push_back(names + (plural ? " bring their" : " brings its") +
+                        " own CUDA libraries as pip wheels, so runtime's would go unused");
+    else if (g.need == Need::System)
+      reasons.push_back(names + (plural ? " load" : " loads") +
+                        " CUDA libraries (cuBLAS and others) from the system");
+    else
+      reasons.push_back(names + (plural ? " load" : " loads") +
+                        " CUDA and cuDNN libraries from the system");
+    choose_flavor(g.need, reasons, g.torch != nullptr);
+    choose_gpu_python(py, release);
+    set_images(release, project_.has_cuda_sources || py.cuda_extension);
+    plan_.probe = options_.probe;
+    std::string extra = " plus the dependencies";
+    if (g.torch != nullptr)
+      extra = " plus torch with its CUDA wheels (" + tables_.frameworks.at("torch").size + ")";
+    size_class(extra);
+  }
+  python_install(py);
+  if (!extras_.empty() && plan_.install_mode == "requirements" && plan_.install_project) {
+    // -r files do not name the extras: pip resolves them with the project_.
+    plan_.project_install_args = "'.[" + join(extras_, ",") + "]'";
+    decide(options_.policy_source + " extras",
+           "installs the project with its extras " + join(extras_, ", "));
+  } else if (!extras_.empty()) {
+    decide(options_.policy_source + " extras",
+           "the extras " + join(extras_, ", ") + " are installed with the dependencies");
+  }
+  if (py.cuda_extension) cuda_extension(py);
+  package_sources(py);
+  runtime_compiler(g);
+  if (!options_.cmd.empty()) {
+    plan_.cmd = options_.cmd;
+    decide("--cmd", "runs " + join(options_.cmd, " "));
+  } else if (!py.cmd.empty()) {
+    plan_.cmd = py.cmd;
+  } else {
+    throw InputError(
+        project_.dir.string() +
+        ": found no entrypoint. gen looked for [project_.scripts], app/main.py, main.py, app.py, "
+        "server.py, serve.py, streamlit_app.py, demo.py, train.py, a package with __main__.py "
+        "and notebooks; pass the command with --cmd 'python -m yourpackage'");
+  }
+  plan_.port = py.port;
+  plan_.env = py.env;
+  if (options_.port != 0) use_port(options_.cmd.empty());
+}
+
+}  // namespace imgsmith::gen

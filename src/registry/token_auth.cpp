@@ -1,0 +1,164 @@
+// Authentication as a registry asks for it in its 401 answer: a user name
+// and password (Basic), or a token from its token service (Bearer), kept
+// until it is about to expire.
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "client.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/util/text.hpp"
+
+namespace imgsmith::registry {
+namespace {
+
+using nlohmann::json;
+
+std::string host_of_url(const std::string& url) {
+  std::string rest = url.substr(url.find("://") == std::string::npos ? 0 : url.find("://") + 3);
+  return rest.substr(0, rest.find_first_of("/?#"));
+}
+
+std::string percent_encode(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> parse_challenge(const std::string& header) {
+  std::map<std::string, std::string> out;
+  std::size_t i = header.find(' ');
+  out["scheme"] = to_lower(header.substr(0, i));
+  while (i != std::string::npos && i < header.size()) {
+    while (i < header.size() && (header[i] == ' ' || header[i] == ',')) ++i;
+    const auto eq = header.find('=', i);
+    if (eq == std::string::npos) break;
+    const std::string key = to_lower(header.substr(i, eq - i));
+    std::string value;
+    i = eq + 1;
+    if (i < header.size() && header[i] == '"') {
+      ++i;
+      while (i < header.size() && header[i] != '"') {
+        if (header[i] == '\\' && i + 1 < header.size()) ++i;
+        value += header[i++];
+      }
+      ++i;
+    } else {
+      const auto end = header.find(',', i);
+      value = header.substr(i, end == std::string::npos ? std::string::npos : end - i);
+      i = end;
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+std::string Client::authorization(const std::map<std::string, std::string>& challenge,
+                                  const std::string& what) const {
+  const auto field = [&](const char* k) {
+    const auto it = challenge.find(k);
+    return it == challenge.end() ? std::string() : it->second;
+  };
+  const std::string scheme = field("scheme");
+  const std::string basic =
+      credentials_.present() && credentials_.helper.empty()
+          ? "Authorization: Basic " +
+                base64_encode(credentials_.username + ":" + credentials_.password)
+          : "";
+  auto needs_credentials = [&](const std::string& why) -> InputError {
+    if (credentials_.helper == "identity-token")
+      return InputError(
+          what + ": " + ref_.registry + " " + why + ", and " + credentials_.source +
+          " holds only an identity token (an OAuth refresh token) for it, which imgsmith does not "
+          "exchange; store a user name and password or an access token in auths");
+    if (!credentials_.helper.empty())
+      return InputError(what + ": " + ref_.registry + " " + why +
+                        ", and its credentials are kept by the credential "
+                        "helper docker-credential-" +
+                        credentials_.helper +
+                        ", which imgsmith does not run; put them "
+                        "in config.json's auths (docker login with no credsStore) or use a "
+                        "DOCKER_CONFIG that has them");
+    return InputError(what + ": " + ref_.registry + " " + why +
+                      " and no credentials for it were found" +
+                      (credentials_.source.empty() ? "" : " in " + credentials_.source) +
+                      "; log in first (docker login " + ref_.registry + ")");
+  };
+  if (scheme == "basic") {
+    if (basic.empty()) throw needs_credentials("asks for a user name and password");
+    std::lock_guard<std::mutex> lock(auth_lock_);
+    auth_header_ = basic;
+    auth_expires_ = std::chrono::steady_clock::time_point::max();
+    return basic;
+  }
+  if (scheme != "bearer" || field("realm").empty())
+    throw InputError(what + ": " + ref_.registry +
+                     " asks for authentication imgsmith does not know ('" + scheme + "')");
+  std::string scope = field("scope");
+  if (scope.empty()) scope = "repository:" + ref_.repository + ":pull";
+  std::string url = field("realm");
+  url += (url.find('?') == std::string::npos ? "?" : "&");
+  url += "scope=" + percent_encode(scope);
+  if (!field("service").empty()) url += "&service=" + percent_encode(field("service"));
+  const std::string realm_host = host_of_url(url);
+  const bool realm_plain = url.rfind("http://", 0) == 0;
+  if (url.rfind("https://", 0) != 0 && !realm_plain)
+    throw InputError(what + ": the token realm " + field("realm") + " is not an http(s) URL");
+  // Credentials go in clear text only to a host the user called insecure.
+  if (realm_plain && !basic.empty() && !insecure_host(realm_host))
+    throw InputError(
+        what + ": " + ref_.registry + " sends its token requests to " + field("realm") +
+        " over plain HTTP; imgsmith will not send the credentials there (--insecure-registry " +
+        realm_host + " allows it)");
+  Request token_request{
+      url, {}, !insecure_host(realm_host), false, what + " (token from " + field("realm") + ")",
+      ""};
+  if (!basic.empty()) token_request.headers.push_back(basic);
+  const Http::Response r = http_.fetch(token_request, kErrorBodyLimit);
+  if (r.status == 401 || r.status == 403) {
+    if (basic.empty())
+      throw needs_credentials("gives no anonymous token (" + std::to_string(r.status) + ")");
+    throw InputError(what + ": the token service " + field("realm") +
+                     " refused the credentials for " + ref_.registry + " in " +
+                     credentials_.source + " (" + std::to_string(r.status) +
+                     "); log in again (docker login " + ref_.registry + ")");
+  }
+  if (r.status != 200)
+    throw InputError(what + ": the token service " + field("realm") + " answered " +
+                     std::to_string(r.status));
+  json doc;
+  try {
+    doc = json::parse(r.body);
+  } catch (const json::exception&) {
+    throw InputError(what + ": the token service " + field("realm") +
+                     " answered with something that is not JSON");
+  }
+  std::string token = doc.value("token", "");
+  if (token.empty()) token = doc.value("access_token", "");
+  if (token.empty())
+    throw InputError(what + ": the token service " + field("realm") + " gave no token");
+  long lifetime = 60;
+  if (const auto e = doc.find("expires_in"); e != doc.end() && e->is_number_integer())
+    lifetime = std::clamp(e->get<long>(), 5L, 86400L);
+  const std::string header = "Authorization: Bearer " + token;
+  std::lock_guard<std::mutex> lock(auth_lock_);
+  auth_header_ = header;
+  // Renewed a little early, so a long download never starts on a dying token.
+  auth_expires_ =
+      std::chrono::steady_clock::now() + std::chrono::seconds(std::max(5L, lifetime - 10));
+  return header;
+}
+
+}  // namespace imgsmith::registry
