@@ -2,6 +2,7 @@
 // cannot, the first cause, said in one line with its fix.
 #include <dirent.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -119,6 +120,8 @@ void query_nvml(Report& r) {
         n.nvmlDeviceGetMemoryInfo(h, &mem) == NVML_SUCCESS) {
       d.memory_total = mem.total;
       d.memory_used = mem.used;
+      d.memory_free = mem.free;
+      d.has_free = true;
     }
     nvmlUtilization_t util{};
     unsigned temp = 0;
@@ -231,6 +234,75 @@ void run_checks(Report& r) {
     r.devices.push_back(d);
   }
   query_nvml(r);
+}
+
+namespace {
+
+bool parse_bytes(const std::string& text, unsigned long long& out) {
+  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  out = std::stoull(text);
+  return true;
+}
+
+std::string gigabytes(unsigned long long bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GB", static_cast<double>(bytes) / 1e9);
+  return buf;
+}
+
+}  // namespace
+
+void check_model_vram(Report& r) {
+  Report::Vram& v = r.vram;
+  const std::string need = env("IMGSMITH_MODEL_VRAM");
+  if (need.empty()) return;
+  if (!parse_bytes(need, v.need) || v.need == 0) {
+    r.notes.push_back("IMGSMITH_MODEL_VRAM='" + need +
+                      "' is not a byte count; the model's need is not checked");
+    v.need = 0;
+    return;
+  }
+  // "bf16:N,int8:N,int4:N"
+  const std::string list = env("IMGSMITH_MODEL_VRAM_BY_PRECISION");
+  for (std::size_t at = 0; at < list.size();) {
+    const std::size_t end = std::min(list.find(',', at), list.size());
+    const std::string item = list.substr(at, end - at);
+    const std::size_t colon = item.find(':');
+    unsigned long long bytes = 0;
+    if (colon != std::string::npos && parse_bytes(item.substr(colon + 1), bytes))
+      v.by_precision.emplace_back(item.substr(0, colon), bytes);
+    at = end + 1;
+  }
+  if (r.status != Status::Ok || r.devices.empty()) return;  // no GPU: said already
+  const Device& d = r.devices.front();
+  if (!d.has_free) {
+    v.line = "the model needs " + gigabytes(v.need) +
+             "; GPU 0's free memory is unknown (no NVML), " +
+             (d.memory_total >= v.need ? "its total " + gigabytes(d.memory_total) + " would hold it"
+                                       : "and its total " + gigabytes(d.memory_total) + " is less");
+    v.checked = d.memory_total > 0 && d.memory_total < v.need;
+    v.fits = !v.checked;
+    return;
+  }
+  v.checked = true;
+  v.free = d.memory_free;
+  v.fits = d.memory_free >= v.need;
+  const std::string gpu = "GPU 0 (" + d.name + ") has " + gigabytes(d.memory_free) + " free";
+  if (v.fits) {
+    v.line = "the model needs " + gigabytes(v.need) + "; " + gpu + ": fits, " +
+             gigabytes(d.memory_free - v.need) + " to spare";
+    return;
+  }
+  std::string advice;
+  for (const auto& [precision, bytes] : v.by_precision)
+    if (bytes <= d.memory_free) {
+      advice = "; at " + precision + " it would need " + gigabytes(bytes) + " and fit";
+      break;
+    }
+  v.line = "the model needs " + gigabytes(v.need) + "; " + gpu + ": does not fit" +
+           (advice.empty() ? "; use a GPU with at least " + gigabytes(v.need) + " free" : advice) +
+           " (another process may hold GPU memory: nvidia-smi shows which)";
 }
 
 }  // namespace probe

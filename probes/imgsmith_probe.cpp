@@ -33,29 +33,35 @@ namespace {
 constexpr const char* kVersion = IMGSMITH_VERSION;  // from CMake: imgsmith's project() version
 constexpr int kExitUsage = 2;
 constexpr int kExitNoGpu = 3;
+constexpr int kExitModelTooBig = 4;
 constexpr int kExitExecFailed = 127;
 
 void usage(FILE* to) {
-  std::fprintf(to,
-               "usage: imgsmith-probe [--json] [--timeout SECONDS] [-- COMMAND [ARGS...]]\n"
-               "\n"
-               "Checks that this container can use its NVIDIA GPU, explains any failure in one\n"
-               "line with the fix, shows each device, then execs COMMAND.\n"
-               "\n"
-               "  --json             also print the report as JSON on stdout (before COMMAND)\n"
-               "  --bench            also measure: host<->device and device bandwidth, FP32,\n"
-               "                     and a CPU-vs-GPU race (a network step, a logistic\n"
-               "                     regression); about two seconds\n"
-               "  --timeout SECONDS  bound the checks (default 10, or IMGSMITH_PROBE_TIMEOUT)\n"
-               "\n"
-               "Environment:\n"
-               "  IMGSMITH_PROBE=warn     report, then run COMMAND (default)\n"
-               "  IMGSMITH_PROBE=require  exit 3 without running COMMAND when no GPU is usable\n"
-               "  IMGSMITH_PROBE=off      run COMMAND at once\n"
-               "  IMGSMITH_PROBE_JSON=PATH  also write the JSON report to PATH\n"
-               "\n"
-               "Exit status: COMMAND's own; without COMMAND, 0 when a GPU is usable, else 3;\n"
-               "3 in require mode when no GPU is usable; 2 bad usage; 127 COMMAND cannot run.\n");
+  std::fprintf(
+      to,
+      "usage: imgsmith-probe [--json] [--timeout SECONDS] [-- COMMAND [ARGS...]]\n"
+      "\n"
+      "Checks that this container can use its NVIDIA GPU, explains any failure in one\n"
+      "line with the fix, shows each device, then execs COMMAND.\n"
+      "\n"
+      "  --json             also print the report as JSON on stdout (before COMMAND)\n"
+      "  --bench            also measure: host<->device and device bandwidth, FP32,\n"
+      "                     and a CPU-vs-GPU race (a network step, a logistic\n"
+      "                     regression); about two seconds\n"
+      "  --timeout SECONDS  bound the checks (default 10, or IMGSMITH_PROBE_TIMEOUT)\n"
+      "\n"
+      "Environment:\n"
+      "  IMGSMITH_PROBE=warn     report, then run COMMAND (default)\n"
+      "  IMGSMITH_PROBE=require  exit 3 without running COMMAND when no GPU is usable\n"
+      "  IMGSMITH_PROBE=off      run COMMAND at once\n"
+      "  IMGSMITH_PROBE_JSON=PATH  also write the JSON report to PATH\n"
+      "  IMGSMITH_MODEL_VRAM=BYTES  the model's GPU memory need (imgsmith gen writes it):\n"
+      "                     checked against GPU 0's free memory\n"
+      "\n"
+      "Exit status: COMMAND's own; without COMMAND, 0 when a GPU is usable, else 3;\n"
+      "3 in require mode when no GPU is usable; 4 in require mode when the model\n"
+      "(IMGSMITH_MODEL_VRAM bytes) does not fit GPU 0's free memory; 2 bad usage;\n"
+      "127 COMMAND cannot run.\n");
 }
 
 [[noreturn]] void exec_command(char** argv) {
@@ -143,6 +149,7 @@ int main(int argc, char** argv) {
            "driver start-up");
     }
   }
+  check_model_vram(report);
   std::string bench_lines;
   if (bench) {
     const bool usable = report.status == Status::Ok && !report.devices.empty();
@@ -177,6 +184,7 @@ int main(int argc, char** argv) {
   std::fflush(stderr);
   const bool usable = report.status == Status::Ok;
   if (mode == "require" && !usable) ::_exit(kExitNoGpu);
+  if (mode == "require" && report.vram.checked && !report.vram.fits) ::_exit(kExitModelTooBig);
   if (command != nullptr) exec_command(command);
   ::_exit(usable ? 0 : kExitNoGpu);
 }

@@ -16,6 +16,8 @@ struct Device {
   int index = 0;
   std::string name, uuid, compute_capability;
   unsigned long long memory_total = 0, memory_used = 0;
+  unsigned long long memory_free = 0;  // NVML's; total - used is not it (reserved memory)
+  bool has_free = false;
   bool has_nvml = false;
   unsigned utilization = 0, temperature = 0;
 };
@@ -37,6 +39,17 @@ struct Report {
   std::vector<std::string> notes;
   std::string visible_nvidia, visible_cuda;
   std::string bench_json = "null";
+  // IMGSMITH_MODEL_VRAM: the model's need against GPU 0's free memory.
+  struct Vram {
+    unsigned long long need = 0;  // 0: no model to check
+    // IMGSMITH_MODEL_VRAM_BY_PRECISION "bf16:N,int8:N,int4:N": what a
+    // lower precision would need, for the advice.
+    std::vector<std::pair<std::string, unsigned long long>> by_precision;
+    bool checked = false;  // a GPU's free memory was known
+    bool fits = true;
+    unsigned long long free = 0;
+    std::string line;  // the verdict, in one line
+  } vram;
   double elapsed_ms = 0;
 };
 
@@ -63,6 +76,9 @@ bool open_nvml(Nvml& n);
 void fail(Report& r, Status status, std::string reason, std::string fix);
 // The device nodes, the driver, the image's CUDA against it, each device.
 void run_checks(Report& r);
+// The model's need (IMGSMITH_MODEL_VRAM) against GPU 0's free memory,
+// after run_checks; nothing when no need is set.
+void check_model_vram(Report& r);
 
 // ----- the report (report_output.cpp) ------------------------------------
 

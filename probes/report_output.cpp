@@ -69,7 +69,15 @@ std::string to_json(const Report& r) {
   for (std::size_t i = 0; i < r.notes.size(); ++i) o += (i ? "," : "") + json_string(r.notes[i]);
   char ms[32];
   std::snprintf(ms, sizeof ms, "%.1f", r.elapsed_ms);
-  o += "],\"bench\":" + r.bench_json + ",\"elapsed_ms\":" + std::string(ms) + "}";
+  if (r.vram.need > 0)
+    o += "],\"vram\":{\"need_bytes\":" + std::to_string(r.vram.need) + ",\"free_bytes\":" +
+         (r.vram.checked && r.vram.free > 0 ? std::to_string(r.vram.free) : "null") +
+         ",\"checked\":" + (r.vram.checked ? "true" : "false") +
+         ",\"fits\":" + (r.vram.fits ? "true" : "false") + ",\"line\":" + json_string(r.vram.line) +
+         "}";
+  else
+    o += "],\"vram\":null";
+  o += ",\"bench\":" + r.bench_json + ",\"elapsed_ms\":" + std::string(ms) + "}";
   return o;
 }
 
@@ -92,6 +100,9 @@ void print_human(const Report& r) {
     if (d.has_nvml) std::fprintf(stderr, ", %u%% busy, %u C", d.utilization, d.temperature);
     std::fprintf(stderr, "\n");
   }
+  if (!r.vram.line.empty())
+    std::fprintf(stderr, "imgsmith-probe: %s%s\n",
+                 r.vram.fits ? "" : "vram: ", r.vram.line.c_str());
   for (const auto& n : r.notes) std::fprintf(stderr, "imgsmith-probe: note: %s\n", n.c_str());
 }
 

@@ -50,7 +50,8 @@ int run_gen(GenArgs args) {
   if (args.options.flavor.empty()) args.options.flavor = "auto";
   args.options.runtime_compiler = !args.no_runtime_compiler;
   const fs::path dir = args.dir;
-  const gen::Project project = gen::detect_project(dir, args.requirements, args.context);
+  gen::Project project = gen::detect_project(dir, args.requirements, args.context);
+  project.models = gen::detect_models(dir, args.options.models);
   const gen::Plan plan = gen::make_plan(project, args.options);
   const gen::Rendered files = gen::render_plan(plan);
 
@@ -184,6 +185,11 @@ void register_gen_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 65535));
   cmd->add_option("--cmd", args->cmd,
                   "The command the image runs, e.g. 'python -m app' (default: detected)");
+  cmd->add_option(
+      "--model", args->options.models,
+      "Model weights (a file or folder) to size the GPU for, besides those in the\n"
+      "project; the largest need goes into the image as IMGSMITH_MODEL_VRAM, which the\n"
+      "probe checks against the GPU's free memory at start (repeatable)");
   cmd->add_flag("--no-probe", args->no_probe, "Do not bake in imgsmith-probe as the entrypoint");
   cmd->add_flag("--no-runtime-compiler", args->no_runtime_compiler,
                 "Leave gcc and the Python headers out of the final image, which Triton (vllm,\n"

@@ -192,6 +192,7 @@ Plan Decider::make() {
   else
     throw InputError(project_.dir.string() + ": nothing to build");
   system_packages();
+  models();
   if (plan_.template_name.empty()) plan_.template_name = plan_.flavor;
   if (!options_.probe && plan_.gpu) decide("--no-probe", "no probe: the app is the entrypoint");
   return plan_;

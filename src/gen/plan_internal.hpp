@@ -97,6 +97,8 @@ class Decider {
   // ----- the rest (plan.cpp) -----------------------------------------------
   void use_port(bool detected_command);
   void system_packages();
+  // plan_models.cpp: the models' VRAM, told to the probe.
+  void models();
   PythonProject with_extras(const PythonProject& given);
   void build_context();
   void validate();

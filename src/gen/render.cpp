@@ -8,6 +8,7 @@
 
 #include "gen_internal.hpp"
 #include "imgsmith/gen/gen.hpp"
+#include "imgsmith/util/size.hpp"
 
 namespace imgsmith::gen {
 namespace {
@@ -256,6 +257,16 @@ std::string summary(const Plan& p) {
   line("build", build_command_here(p));
   line("run", run_command(p, "all"));
   if (p.gpu) line("", run_command(p, "'\"device=0\"'") + "   # one GPU of a shared machine");
+  for (const auto& [m, v] : p.models) {
+    // One line a model: its need at each precision, and the smallest GPU
+    // of data/gpus.json it fits on alone.
+    std::string text = m.path + " (" + std::string(model_format_name(m.format)) + "): ";
+    for (const auto& n : v.needs)
+      text += (&n == &v.needs.front() ? "" : ", ") + std::string(precision_name(n.precision)) +
+              " " + format_size(n.total) +
+              (n.fits_on.empty() ? " (no single GPU)" : " (" + n.fits_on.front() + "+)");
+    line("model", text);
+  }
   for (const auto& n : p.notes) s += "note: " + n + "\n";
   for (const auto& w : p.warnings) s += "warning: " + w + "\n";
   return s;

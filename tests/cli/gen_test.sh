@@ -236,5 +236,31 @@ check "with a note of the cost" grep -q "^note: requirements.txt:1 (vllm): Trito
 expect "--no-runtime-compiler" 0 "$bin" gen "$vllm" --stdout --no-runtime-compiler
 check "leaves them out" test -z "$(grep gcc "$tmp/out")"
 
+# Model weights in the project: their need goes into the image for the
+# probe, and the summary has a line a model. The safetensors file is
+# written here to its specification: 600,000 F16 parameters.
+withmodel=$(fresh pytorch-api)
+mkdir -p "$withmodel/model"
+python3 - "$withmodel/model" <<'PY'
+import json, struct, sys
+header = json.dumps({"w": {"dtype": "F16", "shape": [600, 1000], "data_offsets": [0, 1200000]}}).encode()
+with open(sys.argv[1] + "/model.safetensors", "wb") as f:
+    f.write(struct.pack("<Q", len(header)) + header + bytes(1200000))
+PY
+expect "gen sizes the project's model" 0 "$bin" gen "$withmodel"
+check "the image carries the model's need" grep -Eq 'IMGSMITH_MODEL_VRAM=[0-9]+' "$withmodel/Dockerfile"
+check "and what lower precisions would need" grep -q 'IMGSMITH_MODEL_VRAM_BY_PRECISION=bf16:[0-9]*,int8:[0-9]*,int4:[0-9]*' "$withmodel/Dockerfile"
+need=$(grep -Eo 'IMGSMITH_MODEL_VRAM=[0-9]+' "$withmodel/Dockerfile" | cut -d= -f2)
+# 1.2 MB of weights, 20% of it for activations, 512 MiB of CUDA context.
+check "the need is the weights, activations and CUDA context ($need)" test "$need" = $((1200000 + 240000 + 536870912))
+check "the summary has the model" grep -q "model   ./model/model.safetensors (safetensors): stored 538.31 MB (T4+)" "$tmp/out"
+cp -r "$withmodel/model" "$tmp/weights-elsewhere"
+expect "--model names weights outside the project" 0 "$bin" gen "$(fresh pytorch-api)" --model "$tmp/weights-elsewhere" --stdout
+check "their need goes into the Dockerfile" grep -q "IMGSMITH_MODEL_VRAM=$need" "$tmp/out"
+expect "--model that does not exist" 2 "$bin" gen "$(fresh pytorch-api)" --model "$tmp/no-such-model"
+check "it names the path" grep -q -- "--model $tmp/no-such-model: no such file or folder" "$tmp/err"
+expect "--model with no weights in it" 2 "$bin" gen "$(fresh pytorch-api)" --model "$examples/pytorch-api"
+check "it says none were found" grep -q "no model weights found there" "$tmp/err"
+
 echo "gen cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

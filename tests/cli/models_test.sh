@@ -37,6 +37,11 @@ mlp = torch.nn.Sequential(torch.nn.Linear(1024, 1024), torch.nn.ReLU(), torch.nn
 os.makedirs(root + "/models/torch", exist_ok=True)
 torch.save(mlp.state_dict(), root + "/models/torch/mlp.pt")
 expected["/models/torch/mlp.pt"] = {"params": sum(t.numel() for t in mlp.state_dict().values()), "dtype": "F32"}
+# The same checkpoint twice: --hash digests both as their headers are read.
+os.makedirs(root + "/models/copy", exist_ok=True)
+with open(root + "/models/torch/mlp.pt", "rb") as f:
+    put("models/copy/mlp.pt", f.read())
+expected["/models/copy/mlp.pt"] = expected["/models/torch/mlp.pt"]
 torch.save(mlp.to(torch.bfloat16).state_dict(), root + "/models/torch/mlp-bf16.bin")
 expected["/models/torch/mlp-bf16.bin"] = {"params": sum(p.numel() for p in mlp.parameters()), "dtype": "BF16"}
 big = torch.nn.Sequential(torch.nn.Linear(768, 768), torch.nn.Linear(768, 768))
@@ -156,6 +161,13 @@ for path in models:
         print("unexpected model:", path); ok = False
 sys.exit(0 if ok else 1)
 PY
+expect "the same with --hash (the files digested as their headers are read)" 0 "$bin" analyze "$tmp/img.tar" --hash --format json -o "$tmp/hashed.json"
+check "--hash finds the copy and reads the same models" "$py" -c '
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert a["models"] == b["models"]
+assert any(f["id"] == "duplicate-content" for f in b["findings"]), [f["id"] for f in b["findings"]]
+' "$tmp/report.json" "$tmp/hashed.json"
 check "the external-data ONNX counts its initializers from the graph" grep -q '"/models/onnx-ext/model.onnx"' "$tmp/report.json"
 check "bf16/int8/int4 rows for every model with parameters" "$py" -c '
 import json, sys

@@ -1,5 +1,6 @@
 /* A stand-in for libnvidia-ml.so.1, for tests on machines without an
  * NVIDIA GPU. FAKE_NVML_INIT=<nvmlReturn_t> scripts nvmlInit_v2 (default 0);
+ * FAKE_NVML_FREE=<bytes> scripts the free memory (default total - used);
  * the rest answer fixed values: driver 550.54.15, 1 GiB used, 37% busy,
  * 41 C. Built by the tests, found through LD_LIBRARY_PATH, never shipped. */
 #include <stdlib.h>
@@ -30,7 +31,9 @@ int nvmlDeviceGetMemoryInfo(void* handle, memory_t* m) {
   (void)handle;
   m->total = 150754820096ULL;
   m->used = 1073741824ULL;
-  m->free = m->total - m->used;
+  const char* free_bytes = getenv("FAKE_NVML_FREE");
+  m->free = free_bytes != NULL && *free_bytes != '\0' ? strtoull(free_bytes, NULL, 10)
+                                                      : m->total - m->used;
   return 0;
 }
 int nvmlDeviceGetUtilizationRates(void* handle, utilization_t* u) {

@@ -97,6 +97,25 @@ check "NVML mismatch: reboot" grep -q "reboot the host" "$tmp/err"
 run "${withgpu[@]}" FAKE_CUINIT=999 "$probe"
 check "other error by name and number" grep -q "CUDA_ERROR_UNKNOWN (999)" "$tmp/err"
 
+# The model's need (IMGSMITH_MODEL_VRAM, written by gen) against GPU 0's
+# free memory, which the stand-in NVML scripts.
+vram=(IMGSMITH_MODEL_VRAM=14200000000 IMGSMITH_MODEL_VRAM_BY_PRECISION=bf16:14200000000,int8:7300000000,int4:4000000000)
+run "${withgpu[@]}" "${vram[@]}" FAKE_NVML_FREE=22100000000 "$probe" --json
+check "vram: a model that fits says so, with what is left" grep -q "the model needs 14.2 GB; GPU 0 (.*) has 22.1 GB free: fits, 7.9 GB to spare" "$tmp/err"
+check "vram: the JSON report has the verdict" grep -q '"vram":{"need_bytes":14200000000,"free_bytes":22100000000,"checked":true,"fits":true' "$tmp/out"
+run "${withgpu[@]}" "${vram[@]}" FAKE_NVML_FREE=8000000000 "$probe" -- sh -c 'echo app-ran'
+check "vram: a model that does not fit names the precision that would" grep -q "vram: the model needs 14.2 GB; GPU 0 (.*) has 8.0 GB free: does not fit; at int8 it would need 7.3 GB and fit" "$tmp/err"
+check "vram: warn mode still starts the app" test "$(cat "$tmp/out")" = "app-ran"
+run "${withgpu[@]}" "${vram[@]}" FAKE_NVML_FREE=3000000000 IMGSMITH_PROBE=require "$probe" -- sh -c 'echo ran >'"$tmp/ran-vram"
+check "vram: require mode refuses a model that cannot fit, exit 4" test "$status" -eq 4
+check "vram: no precision fits: the least free memory to ask for" grep -q "use a GPU with at least 14.2 GB free" "$tmp/err"
+check "vram: the command did not run" test ! -e "$tmp/ran-vram"
+run "${withgpu[@]}" IMGSMITH_MODEL_VRAM=14GB "$probe" --json
+check "vram: a need that is not a byte count is a note, not a verdict" grep -q "IMGSMITH_MODEL_VRAM='14GB' is not a byte count" "$tmp/err"
+check "vram: no verdict then" grep -q '"vram":null' "$tmp/out"
+run "${nogpu[@]}" "${vram[@]}" "$probe" --json
+check "vram: without a GPU the model is not checked" grep -q '"vram":{"need_bytes":14200000000,"free_bytes":null,"checked":false' "$tmp/out"
+
 # The watchdog: a cuInit that never returns is reported, and the app starts.
 start=$(date +%s%N)
 run "${withgpu[@]}" FAKE_CUINIT_HANG=1 IMGSMITH_PROBE_TIMEOUT=1 "$probe" -- sh -c 'echo started'

@@ -65,8 +65,6 @@ std::uint64_t is_package_database(std::string_view path, std::uint64_t size);
 // first bytes of every file large enough to be model weights, which are
 // judged by their content (model_format.hpp).
 std::uint64_t attribution_capture(std::string_view path, std::uint64_t size);
-// Files smaller than this are never model weights.
-inline constexpr std::uint64_t kModelMinBytes = 1'000'000;
 
 struct CategoryNode {
   std::string name;

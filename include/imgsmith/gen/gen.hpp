@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "imgsmith/models/vram.hpp"
+
 namespace imgsmith::gen {
 
 // One thing detection found or decided, with where it came from, for
@@ -106,6 +108,9 @@ struct Project {
   // as repo2docker reads it. {source "apt.txt:3", text "ffmpeg"}.
   std::vector<Evidence> system_packages;
   std::vector<Evidence> evidence;
+  // The model files in the project (and those --model names), read
+  // header-only, with the GPU memory each needs (detect_models).
+  std::vector<ModelReport> models;
 };
 
 // Reads the project at `dir`. Throws InputError when it cannot be read, when
@@ -141,6 +146,9 @@ struct Options {
   std::vector<std::string> system_packages;  // Debian packages, as apt.txt lists them
   std::vector<std::string> extras;           // optional dependency groups of the project to install
   std::string policy_source;                 // "imgsmith.toml [gen]"
+  // --model: model files or folders to read besides the project's own (a
+  // model mounted at run time, or stored elsewhere).
+  std::vector<std::string> models;
 };
 
 // Everything the templates need, decided. Strings are rendered as they are.
@@ -165,7 +173,11 @@ struct Plan {
   std::vector<std::string> cmd;
   int port = 0;
   std::vector<std::string> env;  // KEY=VALUE set in the final stage for the entrypoint
-  std::string shm_size;          // docker run --shm-size ("8g"); "" keeps Docker's 64 MB
+  std::vector<ModelReport> models;
+  // The largest model's need at its stored precision (IMGSMITH_MODEL_VRAM,
+  // which the probe checks against the GPU's free memory); 0: no model.
+  std::uint64_t model_vram = 0;
+  std::string shm_size;  // docker run --shm-size ("8g"); "" keeps Docker's 64 MB
   int min_driver = 0;
   std::string size_class;
   std::vector<std::string> why_base;  // the chosen base and why, in sentences
@@ -233,6 +245,13 @@ struct Rendered {
 };
 
 Rendered render_plan(const Plan& plan);
+
+// The model files under `dir` (weights of 1 MB or more judged by their
+// content, ONNX graphs, config.json beside them) and in `paths` (files or
+// folders, --model), read header-only, with their VRAM estimates. Throws
+// InputError naming a --model path that cannot be read.
+std::vector<ModelReport> detect_models(const std::filesystem::path& dir,
+                                       const std::vector<std::string>& paths);
 
 // The summary `gen` prints: base and why, size class, driver, commands.
 std::string summary(const Plan& plan);

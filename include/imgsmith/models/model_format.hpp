@@ -17,6 +17,10 @@ enum class ModelFormat : std::uint8_t {
   Numpy,        // "\x93NUMPY" arrays (.npy)
 };
 
+// Files smaller than this are never model weights worth a look (an ONNX
+// graph with external data is the exception: model_capture).
+inline constexpr std::uint64_t kModelMinBytes = 1'000'000;
+
 // How many leading bytes sniff_model_format needs to decide.
 inline constexpr std::uint64_t kModelHeadBytes = 4096;
 

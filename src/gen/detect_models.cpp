@@ -1,0 +1,111 @@
+// The model files of a project, read as analyze reads an image's: by
+// content, header-only (src/models/), so gen can size the GPU the image
+// needs and tell the probe.
+#include <algorithm>
+#include <fstream>
+
+#include "detect_internal.hpp"
+#include "imgsmith/gen/gen.hpp"
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/util/forward_reader.hpp"
+
+namespace imgsmith::gen {
+namespace {
+
+namespace fs = std::filesystem;
+
+// How deep --model folders and the project are searched for weights.
+constexpr int kMaxModelDepth = 8;
+constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
+
+struct Found {
+  std::vector<ModelFileAt> files;
+  std::vector<TextFileAt> configs;
+};
+
+// Reads one file if it is a model (or a model's config.json); `shown` is
+// the path the report gives it.
+void read_candidate(const fs::path& path, std::uint64_t size, const std::string& shown,
+                    Found& found) {
+  const std::uint64_t keep = model_capture(shown, size);
+  if (path.filename() == "config.json") {
+    if (size <= kMaxConfigBytes) {
+      std::ifstream in(path, std::ios::binary);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (in.good() || in.eof()) found.configs.push_back(TextFileAt{shown, std::move(text)});
+    }
+    return;
+  }
+  if (keep == 0 && size < kModelMinBytes) return;
+  std::string text;
+  try {
+    FileReader reader(path.string());
+    std::string head;
+    reader.read_exact(head,
+                      static_cast<std::size_t>(std::min<std::uint64_t>(size, kModelHeadBytes)));
+    text = inspect_model_content(head, reader, size);
+  } catch (const InputError&) {
+    return;  // unreadable: not this project's model as far as gen can tell
+  }
+  if (text.empty()) return;
+  if (auto file = model_file_from_text(text))
+    found.files.push_back(ModelFileAt{shown, std::move(*file)});
+}
+
+void search_models(const fs::path& root, const std::string& shown_root, Found& found) {
+  std::error_code ec;
+  const auto status = fs::status(root, ec);
+  if (fs::is_regular_file(status)) {
+    read_candidate(root, fs::file_size(root, ec), shown_root, found);
+    return;
+  }
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
+  if (ec) return;
+  std::size_t seen = 0;
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec || ++seen > kMaxEntries) break;
+    const std::string name = it->path().filename().string();
+    std::error_code type_ec;
+    if (it->is_directory(type_ec)) {
+      if (it.depth() >= kMaxModelDepth || kSkippedDirs.count(name) != 0 ||
+          (name.size() > 1 && name[0] == '.'))
+        it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file(type_ec)) continue;
+    const std::uint64_t size = it->file_size(type_ec);
+    if (type_ec) continue;
+    const std::string rel = fs::relative(it->path(), root, type_ec).generic_string();
+    read_candidate(it->path(), size, shown_root + "/" + rel, found);
+  }
+}
+
+}  // namespace
+
+std::vector<ModelReport> detect_models(const fs::path& dir, const std::vector<std::string>& paths) {
+  Found found;
+  search_models(dir, ".", found);
+  for (const auto& p : paths) {
+    std::error_code ec;
+    const auto status = fs::status(p, ec);
+    if (ec || !fs::exists(status))
+      throw InputError("--model " + p +
+                       ": no such file or folder; name the model's weights or their folder");
+    if (!fs::is_regular_file(status) && !fs::is_directory(status))
+      throw InputError("--model " + p + ": not a file or folder");
+    const std::size_t before = found.files.size();
+    search_models(fs::path(p), fs::path(p).lexically_normal().generic_string(), found);
+    if (found.files.size() == before)
+      throw InputError(
+          "--model " + p +
+          ": no model weights found there (safetensors, GGUF, PyTorch, ONNX; judged by content)");
+  }
+  std::vector<ModelReport> reports;
+  for (auto& model : collect_models(found.files, found.configs)) {
+    VramEstimate vram = estimate_vram(model, {});
+    reports.push_back(ModelReport{std::move(model), std::move(vram)});
+  }
+  return reports;
+}
+
+}  // namespace imgsmith::gen

@@ -1,0 +1,42 @@
+// The project's models: the largest one's GPU memory need goes into the
+// image as IMGSMITH_MODEL_VRAM, which the probe compares with the GPU's
+// free memory at start, before the first request runs out of it.
+#include <algorithm>
+
+#include "imgsmith/util/size.hpp"
+#include "plan_internal.hpp"
+
+namespace imgsmith::gen {
+
+void Decider::models() {
+  plan_.models = project_.models;
+  const ModelReport* largest = nullptr;
+  for (const auto& report : project_.models)
+    if (!report.vram.needs.empty() &&
+        (largest == nullptr || report.vram.needs.front().total > largest->vram.needs.front().total))
+      largest = &report;
+  if (largest == nullptr) return;
+  plan_.model_vram = largest->vram.needs.front().total;
+  const std::string need = format_size(plan_.model_vram);
+  if (!plan_.gpu) {
+    plan_.notes.push_back("the project holds model weights (" + largest->model.path + ", " + need +
+                          " on a GPU) but nothing in it uses a GPU: the image runs it on the CPU");
+    return;
+  }
+  plan_.env.push_back("IMGSMITH_MODEL_VRAM=" + std::to_string(plan_.model_vram));
+  // What the lower precisions would need, for the probe's advice when the
+  // stored one does not fit.
+  std::string by_precision;
+  for (const auto& n : largest->vram.needs)
+    if (n.precision != Precision::Stored)
+      by_precision += (by_precision.empty() ? "" : ",") + std::string(precision_name(n.precision)) +
+                      ":" + std::to_string(n.total);
+  if (!by_precision.empty())
+    plan_.env.push_back("IMGSMITH_MODEL_VRAM_BY_PRECISION=" + by_precision);
+  decide(largest->model.path,
+         "the largest model needs " + need +
+             " of GPU memory at its stored precision (weights, KV cache at its maximum context, "
+             "activations, CUDA context): IMGSMITH_MODEL_VRAM, which the probe checks at start");
+}
+
+}  // namespace imgsmith::gen
