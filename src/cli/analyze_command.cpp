@@ -149,6 +149,9 @@ AnalyzeArgs with_policy(AnalyzeArgs args) {
   const Policy& p = *policy;
   if (args.max_size.empty() && p.max_size) args.max_size = *p.max_size;
   if (args.max_wasted.empty() && p.max_wasted) args.max_wasted = *p.max_wasted;
+  if (args.max_vram.empty() && p.max_vram) args.max_vram = *p.max_vram;
+  if (args.fits.empty() && p.fits) args.fits = *p.fits;
+  if (args.precision == "stored" && p.precision) args.precision = *p.precision;
   if (args.dive_ci.empty() && p.dive_ci) args.dive_ci = *p.dive_ci;
   if (args.rules.empty() && p.rules) args.rules = *p.rules;
   if (!args.min_efficiency) args.min_efficiency = p.min_efficiency;

@@ -79,6 +79,12 @@ Policy load_policy(const std::string& path) {
           p.max_size = text_of(path, key, v);
         else if (key == "max-wasted")
           p.max_wasted = text_of(path, key, v);
+        else if (key == "max-vram")
+          p.max_vram = text_of(path, key, v);
+        else if (key == "fits")
+          p.fits = text_of(path, key, v);
+        else if (key == "precision")
+          p.precision = text_of(path, key, v);
         else if (key == "dive-ci")
           p.dive_ci = relative_to(path, text_of(path, key, v));
         else if (key == "rules")

@@ -6,6 +6,7 @@
 //   max-wasted = "10%"               # max-user-wasted-percent, dive-ci, rules
 //   deny = ["devel-in-final"]
 //   ignore = ["/opt/models/**"]
+//   fits = "L4"                      # also max-vram, precision
 //   [analyze.budget]
 //   cuda = "3GiB"
 //   "cuda/cudnn" = "1GiB"
@@ -31,6 +32,7 @@ namespace imgsmith {
 struct Policy {
   std::string path;  // the file it was read from
   std::optional<std::string> max_size, max_wasted, dive_ci, rules, max_growth;
+  std::optional<std::string> max_vram, fits, precision;  // the models' VRAM gates
   std::optional<double> min_efficiency, max_user_wasted_percent;
   std::vector<std::pair<std::string, std::string>> budgets;  // name, size text
   std::optional<std::vector<std::string>> deny, ignore;

@@ -197,6 +197,11 @@ limit=$(json_field "$tmp/report.json" '[(m["vram"]["precisions"][0]["total"] + m
 expect "--max-vram fails at the stored precision" 1 "$bin" analyze "$tmp/img.tar" --max-vram "$limit" --context 1000 -q
 check "it says a lower precision would fit" grep -q "mlp.pt needs .* at stored .* bf16 would fit" "$tmp/err"
 expect "--max-vram passes at int4" 0 "$bin" analyze "$tmp/img.tar" --max-vram 100GB --precision int4 --context 1000 -q
+mkdir -p "$tmp/team"
+printf '[analyze]\nfits = "L4"\nprecision = "int4"\n' >"$tmp/team/imgsmith.toml"
+expect "imgsmith.toml's fits gates like the flag" 1 sh -c "cd \"$tmp/team\" && \"$bin\" analyze \"$tmp/img.tar\" -q"
+check "at the policy's precision" grep -q "fits:L4:/models/llama/.* at int4" "$tmp/err"
+expect "a flag overrides the policy's GPU" 0 sh -c "cd \"$tmp/team\" && \"$bin\" analyze \"$tmp/img.tar\" -q --fits L4x2"
 expect "--fits with an unknown GPU is a usage error" 2 "$bin" analyze "$tmp/img.tar" --fits V100
 check "it lists the known GPUs" grep -q "unknown GPU (one of: T4" "$tmp/err"
 expect "--precision must be known" 2 "$bin" analyze "$tmp/img.tar" --precision int3
