@@ -450,8 +450,15 @@ void read_pytorch(ForwardReader& in, std::uint64_t size, ModelFile& out) {
   const std::optional<std::string> pickle = read_first_pickle(in);
   const bool pickle_read = pickle && PickleScan(*pickle).run(storages);
   if (in.position() > size) throw Malformed("its first entry runs past the end of the file");
+  // The central directory holds an entry of ~100 bytes a storage (and a
+  // few more entries); the pickle says how many storages there are, so
+  // only that much of the end is read, not the largest tail.
+  const std::uint64_t tail_bytes =
+      pickle_read
+          ? std::min<std::uint64_t>(kMaxTailBytes, (storages.size() + 16) * 192 + (64 << 10))
+          : kMaxTailBytes;
   const std::uint64_t tail_start =
-      std::max(in.position(), size > kMaxTailBytes ? size - kMaxTailBytes : 0);
+      std::max(in.position(), size > tail_bytes ? size - tail_bytes : 0);
   skip_bytes(in, tail_start - in.position(), "the storages");
   const std::string tail = read_bytes(in, size - tail_start, "the central directory");
 

@@ -64,7 +64,7 @@ std::string precision_label(const Model& m, const PrecisionNeed& n) {
 
 std::string shape_line(const Model& m, const VramEstimate& v) {
   const ModelShape& s = m.shape;
-  std::string line = visible(s.architecture.empty() ? m.shape_from : s.architecture) + " (" +
+  std::string line = visible(s.architecture.empty() ? "transformer" : s.architecture) + " (" +
                      m.shape_from + "): " + format_count(s.layers) + " layers, " +
                      format_count(s.kv_heads) + " KV heads of " + format_count(s.attention_heads) +
                      ", head dim " + format_count(s.key_dim);

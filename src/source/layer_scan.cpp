@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "archive_reader.hpp"
@@ -187,14 +188,16 @@ class ContentReader final : public ForwardReader {
 // The first `keep` bytes, then whatever the inspector reads on.
 void inspect_content(LayerScan& scan, std::string_view path, std::uint64_t size, std::uint64_t keep,
                      const CaptureFn& capture, bool digest_it, EntryContent& content) {
-  Sha256 digest;
-  ContentReader reader(content, digest_it ? &digest : nullptr);
+  // Only when asked: a digest's first use loads OpenSSL's provider tables.
+  std::optional<Sha256> digest;
+  if (digest_it) digest.emplace();
+  ContentReader reader(content, digest ? &*digest : nullptr);
   std::string head;
   reader.read_exact(head, static_cast<std::size_t>(std::min(keep, size)));
   std::string inspected = capture.inspect()(path, size, head, reader);
   if (digest_it) {
     reader.drain();
-    scan.digests.emplace_back(std::string(path), digest.digest());
+    scan.digests.emplace_back(std::string(path), digest->digest());
   }
   scan.captured.push_back(
       CapturedFile{std::string(path), std::move(head), false, std::move(inspected)});
