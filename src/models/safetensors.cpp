@@ -26,6 +26,117 @@ struct Span {
   const std::string* name;
 };
 
+// One tensor's entry as the header gives it; `complete` when it had a
+// string dtype, an array of unsigned shape and two unsigned offsets, and
+// nothing else nested.
+struct Entry {
+  std::string name, dtype;
+  std::uint64_t elements = 1;
+  bool shape_fits = true;  // the product of the dimensions fits 64 bits
+  std::vector<std::uint64_t> offsets;
+  bool has_dtype = false, has_shape = false, malformed = false;
+  bool complete() const { return has_dtype && has_shape && offsets.size() == 2 && !malformed; }
+};
+
+// The header read as a stream of JSON events (nlohmann's SAX interface):
+// no document is built, only the entries' few fields are kept. Headers of
+// thousands of tensors are read in a fraction of a DOM parse's time.
+class HeaderEvents final : public nlohmann::json_sax<json> {
+ public:
+  std::vector<Entry> entries;
+  bool not_an_object = false;
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool number_unsigned(number_unsigned_t v) override {
+    if (in_tensor() && depth_ == 3 && field_ == Field::Shape) {
+      current().shape_fits =
+          current().shape_fits && multiply(current().elements, v, current().elements);
+      return true;
+    }
+    if (in_tensor() && depth_ == 3 && field_ == Field::Offsets) {
+      current().offsets.push_back(v);
+      return true;
+    }
+    return value();
+  }
+  bool string(string_t& v) override {
+    if (in_tensor() && depth_ == 2 && field_ == Field::Dtype) {
+      current().dtype = std::move(v);
+      current().has_dtype = true;
+      return true;
+    }
+    return value();
+  }
+  bool start_object(std::size_t) override {
+    if (depth_ == 0) {
+      ++depth_;
+      return true;
+    }
+    if (depth_ == 1) {
+      tensor_ = !metadata_;
+      field_ = Field::Other;
+      if (in_tensor()) current().malformed = false;  // its value is an object, as it must be
+    } else if (in_tensor() && field_ != Field::Other) {
+      current().malformed = true;
+    }
+    ++depth_;
+    return true;
+  }
+  bool end_object() override {
+    --depth_;
+    if (depth_ == 1) tensor_ = false;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (depth_ == 0) not_an_object = true;
+    if (in_tensor() && depth_ == 2 && (field_ == Field::Shape || field_ == Field::Offsets)) {
+      if (field_ == Field::Shape) current().has_shape = true;
+    } else if (in_tensor() && field_ != Field::Other) {
+      current().malformed = true;
+    }
+    ++depth_;
+    return true;
+  }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (depth_ == 1) {
+      metadata_ = k == "__metadata__";
+      // Malformed until its value turns out to be an object.
+      if (!metadata_) entries.push_back(Entry{std::move(k), {}, 1, true, {}, false, false, true});
+    } else if (depth_ == 2 && in_tensor()) {
+      field_ = k == "dtype"          ? Field::Dtype
+               : k == "shape"        ? Field::Shape
+               : k == "data_offsets" ? Field::Offsets
+                                     : Field::Other;
+    }
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+
+ private:
+  enum class Field { Dtype, Shape, Offsets, Other };
+  bool value() {
+    if (depth_ == 0) not_an_object = true;
+    if (in_tensor() && depth_ >= 2 && field_ != Field::Other) current().malformed = true;
+    return true;
+  }
+  bool in_tensor() const { return tensor_ && !entries.empty(); }
+  Entry& current() { return entries.back(); }
+
+  int depth_ = 0;
+  bool tensor_ = false, metadata_ = false;
+  Field field_ = Field::Other;
+};
+
 }  // namespace
 
 void read_safetensors(ForwardReader& in, std::uint64_t size, ModelFile& out) {
@@ -35,13 +146,9 @@ void read_safetensors(ForwardReader& in, std::uint64_t size, ModelFile& out) {
                     " bytes) is larger than " +
                     (header_bytes > kMaxHeaderBytes ? "any real header" : "the file"));
   const std::string text = read_bytes(in, header_bytes, "the JSON header");
-  json header;
-  try {
-    header = json::parse(text);
-  } catch (const json::exception&) {
-    throw Malformed("its header is not JSON");
-  }
-  if (!header.is_object()) throw Malformed("its header is not a JSON object");
+  HeaderEvents events;
+  if (!json::sax_parse(text, &events) || events.not_an_object)
+    throw Malformed("its header is not a JSON object");
   const std::uint64_t data_bytes = size - 8 - header_bytes;
 
   std::vector<Span> spans;
@@ -51,26 +158,17 @@ void read_safetensors(ForwardReader& in, std::uint64_t size, ModelFile& out) {
     if (++lie_count <= kMaxListed) lies.push_back("'" + name + "' " + what);
   };
   std::uint64_t aux_elements = 0;
-  for (const auto& [name, tensor] : header.items()) {
-    if (name == "__metadata__") continue;
-    const auto dtype = tensor.find("dtype");
-    const auto shape = tensor.find("shape");
-    const auto offsets = tensor.find("data_offsets");
-    if (!tensor.is_object() || dtype == tensor.end() || !dtype->is_string() ||
-        shape == tensor.end() || !shape->is_array() || offsets == tensor.end() ||
-        !offsets->is_array() || offsets->size() != 2 || !(*offsets)[0].is_number_unsigned() ||
-        !(*offsets)[1].is_number_unsigned()) {
+  for (const Entry& entry : events.entries) {
+    const std::string& name = entry.name;
+    if (!entry.complete()) {
       lie(name, "has no dtype, shape and data_offsets");
       continue;
     }
-    std::uint64_t elements = 1;
-    bool shape_ok = true;
-    for (const auto& d : *shape)
-      shape_ok = shape_ok && d.is_number_unsigned() &&
-                 multiply(elements, d.get<std::uint64_t>(), elements);
-    const std::uint64_t begin = (*offsets)[0].get<std::uint64_t>();
-    const std::uint64_t end = (*offsets)[1].get<std::uint64_t>();
-    const std::string type = dtype->get<std::string>();
+    const std::uint64_t elements = entry.elements;
+    const bool shape_ok = entry.shape_fits;
+    const std::uint64_t begin = entry.offsets[0];
+    const std::uint64_t end = entry.offsets[1];
+    const std::string& type = entry.dtype;
     const unsigned bits = safetensors_dtype_bits(type);
     std::uint64_t expected = 0;
     if (!shape_ok || !multiply(elements, bits, expected)) {

@@ -205,6 +205,30 @@ TEST_CASE("a safetensors header that lies is reported, not trusted") {
     REQUIRE(f.warnings.size() == 1);
     CHECK(f.warnings[0].find("overlap") != std::string::npos);
   }
+  SECTION("entries of the wrong shape, beside a good one") {
+    const std::string text =
+        R"({"__metadata__": {"format": "pt", "nested": {"a": [1]}}, "s": "not a tensor", "arr": [1, 2],)"
+        R"( "neg": {"dtype": "F16", "shape": [-4], "data_offsets": [0, 8]},)"
+        R"( "three": {"dtype": "F16", "shape": [4], "data_offsets": [0, 8, 9]},)"
+        R"( "deep": {"dtype": "F16", "shape": [[4]], "data_offsets": [0, 8]},)"
+        R"( "extra": {"dtype": "F16", "shape": [4], "data_offsets": [8, 16], "note": {"x": [1]}}})";
+    const ModelFile f = read_text(le(text.size(), 8) + text, 8 + text.size() + 16);
+    REQUIRE(f.warnings.size() == 1);
+    for (const char* bad : {"'s' has no dtype", "'arr' has no dtype", "'neg' has no dtype",
+                            "'three' has no dtype", "'deep' has no dtype"})
+      CHECK(f.warnings[0].find(bad) != std::string::npos);
+    CHECK(f.warnings[0].find("more") == std::string::npos);  // five lies, all listed
+    CHECK(f.tensors == 1);  // "extra": an unknown field does not spoil it
+    CHECK(f.parameters == 4);
+  }
+  SECTION("a header that is not an object") {
+    const std::string text = "[1, 2, 3]";
+    const std::string bytes = le(text.size(), 8) + text;
+    StringReader reader(bytes);
+    const ModelFile f = read_model_file(ModelFormat::Safetensors, reader, bytes.size());
+    REQUIRE_FALSE(f.warnings.empty());
+    CHECK(f.warnings.back().find("not a JSON object") != std::string::npos);
+  }
   SECTION("a truncated header") {
     const auto [header, size] = safetensors_header({{"a", {4}}});
     const ModelFile f = read_text(header.substr(0, header.size() / 2), size);
