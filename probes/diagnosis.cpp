@@ -274,6 +274,8 @@ void check_model_vram(Report& r) {
       v.by_precision.emplace_back(item.substr(0, colon), bytes);
     at = end + 1;
   }
+  if (!parse_bytes(env("IMGSMITH_MODEL_KV_BYTES_PER_TOKEN"), v.kv_bytes_per_token))
+    v.kv_bytes_per_token = 0;
   if (r.status != Status::Ok || r.devices.empty()) return;  // no GPU: said already
   const Device& d = r.devices.front();
   if (!d.has_free) {
@@ -290,8 +292,12 @@ void check_model_vram(Report& r) {
   v.fits = d.memory_free >= v.need;
   const std::string gpu = "GPU 0 (" + d.name + ") has " + gigabytes(d.memory_free) + " free";
   if (v.fits) {
-    v.line = "the model needs " + gigabytes(v.need) + "; " + gpu + ": fits, " +
-             gigabytes(d.memory_free - v.need) + " to spare";
+    const unsigned long long spare = d.memory_free - v.need;
+    v.line = "the model needs " + gigabytes(v.need) + "; " + gpu + ": fits, " + gigabytes(spare) +
+             " to spare";
+    if (v.kv_bytes_per_token > 0)
+      v.line += ", room for ~" + std::to_string(spare / v.kv_bytes_per_token / 1000) +
+                "k more tokens of KV cache";
     return;
   }
   std::string advice;

@@ -45,7 +45,8 @@ struct Report {
     // IMGSMITH_MODEL_VRAM_BY_PRECISION "bf16:N,int8:N,int4:N": what a
     // lower precision would need, for the advice.
     std::vector<std::pair<std::string, unsigned long long>> by_precision;
-    bool checked = false;  // a GPU's free memory was known
+    unsigned long long kv_bytes_per_token = 0;  // IMGSMITH_MODEL_KV_BYTES_PER_TOKEN
+    bool checked = false;                       // a GPU's free memory was known
     bool fits = true;
     unsigned long long free = 0;
     std::string line;  // the verdict, in one line

@@ -33,6 +33,11 @@ void Decider::models() {
                       ":" + std::to_string(n.total);
   if (!by_precision.empty())
     plan_.env.push_back("IMGSMITH_MODEL_VRAM_BY_PRECISION=" + by_precision);
+  // Each token of context costs this much KV cache: the probe turns what is
+  // left free into tokens.
+  if (largest->vram.kv_bytes_per_token > 0)
+    plan_.env.push_back("IMGSMITH_MODEL_KV_BYTES_PER_TOKEN=" +
+                        std::to_string(largest->vram.kv_bytes_per_token));
   decide(largest->model.path,
          "the largest model needs " + need +
              " of GPU memory at its stored precision (weights, KV cache at its maximum context, "

@@ -100,8 +100,8 @@ check "other error by name and number" grep -q "CUDA_ERROR_UNKNOWN (999)" "$tmp/
 # The model's need (IMGSMITH_MODEL_VRAM, written by gen) against GPU 0's
 # free memory, which the stand-in NVML scripts.
 vram=(IMGSMITH_MODEL_VRAM=14200000000 IMGSMITH_MODEL_VRAM_BY_PRECISION=bf16:14200000000,int8:7300000000,int4:4000000000)
-run "${withgpu[@]}" "${vram[@]}" FAKE_NVML_FREE=22100000000 "$probe" --json
-check "vram: a model that fits says so, with what is left" grep -q "the model needs 14.2 GB; GPU 0 (.*) has 22.1 GB free: fits, 7.9 GB to spare" "$tmp/err"
+run "${withgpu[@]}" "${vram[@]}" IMGSMITH_MODEL_KV_BYTES_PER_TOKEN=131072 FAKE_NVML_FREE=22100000000 "$probe" --json
+check "vram: a model that fits says so, with what is left" grep -q "the model needs 14.2 GB; GPU 0 (.*) has 22.1 GB free: fits, 7.9 GB to spare, room for ~60k more tokens of KV cache" "$tmp/err"
 check "vram: the JSON report has the verdict" grep -q '"vram":{"need_bytes":14200000000,"free_bytes":22100000000,"checked":true,"fits":true' "$tmp/out"
 run "${withgpu[@]}" "${vram[@]}" FAKE_NVML_FREE=8000000000 "$probe" -- sh -c 'echo app-ran'
 check "vram: a model that does not fit names the precision that would" grep -q "vram: the model needs 14.2 GB; GPU 0 (.*) has 8.0 GB free: does not fit; at int8 it would need 7.3 GB and fit" "$tmp/err"
