@@ -46,7 +46,7 @@ struct Report {
     // lower precision would need, for the advice.
     std::vector<std::pair<std::string, unsigned long long>> by_precision;
     unsigned long long kv_bytes_per_token = 0;  // IMGSMITH_MODEL_KV_BYTES_PER_TOKEN
-    bool checked = false;                       // a GPU's free memory was known
+    bool checked = false;  // a verdict was reached (from the free memory, or a total too small)
     bool fits = true;
     unsigned long long free = 0;
     std::string line;  // the verdict, in one line

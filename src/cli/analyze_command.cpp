@@ -47,7 +47,7 @@ struct AnalyzeArgs {
   long registry_timeout = 30;
   std::string docker_read = "auto";
   // Models: the VRAM gates and what the estimate assumes.
-  std::string max_vram, fits, precision = "stored";
+  std::string max_vram, fits, precision;  // precision "": stored
   std::optional<std::uint64_t> context;
   std::uint64_t batch = 1;
   bool no_models = false;
@@ -130,7 +130,7 @@ GateConfig gate_from(const AnalyzeArgs& args, const RuleSet& rules) {
   }
   if (!args.max_vram.empty()) g.max_vram = size_flag("--max-vram", args.max_vram);
   if (!args.fits.empty()) g.fits = parse_gpu_target(args.fits);
-  if (const auto p = parse_precision(args.precision))
+  if (const auto p = parse_precision(args.precision.empty() ? "stored" : args.precision))
     g.precision = *p;
   else
     throw InputError("--precision '" + args.precision + "': one of stored, bf16, fp16, int8, int4");
@@ -149,9 +149,12 @@ AnalyzeArgs with_policy(AnalyzeArgs args) {
   const Policy& p = *policy;
   if (args.max_size.empty() && p.max_size) args.max_size = *p.max_size;
   if (args.max_wasted.empty() && p.max_wasted) args.max_wasted = *p.max_wasted;
-  if (args.max_vram.empty() && p.max_vram) args.max_vram = *p.max_vram;
-  if (args.fits.empty() && p.fits) args.fits = *p.fits;
-  if (args.precision == "stored" && p.precision) args.precision = *p.precision;
+  // --no-models reads no model: the policy's VRAM gates do not apply.
+  if (!args.no_models) {
+    if (args.max_vram.empty() && p.max_vram) args.max_vram = *p.max_vram;
+    if (args.fits.empty() && p.fits) args.fits = *p.fits;
+  }
+  if (args.precision.empty() && p.precision) args.precision = *p.precision;
   if (args.dive_ci.empty() && p.dive_ci) args.dive_ci = *p.dive_ci;
   if (args.rules.empty() && p.rules) args.rules = *p.rules;
   if (!args.min_efficiency) args.min_efficiency = p.min_efficiency;

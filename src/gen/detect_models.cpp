@@ -3,6 +3,7 @@
 // needs and tell the probe.
 #include <algorithm>
 #include <fstream>
+#include <set>
 
 #include "detect_internal.hpp"
 #include "imgsmith/gen/gen.hpp"
@@ -21,12 +22,16 @@ constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
 struct Found {
   std::vector<ModelFileAt> files;
   std::vector<TextFileAt> configs;
+  std::set<fs::path> seen;  // canonical paths: --model inside the project counts once
 };
 
 // Reads one file if it is a model (or a model's config.json); `shown` is
 // the path the report gives it.
 void read_candidate(const fs::path& path, std::uint64_t size, const std::string& shown,
                     Found& found) {
+  std::error_code canonical_ec;
+  const fs::path canonical = fs::canonical(path, canonical_ec);
+  if (!found.seen.insert(canonical_ec ? path : canonical).second) return;
   const std::uint64_t keep = model_capture(shown, size);
   if (path.filename() == "config.json") {
     if (size <= kMaxConfigBytes) {

@@ -10,6 +10,27 @@ namespace imgsmith {
 using models_detail::Malformed;
 using nlohmann::json;
 
+namespace {
+
+// A file whose header cannot be read: what was counted before the lie
+// stays out (a half-read header would understate the model), and the
+// file's own size stands for its weights, so a gate on the stored size
+// still sees it.
+ModelFile unreadable(ModelFormat format, std::uint64_t size, std::vector<std::string> warnings,
+                     const std::string& why) {
+  ModelFile bad;
+  bad.format = format;
+  bad.file_bytes = size;
+  bad.parameters_known = false;
+  bad.weight_bytes = size;
+  bad.warnings = std::move(warnings);
+  bad.warnings.push_back(std::string(model_format_name(format)) + " header unreadable (" + why +
+                         "); its size is counted as its weights");
+  return bad;
+}
+
+}  // namespace
+
 ModelFile read_model_file(ModelFormat format, ForwardReader& in, std::uint64_t size) {
   ModelFile out;
   out.format = format;
@@ -34,17 +55,10 @@ ModelFile read_model_file(ModelFormat format, ForwardReader& in, std::uint64_t s
         break;
     }
   } catch (const Malformed& e) {
-    // What was counted before the lie stays out too: a half-read header
-    // would understate the model.
-    ModelFile bad;
-    bad.format = format;
-    bad.file_bytes = size;
-    bad.parameters_known = false;
-    bad.weight_bytes = 0;
-    bad.warnings = std::move(out.warnings);
-    bad.warnings.push_back(std::string(model_format_name(format)) +
-                           " header unreadable: " + e.what());
-    return bad;
+    return unreadable(format, size, std::move(out.warnings), e.what());
+  } catch (const std::exception& e) {
+    // A reader's own mistake must not end the analysis of a whole image.
+    return unreadable(format, size, std::move(out.warnings), e.what());
   }
   return out;
 }

@@ -36,8 +36,9 @@ std::string shard_group(const std::string& path) {
 
 }  // namespace
 
-std::optional<HfConfig> read_hf_config(std::string_view text) {
-  json doc = json::parse(text, nullptr, false);
+// config.json's fields; nlohmann throws on a field of the wrong type,
+// which read_hf_config turns into "not a config".
+static std::optional<HfConfig> read_hf_config_json(const json& doc) {
   if (!doc.is_object()) return std::nullopt;
   HfConfig c;
   if (const auto q = doc.find("quantization_config"); q != doc.end() && q->is_object()) {
@@ -71,6 +72,14 @@ std::optional<HfConfig> read_hf_config(std::string_view text) {
   if (s.layers == 0 && s.hidden_size == 0 && c.quant_method.empty() && c.torch_dtype.empty())
     return std::nullopt;  // some other program's config.json
   return c;
+}
+
+std::optional<HfConfig> read_hf_config(std::string_view text) {
+  try {
+    return read_hf_config_json(json::parse(text, nullptr, false));
+  } catch (const json::exception&) {
+    return std::nullopt;  // a value of the wrong type: not a config imgsmith can use
+  }
 }
 
 std::vector<Model> collect_models(const std::vector<ModelFileAt>& files,

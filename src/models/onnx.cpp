@@ -141,9 +141,16 @@ class ProtoReader {
         lies_ += (lies_.empty() ? "'" : "; '") + name + "' (" + type.name + ")";
       return;
     }
+    const std::uint64_t bytes = bits / 8 + (bits % 8 != 0 ? 1 : 0);
+    // Inline data lies within the file: a larger claim is not counted.
+    if (!external && bytes > size_) {
+      if (lies_.size() < 400)
+        lies_ += (lies_.empty() ? "'" : "; '") + name + "' (larger than the file)";
+      return;
+    }
     ++out_.tensors;
     out_.parameters += elements;
-    out_.weight_bytes += (bits + 7) / 8;
+    out_.weight_bytes += bytes;
     out_.dtype_parameters[type.name] += elements;
     if (external && !location.empty() && external_.insert(location).second)
       out_.external_data.push_back(location);

@@ -37,9 +37,31 @@ struct Storage {
   std::uint64_t elements = 0;
 };
 
+// Only what a storage's persistent id can hold is kept as a value: a
+// tuple of at most this many scalars, strings of at most this many bytes.
+// Anything larger or nested is opaque, so no value grows with the pickle
+// and a copy (memo, DUP) costs little: a pickle cannot build a bomb here.
+constexpr std::size_t kMaxTupleItems = 8;
+constexpr std::size_t kMaxKeptString = 256;
+// Bytes of kept strings pushed in all, copies included: past it the
+// pickle is not torch.save's plain kind, and the count is bytes only.
+constexpr std::uint64_t kMaxHeldBytes = 64ull << 20;
+
+std::uint64_t weight(const Value& v) {
+  if (const auto* s = std::get_if<std::string>(&v.v)) return s->size() + 1;
+  if (const auto* g = std::get_if<Global>(&v.v)) return g->module.size() + g->name.size() + 1;
+  if (const auto* t = std::get_if<Tuple>(&v.v)) {
+    std::uint64_t sum = 1;
+    for (const auto& item : *t) sum += weight(item);
+    return sum;
+  }
+  return 1;
+}
+
 // Reads the storages torch.save's pickle names. Returns false (having
-// read what it could) at an opcode it does not know: the count is then
-// bytes only, never a guess.
+// read what it could) at an opcode it does not know, or when the pickle
+// outgrows what torch.save writes: the count is then bytes only, never a
+// guess.
 class PickleScan {
  public:
   explicit PickleScan(std::string_view bytes) : p_(bytes) {}
@@ -49,7 +71,8 @@ class PickleScan {
       const auto op = static_cast<unsigned char>(p_[at_++]);
       if (!step(op, storages)) return false;
       if (op == '.') return true;
-      if (stack_.size() > kMaxStack || memo_.size() > kMaxStack) return false;
+      if (stack_.size() > kMaxStack || memo_.size() > kMaxStack || held_ > kMaxHeldBytes)
+        return false;
     }
     return false;  // no STOP
   }
@@ -81,17 +104,34 @@ class PickleScan {
     return v;
   }
   Tuple pop_to_mark() {
+    std::size_t mark = stack_.size();
+    while (mark > 0 && !std::holds_alternative<Mark>(stack_[mark - 1].v)) --mark;
+    if (mark == 0) throw Malformed("its pickle has no mark to pop to");
     Tuple items;
-    while (!stack_.empty() && !std::holds_alternative<Mark>(stack_.back().v)) {
-      items.insert(items.begin(), std::move(stack_.back()));
-      stack_.pop_back();
-    }
-    if (stack_.empty()) throw Malformed("its pickle has no mark to pop to");
-    stack_.pop_back();
+    if (stack_.size() - mark <= kMaxTupleItems)
+      items.assign(std::make_move_iterator(stack_.begin() + static_cast<long>(mark)),
+                   std::make_move_iterator(stack_.end()));
+    else
+      items.resize(kMaxTupleItems + 1);  // too many to keep: only its size matters (opaque)
+    stack_.resize(mark - 1);
     return items;
   }
-  void push(Value v) { stack_.push_back(std::move(v)); }
+  void push(Value v) {
+    held_ += weight(v);
+    stack_.push_back(std::move(v));
+  }
   void opaque() { push(Value{Opaque{}}); }
+  void push_string(std::string_view s) {
+    push(s.size() <= kMaxKeptString ? Value{std::string(s)} : Value{Opaque{}});
+  }
+  // A tuple is kept only when it is small and flat.
+  void push_tuple(Tuple items) {
+    bool flat = items.size() <= kMaxTupleItems;
+    for (const auto& item : items)
+      flat =
+          flat && !std::holds_alternative<Tuple>(item.v) && !std::holds_alternative<Mark>(item.v);
+    push(flat ? Value{std::move(items)} : Value{Opaque{}});
+  }
 
   void persistent_id(Value pid, std::map<std::string, Storage>& storages) {
     // ('storage', torch.<Type>Storage, key, location, numel)
@@ -135,19 +175,19 @@ class PickleScan {
         opaque();
         return true;
       case 'X':
-        push(Value{std::string(take(arg(4)))});
+        push_string(take(arg(4)));
         return true;
       case 0x8c:
-        push(Value{std::string(take(arg(1)))});
+        push_string(take(arg(1)));
         return true;
       case 0x8d:
-        push(Value{std::string(take(arg(8)))});
+        push_string(take(arg(8)));
         return true;
       case 'U':
-        push(Value{std::string(take(arg(1)))});
+        push_string(take(arg(1)));
         return true;
       case 'T':
-        push(Value{std::string(take(arg(4)))});
+        push_string(take(arg(4)));
         return true;
       case 'C':
         take(arg(1));
@@ -164,7 +204,7 @@ class PickleScan {
         return true;
       case 'V':
       case 'S':
-        push(Value{std::string(line())});
+        push_string(line());
         return true;
       case 'F':
       case 'L':
@@ -175,9 +215,12 @@ class PickleScan {
       case 'I': {
         const std::string_view text = line();
         std::int64_t v = 0;
-        for (char c : text)
-          if (c >= '0' && c <= '9') v = v * 10 + (c - '0');
-        push(Value{v});
+        bool fits = !text.empty() && text.size() <= 18;  // 18 digits never overflow
+        for (char c : text) {
+          fits = fits && c >= '0' && c <= '9';
+          if (fits) v = v * 10 + (c - '0');
+        }
+        push(fits ? Value{v} : Value{Opaque{}});
         return true;
       }
       case 'G':
@@ -211,10 +254,11 @@ class PickleScan {
         opaque();
         return true;  // LONG4
       case 'c': {
-        Global g;
-        g.module = std::string(line());
-        g.name = std::string(line());
-        push(Value{std::move(g)});
+        const std::string_view module = line(), name = line();
+        if (module.size() + name.size() > kMaxKeptString)
+          opaque();
+        else
+          push(Value{Global{std::string(module), std::string(name)}});
         return true;
       }
       case 0x93: {  // STACK_GLOBAL
@@ -225,21 +269,27 @@ class PickleScan {
         return true;
       }
       case 't':
-        push(Value{pop_to_mark()});
+        push_tuple(pop_to_mark());
         return true;
-      case 0x85: {
-        Tuple t{pop()};
-        push(Value{std::move(t)});
+      case 0x85: {  // TUPLE1..3: moved in one by one (an initializer list would copy)
+        Tuple t;
+        t.push_back(pop());
+        push_tuple(std::move(t));
         return true;
       }
       case 0x86: {
-        Value b = pop(), a = pop();
-        push(Value{Tuple{std::move(a), std::move(b)}});
+        Tuple t(2);
+        t[1] = pop();
+        t[0] = pop();
+        push_tuple(std::move(t));
         return true;
       }
       case 0x87: {
-        Value c = pop(), b = pop(), a = pop();
-        push(Value{Tuple{std::move(a), std::move(b), std::move(c)}});
+        Tuple t(3);
+        t[2] = pop();
+        t[1] = pop();
+        t[0] = pop();
+        push_tuple(std::move(t));
         return true;
       }
       case 'q':
@@ -316,6 +366,7 @@ class PickleScan {
   void memo(std::uint64_t index) {
     if (stack_.empty()) throw Malformed("its pickle memoizes an empty stack");
     if (index > kMaxStack) throw Malformed("its pickle memoizes at an absurd index");
+    held_ += weight(stack_.back());
     memo_[index] = stack_.back();
   }
   void recall(std::uint64_t index) {
@@ -327,7 +378,14 @@ class PickleScan {
   std::size_t at_ = 0;
   std::vector<Value> stack_;
   std::map<std::uint64_t, Value> memo_;
+  std::uint64_t held_ = 0;  // bytes of values pushed and memoized, copies included
 };
+
+// The storage's elements fill exactly `bytes` (no product that wraps).
+bool storage_bytes_match(const Storage& s, std::uint64_t bytes) {
+  std::uint64_t product = 0;
+  return multiply(s.elements, s.element_bytes, product) && product == bytes;
+}
 
 // ----- the zip ---------------------------------------------------------------
 
@@ -390,7 +448,8 @@ std::vector<DirectoryEntry> central_directory(const std::string& tail, std::uint
     if (end < 20 || tail.compare(end - 20, 4, "PK\x06\x07") != 0)
       throw Malformed("its zip64 end locator is missing");
     const std::uint64_t record = le_at(tail, end - 20 + 8, 8);
-    if (record < tail_start || record - tail_start + 56 > tail.size())
+    if (record < tail_start || record - tail_start > tail.size() ||
+        tail.size() - (record - tail_start) < 56)
       throw Malformed("its zip64 end record is out of reach");
     const std::size_t r = static_cast<std::size_t>(record - tail_start);
     if (tail.compare(r, 4, "PK\x06\x06") != 0) throw Malformed("its zip64 end record is damaged");
@@ -398,7 +457,8 @@ std::vector<DirectoryEntry> central_directory(const std::string& tail, std::uint
     cd_size = le_at(tail, r + 40, 8);
     cd_offset = le_at(tail, r + 48, 8);
   }
-  if (cd_offset < tail_start || cd_offset - tail_start + cd_size > tail.size())
+  if (cd_offset < tail_start || cd_offset - tail_start > tail.size() ||
+      tail.size() - (cd_offset - tail_start) < cd_size)
     throw Malformed("its central directory is larger than imgsmith reads (" +
                     std::to_string(cd_size) + " bytes)");
   std::vector<DirectoryEntry> out;
@@ -463,9 +523,12 @@ void read_pytorch(ForwardReader& in, std::uint64_t size, ModelFile& out) {
   const std::string tail = read_bytes(in, size - tail_start, "the central directory");
 
   std::map<std::string, std::uint64_t> stored;  // key -> bytes
-  for (const auto& e : central_directory(tail, tail_start))
-    if (const std::string_view key = storage_key(e.name); !key.empty())
-      stored[std::string(key)] = e.size;
+  for (const auto& e : central_directory(tail, tail_start)) {
+    const std::string_view key = storage_key(e.name);
+    if (key.empty()) continue;
+    if (e.size > size) throw Malformed("entry '" + e.name + "' claims more bytes than the file");
+    stored[std::string(key)] = e.size;
+  }
   if (stored.empty()) throw Malformed("it holds no data/ entries (no tensors)");
 
   for (const auto& [key, bytes] : stored) out.weight_bytes += bytes;
@@ -476,7 +539,7 @@ void read_pytorch(ForwardReader& in, std::uint64_t size, ModelFile& out) {
   for (const auto& [key, bytes] : stored) {
     const auto it = storages.find(key);
     agree = agree && it != storages.end() && it->second.element_bytes > 0 &&
-            it->second.elements * it->second.element_bytes == bytes;
+            storage_bytes_match(it->second, bytes);
   }
   if (!agree) {
     out.parameters_known = false;

@@ -180,7 +180,11 @@ void read_safetensors(ForwardReader& in, std::uint64_t size, ModelFile& out) {
                     std::to_string(end) + ", " + std::to_string(data_bytes) + " bytes of data)");
       continue;
     }
-    if (bits != 0 && (expected + 7) / 8 != end - begin) {
+    if (bits == 0) {
+      lie(name, "has a dtype imgsmith does not know (" + type + ")");
+      continue;
+    }
+    if (expected / 8 + (expected % 8 != 0 ? 1 : 0) != end - begin) {
       lie(name, "claims " + std::to_string(end - begin) + " bytes for " + std::to_string(elements) +
                     " " + type + " elements");
       continue;

@@ -52,6 +52,22 @@ const VramConstants& constants() {
   return c;
 }
 
+// Sizes that cannot be told saturate at UINT64_MAX: no GPU holds them,
+// where a wrapped sum would look small and pass a gate.
+std::uint64_t saturating_product(std::initializer_list<std::uint64_t> factors) {
+  std::uint64_t out = 1;
+  for (const std::uint64_t f : factors)
+    if (__builtin_mul_overflow(out, f, &out)) return UINT64_MAX;
+  return out;
+}
+
+std::uint64_t saturating_sum(std::initializer_list<std::uint64_t> terms) {
+  std::uint64_t out = 0;
+  for (const std::uint64_t t : terms)
+    if (__builtin_add_overflow(out, t, &out)) return UINT64_MAX;
+  return out;
+}
+
 std::uint64_t weights_at(const Model& m, Precision p) {
   if (p == Precision::Stored) return m.weight_bytes;
   const QuantizedPrecision& q = constants().precisions.at(std::string(precision_name(p)));
@@ -59,7 +75,8 @@ std::uint64_t weights_at(const Model& m, Precision p) {
   double bytes = params * q.bits / 8.0;
   if (q.group_size > 0)
     bytes += std::ceil(params / static_cast<double>(q.group_size)) * q.group_overhead_bytes;
-  return static_cast<std::uint64_t>(std::ceil(bytes));
+  // 1.8e19 is past any GPU; saturating keeps a huge claim huge.
+  return bytes >= 1.8e19 ? UINT64_MAX : static_cast<std::uint64_t>(std::ceil(bytes));
 }
 
 bool stored_as_float32(const Model& m) {
@@ -110,8 +127,9 @@ std::uint64_t model_capture(std::string_view path, std::uint64_t size) {
 
 std::uint64_t VramEstimate::per_gpu(const PrecisionNeed& need, unsigned gpus) {
   gpus = std::max(gpus, 1u);
-  const std::uint64_t shared = need.weights + need.kv_cache + need.activations;
-  return (shared + gpus - 1) / gpus + need.cuda_context;
+  const std::uint64_t shared = saturating_sum({need.weights, need.kv_cache, need.activations});
+  if (shared == UINT64_MAX) return UINT64_MAX;
+  return saturating_sum({shared / gpus + (shared % gpus != 0 ? 1 : 0), need.cuda_context});
 }
 
 const PrecisionNeed* VramEstimate::at(Precision precision) const {
@@ -126,8 +144,8 @@ VramEstimate estimate_vram(const Model& model, const VramSettings& settings) {
   e.batch = std::max<std::uint64_t>(settings.batch, 1);
   const ModelShape& s = model.shape;
   if (s.has_kv_cache()) {
-    e.kv_bytes_per_token =
-        s.layers * s.kv_heads * (s.key_dim + s.value_dim) * c.kv_bytes_per_element;
+    e.kv_bytes_per_token = saturating_product(
+        {s.layers, s.kv_heads, saturating_sum({s.key_dim, s.value_dim}), c.kv_bytes_per_element});
     e.context = settings.context ? *settings.context : s.context_length;
   }
   std::vector<Precision> precisions{Precision::Stored};
@@ -138,12 +156,14 @@ VramEstimate estimate_vram(const Model& model, const VramSettings& settings) {
     n.precision = p;
     n.weights = weights_at(model, p);
     std::uint64_t per_token = e.kv_bytes_per_token;
-    if (p == Precision::Stored && stored_as_float32(model)) per_token *= 2;  // float32 activations
-    n.kv_cache = per_token * e.context * e.batch;
-    n.activations = static_cast<std::uint64_t>(
-        std::ceil(static_cast<double>(n.weights) * c.activation_fraction));
+    if (p == Precision::Stored && stored_as_float32(model))
+      per_token = saturating_product({per_token, 2});  // float32 activations
+    n.kv_cache = saturating_product({per_token, e.context, e.batch});
+    const double activations = static_cast<double>(n.weights) * c.activation_fraction;
+    n.activations =
+        activations >= 1.8e19 ? UINT64_MAX : static_cast<std::uint64_t>(std::ceil(activations));
     n.cuda_context = c.cuda_context_bytes;
-    n.total = n.weights + n.kv_cache + n.activations + n.cuda_context;
+    n.total = saturating_sum({n.weights, n.kv_cache, n.activations, n.cuda_context});
     for (const Gpu& gpu : known_gpus())
       if (n.total <= gpu.memory_bytes) n.fits_on.push_back(gpu.name);
     e.needs.push_back(std::move(n));
@@ -177,7 +197,8 @@ GpuTarget parse_gpu_target(std::string_view text) {
       x != std::string::npos && x + 1 < name.size() &&
       std::all_of(name.begin() + static_cast<long>(x) + 1, name.end(),
                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-    const unsigned long n = std::stoul(name.substr(x + 1));
+    const std::string digits = name.substr(x + 1);
+    const unsigned long n = digits.size() > 4 ? 0 : std::stoul(digits);
     if (n == 0 || n > 1024)
       throw InputError("--fits '" + std::string(text) + "': the GPU count is 1 to 1024");
     count = static_cast<unsigned>(n);

@@ -117,6 +117,26 @@ class GgufWriter {
   std::uint64_t kvs_ = 0, tensors_ = 0, data_ = 0;
 };
 
+// torch.save's zip around `pickle`, with one 64-byte storage "0".
+std::string torch_zip(const std::string& pickle) {
+  const std::string storage(64, '\0');
+  std::string zip, directory;
+  std::uint64_t entries = 0;
+  for (const auto& [name, data] :
+       {std::pair<std::string, std::string>{"m/data.pkl", pickle}, {"m/data/0", storage}}) {
+    const std::string sizes = le(0, 4) + le(data.size(), 4) + le(data.size(), 4);
+    directory += std::string("PK\x01\x02", 4) + le(20, 2) + le(20, 2) + le(0, 2) + le(0, 2) +
+                 le(0, 4) + sizes + le(name.size(), 2) + le(0, 2) + le(0, 2) + le(0, 2) + le(0, 2) +
+                 le(0, 4) + le(zip.size(), 4) + name;
+    zip += std::string("PK\x03\x04", 4) + le(20, 2) + le(0, 2) + le(0, 2) + le(0, 4) + sizes +
+           le(name.size(), 2) + le(0, 2) + name + data;
+    ++entries;
+  }
+  const std::uint64_t directory_at = zip.size();
+  return zip + directory + std::string("PK\x05\x06", 4) + le(0, 4) + le(entries, 2) +
+         le(entries, 2) + le(directory.size(), 4) + le(directory_at, 4) + le(0, 2);
+}
+
 }  // namespace
 
 TEST_CASE("a Llama-2-7B-shaped safetensors header gives the published parameter count") {
@@ -187,7 +207,9 @@ TEST_CASE("a safetensors header that lies is reported, not trusted") {
     REQUIRE_FALSE(f.warnings.empty());
     CHECK(f.warnings.back().find("larger than the file") != std::string::npos);
     CHECK_FALSE(f.parameters_known);
-    CHECK(f.weight_bytes == 0);
+    // Its parameters unknown, its size stands for its weights: a gate on
+    // the stored size still sees the file.
+    CHECK(f.weight_bytes == bytes.size());
   }
   SECTION("a byte count that does not match the shape") {
     json header = {{"w", {{"dtype", "F32"}, {"shape", {10, 10}}, {"data_offsets", {0, 300}}}}};
@@ -307,29 +329,66 @@ TEST_CASE("a pickle that would run code is parsed, never run") {
   const std::string command = "touch /tmp/imgsmith-pickle-ran";
   const std::string pickle =
       std::string("\x80\x02") + "cos\nsystem\n" + "X" + le(command.size(), 4) + command + "\x85R.";
-  const std::string storage(64, '\0');
-  // Local headers, then the central directory and its end record.
-  std::string zip, directory;
-  std::uint64_t entries = 0;
-  for (const auto& [name, data] :
-       {std::pair<std::string, std::string>{"m/data.pkl", pickle}, {"m/data/0", storage}}) {
-    const std::string sizes = le(0, 4) + le(data.size(), 4) + le(data.size(), 4);
-    directory += std::string("PK\x01\x02", 4) + le(20, 2) + le(20, 2) + le(0, 2) + le(0, 2) +
-                 le(0, 4) + sizes + le(name.size(), 2) + le(0, 2) + le(0, 2) + le(0, 2) + le(0, 2) +
-                 le(0, 4) + le(zip.size(), 4) + name;
-    zip += std::string("PK\x03\x04", 4) + le(20, 2) + le(0, 2) + le(0, 2) + le(0, 4) + sizes +
-           le(name.size(), 2) + le(0, 2) + name + data;
-    ++entries;
-  }
-  const std::uint64_t directory_at = zip.size();
-  zip += directory + std::string("PK\x05\x06", 4) + le(0, 4) + le(entries, 2) + le(entries, 2) +
-         le(directory.size(), 4) + le(directory_at, 4) + le(0, 2);
+  const std::string zip = torch_zip(pickle);
   const ModelFile f = read_text(zip, zip.size());
   CHECK(f.format == ModelFormat::PyTorch);
   CHECK_FALSE(f.parameters_known);
   CHECK(f.weight_bytes == 64);
   REQUIRE(f.warnings.size() == 1);
   CHECK(f.warnings[0].find("does not name a type") != std::string::npos);
+}
+
+TEST_CASE("pickle bombs: doubling tuples, deep nesting, long marks and huge integers stay small") {
+  SECTION("a tuple of itself, doubled 60 times") {
+    std::string p =
+        "\x80\x02"
+        "N"
+        "q\x00";
+    for (int i = 0; i < 60; ++i) p += "h\x00h\x00\x86q\x00";
+    p += "0.";
+    const std::string zip = torch_zip(p);
+    const ModelFile f = read_text(zip, zip.size());
+    CHECK(f.weight_bytes ==
+          64);  // reached quickly and within memory: the pickle built nothing large
+  }
+  SECTION("100,000 nested tuples") {
+    std::string p = "\x80\x02N" + std::string(100000, '\x85') + "0.";
+    const std::string zip = torch_zip(p);
+    const ModelFile f = read_text(zip, zip.size());
+    CHECK(f.weight_bytes == 64);
+    CHECK_FALSE(f.parameters_known);
+  }
+  SECTION("a mark before a million values, and a 40-digit INT") {
+    std::string p = "\x80\x02(" + std::string(1000000, 'N') + "tI" + std::string(40, '9') + "\n0.";
+    const std::string zip = torch_zip(p);
+    const ModelFile f = read_text(zip, zip.size());
+    CHECK(f.weight_bytes == 64);
+  }
+}
+
+TEST_CASE("config.json with fields of the wrong type is no config, not an error") {
+  CHECK_NOTHROW(
+      read_hf_config(R"({"num_hidden_layers": 2, "quantization_config": {"quant_method": null}})"));
+  CHECK_NOTHROW(read_hf_config(R"({"num_hidden_layers": 2, "multi_query": "yes"})"));
+  CHECK_NOTHROW(read_hf_config(R"({"architectures": [1], "torch_dtype": 5})"));
+}
+
+TEST_CASE("sizes too large to hold saturate: no GPU holds them, no gate passes them") {
+  Model m;
+  m.format = ModelFormat::Safetensors;
+  m.parameters = UINT64_MAX / 2;
+  m.weight_bytes = UINT64_MAX / 2;
+  m.shape.layers = 1ull << 40;
+  m.shape.kv_heads = 1ull << 20;
+  m.shape.key_dim = m.shape.value_dim = 128;
+  m.shape.context_length = 1ull << 30;
+  m.shape_from = "config.json";
+  const VramEstimate v = estimate_vram(m, {});
+  for (const auto& n : v.needs) {
+    CHECK(n.total == UINT64_MAX);
+    CHECK(n.fits_on.empty());
+    CHECK(VramEstimate::per_gpu(n, 8) == UINT64_MAX);
+  }
 }
 
 TEST_CASE("a model file's summary round-trips through its text form") {

@@ -1,8 +1,9 @@
 // What one model file's headers say, read without reading its weights:
 // safetensors' JSON header, GGUF's metadata and tensor infos, the entries of
 // torch.save's zip (and its pickle, parsed, never run), ONNX's initializers.
-// A header that lies (offsets past the end, overlapping tensors, absurd
-// lengths) is reported in `warnings`, and what it claims is not counted.
+// A header that lies (offsets past the end, byte counts that do not match
+// the shape, absurd lengths) is reported in `warnings`, and what it claims
+// is not counted; overlapping tensors are reported and counted as claimed.
 #pragma once
 
 #include <cstdint>
