@@ -2,15 +2,12 @@
 
 #include <cstring>
 
+#include "model_readers.hpp"
+
 namespace imgsmith {
 namespace {
 
-std::uint64_t le(std::string_view s, std::size_t at, std::size_t bytes) {
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < bytes; ++i)
-    v |= std::uint64_t{static_cast<unsigned char>(s[at + i])} << (8 * i);
-  return v;
-}
+using models_detail::le_at;
 
 // The names of the zip's local file headers within `head` (a zip written
 // front to back, as torch.save and Keras write theirs).
@@ -18,12 +15,12 @@ template <typename Fn>
 void for_each_zip_name(std::string_view head, Fn fn) {
   std::size_t at = 0;
   for (int n = 0; n < 16 && at + 30 <= head.size() && head.substr(at, 4) == "PK\x03\x04"; ++n) {
-    const std::size_t name_length = le(head, at + 26, 2), extra = le(head, at + 28, 2);
+    const std::size_t name_length = le_at(head, at + 26, 2), extra = le_at(head, at + 28, 2);
     if (at + 30 + name_length > head.size()) return;
     const std::string_view name = head.substr(at + 30, name_length);
     if (fn(name)) return;
     // Only stored entries with their size in the header can be stepped over.
-    const std::uint64_t flags = le(head, at + 6, 2), compressed = le(head, at + 18, 4);
+    const std::uint64_t flags = le_at(head, at + 6, 2), compressed = le_at(head, at + 18, 4);
     if ((flags & 0x8) != 0) return;
     at += 30 + name_length + extra + static_cast<std::size_t>(compressed);
   }
@@ -72,7 +69,7 @@ bool is_onnx(std::string_view head) {
 ModelFormat sniff_model_format(std::string_view head) {
   if (head.size() >= 10) {
     // safetensors: a header length that is plausible, then '{'.
-    const std::uint64_t length = le(head, 0, 8);
+    const std::uint64_t length = le_at(head, 0, 8);
     if (length >= 2 && length < (100u << 20) && head[8] == '{' &&
         (head[9] == '"' || head[9] == '}'))
       return ModelFormat::Safetensors;

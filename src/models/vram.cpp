@@ -121,7 +121,7 @@ std::uint64_t model_capture(std::string_view path, std::uint64_t size) {
   if (name == "config.json" && size <= (1u << 20)) return size;
   // An ONNX graph whose weights are external data is small; its first
   // bytes tell whether it is one.
-  if (name.ends_with(".onnx") && size >= 16) return 4096;
+  if (name.ends_with(".onnx") && size >= 16) return kModelHeadBytes;
   return 0;
 }
 

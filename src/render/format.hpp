@@ -12,6 +12,13 @@
 
 namespace imgsmith::render_detail {
 
+// printf into a string: one table row or line of a report.
+inline std::string fmt(const char* format, auto... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, format, args...);
+  return buf;
+}
+
 // 123 of 1000 -> "12.3%".
 inline std::string percent(std::uint64_t part, std::uint64_t whole) {
   char buf[32];

@@ -12,12 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string fmt(const char* format, auto... args) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, format, args...);
-  return buf;
-}
-
 json shape_json(const Model& m) {
   if (m.shape_from.empty()) return nullptr;
   json shape = shape_to_json(m.shape);

@@ -12,18 +12,14 @@
 namespace imgsmith {
 namespace {
 
+using render_detail::fmt;
+
 constexpr std::size_t kCreatedByWidth = 58;
 
 // "/bin/sh -c #(nop)  CMD [...]" reads as "CMD [...]", "/bin/sh -c apt..."
 // as "RUN apt...": what the user wrote in the Dockerfile.
 std::string readable_created_by(const std::string& s) {
   return shorten(visible(dockerfile_step(s)), kCreatedByWidth);
-}
-
-std::string fmt(const char* format, auto... args) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, format, args...);
-  return buf;
 }
 
 void render_categories(const Attribution& attr, std::ostream& out) {
