@@ -84,6 +84,8 @@ struct Nvml {
   nvmlReturn_t (*nvmlShutdown)() = nullptr;
   nvmlReturn_t (*nvmlSystemGetDriverVersion)(char*, unsigned) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetHandleByIndex)(unsigned, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetHandleByUUID)(const char*, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetCount)(unsigned*) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetMemoryInfo)(nvmlDevice_t, nvmlMemory_t*) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetUtilizationRates)(nvmlDevice_t, nvmlUtilization_t*) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetTemperature)(nvmlDevice_t, int, unsigned*) = nullptr;

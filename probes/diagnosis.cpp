@@ -110,11 +110,31 @@ void query_nvml(Report& r) {
   if (n.nvmlSystemGetDriverVersion != nullptr &&
       n.nvmlSystemGetDriverVersion(version, sizeof version) == NVML_SUCCESS)
     r.driver_version = version;
+  // CUDA's ordinals are not NVML's indices: CUDA_VISIBLE_DEVICES renumbers
+  // them and CUDA orders the fastest first, NVML by PCI bus. The UUID names
+  // the same GPU in both; the index is trusted only when each side sees
+  // exactly one GPU.
+  unsigned nvml_count = 0;
+  const bool one_each = r.devices.size() == 1 && n.nvmlDeviceGetCount != nullptr &&
+                        n.nvmlDeviceGetCount(&nvml_count) == NVML_SUCCESS && nvml_count == 1;
   for (auto& d : r.devices) {
     nvmlDevice_t h = nullptr;
-    if (n.nvmlDeviceGetHandleByIndex == nullptr ||
-        n.nvmlDeviceGetHandleByIndex(static_cast<unsigned>(d.index), &h) != NVML_SUCCESS)
+    bool by_uuid = !d.uuid.empty() && n.nvmlDeviceGetHandleByUUID != nullptr &&
+                   n.nvmlDeviceGetHandleByUUID(d.uuid.c_str(), &h) == NVML_SUCCESS;
+    // A MIG instance's UUID has the same bytes and NVML spells it "MIG-".
+    if (!by_uuid && d.uuid.starts_with("GPU-") && n.nvmlDeviceGetHandleByUUID != nullptr) {
+      const std::string mig = "MIG-" + d.uuid.substr(4);
+      by_uuid = n.nvmlDeviceGetHandleByUUID(mig.c_str(), &h) == NVML_SUCCESS;
+      if (by_uuid) d.uuid = mig;
+    }
+    const bool by_index = !by_uuid && one_each && n.nvmlDeviceGetHandleByIndex != nullptr &&
+                          n.nvmlDeviceGetHandleByIndex(0, &h) == NVML_SUCCESS;
+    if (!by_uuid && !by_index) {
+      r.notes.push_back("NVML does not know GPU " + std::to_string(d.index) + " (" +
+                        (d.uuid.empty() ? std::string("no UUID") : d.uuid) +
+                        "): no free memory, utilisation or temperature for it");
       continue;
+    }
     nvmlMemory_t mem{};
     if (n.nvmlDeviceGetMemoryInfo != nullptr &&
         n.nvmlDeviceGetMemoryInfo(h, &mem) == NVML_SUCCESS) {

@@ -22,7 +22,10 @@ bool open_driver(CudaDriver& cu) {
   load(cu.handle, "cuDeviceGetCount", cu.cuDeviceGetCount);
   load(cu.handle, "cuDeviceGet", cu.cuDeviceGet);
   load(cu.handle, "cuDeviceGetName", cu.cuDeviceGetName);
-  load(cu.handle, "cuDeviceGetUuid", cu.cuDeviceGetUuid);
+  // CUDA 12+ headers map cuDeviceGetUuid to _v2 (which answers a MIG
+  // instance's own UUID); older drivers have only the first.
+  load(cu.handle, "cuDeviceGetUuid_v2", cu.cuDeviceGetUuid);
+  if (cu.cuDeviceGetUuid == nullptr) load(cu.handle, "cuDeviceGetUuid", cu.cuDeviceGetUuid);
   load(cu.handle, "cuDeviceGetAttribute", cu.cuDeviceGetAttribute);
   load(cu.handle, "cuDeviceTotalMem_v2", cu.cuDeviceTotalMem);
   load(cu.handle, "cuGetErrorName", cu.cuGetErrorName);
@@ -52,6 +55,8 @@ bool open_nvml(Nvml& n) {
   load(n.handle, "nvmlShutdown", n.nvmlShutdown);
   load(n.handle, "nvmlSystemGetDriverVersion", n.nvmlSystemGetDriverVersion);
   load(n.handle, "nvmlDeviceGetHandleByIndex_v2", n.nvmlDeviceGetHandleByIndex);
+  load(n.handle, "nvmlDeviceGetHandleByUUID", n.nvmlDeviceGetHandleByUUID);
+  load(n.handle, "nvmlDeviceGetCount_v2", n.nvmlDeviceGetCount);
   load(n.handle, "nvmlDeviceGetMemoryInfo", n.nvmlDeviceGetMemoryInfo);
   load(n.handle, "nvmlDeviceGetUtilizationRates", n.nvmlDeviceGetUtilizationRates);
   load(n.handle, "nvmlDeviceGetTemperature", n.nvmlDeviceGetTemperature);

@@ -52,6 +52,8 @@ int cuDeviceGetUuid(unsigned char* uuid, int dev) {
   for (int i = 0; i < 16; ++i) uuid[i] = (unsigned char)(0x10 * dev + i);
   return 0;
 }
+/* The driver exports both; CUDA 12+ headers call the second. */
+int cuDeviceGetUuid_v2(unsigned char* uuid, int dev) { return cuDeviceGetUuid(uuid, dev); }
 
 int cuDeviceGetAttribute(int* value, int attribute, int dev) {
   (void)dev;

@@ -1,8 +1,13 @@
 /* A stand-in for libnvidia-ml.so.1, for tests on machines without an
  * NVIDIA GPU. FAKE_NVML_INIT=<nvmlReturn_t> scripts nvmlInit_v2 (default 0);
- * FAKE_NVML_FREE=<bytes> scripts the free memory (default total - used);
+ * FAKE_NVML_FREE=<bytes>[,<bytes>...] scripts the free memory of each NVML
+ * device in NVML's order (default total - used); FAKE_DEVICE_COUNT devices
+ * (as the stand-in libcuda), in CUDA's order unless FAKE_NVML_REVERSED=1
+ * puts them the other way round, as NVML's PCI order can; a handle is
+ * found by index or by the UUID the stand-in libcuda gives the device;
  * the rest answer fixed values: driver 550.54.15, 1 GiB used, 37% busy,
  * 41 C. Built by the tests, found through LD_LIBRARY_PATH, never shipped. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,17 +28,44 @@ int nvmlSystemGetDriverVersion(char* version, unsigned len) {
   version[len - 1] = '\0';
   return 0;
 }
+static unsigned device_count(void) {
+  const char* v = getenv("FAKE_DEVICE_COUNT");
+  return v != NULL && *v != '\0' ? (unsigned)atoi(v) : 1;
+}
+/* A handle is the NVML index + 1. */
+int nvmlDeviceGetCount_v2(unsigned* n) {
+  *n = device_count();
+  return 0;
+}
 int nvmlDeviceGetHandleByIndex_v2(unsigned index, void** handle) {
+  if (index >= device_count()) return 2; /* NVML_ERROR_INVALID_ARGUMENT */
+  *handle = (void*)(unsigned long)(index + 1);
+  return 0;
+}
+/* The stand-in libcuda gives CUDA device d the UUID bytes 0x10*d + i. */
+int nvmlDeviceGetHandleByUUID(const char* uuid, void** handle) {
+  unsigned first = 0;
+  if (strncmp(uuid, "GPU-", 4) != 0 || sscanf(uuid + 4, "%2x", &first) != 1) return 6;
+  const unsigned cuda = first / 0x10, n = device_count();
+  if (cuda >= n) return 6; /* NVML_ERROR_NOT_FOUND */
+  const char* reversed = getenv("FAKE_NVML_REVERSED");
+  const unsigned index = reversed != NULL && *reversed == '1' ? n - 1 - cuda : cuda;
   *handle = (void*)(unsigned long)(index + 1);
   return 0;
 }
 int nvmlDeviceGetMemoryInfo(void* handle, memory_t* m) {
-  (void)handle;
+  const unsigned index = (unsigned)(unsigned long)handle - 1;
   m->total = 150754820096ULL;
   m->used = 1073741824ULL;
-  const char* free_bytes = getenv("FAKE_NVML_FREE");
-  m->free = free_bytes != NULL && *free_bytes != '\0' ? strtoull(free_bytes, NULL, 10)
-                                                      : m->total - m->used;
+  m->free = m->total - m->used;
+  const char* list = getenv("FAKE_NVML_FREE");
+  for (unsigned i = 0; list != NULL && *list != '\0'; ++i) {
+    char* end = NULL;
+    const unsigned long long bytes = strtoull(list, &end, 10);
+    if (i == index) m->free = bytes;
+    list = *end == ',' ? end + 1 : end;
+    if (end == list && *end != '\0') break;
+  }
   return 0;
 }
 int nvmlDeviceGetUtilizationRates(void* handle, utilization_t* u) {

@@ -110,6 +110,12 @@ run "${withgpu[@]}" "${vram[@]}" FAKE_NVML_FREE=3000000000 IMGSMITH_PROBE=requir
 check "vram: require mode refuses a model that cannot fit, exit 4" test "$status" -eq 4
 check "vram: no precision fits: the least free memory to ask for" grep -q "use a GPU with at least 14.2 GB free" "$tmp/err"
 check "vram: the command did not run" test ! -e "$tmp/ran-vram"
+# CUDA's GPU 0 is NVML's last when NVML orders the GPUs the other way: the
+# free memory must come from the GPU with the same UUID, not the same index.
+run "${withgpu[@]}" "${vram[@]}" FAKE_DEVICE_COUNT=2 FAKE_NVML_REVERSED=1 FAKE_NVML_FREE=3000000000,22100000000 "$probe" --json
+check "vram: GPU 0's free memory found by its UUID, not NVML's index" grep -q "GPU 0 (.*) has 22.1 GB free: fits" "$tmp/err"
+run "${withgpu[@]}" "${vram[@]}" FAKE_DEVICE_COUNT=2 FAKE_NVML_FREE=3000000000,22100000000 "$probe" --json
+check "vram: same order, GPU 0 is NVML's first" grep -q "GPU 0 (.*) has 3.0 GB free: does not fit" "$tmp/err"
 run "${withgpu[@]}" IMGSMITH_MODEL_VRAM=14GB "$probe" --json
 check "vram: a need that is not a byte count is a note, not a verdict" grep -q "IMGSMITH_MODEL_VRAM='14GB' is not a byte count" "$tmp/err"
 check "vram: no verdict then" grep -q '"vram":null' "$tmp/out"
