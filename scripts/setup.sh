@@ -16,6 +16,8 @@ packages=(
   python3-torch python3-onnx
   # a terminal emulator, to show that reports of hostile file names have no effect on one
   tmux
+  # the HTML report in a real browser, the ncdu export in ncdu
+  chromium ncdu
   # the registry tests: a real registry, a pusher, htpasswd, token signing, curl
   docker-registry skopeo apache2-utils openssl curl
   # the Docker engine tests (the test starts dockerd itself, on a bridge it makes with ip)

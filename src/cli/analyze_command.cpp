@@ -232,13 +232,14 @@ int run_analyze(const AnalyzeArgs& given) {
   const PipelineResult result = run_pipeline(
       args.image, options, registry_options(args), rules, ignore, finding_floor(args.finding_floor),
       args.no_models ? std::nullopt
-                     : std::optional<VramSettings>(VramSettings{args.context, args.batch}));
+                     : std::optional<VramSettings>(VramSettings{args.context, args.batch}),
+      renderer_needs_files(args.format));
   progress.clear();
   const Analysis& analysis = result.analysis;
   const Attribution& attribution = result.attribution;
   const std::vector<Finding>& findings = result.findings;
   const GateResult gate = evaluate_gate(analysis, gate_config, &attribution, &findings);
-  const Report full{analysis, &attribution, &findings, gate};
+  const Report full{analysis, &attribution, &findings, gate, &result.files};
 
   if (!args.quiet) {
     for (const auto& w : analysis.warnings) std::cerr << "imgsmith: warning: " << w << "\n";

@@ -49,7 +49,7 @@ std::vector<ModelReport> image_models(const Analysis& analysis, const VramSettin
 PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options,
                             const RegistryOptions& registry, const RuleSet& rules,
                             const std::vector<Glob>& ignore, const FindingFloor& floor,
-                            const std::optional<VramSettings>& vram) {
+                            const std::optional<VramSettings>& vram, bool keep_files) {
   options.capture = analysis_capture(vram.has_value());
   PipelineResult r;
   r.analysis = analyze_image(image, options, registry);
@@ -58,11 +58,14 @@ PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options,
   std::erase_if(r.analysis.waste, [&](const WasteGroup& w) { return matches_any(ignore, w.path); });
   if (options.progress) options.progress("attributing bytes");
   // The files go straight from attribution to the findings: no list of
-  // every file is kept.
+  // every file is kept unless the format shows every file.
   WasteFinder findings(r.analysis, ignore);
   r.attribution =
       attribute(r.analysis, rules, [&](const AttributedFile& file, const std::string& category) {
         findings.add(file, category);
+        if (keep_files)
+          r.files.push_back(ReportFile{std::string(file.path), file.bytes, file.layer, category,
+                                       file.child, file.origin});
       });
   r.findings = findings.finish(r.attribution, floor);
   return r;

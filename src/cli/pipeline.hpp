@@ -9,6 +9,7 @@
 #include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/attribution/findings.hpp"
 #include "imgsmith/registry/registry.hpp"
+#include "imgsmith/report/report.hpp"
 #include "imgsmith/util/glob.hpp"
 
 namespace imgsmith {
@@ -17,6 +18,7 @@ struct PipelineResult {
   Analysis analysis;
   Attribution attribution;
   std::vector<Finding> findings;
+  std::vector<ReportFile> files;  // every visible file, with keep_files only
 };
 
 // The built-in rules, with those of a --rules file (if any) tried first.
@@ -25,7 +27,8 @@ RuleSet rules_with(const std::string& user_rules_file);
 PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options,
                             const RegistryOptions& registry, const RuleSet& rules,
                             const std::vector<Glob>& ignore, const FindingFloor& floor = {},
-                            const std::optional<VramSettings>& vram = VramSettings{});
+                            const std::optional<VramSettings>& vram = VramSettings{},
+                            bool keep_files = false);
 
 // What an analysis keeps of the files it streams: attribution's package
 // databases and file heads, and unless told not to, the models' headers

@@ -1,7 +1,7 @@
-// CSV for spreadsheets and scripts: analyze's largest files, diff's changed
-// files, one row each (RFC 4180). A name is shown as the text report shows
-// it, escaped (visible()); when it had to be, path_bytes holds its exact
-// bytes in hex, as in JSON.
+// CSV for spreadsheets and scripts: analyze's visible files (a saved
+// report's largest), diff's changed files, one row each (RFC 4180). A name is shown as the text
+// report shows it, escaped (visible()); when it had to be, path_bytes holds its exact bytes in hex,
+// as in JSON.
 #include <string>
 #include <string_view>
 
@@ -27,11 +27,19 @@ std::string path_fields(std::string_view path) {
 }  // namespace
 
 void render_csv(const Report& report, std::ostream& out) {
+  out << "path,path_bytes,bytes,layer,category,child,origin\n";
+  if (report.files != nullptr) {
+    // Every visible file once (hard links once): the bytes sum to final_bytes.
+    for (const ReportFile& f : *report.files)
+      out << path_fields(f.path) << "," << f.bytes << "," << f.layer << "," << field(f.category)
+          << "," << field(visible(f.child)) << "," << field(f.origin) << "\n";
+    return;
+  }
+  // A saved report keeps only the largest files, without their categories.
   const Analysis& a = report.analysis;
-  out << "path,path_bytes,bytes,layer,hard_links\n";
   for (std::size_t i = 0; i < a.largest_files.size() && i < a.top; ++i) {
     const FileReport& f = a.largest_files[i];
-    out << path_fields(f.path) << "," << f.bytes << "," << f.layer << "," << f.hard_links << "\n";
+    out << path_fields(f.path) << "," << f.bytes << "," << f.layer << ",,,\n";
   }
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "imgsmith/util/size.hpp"
@@ -17,6 +18,35 @@ inline std::string fmt(const char* format, auto... args) {
   char buf[512];
   std::snprintf(buf, sizeof buf, format, args...);
   return buf;
+}
+
+// Text for HTML or XML, where it can be neither markup nor close a quoted
+// attribute.
+inline std::string escape_markup(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out.push_back(c);
+    }
+  }
+  return out;
 }
 
 // 123 of 1000 -> "12.3%".

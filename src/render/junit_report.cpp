@@ -10,28 +10,7 @@ namespace {
 
 // XML 1.0 allows no control character but tab and newlines, even escaped:
 // visible() leaves none.
-std::string xml(const std::string& s) {
-  std::string out;
-  for (char c : visible(s)) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out.push_back(c);
-    }
-  }
-  return out;
-}
+std::string xml(const std::string& s) { return render_detail::escape_markup(visible(s)); }
 
 }  // namespace
 

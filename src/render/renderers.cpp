@@ -16,8 +16,13 @@ const std::vector<Renderer>& renderers() {
        render_diff_json},
       {"markdown", "tables for a pull-request comment", render_markdown, render_diff_markdown},
       {"junit", "JUnit XML, one test case per gate rule (analyze only)", render_junit, nullptr},
-      {"csv", "the largest files (diff: the files that changed), a row each", render_csv,
-       render_diff_csv},
+      {"csv", "every visible file (diff: the files that changed), a row each", render_csv,
+       render_diff_csv, true},
+      {"html",
+       "one self-contained page: a treemap of the bytes, layers, findings (diff: what grew)",
+       render_html, render_diff_html, true},
+      {"ncdu", "the merged filesystem as ncdu's JSON export (ncdu -f, gdu -f; analyze only)",
+       render_ncdu, nullptr, true},
   };
   return table;
 }
@@ -51,6 +56,11 @@ std::string format_help(bool for_diff) {
               r.description;
     }
   return help;
+}
+
+bool renderer_needs_files(std::string_view format) {
+  const Renderer* r = find_renderer(format);
+  return r != nullptr && r->needs_files;
 }
 
 void render_analysis(std::string_view format, const Report& report, std::ostream& out) {

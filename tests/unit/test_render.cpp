@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "imgsmith/render/render.hpp"
 #include "imgsmith/render/renderers.hpp"
 #include "imgsmith/util/error.hpp"
+#include "imgsmith/util/sha256.hpp"
 #include "imgsmith/util/text.hpp"
 #include "pipeline.hpp"
 
@@ -378,14 +380,14 @@ TEST_CASE("renderers: one table chooses the format for analyze and diff") {
   CHECK_THAT(format_help(true), !Catch::Contains("junit"));
 }
 
-TEST_CASE("csv: the largest files, a row each, odd names escaped with their bytes beside") {
+TEST_CASE("csv: without the files (a saved report), the largest files, odd names escaped") {
   const OddRendered r;
   std::ostringstream out;
   render_analysis("csv", r.report(), out);
   std::istringstream lines(out.str());
   std::string line;
   REQUIRE(std::getline(lines, line));
-  CHECK(line == "path,path_bytes,bytes,layer,hard_links");
+  CHECK(line == "path,path_bytes,bytes,layer,category,child,origin");
   std::size_t rows = 0;
   std::map<std::string, std::string> hex_of;  // shown path -> path_bytes
   while (std::getline(lines, line)) {
@@ -401,4 +403,114 @@ TEST_CASE("csv: the largest files, a row each, odd names escaped with their byte
             .at("/odd/na\xc3\xafve-\xc3\xbcnic\xc3\xb8"
                 "de")
             .empty());  // valid and printable: as it is
+}
+
+namespace {
+
+// Every file attribution kept, as the commands hand them to the formats
+// that show every file.
+std::vector<ReportFile> report_files(const Attribution& a) {
+  std::vector<ReportFile> files;
+  for (const AttributedFile& f : a.files)
+    files.push_back(ReportFile{std::string(f.path), f.bytes, f.layer,
+                               a.categories.at(f.category).name, f.child, f.origin});
+  return files;
+}
+
+std::string between(const std::string& text, const std::string& open, const std::string& close) {
+  const auto begin = text.find(open);
+  if (begin == std::string::npos) return "";
+  const auto end = text.find(close, begin + open.size());
+  return end == std::string::npos ? ""
+                                  : text.substr(begin + open.size(), end - begin - open.size());
+}
+
+}  // namespace
+
+TEST_CASE("csv: with the files, every visible file once; the bytes sum to final_bytes") {
+  const Rendered r(GateConfig{});
+  const auto files = report_files(r.attribution);
+  Report report = r.report();
+  report.files = &files;
+  std::ostringstream out;
+  render_analysis("csv", report, out);
+  std::istringstream lines(out.str());
+  std::string line;
+  std::getline(lines, line);
+  CHECK(line == "path,path_bytes,bytes,layer,category,child,origin");
+  std::uint64_t sum = 0;
+  std::size_t rows = 0;
+  while (std::getline(lines, line)) {
+    const auto fields = split(line, ",");
+    REQUIRE(fields.size() == 7);
+    sum += std::stoull(fields[2]);
+    CHECK_FALSE(fields[4].empty());
+    ++rows;
+  }
+  CHECK(rows == files.size());
+  CHECK(sum == r.analysis.final_bytes);
+}
+
+TEST_CASE("ncdu: the export is ncdu's format, and its sizes sum to final_bytes") {
+  const Rendered r(GateConfig{});
+  const auto files = report_files(r.attribution);
+  Report report = r.report();
+  report.files = &files;
+  std::ostringstream out;
+  render_analysis("ncdu", report, out);
+  const auto doc = nlohmann::json::parse(out.str());
+  REQUIRE(doc.is_array());
+  CHECK(doc.at(0) == 1);
+  CHECK(doc.at(2).at("progname") == "imgsmith");
+  CHECK(doc.at(3).at(0).at("name") == "/");
+  std::function<std::uint64_t(const nlohmann::json&)> total = [&](const nlohmann::json& node) {
+    if (!node.is_array()) return node.at("asize").get<std::uint64_t>();
+    std::uint64_t sum = 0;
+    for (std::size_t i = 1; i < node.size(); ++i) sum += total(node[i]);
+    return sum;
+  };
+  CHECK(total(doc.at(3)) == r.analysis.final_bytes);
+  CHECK_FALSE(format_error("ncdu", true).empty());  // analyze only
+}
+
+TEST_CASE("html: one file, its own script and style allowed by hash, names from the image inert") {
+  const OddRendered r;
+  const auto files = report_files(r.attribution);
+  Report report = r.report();
+  report.files = &files;
+  std::ostringstream out;
+  render_analysis("html", report, out);
+  const std::string page = out.str();
+  // The policy names the exact script and style, and nothing may load.
+  const std::string policy = between(page, "Content-Security-Policy\" content=\"", "\"");
+  CHECK_THAT(policy, Catch::Contains("default-src 'none'"));
+  CHECK_THAT(policy, Catch::Contains("connect-src 'none'"));
+  const std::string script = between(page, "<script>", "</script>");
+  REQUIRE_FALSE(script.empty());
+  const std::string hex = sha256_digest(script).substr(7);
+  std::string raw;
+  for (std::size_t i = 0; i < hex.size(); i += 2)
+    raw += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  CHECK_THAT(policy, Catch::Contains("script-src 'sha256-" + base64_encode(raw) + "'"));
+  // No reference to anything outside the page.
+  for (const char* outside : {"http://", "https://", "src=", "href=", "@import", "url("})
+    CHECK(page.find(outside) == std::string::npos);
+  // Exactly three script elements: two data blocks and the page's script;
+  // the data blocks hold no '<' (a name cannot close them).
+  CHECK(count(page, "<script") == 3);
+  for (const char* id : {"imgsmith-report", "imgsmith-tree"}) {
+    const std::string block = between(
+        page, std::string("<script type=\"application/json\" id=\"") + id + "\">", "</script>");
+    REQUIRE_FALSE(block.empty());
+    CHECK(block.find('<') == std::string::npos);
+    const auto doc = nlohmann::json::parse(block);
+    CHECK_FALSE(doc.is_null());
+  }
+  // The tree's categories add up to the final size.
+  const auto tree = nlohmann::json::parse(
+      between(page, "<script type=\"application/json\" id=\"imgsmith-tree\">", "</script>"));
+  std::uint64_t sum = 0;
+  for (const auto& c : tree.at("k")) sum += c.at("b").get<std::uint64_t>();
+  CHECK(sum == r.analysis.final_bytes);
+  CHECK(is_valid_utf8(page));
 }

@@ -47,6 +47,12 @@ void render_diff_text(const DiffReport& diff, std::ostream& out);
 void render_diff_markdown(const DiffReport& diff, std::ostream& out);
 void render_csv(const Report& report, std::ostream& out);
 void render_diff_csv(const DiffReport& diff, std::ostream& out);
+// One self-contained page (html_report.cpp): the data, script and style
+// inline, a Content-Security-Policy that allows nothing else.
+void render_html(const Report& report, std::ostream& out);
+void render_diff_html(const DiffReport& diff, std::ostream& out);
+// ncdu's JSON export of the merged filesystem (ncdu_report.cpp).
+void render_ncdu(const Report& report, std::ostream& out);
 
 // --manifest-only: imgsmith.manifest/v1, or a table.
 nlohmann::json manifest_to_json(const ManifestReport& report);

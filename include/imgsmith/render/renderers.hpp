@@ -21,6 +21,9 @@ struct Renderer {
   std::string description;
   void (*analysis)(const Report& report, std::ostream& out) = nullptr;
   void (*diff)(const DiffReport& diff, std::ostream& out) = nullptr;  // null: not for diff
+  // It shows every visible file (Report::files), which the analysis then
+  // keeps; the other formats let each file go once it is counted.
+  bool needs_files = false;
 };
 
 // Every format, in the order help lists them; the first is the default.
@@ -31,6 +34,9 @@ const std::vector<Renderer>& renderers();
 std::string format_error(std::string_view format, bool for_diff);
 // The formats for --format's help, one a line: "  text      a table ...".
 std::string format_help(bool for_diff);
+
+// Whether `format` shows every file (false for a format that is not one).
+bool renderer_needs_files(std::string_view format);
 
 // Renders in `format`; throws InputError with format_error()'s message.
 void render_analysis(std::string_view format, const Report& report, std::ostream& out);

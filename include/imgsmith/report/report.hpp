@@ -13,13 +13,25 @@
 
 namespace imgsmith {
 
+// One visible file as attribution placed it, for the formats that list
+// every file (csv, html, ncdu).
+struct ReportFile {
+  std::string path;  // "/usr/bin/env", exact bytes
+  std::uint64_t bytes = 0;
+  std::uint32_t layer = 0;
+  std::string category, child, origin;
+};
+
 // What a report shows: the analysis, and when attribution ran, the
-// categories and the findings.
+// categories and the findings; `files` when the format asked for every
+// file (Renderer::needs_files) and the image was read now, not a saved
+// report.
 struct Report {
   const Analysis& analysis;
   const Attribution* attribution = nullptr;
   const std::vector<Finding>* findings = nullptr;
   const GateResult& gate;
+  const std::vector<ReportFile>* files = nullptr;
 };
 
 // A report that owns what it shows: one read back from a saved document
