@@ -33,6 +33,7 @@ struct AnalyzeArgs {
   std::size_t top = 10;
   unsigned threads = 0;
   bool quiet = false;
+  std::string progress = "auto";
   bool hash = false;
   std::string max_size, max_wasted, dive_ci, rules;
   std::string finding_floor = "1MB,0.5%";
@@ -68,7 +69,7 @@ int run_manifest_only(const AnalyzeArgs& args, const AnalyzeOptions& options,
         "flags, or --manifest-only");
   if (args.format != "text" && args.format != "json")
     throw InputError("--manifest-only reports as text or json, not " + args.format);
-  ProgressLine progress(!args.quiet);
+  ProgressLine progress(args.quiet ? ProgressMode::Never : parse_progress_mode(args.progress));
   AnalyzeOptions o = options;
   o.progress = [&progress](const std::string& s) { progress.show(s); };
   const ManifestReport r = inspect_manifest(args.image, o, registry);
@@ -226,7 +227,7 @@ int run_analyze(const AnalyzeArgs& given) {
   options.threads = args.threads;
   options.hash_duplicates = args.hash;
   options.base_layers = args.base_layers;
-  ProgressLine progress(!args.quiet);
+  ProgressLine progress(args.quiet ? ProgressMode::Never : parse_progress_mode(args.progress));
   options.progress = [&progress](const std::string& s) { progress.show(s); };
 
   const PipelineResult result = run_pipeline(
@@ -318,6 +319,8 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
                   "Layers read in parallel (default: one per core; 4 downloads for a registry)")
       ->check(CLI::Range(1, 256));
   cmd->add_flag("-q,--quiet", args->quiet, "No progress line and no warnings on stderr");
+  cmd->add_option("--progress", args->progress, kProgressHelp)
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   cmd->add_flag("--hash", args->hash,
                 "Find identical files at different paths (duplicate-content): files whose sizes\n"
                 "collide are read and digested with SHA-256");

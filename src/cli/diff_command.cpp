@@ -29,6 +29,7 @@ struct DiffArgs {
   std::string docker_read = "auto";
   bool no_policy = false;
   bool quiet = false;
+  std::string progress = "auto";
   std::size_t top = 10;
 };
 
@@ -109,7 +110,7 @@ int run_diff(DiffArgs args) {
     }
   }
   const RuleSet rules = rules_with(args.rules);
-  ProgressLine progress(!args.quiet);
+  ProgressLine progress(args.quiet ? ProgressMode::Never : parse_progress_mode(args.progress));
   const Side old_side = side(args.old_input, args, rules, progress);
   const Side new_side = side(args.new_input, args, rules, progress);
   progress.clear();
@@ -162,6 +163,8 @@ void register_diff_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--policy", args->policy, "Read max-growth from this imgsmith.toml ([diff])");
   cmd->add_flag("--no-policy", args->no_policy, "Ignore any imgsmith.toml");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress line on stderr");
+  cmd->add_option("--progress", args->progress, kProgressHelp)
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   cmd->callback([args, &exit_code] { exit_code = run_diff(*args); });
 }
 

@@ -37,17 +37,32 @@ CaptureFn analysis_capture(bool read_models);
 // The models among an analysis's file heads, with their VRAM estimates.
 std::vector<ModelReport> image_models(const Analysis& analysis, const VramSettings& settings);
 
-// Shows progress on a terminal only: CI logs get the report, not a ticker.
+// --progress: auto shows a progress line when stderr is a terminal (CI
+// logs get the report, not a ticker), always shows it anyway (on a
+// terminal one line redrawn, elsewhere a line a second at most), never
+// shows none. -q is never.
+enum class ProgressMode { Auto, Always, Never };
+// "auto", "always" or "never"; throws InputError otherwise.
+ProgressMode parse_progress_mode(const std::string& text);
+inline const char* kProgressHelp =
+    "Progress on stderr (stage, layers and bytes done, rate, time left): auto\n"
+    "(when stderr is a terminal), always, never";
+
+// The progress line, on stderr only: stdout holds the report.
 class ProgressLine {
  public:
-  explicit ProgressLine(bool enabled);
+  explicit ProgressLine(ProgressMode mode);
   ~ProgressLine();
   void show(const std::string& text);
+  // Erases the line (on a terminal): what follows starts on a clean line.
   void clear();
 
  private:
   bool enabled_;
+  bool terminal_;
   bool shown_ = false;
+  double last_line_ = -1;  // seconds since start, of the last line (not a terminal)
+  std::string last_text_;
 };
 
 }  // namespace imgsmith

@@ -275,5 +275,23 @@ ok = len(i) == 2 and d["dive"]["inefficient_paths_total"] > 2 and len(d["largest
 ok = ok and len(d["waste"]) <= 2 and all(len(f["paths"]) <= 2 for f in d["findings"])
 sys.exit(0 if ok else 1)' "$tmp/out"
 
+# Progress: under a pseudo-terminal (script) a line redrawn in place that
+# ends erased, the report alone on stdout; piped, nothing; never, nothing.
+if command -v script >/dev/null; then
+  script -qec "'$bin' analyze '$dive' --format json > '$tmp/pty-report.json'" /dev/null >"$tmp/pty.txt" 2>&1
+  check "progress: shown on a terminal" grep -q "imgsmith: read layer 14/14: 1.47 MB of 1.47 MB" "$tmp/pty.txt"
+  check "progress: redrawn in place" grep -q $'\r\033\[Kimgsmith: ' "$tmp/pty.txt"
+  check "progress: the line ends erased" test "$(tail -c 4 "$tmp/pty.txt" | od -An -c | tr -d ' ')" = '\r033[K'
+  check "progress: the report on stdout is the report alone" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/pty-report.json"
+  script -qec "'$bin' analyze '$dive' --progress never -o /dev/null" /dev/null >"$tmp/pty-never.txt" 2>&1
+  check "progress: never, even on a terminal" test ! -s "$tmp/pty-never.txt"
+fi
+expect "progress: piped, stderr holds no progress" 0 "$bin" analyze "$dive" -o /dev/null
+check "progress: piped, no progress line" test ! -s "$tmp/err"
+expect "progress: always, piped, a line at a time" 0 "$bin" analyze "$dive" -o /dev/null --progress always
+check "progress: always writes whole lines, no redraw" grep -q "^imgsmith: " "$tmp/err"
+check "progress: always, no carriage return" test "$(tr -cd '\r' <"$tmp/err" | wc -c)" -eq 0
+expect "progress: an unknown mode is a usage error" 2 "$bin" analyze "$dive" --progress sometimes
+
 echo "cli: $pass passed, $fail failed"
 finish
