@@ -3,13 +3,19 @@
 # packages. Safe to run again: it installs only what is missing.
 set -euo pipefail
 
-packages=(
+# --build-only: what building the imgsmith binary needs (with
+# -DIMGSMITH_BUILD_TESTS=OFF), as a CI job that only runs imgsmith wants.
+build_packages=(
   build-essential cmake pkg-config
+  libarchive-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
+  libcli11-dev libkainjow-mustache-dev libtomlplusplus-dev libsqlite3-dev
+  zlib1g-dev libzstd-dev
+)
+packages=(
+  "${build_packages[@]}"
   # the format check (.clang-format, scripts/check_format.sh)
   clang-format-14
-  libarchive-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
-  libcli11-dev catch2 libkainjow-mustache-dev libtomlplusplus-dev libsqlite3-dev
-  zlib1g-dev libzstd-dev
+  catch2
   # used by the tests, the example and the benchmark
   zstd gzip tar python3 time debootstrap rpm
   # real model writers for the models test: torch.save and onnx
@@ -23,6 +29,13 @@ packages=(
   # the Docker engine tests (the test starts dockerd itself, on a bridge it makes with ip)
   docker.io iproute2
 )
+
+if [ "${1:-}" = "--build-only" ]; then
+  packages=("${build_packages[@]}")
+elif [ -n "${1:-}" ]; then
+  echo "usage: scripts/setup.sh [--build-only]" >&2
+  exit 2
+fi
 
 missing=()
 for p in "${packages[@]}"; do

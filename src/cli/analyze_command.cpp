@@ -30,6 +30,7 @@ struct AnalyzeArgs {
   std::string image_name;
   std::string format = "text";
   std::string output = "-";
+  std::vector<std::string> reports;  // --report FORMAT=FILE
   std::size_t top = 10;
   unsigned threads = 0;
   bool quiet = false;
@@ -229,12 +230,15 @@ int run_analyze(const AnalyzeArgs& given) {
   options.base_layers = args.base_layers;
   ProgressLine progress(args.quiet ? ProgressMode::Never : parse_progress_mode(args.progress));
   options.progress = [&progress](const std::string& s) { progress.show(s); };
+  const std::vector<ExtraReport> extras = extra_reports(args.reports);
 
   const PipelineResult result = run_pipeline(
       args.image, options, registry_options(args), rules, ignore, finding_floor(args.finding_floor),
       args.no_models ? std::nullopt
                      : std::optional<VramSettings>(VramSettings{args.context, args.batch}),
-      renderer_needs_files(args.format));
+      renderer_needs_files(args.format) ||
+          std::any_of(extras.begin(), extras.end(),
+                      [](const ExtraReport& e) { return renderer_needs_files(e.format); }));
   progress.clear();
   const Analysis& analysis = result.analysis;
   const Attribution& attribution = result.attribution;
@@ -252,6 +256,11 @@ int run_analyze(const AnalyzeArgs& given) {
   std::ostringstream report;
   render_analysis(args.format, full, report);
   write_output(args.output, report.str());
+  for (const ExtraReport& extra : extras) {
+    std::ostringstream more;
+    render_analysis(extra.format, full, more);
+    write_output(extra.path, more.str());
+  }
   if (!gate.passed) {
     for (const auto& c : gate.checks)
       if (!c.passed) std::cerr << "imgsmith: gate failed: " << c.rule << ": " << c.message << "\n";
@@ -311,6 +320,7 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
                   "Image to pick when the archive holds several (a tag or ref name)");
   add_format_option(*cmd, args->format, false);
   cmd->add_option("-o,--output", args->output, "Write the report to FILE (default stdout)");
+  add_report_option(*cmd, args->reports, false);
   cmd->add_option("--top", args->top,
                   "How many entries each list holds: largest files, waste, dive's inefficient\n"
                   "paths, each finding's paths (the totals count everything)")

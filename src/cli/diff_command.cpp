@@ -22,6 +22,7 @@ struct DiffArgs {
   std::string old_input, new_input;
   std::string format = "text";
   std::string output = "-";
+  std::vector<std::string> reports;  // --report FORMAT=FILE
   std::string max_growth;
   std::string platform;
   std::string rules;
@@ -122,6 +123,11 @@ int run_diff(DiffArgs args) {
   std::ostringstream out;
   render_diff(args.format, d, out);
   write_output(args.output, out.str());
+  for (const ExtraReport& extra : extra_reports(args.reports)) {
+    std::ostringstream more;
+    render_diff(extra.format, d, more);
+    write_output(extra.path, more.str());
+  }
   if (!d.passed) {
     std::cerr << "imgsmith: gate failed: the image grew past --max-growth " << args.max_growth
               << "\n";
@@ -151,6 +157,7 @@ void register_diff_command(CLI::App& app, int& exit_code) {
   cmd->add_option("NEW", args->new_input, "The image or report to compare with it")->required();
   add_format_option(*cmd, args->format, true);
   cmd->add_option("-o,--output", args->output, "Write the report to FILE (default stdout)");
+  add_report_option(*cmd, args->reports, true);
   cmd->add_option("--max-growth", args->max_growth,
                   "Fail when the final size grew by more than SIZE, or PCT% of the old size");
   cmd->add_option("--platform", args->platform, "Platform to pick from multi-platform images");

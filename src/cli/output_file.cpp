@@ -76,4 +76,31 @@ CLI::Option* add_format_option(CLI::App& command, std::string& format, bool for_
           [for_diff](const std::string& name) { return format_error(name, for_diff); }, ""));
 }
 
+CLI::Option* add_report_option(CLI::App& command, std::vector<std::string>& reports,
+                               bool for_diff) {
+  return command
+      .add_option("--report", reports,
+                  "Also write the report as FORMAT to FILE (repeatable: --report\n"
+                  "markdown=comment.md --report html=report.html), from the same run")
+      ->type_name("FORMAT=FILE")
+      ->check(CLI::Validator(
+          [for_diff](const std::string& value) {
+            const auto eq = value.find('=');
+            if (eq == std::string::npos || eq == 0 || eq + 1 == value.size())
+              return "--report '" + value + "': give FORMAT=FILE, e.g. html=report.html";
+            return format_error(value.substr(0, eq), for_diff);
+          },
+          ""));
+}
+
+std::vector<ExtraReport> extra_reports(const std::vector<std::string>& reports) {
+  std::vector<ExtraReport> out;
+  for (const auto& value : reports) {
+    const auto eq = value.find('=');
+    if (eq == std::string::npos) throw InputError("--report '" + value + "': give FORMAT=FILE");
+    out.push_back(ExtraReport{value.substr(0, eq), value.substr(eq + 1)});
+  }
+  return out;
+}
+
 }  // namespace imgsmith

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 namespace imgsmith {
 
@@ -17,5 +18,15 @@ void write_output(const std::string& path, const std::string& content);
 // table (renderers.hpp); a name that is no format, or a format that cannot
 // render a diff (`for_diff`), is refused before anything is read.
 CLI::Option* add_format_option(CLI::App& command, std::string& format, bool for_diff);
+
+// --report FORMAT=FILE (repeatable): more reports of the same run, each
+// in its format to its file, e.g. markdown for a comment and html and json
+// to keep. Checked like --format before anything is read.
+struct ExtraReport {
+  std::string format, path;
+};
+CLI::Option* add_report_option(CLI::App& command, std::vector<std::string>& reports, bool for_diff);
+// The --report values split; throws InputError for one without '='.
+std::vector<ExtraReport> extra_reports(const std::vector<std::string>& reports);
 
 }  // namespace imgsmith

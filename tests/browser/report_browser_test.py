@@ -26,18 +26,13 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import Checks  # noqa: E402
+
 imgsmith, fixtures, repo, artifacts = sys.argv[1:5]
-failures = 0
-passes = 0
+check = Checks("report_browser")
 
 
-def check(name, ok, detail=""):
-    global failures, passes
-    if ok:
-        passes += 1
-    else:
-        failures += 1
-        print("FAIL: " + name + (": " + detail if detail else ""))
 
 
 chromium = shutil.which("chromium")
@@ -327,5 +322,4 @@ for name, image in (("dive", dive_image), ("example", example_image)):
     check(name + ": every CSV row has a category", all(r["category"] for r in rows))
 
 shutil.rmtree(work, ignore_errors=True)
-print("report_browser: %d passed, %d failed" % (passes, failures))
-sys.exit(1 if failures else 0)
+check.finish()

@@ -275,6 +275,22 @@ ok = len(i) == 2 and d["dive"]["inefficient_paths_total"] > 2 and len(d["largest
 ok = ok and len(d["waste"]) <= 2 and all(len(f["paths"]) <= 2 for f in d["findings"])
 sys.exit(0 if ok else 1)' "$tmp/out"
 
+# --report FORMAT=FILE: more reports from the same run, written even when a gate fails.
+expect "--report: several formats from one run, the gate still decides" 1 "$bin" analyze "$dive" -q --max-size 1MB \
+  --report markdown="$tmp/extra.md" --report json="$tmp/extra.json" --report html="$tmp/extra.html" -o "$tmp/main.txt"
+check "--report: the markdown report" grep -q "max-size" "$tmp/extra.md"
+check "--report: the json report is the one --format json writes" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if d["size"]["final_bytes"] == 1188573 and not d["gate"]["passed"] else 1)' "$tmp/extra.json"
+check "--report: the html report" grep -q "Content-Security-Policy" "$tmp/extra.html"
+check "--report: the main report still goes to -o" grep -q "1,188,573" "$tmp/main.txt"
+expect "--report: an unknown format is a usage error, before any read" 2 "$bin" analyze /no/such/image --report yaml=x.yaml
+check "--report: says which formats exist" grep -q "unknown format 'yaml'" "$tmp/err"
+expect "--report: FORMAT=FILE is required" 2 "$bin" analyze "$dive" --report html
+expect "--report: diff too" 0 "$bin" diff "$dive" "$tmp/extra.json" -q --report markdown="$tmp/diff.md" -o /dev/null
+check "--report: the diff's markdown" test -s "$tmp/diff.md"
+
 # Progress: under a pseudo-terminal (script) a line redrawn in place that
 # ends erased, the report alone on stdout; piped, nothing; never, nothing.
 if command -v script >/dev/null; then
