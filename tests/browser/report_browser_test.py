@@ -69,7 +69,7 @@ class Browser:
         self.profile = tempfile.mkdtemp(prefix="imgsmith-chromium-")
         to_browser_r, self.to_browser = os.pipe()
         self.from_browser, from_browser_w = os.pipe()
-        cmd = ("exec %s --headless --no-sandbox --disable-gpu --no-first-run --no-default-browser-check "
+        cmd = ("exec %s --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run --no-default-browser-check "
                "--disable-background-networking --disable-component-update --disable-sync "
                "--user-data-dir=%s --window-size=1280,1000 --remote-debugging-pipe about:blank "
                "3<&%d 4>&%d 2>/dev/null" % (chromium, self.profile, to_browser_r, from_browser_w))
