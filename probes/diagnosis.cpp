@@ -271,6 +271,22 @@ std::string gigabytes(unsigned long long bytes) {
   return buf;
 }
 
+// The smallest GPU of analyze's table (data/gpus.json) that holds `need`:
+// " (the smallest in imgsmith's table: T4, 16 GB)".
+std::string smallest_known_gpu(unsigned long long need) {
+  const imgsmith::probe_tables::KnownGpu* best = nullptr;
+  for (const auto& gpu : imgsmith::probe_tables::kKnownGpus)
+    if (gpu.memory_gb * 1e9 >= static_cast<double>(need) &&
+        (best == nullptr || gpu.memory_gb < best->memory_gb))
+      best = &gpu;
+  if (best == nullptr)
+    return " (more than any one GPU in imgsmith's table holds: split it across GPUs)";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, " (the smallest in imgsmith's table: %s, %.0f GB)", best->name,
+                best->memory_gb);
+  return buf;
+}
+
 }  // namespace
 
 void check_model_vram(Report& r) {
@@ -327,7 +343,9 @@ void check_model_vram(Report& r) {
       break;
     }
   v.line = "the model needs " + gigabytes(v.need) + "; " + gpu + ": does not fit" +
-           (advice.empty() ? "; use a GPU with at least " + gigabytes(v.need) + " free" : advice) +
+           (advice.empty() ? "; use a GPU with at least " + gigabytes(v.need) + " free" +
+                                 smallest_known_gpu(v.need)
+                           : advice) +
            " (another process may hold GPU memory: nvidia-smi shows which)";
 }
 

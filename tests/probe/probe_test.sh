@@ -109,6 +109,9 @@ check "vram: warn mode still starts the app" test "$(cat "$tmp/out")" = "app-ran
 run "${withgpu[@]}" "${vram[@]}" FAKE_NVML_FREE=3000000000 IMGSMITH_PROBE=require "$probe" -- sh -c 'echo ran >'"$tmp/ran-vram"
 check "vram: require mode refuses a model that cannot fit, exit 4" test "$status" -eq 4
 check "vram: no precision fits: the least free memory to ask for" grep -q "use a GPU with at least 14.2 GB free" "$tmp/err"
+check "vram: and the smallest GPU of data/gpus.json that holds it" grep -q "the smallest in imgsmith's table: T4, 16 GB" "$tmp/err"
+run "${withgpu[@]}" IMGSMITH_MODEL_VRAM=900000000000 FAKE_NVML_FREE=3000000000 "$probe"
+check "vram: more than any GPU holds: split it" grep -q "more than any one GPU in imgsmith's table holds" "$tmp/err"
 check "vram: the command did not run" test ! -e "$tmp/ran-vram"
 # CUDA's GPU 0 is NVML's last when NVML orders the GPUs the other way: the
 # free memory must come from the GPU with the same UUID, not the same index.

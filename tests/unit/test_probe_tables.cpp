@@ -1,4 +1,4 @@
-// The probe carries its driver table and GPU peaks as C++ generated from
+// The probe carries its driver table, GPU peaks and known GPUs as C++ generated from
 // data/ at build time (cmake/probe_tables.cmake): they must say what the
 // data files say, row for row, so gen, analyze and the probe never disagree.
 #include <catch2/catch.hpp>
@@ -47,4 +47,15 @@ TEST_CASE("probe tables: the GPU peaks are data/gpu-peaks.json's, in its order")
     for (std::size_t j = i + 1; j < peaks.size(); ++j)
       CHECK(peaks[j].at("name").get<std::string>().find(peaks[i].at("name").get<std::string>()) ==
             std::string::npos);
+}
+
+TEST_CASE("probe tables: the known GPUs are data/gpus.json's, in its order") {
+  const auto gpus = data_file("gpus.json").at("gpus");
+  using imgsmith::probe_tables::kKnownGpus;
+  REQUIRE(std::size(kKnownGpus) == gpus.size());
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    INFO(gpus[i].dump());
+    CHECK(std::string(kKnownGpus[i].name) == gpus[i].at("name").get<std::string>());
+    CHECK(kKnownGpus[i].memory_gb == gpus[i].at("memory_gb").get<double>());
+  }
 }
