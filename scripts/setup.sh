@@ -24,6 +24,8 @@ packages=(
   tmux
   # the HTML report in a real browser, the ncdu export in ncdu
   chromium ncdu
+  # the fuzz targets (scripts/fuzz.sh): libFuzzer under ASan+UBSan
+  clang-14 libfuzzer-14-dev
   # the registry tests: a real registry, a pusher, htpasswd, token signing, curl
   docker-registry skopeo apache2-utils openssl curl
   # the Docker engine tests (the test starts dockerd itself, on a bridge it makes with ip)

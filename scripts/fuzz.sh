@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz/, clang-14, ASan+UBSan) in
+# build-fuzz/ and runs each for SECONDS (default 8: a smoke run of all six in
+# under a minute, as CI does), starting from the seed corpus in
+# tests/fuzz/corpus/<target>/ and growing build-fuzz/corpus/<target>/.
+# A crash, leak, timeout or out-of-memory is kept in
+# build-fuzz/crashes/<target>/ and makes the script exit 1; reproduce one
+# with build-fuzz/fuzz/<target> FILE, and turn it into a unit test.
+#   scripts/fuzz.sh [--seconds N] [--jobs N] [TARGET...]
+# Long runs: scripts/fuzz.sh --seconds 1800 fuzz_tar_scan (30 CPU-minutes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=8
+jobs=1
+targets=()
+while (($#)); do
+  case "$1" in
+    --seconds) seconds=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
+    *) targets+=("$1"); shift ;;
+  esac
+done
+all=(fuzz_tar_scan fuzz_image_resolver fuzz_policy fuzz_registry fuzz_gen_readers fuzz_model_headers)
+((${#targets[@]})) || targets=("${all[@]}")
+command -v clang++-14 >/dev/null || { echo "fuzz.sh: clang++-14 is missing (scripts/setup.sh installs it)" >&2; exit 2; }
+
+CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DIMGSMITH_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
+
+status=0
+for target in "${targets[@]}"; do
+  corpus=build-fuzz/corpus/$target
+  crashes=build-fuzz/crashes/$target
+  mkdir -p "$corpus" "$crashes"
+  echo "== $target: ${seconds}s"
+  # Leaks count; an input may take 10 s and 2 GB at most (a bomb must be bounded).
+  if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "build-fuzz/fuzz/$target" "$corpus" "tests/fuzz/corpus/$target" \
+    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+    -jobs="$jobs" -workers="$jobs" -artifact_prefix="$crashes/" -print_final_stats=1 \
+    >"build-fuzz/$target.log" 2>&1; then
+    echo "FAIL: $target found a problem (build-fuzz/$target.log; inputs in $crashes/):"
+    grep -E "^==[0-9]+==ERROR|SUMMARY|runtime error|Test unit written" "build-fuzz/$target.log" | head -8
+    status=1
+  else
+    grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb" "build-fuzz/$target.log" | tr '\n' ' '
+    echo
+  fi
+done
+exit $status

@@ -1,0 +1,92 @@
+// What the fuzz targets share: a byte stream that hands its input out in
+// chunk sizes the fuzzer picks (archive bugs cluster at chunk boundaries),
+// a ustar writer for generated layouts, and a scratch directory.
+#pragma once
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "imgsmith/source/byte_stream.hpp"
+
+namespace fuzz {
+
+// Reads `data` in chunks whose sizes cycle through `chunks` (each 1..).
+class ChunkedStream final : public imgsmith::ByteStream {
+ public:
+  ChunkedStream(std::string_view data, std::vector<std::size_t> chunks)
+      : data_(data), chunks_(std::move(chunks)) {
+    if (chunks_.empty()) chunks_.push_back(4096);
+  }
+  std::size_t read(void* buf, std::size_t size) override {
+    const std::size_t chunk = std::max<std::size_t>(1, chunks_[next_++ % chunks_.size()]);
+    const std::size_t n = std::min({size, chunk, data_.size() - at_});
+    std::memcpy(buf, data_.data() + at_, n);
+    at_ += n;
+    return n;
+  }
+
+ private:
+  std::string_view data_;
+  std::vector<std::size_t> chunks_;
+  std::size_t next_ = 0, at_ = 0;
+};
+
+// A ustar archive of (name, content) pairs, as docker save and OCI archives are.
+inline std::string ustar(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::string out;
+  for (const auto& [name, content] : files) {
+    char h[512] = {};
+    std::snprintf(h, 100, "%s", name.substr(0, 99).c_str());
+    std::snprintf(h + 100, 8, "%07o", 0644);
+    std::snprintf(h + 108, 8, "%07o", 0);
+    std::snprintf(h + 116, 8, "%07o", 0);
+    std::snprintf(h + 124, 12, "%011llo", static_cast<unsigned long long>(content.size()));
+    std::snprintf(h + 136, 12, "%011o", 0);
+    h[156] = '0';
+    std::memcpy(h + 257,
+                "ustar\0"
+                "00",
+                8);
+    std::memset(h + 148, ' ', 8);
+    unsigned sum = 0;
+    for (unsigned char c : h) sum += c;
+    std::snprintf(h + 148, 8, "%06o", sum);
+    out.append(h, 512);
+    out += content;
+    out.append((512 - content.size() % 512) % 512, '\0');
+  }
+  out.append(1024, '\0');
+  return out;
+}
+
+// A directory of its own for the target's files, removed at exit.
+inline const std::filesystem::path& scratch() {
+  static const std::filesystem::path dir = [] {
+    char tmpl[] = "/tmp/imgsmith-fuzz-XXXXXX";
+    const char* made = ::mkdtemp(tmpl);
+    return std::filesystem::path(made != nullptr ? made : "/tmp");
+  }();
+  static const struct Cleanup {
+    ~Cleanup() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } cleanup;
+  return dir;
+}
+
+inline void write_file(const std::filesystem::path& path, std::string_view content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+}
+
+}  // namespace fuzz
