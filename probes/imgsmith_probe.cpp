@@ -34,12 +34,18 @@ constexpr const char* kVersion = IMGSMITH_VERSION;  // from CMake: imgsmith's pr
 constexpr int kExitUsage = 2;
 constexpr int kExitNoGpu = 3;
 constexpr int kExitModelTooBig = 4;
+// --check only: the verdict as an exit status, for Kubernetes probes and
+// Docker HEALTHCHECK (0 usable, 3 no GPU, 4 model too big as above).
+constexpr int kExitDriverTooOld = 5;
+constexpr int kExitTimedOut = 6;
+constexpr int kExitGpuError = 7;
 constexpr int kExitExecFailed = 127;
 
 void usage(FILE* to) {
   std::fprintf(
       to,
       "usage: imgsmith-probe [--json] [--timeout SECONDS] [-- COMMAND [ARGS...]]\n"
+      "       imgsmith-probe --check [--json] [--timeout SECONDS]\n"
       "\n"
       "Checks that this container can use its NVIDIA GPU, explains any failure in one\n"
       "line with the fix, shows each device, then execs COMMAND.\n"
@@ -49,6 +55,10 @@ void usage(FILE* to) {
       "                     and a CPU-vs-GPU race (a network step, a logistic\n"
       "                     regression); about two seconds\n"
       "  --timeout SECONDS  bound the checks (default 10, or IMGSMITH_PROBE_TIMEOUT)\n"
+      "  --check            the checks alone, whatever IMGSMITH_PROBE says, the verdict\n"
+      "                     as the exit status (a Kubernetes startupProbe, a Docker\n"
+      "                     HEALTHCHECK); no COMMAND; nothing of the GPU is kept:\n"
+      "                     the process ends with the checks\n"
       "\n"
       "Environment:\n"
       "  IMGSMITH_PROBE=warn     report, then run COMMAND (default)\n"
@@ -61,7 +71,11 @@ void usage(FILE* to) {
       "Exit status: COMMAND's own; without COMMAND, 0 when a GPU is usable, else 3;\n"
       "3 in require mode when no GPU is usable; 4 in require mode when the model\n"
       "(IMGSMITH_MODEL_VRAM bytes) does not fit GPU 0's free memory; 2 bad usage;\n"
-      "127 COMMAND cannot run.\n");
+      "127 COMMAND cannot run.\n"
+      "With --check: 0 a GPU is usable (and the model fits); 3 no GPU is visible;\n"
+      "4 the model does not fit GPU 0's free memory; 5 the driver is older than the\n"
+      "image's CUDA; 6 the checks did not finish within the timeout; 7 a GPU is there\n"
+      "but cannot be used (the line says why); 2 bad usage.\n");
 }
 
 [[noreturn]] void exec_command(char** argv) {
@@ -78,6 +92,7 @@ int main(int argc, char** argv) {
   using namespace probe;
   bool json = false;
   bool bench = false;
+  bool check = false;
   double timeout = 10;
   if (const std::string t = env("IMGSMITH_PROBE_TIMEOUT"); !t.empty())
     timeout = std::atof(t.c_str());
@@ -92,6 +107,8 @@ int main(int argc, char** argv) {
       json = true;
     } else if (a == "--bench") {
       bench = true;
+    } else if (a == "--check") {
+      check = true;
     } else if (a == "--timeout" && i + 1 < argc) {
       timeout = std::atof(argv[++i]);
     } else if (a == "--help" || a == "-h") {
@@ -107,6 +124,11 @@ int main(int argc, char** argv) {
     }
   }
   if (!(timeout > 0)) timeout = 10;
+  if (check && (command != nullptr || bench)) {
+    std::fprintf(stderr, "imgsmith-probe: --check runs no COMMAND and no --bench\n");
+    usage(stderr);
+    return kExitUsage;
+  }
 
   std::string mode = env("IMGSMITH_PROBE");
   if (mode.empty()) mode = "warn";
@@ -116,6 +138,7 @@ int main(int argc, char** argv) {
                  mode.c_str());
     mode = "warn";
   }
+  if (check) mode = "require";  // --check checks, whatever the image's mode
   if (mode == "off") {
     if (command != nullptr) exec_command(command);
     return 0;
@@ -137,11 +160,13 @@ int main(int argc, char** argv) {
     done_cv->notify_one();
   }).detach();
   Report report;
+  bool timed_out = false;
   {
     std::unique_lock<std::mutex> g(*lock);
     if (done_cv->wait_for(g, std::chrono::duration<double>(timeout), [&] { return *done; })) {
       report = *shared;
     } else {
+      timed_out = true;
       fail(report, Status::Error,
            "the GPU checks did not finish within " + std::to_string(static_cast<int>(timeout)) +
                " s (the driver hangs in cuInit)",
@@ -183,6 +208,14 @@ int main(int argc, char** argv) {
   }
   std::fflush(stderr);
   const bool usable = report.status == Status::Ok;
+  if (check) {
+    // _exit: a thread still blocked in the driver is not waited for.
+    if (timed_out) ::_exit(kExitTimedOut);
+    if (report.status == Status::NoGpu) ::_exit(kExitNoGpu);
+    if (report.status == Status::DriverTooOld) ::_exit(kExitDriverTooOld);
+    if (!usable) ::_exit(kExitGpuError);
+    ::_exit(report.vram.checked && !report.vram.fits ? kExitModelTooBig : 0);
+  }
   if (mode == "require" && !usable) ::_exit(kExitNoGpu);
   if (mode == "require" && report.vram.checked && !report.vram.fits) ::_exit(kExitModelTooBig);
   if (command != nullptr) exec_command(command);

@@ -35,12 +35,15 @@ for target in "${targets[@]}"; do
   crashes=build-fuzz/crashes/$target
   mkdir -p "$corpus" "$crashes"
   echo "== $target: ${seconds}s"
-  # Leaks count; an input may take 10 s and 2 GB at most (a bomb must be bounded).
-  if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "build-fuzz/fuzz/$target" "$corpus" "tests/fuzz/corpus/$target" \
+  parallel=()
+  ((jobs > 1)) && parallel=(-jobs="$jobs" -workers="$jobs")
+  # Leaks count; an input may take 10 s and 2 GB at most (a bomb must be
+  # bounded). Run from build-fuzz/, where libFuzzer's job logs belong.
+  if ! (cd build-fuzz && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "fuzz/$target" "corpus/$target" "../tests/fuzz/corpus/$target" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-    -jobs="$jobs" -workers="$jobs" -artifact_prefix="$crashes/" -print_final_stats=1 \
-    >"build-fuzz/$target.log" 2>&1; then
+    "${parallel[@]}" -artifact_prefix="crashes/$target/" -print_final_stats=1 \
+    >"$target.log" 2>&1); then
     echo "FAIL: $target found a problem (build-fuzz/$target.log; inputs in $crashes/):"
     grep -E "^==[0-9]+==ERROR|SUMMARY|runtime error|Test unit written" "build-fuzz/$target.log" | head -8
     status=1

@@ -133,6 +133,32 @@ check "watchdog: reported" grep -q "did not finish within 1 s" "$tmp/err"
 check "watchdog: app starts in warn mode" test "$(cat "$tmp/out")" = "started"
 check "watchdog: within the timeout (${elapsed_ms} ms)" test "$elapsed_ms" -lt 3000
 
+# --check: the verdict as an exit status, whatever IMGSMITH_PROBE says, no command run.
+run "${withgpu[@]}" CUDA_VERSION=12.4.1 IMGSMITH_PROBE=off "$probe" --check
+check "--check: a usable GPU exits 0 (even with IMGSMITH_PROBE=off)" test "$status" -eq 0
+check "--check: and says so" grep -q "ok: 1 GPU" "$tmp/err"
+run "${nogpu[@]}" "$probe" --check
+check "--check: no GPU visible exits 3" test "$status" -eq 3
+run "${withgpu[@]}" IMGSMITH_MODEL_VRAM=14200000000 FAKE_NVML_FREE=3000000000 "$probe" --check
+check "--check: a model that does not fit exits 4" test "$status" -eq 4
+run "${withgpu[@]}" IMGSMITH_MODEL_VRAM=14200000000 FAKE_NVML_FREE=22100000000 "$probe" --check
+check "--check: a model that fits exits 0" test "$status" -eq 0
+run "${withgpu[@]}" FAKE_DRIVER_VERSION=12040 CUDA_VERSION=13.0.1 "$probe" --check
+check "--check: a driver older than the image's CUDA exits 5" test "$status" -eq 5
+start=$(date +%s%N)
+run "${withgpu[@]}" FAKE_CUINIT_HANG=1 "$probe" --check --timeout 1
+elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "--check: a hung driver exits 6 (timed out)" test "$status" -eq 6
+check "--check: within its timeout (${elapsed_ms} ms)" test "$elapsed_ms" -lt 3000
+run "${withgpu[@]}" FAKE_CUINIT=999 "$probe" --check
+check "--check: a GPU that cannot be used exits 7" test "$status" -eq 7
+run "${withgpu[@]}" FAKE_NVML_INIT=18 "$probe" --check --json
+check "--check: NVML's driver mismatch is a GPU that cannot be used (7)" test "$status" -eq 7
+check "--check --json: the report on stdout" grep -q '"status":"error"' "$tmp/out"
+run "${withgpu[@]}" "$probe" --check -- sh -c 'echo ran'
+check "--check with a command is a usage error" test "$status" -eq 2
+check "--check with a command: the command did not run" test "$(cat "$tmp/out")" != "ran"
+
 # The benchmark: without a GPU only the CPU half runs, and says so; with a
 # driver that cannot load the kernels (222), it says why.
 run "${nogpu[@]}" "$probe" --bench --json
