@@ -48,7 +48,8 @@ for target in "${targets[@]}"; do
     grep -E "^==[0-9]+==ERROR|SUMMARY|runtime error|Test unit written" "build-fuzz/$target.log" | head -8
     status=1
   else
-    grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb" "build-fuzz/$target.log" | tr '\n' ' '
+    { grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb" "build-fuzz/$target.log" || true; } |
+      tr -s ' \n' ' '
     echo
   fi
 done

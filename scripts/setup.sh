@@ -26,6 +26,8 @@ packages=(
   chromium ncdu
   # the fuzz targets (scripts/fuzz.sh): libFuzzer under ASan+UBSan
   clang-14 libfuzzer-14-dev
+  # gen --k8s's manifests checked against the Kubernetes API's types; the CI recipes' YAML
+  python3-kubernetes python3-yaml
   # the registry tests: a real registry, a pusher, htpasswd, token signing, curl
   docker-registry skopeo apache2-utils openssl curl
   # the Docker engine tests (the test starts dockerd itself, on a bridge it makes with ip)

@@ -75,6 +75,9 @@ int run_gen(GenArgs args) {
       report << "note: --stdout prints only the Dockerfile; compose.yaml was not written (run "
                 "without --stdout "
                 "to write it)\n";
+    if (plan.k8s)
+      report << "note: --stdout prints only the Dockerfile; the k8s/ manifests were not written "
+                "(run without --stdout to write them)\n";
     return kExitOk;
   }
 
@@ -82,6 +85,7 @@ int run_gen(GenArgs args) {
       {dir / "Dockerfile", &files.dockerfile},
       {dir / files.dockerignore_name, &files.dockerignore}};
   if (plan.compose) outputs.emplace_back(dir / "compose.yaml", &files.compose);
+  for (const auto& [name, text] : files.k8s) outputs.emplace_back(dir / "k8s" / name, &text);
   // Refuse before writing anything, so a refusal changes nothing.
   if (!args.force)
     for (const auto& [path, content] : outputs) {
@@ -103,13 +107,24 @@ int run_gen(GenArgs args) {
       throw InputError(probe.string() + ": cannot make it executable: " + std::strerror(errno));
     written.push_back(".imgsmith/imgsmith-probe");
   }
+  if (!files.k8s.empty()) {
+    std::error_code ec;
+    fs::create_directories(dir / "k8s", ec);
+    if (ec) throw InputError((dir / "k8s").string() + ": cannot create it (" + ec.message() + ")");
+  }
   for (const auto& [path, content] : outputs) {
     write_output(path.string(), *content);
-    written.push_back(path.filename().string());
+    written.push_back(fs::relative(path, dir).string());
   }
   std::string list;
   for (const auto& w : written) list += (list.empty() ? "" : ", ") + w;
   report << "imgsmith gen: wrote " << list << " in " << dir.string() << "\n" << gen::summary(plan);
+  if (plan.k8s && !plan.gpu)
+    report << "note: the k8s/ manifests ask for no GPU: nothing in this project uses one\n";
+  else if (plan.k8s)
+    report << "note: kubectl apply -f k8s/ once the image is pushed where the cluster pulls from "
+              "(set image: in k8s/); the pod asks for "
+           << plan.k8s_gpus << " " << plan.gpu_resource << "\n";
   return kExitOk;
 }
 
@@ -133,8 +148,8 @@ void register_gen_command(CLI::App& app, int& exit_code) {
       "[gen] table (cuda, flavor, cmd, port, system_packages, requirements, extras)\n"
       "holds what would otherwise be flags, which override it.\n"
       "\n"
-      "It writes Dockerfile, .dockerignore (and compose.yaml with --compose) in\n"
-      "DIR, and the probe as .imgsmith/imgsmith-probe, the image's entrypoint.\n"
+      "It writes Dockerfile, .dockerignore (compose.yaml with --compose, k8s/*.yaml with\n"
+      "--k8s) in DIR, and the probe as .imgsmith/imgsmith-probe, the image's entrypoint.\n"
       "Existing files are never replaced without --force.\n"
       "\n"
       "In a monorepo, --context names the build context above DIR (its root), so\n"
@@ -196,12 +211,23 @@ void register_gen_command(CLI::App& app, int& exit_code) {
                 "sglang, triton) otherwise gets to compile its kernels at start");
   cmd->add_flag("--compose", args->options.compose,
                 "Also write compose.yaml with the GPU reservation");
+  cmd->add_flag("--k8s", args->options.k8s,
+                "Also write Kubernetes manifests in k8s/: a Deployment and Service for a server\n"
+                "(a detected port), a Job otherwise; the GPU as a limit, GPU-node scheduling\n"
+                "(and GPU memory, when the model's need is known), the probe's --check as the\n"
+                "startup probe, the image's non-root user");
+  cmd->add_option("--gpus", args->options.gpus, "GPUs a pod asks for, with --k8s (default 1)")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--gpu-resource", args->options.gpu_resource,
+                  "The device plugin's resource name, with --k8s (default nvidia.com/gpu; a MIG\n"
+                  "or time-sliced one such as nvidia.com/mig-1g.10gb)");
   cmd->add_flag("--syntax", args->options.syntax,
                 "Start with '# syntax=docker/dockerfile:1' (BuildKit then pulls that frontend)");
   cmd->add_flag("--stdout", args->to_stdout, "Print the Dockerfile instead of writing files");
   cmd->add_flag(
       "--force", args->force,
-      "Replace an existing Dockerfile, .dockerignore (Dockerfile.dockerignore) or compose.yaml");
+      "Replace an existing Dockerfile, .dockerignore (Dockerfile.dockerignore), compose.yaml\n"
+      "or k8s/ manifest");
   cmd->add_flag("--explain", args->explain, "Show every detection and decision with its source");
   cmd->callback([args, &exit_code] { exit_code = run_gen(*args); });
 }

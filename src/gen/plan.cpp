@@ -176,6 +176,16 @@ void Decider::validate() {
   if (!options_.python.empty() && !contains(tables_.known_python, options_.python))
     throw InputError("--python " + options_.python + ": gen knows " +
                      join(tables_.known_python, ", "));
+  if (options_.gpus < 1 || options_.gpus > 64)
+    throw InputError("--gpus " + std::to_string(options_.gpus) + ": give 1 to 64 GPUs a pod");
+  // An extended resource name: DOMAIN/NAME, as the device plugin advertises
+  // it (nvidia.com/gpu, nvidia.com/mig-1g.10gb, nvidia.com/gpu.shared).
+  static const std::regex kResource(
+      R"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/[a-zA-Z0-9]([-a-zA-Z0-9_.]*[a-zA-Z0-9])?)");
+  if (!std::regex_match(options_.gpu_resource, kResource))
+    throw InputError("--gpu-resource '" + options_.gpu_resource +
+                     "': give the device plugin's resource name, e.g. nvidia.com/gpu or "
+                     "nvidia.com/mig-1g.10gb");
 }
 
 Plan Decider::make() {
@@ -184,6 +194,9 @@ Plan Decider::make() {
   plan_.explain = project_.evidence;
   plan_.syntax = options_.syntax;
   plan_.compose = options_.compose;
+  plan_.k8s = options_.k8s;
+  plan_.k8s_gpus = options_.gpus;
+  plan_.gpu_resource = options_.gpu_resource;
   if (!project_.context_path.empty()) build_context();
   if (project_.python)
     python(with_extras(*project_.python));

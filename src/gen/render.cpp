@@ -1,6 +1,7 @@
 // Rendering: the plan's decisions become mustache data, and the templates in
 // templates/ (embedded) become the Dockerfile, .dockerignore and compose.yaml.
 // All Dockerfile text lives in the templates; this file only fills holes.
+#include <cctype>
 #include <filesystem>
 #include <kainjow/mustache.hpp>
 #include <sstream>
@@ -67,6 +68,33 @@ std::string run_command(const Plan& p, const std::string& gpus) {
   return "docker run --rm" + (p.gpu ? " --gpus " + gpus : std::string()) +
          (p.shm_size.empty() ? std::string() : " --shm-size=" + p.shm_size) + port_args(p) + " " +
          p.project_name;
+}
+
+// A Kubernetes object name (DNS-1123 label): lower case, digits and '-',
+// at most 63 characters, a letter or digit at each end.
+std::string k8s_name(const std::string& name) {
+  std::string out;
+  for (const char c : name) {
+    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const bool ok = (l >= 'a' && l <= 'z') || (l >= '0' && l <= '9');
+    if (ok)
+      out += l;
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
+  }
+  if (out.size() > 63) out.resize(63);
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "app" : out;
+}
+
+// Docker's --shm-size "8g" as a Kubernetes quantity, "8Gi".
+std::string shm_quantity(const std::string& docker_size) {
+  if (docker_size.empty()) return "";
+  const char unit = docker_size.back();
+  const std::string number = docker_size.substr(0, docker_size.size() - 1);
+  if (unit == 'g') return number + "Gi";
+  if (unit == 'm') return number + "Mi";
+  return docker_size;
 }
 
 km::data plan_data(const Plan& p) {
@@ -183,6 +211,23 @@ km::data plan_data(const Plan& p) {
   d.set("has_kept_paths", context && !whole_context);
   d.set("kept_paths", list_of(kept));
   d.set("ignore_file", context ? "Dockerfile.dockerignore" : ".dockerignore");
+  // Kubernetes (--k8s): a DNS-1123 name, the GPU request, the model's need
+  // as GPU Feature Discovery's nvidia.com/gpu.memory label counts (MiB),
+  // and a startup budget that covers loading the weights.
+  d.set("k8s_name", k8s_name(p.project_name));
+  d.set("gpus", std::to_string(p.k8s_gpus));
+  d.set("gpu_resource", p.gpu_resource);
+  d.set("has_model_vram", p.model_vram > 0);
+  d.set("model_vram", std::to_string(p.model_vram));
+  d.set("model_vram_text", format_size(p.model_vram));
+  // Gt is strict: more than need - 1 MiB is at least the need, rounded up.
+  d.set("gpu_memory_gt_mib", std::to_string((p.model_vram + (1u << 20) - 1) / (1u << 20) - 1));
+  std::uint64_t weights = 0;
+  for (const auto& m : p.models) weights += m.model.file_bytes;
+  const std::uint64_t startup_seconds = 60 + weights / 100'000'000;
+  d.set("startup_seconds", std::to_string(startup_seconds));
+  d.set("startup_failures", std::to_string((startup_seconds + 9) / 10));
+  d.set("shm_quantity", shm_quantity(p.shm_size));
   d.set("cudnn", p.cudnn && p.flavor != "base");
   d.set("cudnn_size", t.cudnn_extra.size);
   const auto f = t.flavours.find(p.flavor);
@@ -199,6 +244,8 @@ std::string render(const std::string& name, km::data& data) {
     const std::string text = templates.at(file);
     data.set(partial, km::partial{[text] { return text; }});
   }
+  const std::string pod = templates.at("k8s-pod.yaml.mustache");
+  data.set("k8s-pod", km::partial{[pod] { return pod; }});
   km::mustache tmpl{it->second};
   // Dockerfiles are not HTML: values go in as they are.
   tmpl.set_custom_escape([](const std::string& s) { return s; });
@@ -236,6 +283,14 @@ Rendered render_plan(const Plan& plan) {
   r.dockerignore = render("dockerignore.mustache", data);
   if (!plan.context_path.empty()) r.dockerignore_name = "Dockerfile.dockerignore";
   if (plan.compose) r.compose = render("compose.yaml.mustache", data);
+  if (plan.k8s) {
+    if (plan.port != 0) {
+      r.k8s.emplace_back("deployment.yaml", render("k8s-deployment.yaml.mustache", data));
+      r.k8s.emplace_back("service.yaml", render("k8s-service.yaml.mustache", data));
+    } else {
+      r.k8s.emplace_back("job.yaml", render("k8s-job.yaml.mustache", data));
+    }
+  }
   return r;
 }
 

@@ -262,5 +262,68 @@ check "it names the path" grep -q -- "--model $tmp/no-such-model: no such file o
 expect "--model with no weights in it" 2 "$bin" gen "$(fresh pytorch-api)" --model "$examples/pytorch-api"
 check "it says none were found" grep -q "no model weights found there" "$tmp/err"
 
+# --k8s: manifests beside the Dockerfile, valid against the Kubernetes API's
+# types (python3-kubernetes), a GPU server, a GPU job, a CPU app.
+validate="$(dirname "$0")/k8s_validate.py"
+k8s_get() {  # k8s_get FILE EXPR: a value of the manifest, by a Python expression on `m`
+  /usr/bin/python3 -c 'import sys, yaml; m = yaml.safe_load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+if /usr/bin/python3 -c 'import kubernetes, yaml' 2>/dev/null; then
+  k8sapi=$(fresh pytorch-api)
+  expect "gen --k8s: a GPU server" 0 "$bin" gen "$k8sapi" --k8s
+  check "a Deployment and a Service" test -f "$k8sapi/k8s/deployment.yaml" -a -f "$k8sapi/k8s/service.yaml"
+  check "the manifests are valid Kubernetes objects" /usr/bin/python3 "$validate" "$k8sapi"/k8s/*.yaml
+  pod='m["spec"]["template"]["spec"]'
+  c="$pod[\"containers\"][0]"
+  check "one GPU, as a limit" test "$(k8s_get "$k8sapi/k8s/deployment.yaml" "$c['resources']['limits']['nvidia.com/gpu']")" = 1
+  check "no GPU request that differs from the limit" test "$(k8s_get "$k8sapi/k8s/deployment.yaml" "'requests' in $c['resources']")" = False
+  check "scheduled on GPU nodes" test "$(k8s_get "$k8sapi/k8s/deployment.yaml" "$pod['nodeSelector']['nvidia.com/gpu.present']")" = true
+  check "tolerating the GPU taint" test "$(k8s_get "$k8sapi/k8s/deployment.yaml" "$pod['tolerations'][0]['key']")" = nvidia.com/gpu
+  check "the startup probe is the probe's --check" test "$(k8s_get "$k8sapi/k8s/deployment.yaml" "' '.join($c['startupProbe']['exec']['command'][:2])")" = "/usr/local/bin/imgsmith-probe --check"
+  check "ready when the detected port answers" test "$(k8s_get "$k8sapi/k8s/deployment.yaml" "$c['readinessProbe']['tcpSocket']['port']")" = 8000
+  check "the Service targets that port" test "$(k8s_get "$k8sapi/k8s/service.yaml" "m['spec']['ports'][0]['targetPort']")" = 8000
+  uid=$(grep -o -- '--uid [0-9]*' "$k8sapi/Dockerfile" | cut -d' ' -f2)
+  check "runs as the Dockerfile's non-root user ($uid)" test "$(k8s_get "$k8sapi/k8s/deployment.yaml" "$pod['securityContext']['runAsUser']")" = "$uid"
+  check "no privilege escalation, a read-only root" test "$(k8s_get "$k8sapi/k8s/deployment.yaml" "($c['securityContext']['allowPrivilegeEscalation'], $c['securityContext']['readOnlyRootFilesystem'])")" = "(False, True)"
+  check "/dev/shm in memory, sized as docker run's --shm-size" test "$(k8s_get "$k8sapi/k8s/deployment.yaml" "[v for v in $pod['volumes'] if v['name'] == 'dshm'][0]['emptyDir']")" = "{'medium': 'Memory', 'sizeLimit': '8Gi'}"
+  check "the home and the Hugging Face cache are writable volumes" test "$(k8s_get "$k8sapi/k8s/deployment.yaml" "sorted(v['mountPath'] for v in $c['volumeMounts'])")" = "['/dev/shm', '/home/app', '/home/app/.cache/huggingface', '/tmp']"
+  check "the probe refuses to start the app without a GPU" test "$(k8s_get "$k8sapi/k8s/deployment.yaml" "$c['env'][0]")" = "{'name': 'IMGSMITH_PROBE', 'value': 'require'}"
+  check "gen says what the pod asks for" grep -q "the pod asks for 1 nvidia.com/gpu" "$tmp/out"
+  expect "manifests are not overwritten without --force" 2 "$bin" gen "$k8sapi" --k8s
+  check "the refusal names the file" grep -q "exists" "$tmp/err"
+  rm "$k8sapi/Dockerfile" "$k8sapi/.dockerignore"
+  expect "an existing manifest alone is refused" 2 "$bin" gen "$k8sapi" --k8s
+  check "it names the manifest" grep -q "$k8sapi/k8s/deployment.yaml exists" "$tmp/err"
+  expect "--gpus 2 of a MIG slice, with --force" 0 "$bin" gen "$k8sapi" --k8s --force --gpus 2 --gpu-resource nvidia.com/mig-1g.10gb
+  check "the limit is the MIG resource, 2 of it" test "$(k8s_get "$k8sapi/k8s/deployment.yaml" "$c['resources']['limits']")" = "{'nvidia.com/mig-1g.10gb': 2}"
+  expect "--gpu-resource that is no resource name" 2 "$bin" gen "$(fresh pytorch-api)" --k8s --gpu-resource 'gpu: 1'
+  check "it says what a name looks like" grep -q "nvidia.com/mig-1g.10gb" "$tmp/err"
+  # The model's need: only nodes whose GPUs have more memory (GPU Feature Discovery's MiB).
+  k8smodel="$tmp/k8s-model"
+  rm -rf "$k8smodel" && cp -r "$examples/pytorch-api" "$k8smodel" && cp -r "$tmp/weights-elsewhere" "$k8smodel/model"
+  expect "gen --k8s with a model" 0 "$bin" gen "$k8smodel" --k8s
+  mib=$(( (need + 1048575) / 1048576 - 1 ))
+  check "node affinity on nvidia.com/gpu.memory > $mib MiB" test "$(k8s_get "$k8smodel/k8s/deployment.yaml" "$pod['affinity']['nodeAffinity']['requiredDuringSchedulingIgnoredDuringExecution']['nodeSelectorTerms'][0]['matchExpressions'][0]")" = "{'key': 'nvidia.com/gpu.memory', 'operator': 'Gt', 'values': ['$mib']}"
+  check "the model's manifests are valid" /usr/bin/python3 "$validate" "$k8smodel"/k8s/*.yaml
+  # A program with no port: a Job that runs to completion.
+  saxpy=$(fresh cuda-saxpy)
+  expect "gen --k8s: a GPU program" 0 "$bin" gen "$saxpy" --k8s
+  check "a Job, and no Service" test -f "$saxpy/k8s/job.yaml" -a ! -e "$saxpy/k8s/service.yaml"
+  check "the Job is a valid Kubernetes object" /usr/bin/python3 "$validate" "$saxpy/k8s/job.yaml"
+  check "it never restarts in place" test "$(k8s_get "$saxpy/k8s/job.yaml" "$pod['restartPolicy']")" = Never
+  check "with one GPU" test "$(k8s_get "$saxpy/k8s/job.yaml" "$c['resources']['limits']['nvidia.com/gpu']")" = 1
+  # A CPU app: no GPU anywhere, and gen says so.
+  cpuapp=$(fresh fraud-api-cpu)
+  expect "gen --k8s: a CPU app" 0 "$bin" gen "$cpuapp" --k8s
+  check "the CPU app's manifests are valid" /usr/bin/python3 "$validate" "$cpuapp"/k8s/*.yaml
+  check "no GPU in them" test -z "$(grep -l nvidia "$cpuapp"/k8s/*.yaml)"
+  check "gen says the pod asks for no GPU" grep -q "ask for no GPU" "$tmp/out"
+  expect "--stdout writes no manifest, and says so" 0 "$bin" gen "$(fresh pytorch-api)" --k8s --stdout
+  check "the note" grep -q "the k8s/ manifests were not written" "$tmp/err"
+else
+  echo "gen cli: python3-kubernetes is missing; the --k8s checks did not run"
+  [ -n "${CI:-}" ] && fail=$((fail + 1))
+fi
+
 echo "gen cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

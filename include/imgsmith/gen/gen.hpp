@@ -138,6 +138,11 @@ struct Options {
   std::string index_url;        // pip's --index-url (a private or mirrored index)
   bool probe = true;
   bool compose = false;
+  // --k8s: Kubernetes manifests in k8s/ (a Deployment and Service for a
+  // server, a Job otherwise), asking for `gpus` of `gpu_resource`.
+  bool k8s = false;
+  int gpus = 1;
+  std::string gpu_resource = "nvidia.com/gpu";
   bool syntax = false;           // emit "# syntax=docker/dockerfile:1"
   std::vector<std::string> cmd;  // --cmd, split into words
   int port = 0;                  // --port: the port the app listens on; 0 keeps the detected one
@@ -216,6 +221,9 @@ struct Plan {
   std::vector<std::string> nvcc_libs;
   bool syntax = false;
   bool compose = false;
+  bool k8s = false;
+  int k8s_gpus = 1;
+  std::string gpu_resource = "nvidia.com/gpu";
   // --context above the project: COPY sources are relative to the context,
   // and the context's layout is kept in the image, so that what the project
   // names outside its directory is where its relative paths lead.
@@ -242,6 +250,8 @@ struct Rendered {
   // context's own .dockerignore alone.
   std::string dockerignore_name = ".dockerignore";
   std::string compose;  // "" unless the plan asks for it
+  // With --k8s: k8s/<file>, in the order to apply them.
+  std::vector<std::pair<std::string, std::string>> k8s;
 };
 
 Rendered render_plan(const Plan& plan);
