@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "imgsmith/models/model_file.hpp"
 #include "imgsmith/util/forward_reader.hpp"
@@ -51,6 +52,10 @@ struct TorchStorage {
 };
 TorchStorage torch_storage(const std::string& class_name);
 
+// Whether the fast reading of a plain safetensors header (the common case)
+// gives what the SAX parser gives, or leaves the header to it: for tests and
+// the fuzzer.
+bool plain_header_agrees(std::string_view text);
 void read_safetensors(ForwardReader& in, std::uint64_t size, ModelFile& out);
 void read_gguf(ForwardReader& in, std::uint64_t size, ModelFile& out);
 void read_pytorch(ForwardReader& in, std::uint64_t size, ModelFile& out);

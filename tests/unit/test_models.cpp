@@ -9,6 +9,7 @@
 #include "imgsmith/models/model_file.hpp"
 #include "imgsmith/models/vram.hpp"
 #include "imgsmith/util/error.hpp"
+#include "model_readers.hpp"
 
 using namespace imgsmith;
 using nlohmann::json;
@@ -459,4 +460,41 @@ TEST_CASE("GPU names for --fits: a GPU, N of them, and a clear error for an unkn
   CHECK_THROWS_AS(parse_gpu_target("L4x0"), InputError);
   CHECK(parse_precision("fp16") == Precision::Bf16);
   CHECK_FALSE(parse_precision("int3"));
+}
+
+TEST_CASE("safetensors: the fast reading of plain headers agrees with the JSON parser's") {
+  using imgsmith::models_detail::plain_header_agrees;
+  const auto [llama, size] = safetensors_header(llama_7b());
+  (void)size;
+  // What writers produce, and what the fast path must hand to the parser.
+  for (
+      const std::string& header : {
+          llama.substr(8),
+          std::string(
+              R"({"__metadata__":{"format":"pt"},"a":{"dtype":"F16","shape":[2,3],"data_offsets":[0,12]}}  )"),
+          std::string(
+              R"({ "a" : { "dtype" : "BF16" , "shape" : [ ] , "data_offsets" : [ 0 , 2 ] } })"),
+          std::string(
+              R"({"a":{"dtype":"F16","shape":[18446744073709551615,2],"data_offsets":[0,1]}})"),
+          std::string(
+              R"({"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4],"extra":7,"x":"y"}})"),
+          std::string(
+              R"({"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]},"a":{"dtype":"F32"}})"),
+          std::string(R"({"a":{"dtype":"F16","dtype":"F32","shape":[2],"data_offsets":[0,4]}})"),
+          std::string(R"({"a\u0041":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})"),
+          std::string(R"({"a":{"dtype":"F16","shape":[2.0],"data_offsets":[0,4]}})"),
+          std::string(R"({"a":{"dtype":"F16","shape":[-2],"data_offsets":[0,4]}})"),
+          std::string(R"({"a":{"dtype":"F16","shape":[02],"data_offsets":[0,4]}})"),
+          std::string(R"({"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}} x)"),
+          std::string(R"({"a":"F16"})"),
+          std::string(R"({"a":{"dtype":{"x":1}}})"),
+          std::string(R"({"__metadata__":{"k":["v"]}})"),
+          std::string("{}"),
+          std::string("[]"),
+          std::string(R"({"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]})"),
+          std::string("{\"\xc3\xa9\":{\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[0,2]}}"),
+      }) {
+    INFO(header.substr(0, 200));
+    CHECK(plain_header_agrees(header));
+  }
 }
