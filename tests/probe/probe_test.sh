@@ -159,6 +159,17 @@ run "${withgpu[@]}" "$probe" --check -- sh -c 'echo ran'
 check "--check with a command is a usage error" test "$status" -eq 2
 check "--check with a command: the command did not run" test "$(cat "$tmp/out")" != "ran"
 
+# probes/device-check.sh fails loudly: exit 1 and one line with the reason,
+# here without a GPU, and on the stand-in, whose kernels never load.
+device_check="$(cd "$(dirname "$0")/../.." && pwd)/probes/device-check.sh"
+run "${nogpu[@]}" IMGSMITH_PROBE_BINARY="$probe" "$device_check" "$tmp/device-check"
+check "device-check: no GPU is a failure (exit 1)" test "$status" -eq 1
+check "device-check: one line says why" test "$(grep -c '^device-check: FAIL: ' "$tmp/out")" -eq 1
+check "device-check: the reason is the probe's" grep -q "^device-check: FAIL: --check exited 3: .*no NVIDIA devices" "$tmp/out"
+run "${withgpu[@]}" IMGSMITH_PROBE_BINARY="$probe" "$device_check" "$tmp/device-check"
+check "device-check: a GPU half that did not run is a failure" grep -q "^device-check: FAIL: the benchmark's GPU half did not run" "$tmp/out"
+check "device-check: exit 1 then too" test "$status" -eq 1
+
 # The benchmark: without a GPU only the CPU half runs, and says so; with a
 # driver that cannot load the kernels (222), it says why.
 run "${nogpu[@]}" "$probe" --bench --json
