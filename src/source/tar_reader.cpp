@@ -191,7 +191,9 @@ std::uint64_t TarReader::skip_entry_data(std::uint64_t n) {
 
 std::string TarReader::read_entry_data() {
   std::string data;
-  data.reserve(static_cast<std::size_t>(pending_data_));
+  // The size is the header's claim: a hostile or truncated layer can claim
+  // exabytes. Memory follows the bytes that actually arrive.
+  data.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(pending_data_, 1u << 20)));
   stream_entry_data([&](const char* p, std::size_t n) { data.append(p, n); });
   return data;
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "imgsmith/source/byte_stream.hpp"
+#include "tar_header.hpp"
 
 namespace fuzz {
 
@@ -44,23 +45,9 @@ class ChunkedStream final : public imgsmith::ByteStream {
 inline std::string ustar(const std::vector<std::pair<std::string, std::string>>& files) {
   std::string out;
   for (const auto& [name, content] : files) {
-    char h[512] = {};
-    std::snprintf(h, 100, "%s", name.substr(0, 99).c_str());
-    std::snprintf(h + 100, 8, "%07o", 0644);
-    std::snprintf(h + 108, 8, "%07o", 0);
-    std::snprintf(h + 116, 8, "%07o", 0);
-    std::snprintf(h + 124, 12, "%011llo", static_cast<unsigned long long>(content.size()));
-    std::snprintf(h + 136, 12, "%011o", 0);
-    h[156] = '0';
-    std::memcpy(h + 257,
-                "ustar\0"
-                "00",
-                8);
-    std::memset(h + 148, ' ', 8);
-    unsigned sum = 0;
-    for (unsigned char c : h) sum += c;
-    std::snprintf(h + 148, 8, "%06o", sum);
-    out.append(h, 512);
+    char size[12] = {};
+    std::snprintf(size, sizeof size, "%011llo", static_cast<unsigned long long>(content.size()));
+    out += imgsmith::testing::tar_header(name, size);
     out += content;
     out.append((512 - content.size() % 512) % 512, '\0');
   }

@@ -5,6 +5,7 @@
 #include "imgsmith/source/layer_scan.hpp"
 #include "imgsmith/util/error.hpp"
 #include "scan_helpers.hpp"
+#include "tar_header.hpp"
 
 using namespace imgsmith;
 using namespace imgsmith::testing;
@@ -138,4 +139,17 @@ TEST_CASE("layer scan: a path nested absurdly deep is refused, not recursed into
   for (int i = 0; i < 1500; ++i) deep += "d/";
   deep += "f";
   CHECK_THROWS_WITH(scan(layer_tar(Layer{{file(deep, 1)}})), Catch::Contains("deeper than 1000"));
+}
+
+TEST_CASE("layer scan: a captured file whose header claims more than the layer holds") {
+  // Found by fuzz_tar_scan (an out-of-memory): a package database's header
+  // claims 2^62 bytes (GNU base-256) and the layer ends after a few. The
+  // claim must not be allocated up front: the scan ends in InputError.
+  char size[12] = {};
+  size[0] = static_cast<char>(0x80);  // base-256: the 11 bytes after hold the size
+  size[4] = 0x40;                     // 2^62
+  testing::StringStream in(testing::tar_header("var/lib/dpkg/status", size) +
+                           std::string(4096, 'x'));
+  const CaptureFn whole = [](std::string_view, std::uint64_t) { return kCaptureAll; };
+  CHECK_THROWS_AS(scan_layer(in, 0, "claims-too-much", whole), InputError);
 }
