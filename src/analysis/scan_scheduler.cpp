@@ -154,11 +154,12 @@ std::vector<std::shared_ptr<const LayerScan>> scan_blobs(const BlobStore& store,
                                                          const char* what, FirstLayerFeed* feed) {
   std::vector<std::shared_ptr<const LayerScan>> results(blobs.size());
   std::vector<std::exception_ptr> errors(blobs.size());
-  std::atomic<std::size_t> next{0}, done{0};
-  std::mutex progress_lock;
+  std::atomic<std::size_t> next{0};
+  std::mutex progress_lock;  // guards done and done_bytes: the line is shown in order
   // The progress line: layers and bytes done (the blobs' stored sizes, when
   // the store knows them), the rate so far and the time left at that rate.
   std::vector<std::uint64_t> blob_bytes(blobs.size(), 0);
+  std::size_t done = 0;
   std::uint64_t total_bytes = 0, done_bytes = 0;
   const auto started = std::chrono::steady_clock::now();
   if (options.progress) {
@@ -178,7 +179,7 @@ std::vector<std::shared_ptr<const LayerScan>> scan_blobs(const BlobStore& store,
       }
       if (i == 0 && feed != nullptr) feed->close();
       if (options.progress) {
-        std::lock_guard<std::mutex> lock(progress_lock);  // counted and shown in order
+        std::lock_guard<std::mutex> lock(progress_lock);
         const std::size_t finished = ++done;
         done_bytes += blob_bytes[i];
         const double seconds =

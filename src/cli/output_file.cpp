@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <optional>
 
 #include "imgsmith/render/renderers.hpp"
 #include "imgsmith/util/error.hpp"
@@ -76,6 +77,21 @@ CLI::Option* add_format_option(CLI::App& command, std::string& format, bool for_
           [for_diff](const std::string& name) { return format_error(name, for_diff); }, ""));
 }
 
+namespace {
+
+// FORMAT=FILE, both parts non-empty.
+std::optional<ExtraReport> split_report(const std::string& value) {
+  const auto eq = value.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == value.size()) return std::nullopt;
+  return ExtraReport{value.substr(0, eq), value.substr(eq + 1)};
+}
+
+std::string report_usage(const std::string& value) {
+  return "--report '" + value + "': give FORMAT=FILE, e.g. html=report.html";
+}
+
+}  // namespace
+
 CLI::Option* add_report_option(CLI::App& command, std::vector<std::string>& reports,
                                bool for_diff) {
   return command
@@ -85,10 +101,8 @@ CLI::Option* add_report_option(CLI::App& command, std::vector<std::string>& repo
       ->type_name("FORMAT=FILE")
       ->check(CLI::Validator(
           [for_diff](const std::string& value) {
-            const auto eq = value.find('=');
-            if (eq == std::string::npos || eq == 0 || eq + 1 == value.size())
-              return "--report '" + value + "': give FORMAT=FILE, e.g. html=report.html";
-            return format_error(value.substr(0, eq), for_diff);
+            const auto report = split_report(value);
+            return report ? format_error(report->format, for_diff) : report_usage(value);
           },
           ""));
 }
@@ -96,9 +110,9 @@ CLI::Option* add_report_option(CLI::App& command, std::vector<std::string>& repo
 std::vector<ExtraReport> extra_reports(const std::vector<std::string>& reports) {
   std::vector<ExtraReport> out;
   for (const auto& value : reports) {
-    const auto eq = value.find('=');
-    if (eq == std::string::npos) throw InputError("--report '" + value + "': give FORMAT=FILE");
-    out.push_back(ExtraReport{value.substr(0, eq), value.substr(eq + 1)});
+    auto report = split_report(value);
+    if (!report) throw InputError(report_usage(value));
+    out.push_back(std::move(*report));
   }
   return out;
 }

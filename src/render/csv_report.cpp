@@ -1,7 +1,7 @@
 // CSV for spreadsheets and scripts: analyze's visible files (a saved
-// report's largest), diff's changed files, one row each (RFC 4180). A name is shown as the text
-// report shows it, escaped (visible()); when it had to be, path_bytes holds its exact bytes in hex,
-// as in JSON.
+// report's largest), diff's changed files, one row each (RFC 4180). A name
+// is shown as the text report shows it, escaped (visible()); when it had to
+// be, path_bytes holds its exact bytes in hex, as in JSON.
 #include <string>
 #include <string_view>
 

@@ -181,11 +181,7 @@ std::string embeddable(const json& doc) {
 
 // 'sha256-<base64>' of an inline script's or style's exact text, for the CSP.
 std::string csp_hash(std::string_view text) {
-  const std::string hex = sha256_digest(text).substr(7);  // after "sha256:"
-  std::string raw;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
-    raw += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-  return "'sha256-" + base64_encode(raw) + "'";
+  return "'sha256-" + base64_encode(from_hex(sha256_digest(text).substr(7)).value()) + "'";
 }
 
 void write_page(std::ostream& out, const std::string& title, const std::string& kind,

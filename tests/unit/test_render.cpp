@@ -425,16 +425,28 @@ std::string between(const std::string& text, const std::string& open, const std:
                                   : text.substr(begin + open.size(), end - begin - open.size());
 }
 
+// dive's fixture with every file kept, as the commands keep them for the
+// formats that show every file.
+struct RenderedWithFiles {
+  Rendered r{GateConfig{}};
+  std::vector<ReportFile> files = report_files(r.attribution);
+
+  std::string render(const char* format) const {
+    Report report = r.report();
+    report.files = &files;
+    std::ostringstream out;
+    render_analysis(format, report, out);
+    return out.str();
+  }
+};
+
 }  // namespace
 
 TEST_CASE("csv: with the files, every visible file once; the bytes sum to final_bytes") {
-  const Rendered r(GateConfig{});
-  const auto files = report_files(r.attribution);
-  Report report = r.report();
-  report.files = &files;
-  std::ostringstream out;
-  render_analysis("csv", report, out);
-  std::istringstream lines(out.str());
+  const RenderedWithFiles rendered;
+  const Rendered& r = rendered.r;
+  const auto& files = rendered.files;
+  std::istringstream lines(rendered.render("csv"));
   std::string line;
   std::getline(lines, line);
   CHECK(line == "path,path_bytes,bytes,layer,category,child,origin");
@@ -452,13 +464,9 @@ TEST_CASE("csv: with the files, every visible file once; the bytes sum to final_
 }
 
 TEST_CASE("ncdu: the export is ncdu's format, and its sizes sum to final_bytes") {
-  const Rendered r(GateConfig{});
-  const auto files = report_files(r.attribution);
-  Report report = r.report();
-  report.files = &files;
-  std::ostringstream out;
-  render_analysis("ncdu", report, out);
-  const auto doc = nlohmann::json::parse(out.str());
+  const RenderedWithFiles rendered;
+  const Rendered& r = rendered.r;
+  const auto doc = nlohmann::json::parse(rendered.render("ncdu"));
   REQUIRE(doc.is_array());
   CHECK(doc.at(0) == 1);
   CHECK(doc.at(2).at("progname") == "imgsmith");
@@ -487,11 +495,9 @@ TEST_CASE("html: one file, its own script and style allowed by hash, names from 
   CHECK_THAT(policy, Catch::Contains("connect-src 'none'"));
   const std::string script = between(page, "<script>", "</script>");
   REQUIRE_FALSE(script.empty());
-  const std::string hex = sha256_digest(script).substr(7);
-  std::string raw;
-  for (std::size_t i = 0; i < hex.size(); i += 2)
-    raw += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-  CHECK_THAT(policy, Catch::Contains("script-src 'sha256-" + base64_encode(raw) + "'"));
+  const auto raw = from_hex(sha256_digest(script).substr(7));  // after "sha256:"
+  REQUIRE(raw);
+  CHECK_THAT(policy, Catch::Contains("script-src 'sha256-" + base64_encode(*raw) + "'"));
   // No reference to anything outside the page.
   for (const char* outside : {"http://", "https://", "src=", "href=", "@import", "url("})
     CHECK(page.find(outside) == std::string::npos);
