@@ -1,6 +1,9 @@
 // The probe's report: one line a device for people (stderr), and JSON
 // (imgsmith.probe/v1) for programs.
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 
 #include "probe_report.hpp"
 
@@ -33,6 +36,16 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
+// Which machine the report is from, for `imgsmith probe --summarize` over a
+// cluster's reports: IMGSMITH_NODE_NAME (a DaemonSet sets it to the node's
+// name from the downward API), else the host name.
+std::string node_name() {
+  if (const char* node = std::getenv("IMGSMITH_NODE_NAME"); node && *node) return node;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) return "";
+  return host;
+}
+
 }  // namespace
 
 const char* status_name(Status status) {
@@ -42,8 +55,8 @@ const char* status_name(Status status) {
 }
 
 std::string to_json(const Report& r) {
-  std::string o =
-      "{\"schema\":\"imgsmith.probe/v1\",\"status\":" + json_string(status_name(r.status));
+  std::string o = "{\"schema\":\"imgsmith.probe/v1\",\"node\":" + json_string(node_name()) +
+                  ",\"status\":" + json_string(status_name(r.status));
   o += ",\"reason\":" + json_string(r.reason) + ",\"fix\":" + json_string(r.fix);
   if (r.driver_cuda != 0 || !r.driver_version.empty())
     o += ",\"driver\":{\"version\":" + json_string(r.driver_version) +

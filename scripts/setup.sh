@@ -7,6 +7,8 @@ set -euo pipefail
 # -DIMGSMITH_BUILD_TESTS=OFF), as a CI job that only runs imgsmith wants.
 build_packages=(
   build-essential cmake pkg-config
+  # the man pages (help2man) and the Debian package (CPack reads binaries with file)
+  help2man file
   libarchive-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
   libcli11-dev libkainjow-mustache-dev libtomlplusplus-dev libsqlite3-dev
   zlib1g-dev libzstd-dev
@@ -26,6 +28,8 @@ packages=(
   chromium ncdu
   # the fuzz targets (scripts/fuzz.sh): libFuzzer under ASan+UBSan
   clang-14 libfuzzer-14-dev
+  # the shell completions, in the shells they are for
+  fish zsh
   # gen --k8s's manifests checked against the Kubernetes API's types; the CI recipes' YAML
   python3-kubernetes python3-yaml
   # the registry tests: a real registry, a pusher, htpasswd, token signing, curl

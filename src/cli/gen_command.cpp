@@ -75,7 +75,7 @@ int run_gen(GenArgs args) {
       report << "note: --stdout prints only the Dockerfile; compose.yaml was not written (run "
                 "without --stdout "
                 "to write it)\n";
-    if (plan.k8s)
+    if (plan.k8s || plan.k8s_validator)
       report << "note: --stdout prints only the Dockerfile; the k8s/ manifests were not written "
                 "(run without --stdout to write them)\n";
     return kExitOk;
@@ -106,6 +106,17 @@ int run_gen(GenArgs args) {
     if (::chmod(probe.c_str(), 0755) != 0)
       throw InputError(probe.string() + ": cannot make it executable: " + std::strerror(errno));
     written.push_back(".imgsmith/imgsmith-probe");
+    // A binary of imgsmith's has no place in the project's history: CI
+    // writes it again with `imgsmith probe --write` (gen's summary says so).
+    // A .gitignore the user has edited is left as it is.
+    const fs::path ignore = probe_dir / ".gitignore";
+    if (!fs::exists(fs::symlink_status(ignore, ec))) {
+      write_output(
+          ignore.string(),
+          "# Written by imgsmith gen: the probe is rebuilt from imgsmith, not kept in git.\n"
+          "# In CI: imgsmith probe --write .imgsmith/imgsmith-probe\n*\n");
+      written.push_back(".imgsmith/.gitignore");
+    }
   }
   if (!files.k8s.empty()) {
     std::error_code ec;
@@ -125,6 +136,13 @@ int run_gen(GenArgs args) {
     report << "note: kubectl apply -f k8s/ once the image is pushed where the cluster pulls from "
               "(set image: in k8s/); the pod asks for "
            << plan.k8s_gpus << " " << plan.gpu_resource << "\n";
+  if (plan.k8s_validator)
+    report << "note: validate the GPU nodes: kubectl apply -f k8s/gpu-node-validator.yaml; then\n"
+              "      mkdir -p reports && for p in $(kubectl get pods -o name -l "
+              "app.kubernetes.io/component=gpu-validator); do\n"
+              "        kubectl logs \"$p\" > \"reports/${p#pod/}.log\"; done\n"
+              "      imgsmith probe --summarize reports/   (a node a row: GPU, driver, bandwidths, "
+              "verdict)\n";
   return kExitOk;
 }
 
@@ -216,6 +234,10 @@ void register_gen_command(CLI::App& app, int& exit_code) {
                 "(a detected port), a Job otherwise; the GPU as a limit, GPU-node scheduling\n"
                 "(and GPU memory, when the model's need is known), the probe's --check as the\n"
                 "startup probe, the image's non-root user");
+  cmd->add_flag("--k8s-validator", args->options.k8s_validator,
+                "Also write k8s/gpu-node-validator.yaml: a DaemonSet that runs this image's\n"
+                "imgsmith-probe --bench --json once on every GPU node and keeps each report in\n"
+                "its log, for `imgsmith probe --summarize`");
   cmd->add_option("--gpus", args->options.gpus, "GPUs a pod asks for, with --k8s (default 1)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--gpu-resource", args->options.gpu_resource,

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "analyze_command.hpp"
+#include "completion_command.hpp"
 #include "diff_command.hpp"
 #include "gen_command.hpp"
 #include "imgsmith/util/error.hpp"
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
   imgsmith::register_diff_command(app, exit_code);
   imgsmith::register_gen_command(app, exit_code);
   imgsmith::register_probe_command(app);
+  imgsmith::register_completion_command(app);
   try {
     if (argc >= 2 && std::string(argv[1]) == "probe")
       return imgsmith::probe_main(argc - 2, argv + 2);

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "imgsmith/util/error.hpp"
 #include "output_file.hpp"
+#include "probe_summary.hpp"
 
 extern "C" const char imgsmith_probe_start[];
 extern "C" const char imgsmith_probe_end[];
@@ -32,6 +34,12 @@ struct ProbeArgs {  // --write PATH, or the probe's own arguments
 
 int run_probe(const ProbeArgs& a) {
   if (!a.write.empty()) {
+    // A fresh clone has no .imgsmith/ yet (gen keeps it out of git): the
+    // step CI runs creates it.
+    const auto parent = std::filesystem::path(a.write).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    if (ec) throw InputError(parent.string() + ": cannot create it (" + ec.message() + ")");
     write_output(a.write, embedded_probe());
     if (::chmod(a.write.c_str(), 0755) != 0)
       throw InputError(a.write + ": cannot make it executable: " + std::strerror(errno));
@@ -60,6 +68,8 @@ int run_probe(const ProbeArgs& a) {
 }  // namespace
 
 int probe_main(int argc, char** argv) {
+  if (argc >= 1 && std::string(argv[0]) == "--summarize")
+    return summarize_main(std::vector<std::string>(argv + 1, argv + argc));
   ProbeArgs a;
   int i = 0;
   if (argc >= 1 && std::string(argv[0]) == "--write") {
@@ -79,7 +89,9 @@ void register_probe_command(CLI::App& app) {
   app.add_subcommand("probe",
                      "Run the GPU probe generated images use as their entrypoint:\n"
                      "  imgsmith probe [ARGS...]        (imgsmith probe --help for the probe's)\n"
-                     "  imgsmith probe --write PATH     write it out, mode 0755");
+                     "  imgsmith probe --write PATH     write it out, mode 0755\n"
+                     "  imgsmith probe --summarize REPORT...  one table of many nodes' reports\n"
+                     "                                  (imgsmith probe --summarize --help)");
 }
 
 }  // namespace imgsmith

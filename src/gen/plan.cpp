@@ -208,6 +208,17 @@ Plan Decider::make() {
   models();
   if (plan_.template_name.empty()) plan_.template_name = plan_.flavor;
   if (!options_.probe && plan_.gpu) decide("--no-probe", "no probe: the app is the entrypoint");
+  if (options_.k8s_validator) {
+    // The validator runs the image's probe on the GPU nodes: an image
+    // without one (no GPU in the project, or --no-probe) has nothing to run.
+    if (!plan_.gpu)
+      throw InputError("--k8s-validator: nothing in " + project_.dir.string() +
+                       " uses a GPU, so its image carries no probe to validate GPU nodes with; "
+                       "generate the validator from a GPU project");
+    if (!plan_.probe)
+      throw InputError("--k8s-validator runs imgsmith-probe from the image: drop --no-probe");
+    plan_.k8s_validator = true;
+  }
   return plan_;
 }
 

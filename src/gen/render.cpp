@@ -291,6 +291,8 @@ Rendered render_plan(const Plan& plan) {
       r.k8s.emplace_back("job.yaml", render("k8s-job.yaml.mustache", data));
     }
   }
+  if (plan.k8s_validator)
+    r.k8s.emplace_back("gpu-node-validator.yaml", render("k8s-validator.yaml.mustache", data));
   return r;
 }
 
@@ -310,6 +312,11 @@ std::string summary(const Plan& p) {
   else
     line("driver", "none: the image uses no GPU");
   line("build", build_command_here(p));
+  if (p.probe)
+    line("ci",
+         "the build copies .imgsmith/imgsmith-probe, which stays out of git "
+         "(.imgsmith/.gitignore): in a fresh clone, run `imgsmith probe --write "
+         ".imgsmith/imgsmith-probe` in this directory before the build");
   line("run", run_command(p, "all"));
   if (p.gpu) line("", run_command(p, "'\"device=0\"'") + "   # one GPU of a shared machine");
   for (const auto& [m, v] : p.models) {

@@ -262,6 +262,28 @@ check "it names the path" grep -q -- "--model $tmp/no-such-model: no such file o
 expect "--model with no weights in it" 2 "$bin" gen "$(fresh pytorch-api)" --model "$examples/pytorch-api"
 check "it says none were found" grep -q "no model weights found there" "$tmp/err"
 
+# The probe from a fresh clone: gen keeps its binary out of git, and the
+# step its summary names puts it back where the Dockerfile copies it from.
+if command -v git >/dev/null; then
+  repo=$(fresh pytorch-api)
+  expect "gen in a git checkout" 0 "$bin" gen "$repo"
+  check "the summary names the CI step" grep -q "imgsmith probe --write .imgsmith/imgsmith-probe" "$tmp/out"
+  git -C "$repo" init -q && git -C "$repo" add -A &&
+    git -C "$repo" -c user.name=t -c user.email=t@t commit -qm project
+  check "git keeps the Dockerfile" git -C "$repo" ls-files --error-unmatch Dockerfile
+  check "git does not keep the probe" test -z "$(git -C "$repo" ls-files .imgsmith)"
+  git clone -q "$repo" "$tmp/clone"
+  check "a fresh clone has no probe" test ! -e "$tmp/clone/.imgsmith/imgsmith-probe"
+  step=$(grep -o 'imgsmith probe --write [^`]*' "$tmp/out" | head -1)
+  (cd "$tmp/clone" && "$bin" ${step#imgsmith })
+  check "the named step writes it where the Dockerfile copies it from" \
+    test -x "$tmp/clone/.imgsmith/imgsmith-probe" -a "$(grep -c 'COPY .*\.imgsmith/imgsmith-probe' "$tmp/clone/Dockerfile")" -ge 1
+  check "and it is imgsmith's probe" cmp -s "$tmp/clone/.imgsmith/imgsmith-probe" "$repo/.imgsmith/imgsmith-probe"
+  echo "custom" >"$repo/.imgsmith/.gitignore"
+  expect "gen again" 0 "$bin" gen "$repo" --force
+  check "an edited .imgsmith/.gitignore is left alone" test "$(cat "$repo/.imgsmith/.gitignore")" = custom
+fi
+
 # --k8s: manifests beside the Dockerfile, valid against the Kubernetes API's
 # types (python3-kubernetes), a GPU server, a GPU job, a CPU app.
 validate="$(dirname "$0")/k8s_validate.py"
@@ -318,6 +340,23 @@ if /usr/bin/python3 -c 'import kubernetes, yaml' 2>/dev/null; then
   check "the CPU app's manifests are valid" /usr/bin/python3 "$validate" "$cpuapp"/k8s/*.yaml
   check "no GPU in them" test -z "$(grep -l nvidia "$cpuapp"/k8s/*.yaml)"
   check "gen says the pod asks for no GPU" grep -q "ask for no GPU" "$tmp/out"
+  # The node validator: the image's probe once on each GPU node, no GPU held.
+  val=$(fresh pytorch-api)
+  expect "gen --k8s-validator" 0 "$bin" gen "$val" --k8s-validator
+  v="$val/k8s/gpu-node-validator.yaml"
+  check "the validator DaemonSet is written, alone" test -f "$v" -a ! -e "$val/k8s/deployment.yaml"
+  check "it is a valid Kubernetes object" /usr/bin/python3 "$validate" "$v"
+  check "a DaemonSet" test "$(k8s_get "$v" "m['kind']")" = DaemonSet
+  check "it runs the probe's benchmark as JSON, then sleeps" test "$(k8s_get "$v" "' '.join($c['command'])")" = \
+    "/usr/local/bin/imgsmith-probe --bench --json --timeout 60 -- sleep infinity"
+  check "it asks the scheduler for no GPU" test "$(k8s_get "$v" "'nvidia' in str($c['resources'])")" = False
+  check "it sees the node's GPUs through the NVIDIA runtime" test "$(k8s_get "$v" "($pod['runtimeClassName'], [e['value'] for e in $c['env'] if e['name'] == 'NVIDIA_VISIBLE_DEVICES'])")" = "('nvidia', ['all'])"
+  check "the report names its node (downward API)" test "$(k8s_get "$v" "[e['valueFrom']['fieldRef']['fieldPath'] for e in $c['env'] if e['name'] == 'IMGSMITH_NODE_NAME']")" = "['spec.nodeName']"
+  check "on GPU nodes, tainted or not" test "$(k8s_get "$v" "($pod['nodeSelector']['nvidia.com/gpu.present'], $pod['tolerations'][0]['key'])")" = "('true', 'nvidia.com/gpu')"
+  check "gen says how to collect and summarize" grep -q "imgsmith probe --summarize reports/" "$tmp/out"
+  expect "--k8s-validator for a CPU app is refused" 2 "$bin" gen "$(fresh fraud-api-cpu)" --k8s-validator
+  check "it says why" grep -q "uses a GPU, so its image carries no probe" "$tmp/err"
+  expect "--k8s-validator with --no-probe is refused" 2 "$bin" gen "$(fresh pytorch-api)" --k8s-validator --no-probe
   expect "--stdout writes no manifest, and says so" 0 "$bin" gen "$(fresh pytorch-api)" --k8s --stdout
   check "the note" grep -q "the k8s/ manifests were not written" "$tmp/err"
 else

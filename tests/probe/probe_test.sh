@@ -228,5 +228,58 @@ check "written probe is executable" test -x "$tmp/written-probe"
 run "${nogpu[@]}" "$imgsmith" probe -- sh -c 'echo via-imgsmith'
 check "imgsmith probe runs it" test "$(cat "$tmp/out")" = "via-imgsmith"
 
+# imgsmith probe --summarize: a cluster's reports as one table. The reports
+# are the probe's own JSON (this machine's, no GPU), and copies of it given
+# the devices and benchmark figures of three H100 nodes, one of them slow.
+run "${nogpu[@]}" IMGSMITH_NODE_NAME=node-cpu "$probe" --json -- true
+cp "$tmp/out" "$tmp/real-report.json"
+check "the report names its node (IMGSMITH_NODE_NAME)" grep -q '"node":"node-cpu"' "$tmp/real-report.json"
+mkdir -p "$tmp/fleet"
+python3 - "$tmp/real-report.json" "$tmp/fleet" <<'PY'
+import json, sys
+base = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+for node, copy, h2d in (("gpu-a", 3900.0, 55.1), ("gpu-b", 3880.0, 54.8), ("gpu-c", 2100.0, 54.9)):
+    r = dict(base, node=node, status="ok", reason="", fix="",
+             driver={"version": "570.86.15", "cuda": "12.8"},
+             devices=[{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-" + node,
+                       "compute_capability": "9.0", "memory_total_bytes": 85520809984,
+                       "memory_used_bytes": 0, "utilization_percent": 0, "temperature_c": 30}],
+             bench={"cpu": {"network_step_ms": 400.0, "logistic_regression_ms": 8.0},
+                    "gpu": {"device_copy_gbps": copy, "device_copy_peak_percent": 100 * copy / 3350 / 1.0,
+                            "h2d_gbps": h2d, "d2h_gbps": 55.0, "h2d_peak_percent": 86.0, "d2h_peak_percent": 86.0,
+                            "fp32_tflops": 60.0, "fp32_peak_percent": 90.0, "peak_reference": "H100 SXM"}})
+    # As kubectl logs shows it: the probe's stderr lines around the JSON line.
+    with open("%s/%s.log" % (sys.argv[2], node), "w") as f:
+        f.write("imgsmith-probe: ok: 1 GPU\n" + json.dumps(r) + "\n")
+PY
+"$imgsmith" probe --summarize "$tmp/fleet" >"$tmp/out" 2>"$tmp/err"
+status=$?
+check "summarize: a slow node makes it exit 1" test "$status" = 1
+check "summarize: a row a node" test "$(grep -c '^gpu-' "$tmp/out")" = 3
+check "summarize: the healthy nodes are ok" test "$(grep -E '^gpu-(a|b) ' "$tmp/out" | grep -c ' ok$')" = 2
+check "summarize: the slow node is named, against its peers" \
+  grep -qE '^gpu-c .*SLOW: .*device copy 2100.0 GB/s, 54% of the median of 3 NVIDIA H100 80GB HBM3 nodes' "$tmp/out"
+check "summarize: its GPU and driver" grep -qE '^gpu-a +NVIDIA H100 80GB HBM3 +570.86.15 +12.8 ' "$tmp/out"
+check "summarize: the count" grep -q "^3 nodes, 1 not ok" "$tmp/out"
+"$imgsmith" probe --summarize "$tmp/fleet/gpu-a.log" "$tmp/fleet/gpu-b.log" >"$tmp/out" 2>"$tmp/err"
+check "summarize: healthy nodes alone exit 0" test $? = 0
+"$imgsmith" probe --summarize --format json "$tmp/fleet" "$tmp/real-report.json" >"$tmp/out" 2>"$tmp/err"
+check "summarize --format json: a no-GPU node fails it" test $? = 1
+check "summarize --format json: each node, the failed one with its status" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {n["node"]: n for n in d["nodes"]}
+assert d["schema"] == "imgsmith.probe-summary/v1"
+assert sorted(rows) == ["gpu-a", "gpu-b", "gpu-c", "node-cpu"]
+assert rows["node-cpu"]["verdict"].startswith("FAIL no-gpu") and rows["node-cpu"]["bench"] is None
+assert rows["gpu-a"]["ok"] and rows["gpu-a"]["bench"]["device_copy_gbps"] == 3900.0
+assert not rows["gpu-c"]["ok"]' "$tmp/out"
+echo "no report here" >"$tmp/not-a-report.log"
+"$imgsmith" probe --summarize "$tmp/not-a-report.log" >"$tmp/out" 2>"$tmp/err"
+check "summarize: a file without a report is bad input (2)" test $? = 2
+check "summarize: it names the file" grep -q "not-a-report.log: no imgsmith-probe report in it" "$tmp/err"
+"$imgsmith" probe --summarize "$tmp/missing.log" >"$tmp/out" 2>"$tmp/err"
+check "summarize: a missing file is bad input (2)" test $? = 2
+
 echo "probe: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

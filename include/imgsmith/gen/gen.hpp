@@ -143,6 +143,9 @@ struct Options {
   bool k8s = false;
   int gpus = 1;
   std::string gpu_resource = "nvidia.com/gpu";
+  // --k8s-validator: a DaemonSet running the image's probe (--bench --json)
+  // once on every GPU node, for `imgsmith probe --summarize`.
+  bool k8s_validator = false;
   bool syntax = false;           // emit "# syntax=docker/dockerfile:1"
   std::vector<std::string> cmd;  // --cmd, split into words
   int port = 0;                  // --port: the port the app listens on; 0 keeps the detected one
@@ -222,6 +225,7 @@ struct Plan {
   bool syntax = false;
   bool compose = false;
   bool k8s = false;
+  bool k8s_validator = false;
   int k8s_gpus = 1;
   std::string gpu_resource = "nvidia.com/gpu";
   // --context above the project: COPY sources are relative to the context,
