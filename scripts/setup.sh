@@ -9,6 +9,8 @@ build_packages=(
   build-essential cmake pkg-config
   # the man pages (help2man) and the Debian package (CPack reads binaries with file)
   help2man file
+  # the arm64 imgsmith-probe, cross-compiled and embedded beside the x86-64 one
+  g++-aarch64-linux-gnu
   libarchive-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
   libcli11-dev libkainjow-mustache-dev libtomlplusplus-dev libsqlite3-dev
   zlib1g-dev libzstd-dev
@@ -30,6 +32,8 @@ packages=(
   clang-14 libfuzzer-14-dev
   # the shell completions, in the shells they are for
   fish zsh
+  # the arm64 probe run under QEMU
+  qemu-user-static
   # gen --k8s's manifests checked against the Kubernetes API's types; the CI recipes' YAML
   python3-kubernetes python3-yaml
   # the registry tests: a real registry, a pusher, htpasswd, token signing, curl

@@ -150,6 +150,13 @@ std::vector<CompletionCommand> completion_model(const CLI::App& app) {
       // main() hands `imgsmith probe ...` to the probe before CLI11 parses
       // it; --write is the one option imgsmith itself reads there.
       c.options.push_back({{"--write"}, "Write the probe out to PATH, mode 0755", true, false, {}});
+      c.options.push_back({{"--arch"},
+                           "The probe --write writes: amd64 or arm64",
+                           true,
+                           false,
+                           {"amd64", "arm64"}});
+      c.options.push_back(
+          {{"--write-all"}, "DIR/imgsmith-probe-ARCH for each CPU", true, false, {}});
       c.options.push_back({{"--summarize"},
                            "One table of many nodes' probe reports (files or directories)",
                            false,

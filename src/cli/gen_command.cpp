@@ -62,13 +62,13 @@ int run_gen(GenArgs args) {
     report << gen::summary(plan);
     if (plan.probe && plan.context_path.empty())
       report
-          << "note: --stdout wrote nothing; the Dockerfile copies .imgsmith/imgsmith-probe, which\n"
-             "      `imgsmith probe --write .imgsmith/imgsmith-probe` puts in place\n";
+          << "note: --stdout wrote nothing; the Dockerfile copies .imgsmith/imgsmith-probe-ARCH, "
+             "which\n      `imgsmith probe --write-all .imgsmith` puts in place\n";
     else if (plan.probe)
       report << "note: --stdout wrote nothing; the Dockerfile copies " << plan.context_path
-             << "/.imgsmith/imgsmith-probe from the build context, which\n"
-                "      `imgsmith probe --write "
-             << (dir / ".imgsmith" / "imgsmith-probe").string() << "` puts in place\n";
+             << "/.imgsmith/imgsmith-probe-ARCH from the build context, which\n"
+                "      `imgsmith probe --write-all "
+             << (dir / ".imgsmith").string() << "` puts in place\n";
     // stdout holds the Dockerfile alone, so it can be piped; the compose
     // file asked for is not dropped without a word.
     if (plan.compose)
@@ -101,20 +101,22 @@ int run_gen(GenArgs args) {
     std::error_code ec;
     fs::create_directories(probe_dir, ec);
     if (ec) throw InputError(probe_dir.string() + ": cannot create it (" + ec.message() + ")");
-    const fs::path probe = probe_dir / "imgsmith-probe";
-    write_output(probe.string(), embedded_probe());
-    if (::chmod(probe.c_str(), 0755) != 0)
-      throw InputError(probe.string() + ": cannot make it executable: " + std::strerror(errno));
-    written.push_back(".imgsmith/imgsmith-probe");
+    // One for each CPU this imgsmith carries a probe for; the Dockerfile
+    // copies the one for BuildKit's TARGETARCH.
+    for (const auto& arch : embedded_probe_arches()) {
+      const std::string name = "imgsmith-probe-" + arch;
+      write_probe((probe_dir / name).string(), arch);
+      written.push_back(".imgsmith/" + name);
+    }
     // A binary of imgsmith's has no place in the project's history: CI
-    // writes it again with `imgsmith probe --write` (gen's summary says so).
+    // writes it again with `imgsmith probe --write-all` (gen's summary says so).
     // A .gitignore the user has edited is left as it is.
     const fs::path ignore = probe_dir / ".gitignore";
     if (!fs::exists(fs::symlink_status(ignore, ec))) {
       write_output(
           ignore.string(),
           "# Written by imgsmith gen: the probe is rebuilt from imgsmith, not kept in git.\n"
-          "# In CI: imgsmith probe --write .imgsmith/imgsmith-probe\n*\n");
+          "# In CI: imgsmith probe --write-all .imgsmith\n*\n");
       written.push_back(".imgsmith/.gitignore");
     }
   }
@@ -167,7 +169,8 @@ void register_gen_command(CLI::App& app, int& exit_code) {
       "holds what would otherwise be flags, which override it.\n"
       "\n"
       "It writes Dockerfile, .dockerignore (compose.yaml with --compose, k8s/*.yaml with\n"
-      "--k8s) in DIR, and the probe as .imgsmith/imgsmith-probe, the image's entrypoint.\n"
+      "--k8s) in DIR, and the probe as .imgsmith/imgsmith-probe-ARCH (amd64, arm64), the image's "
+      "entrypoint.\n"
       "Existing files are never replaced without --force.\n"
       "\n"
       "In a monorepo, --context names the build context above DIR (its root), so\n"

@@ -314,9 +314,10 @@ std::string summary(const Plan& p) {
   line("build", build_command_here(p));
   if (p.probe)
     line("ci",
-         "the build copies .imgsmith/imgsmith-probe, which stays out of git "
-         "(.imgsmith/.gitignore): in a fresh clone, run `imgsmith probe --write "
-         ".imgsmith/imgsmith-probe` in this directory before the build");
+         "the build copies .imgsmith/imgsmith-probe-ARCH (amd64, arm64: BuildKit's "
+         "TARGETARCH picks), which stays out of git (.imgsmith/.gitignore): in a fresh "
+         "clone, run `imgsmith probe --write-all .imgsmith` in this directory before the "
+         "build");
   line("run", run_command(p, "all"));
   if (p.gpu) line("", run_command(p, "'\"device=0\"'") + "   # one GPU of a shared machine");
   for (const auto& [m, v] : p.models) {

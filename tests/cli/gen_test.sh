@@ -21,10 +21,16 @@ check "help explains exit statuses" grep -q "Exit status" "$tmp/out"
 api=$(fresh pytorch-api)
 expect "gen writes the files" 0 "$bin" gen "$api"
 check "the Dockerfile is written" grep -q "^FROM nvidia/cuda:12.4.1-base-ubuntu22.04$" "$api/Dockerfile"
-check "the .dockerignore keeps the probe in" grep -qx '!.imgsmith/imgsmith-probe' "$api/.dockerignore"
-check "the probe is executable" test -x "$api/.imgsmith/imgsmith-probe"
+check "the .dockerignore keeps the probes in" grep -qx '!.imgsmith/imgsmith-probe-\*' "$api/.dockerignore"
+check "the Dockerfile copies the probe of BuildKit's TARGETARCH" \
+  grep -qx 'COPY .imgsmith/imgsmith-probe-${TARGETARCH} /usr/local/bin/imgsmith-probe' "$api/Dockerfile"
+check "the probes are executable" test -x "$api/.imgsmith/imgsmith-probe-amd64" -a -x "$api/.imgsmith/imgsmith-probe-arm64"
 "$bin" probe --write "$tmp/probe-ref"
-check "the probe is the embedded one" cmp -s "$tmp/probe-ref" "$api/.imgsmith/imgsmith-probe"
+check "the amd64 probe is the embedded one" cmp -s "$tmp/probe-ref" "$api/.imgsmith/imgsmith-probe-amd64"
+"$bin" probe --write "$tmp/probe-ref-arm64" --arch arm64
+check "the arm64 probe is the embedded one" cmp -s "$tmp/probe-ref-arm64" "$api/.imgsmith/imgsmith-probe-arm64"
+check "the two are built for their CPUs" sh -c "file '$api/.imgsmith/imgsmith-probe-amd64' | grep -q x86-64 &&
+  file '$api/.imgsmith/imgsmith-probe-arm64' | grep -q 'ARM aarch64'"
 check "the summary names the base" grep -q "image   nvidia/cuda:12.4.1-base-ubuntu22.04" "$tmp/out"
 check "the summary gives the driver the image's NVIDIA_REQUIRE_CUDA needs" \
   grep -q "driver >= 550: the image sets NVIDIA_REQUIRE_CUDA=cuda>=12.4" "$tmp/out"
@@ -33,12 +39,12 @@ check "nothing half-written is left" test -z "$(find "$api" -name '*.tmp*' -o -n
 
 # Existing files: refused, exit 2, nothing changed, not even the probe.
 sum_before=$(md5sum "$api/Dockerfile" "$api/.dockerignore")
-rm "$api/.imgsmith/imgsmith-probe"
+rm -r "$api/.imgsmith"
 expect "an existing Dockerfile is refused" 2 "$bin" gen "$api"
 check "the refusal names the file" grep -q "$api/Dockerfile exists" "$tmp/err"
 check "the refusal says how to proceed" grep -q -- "--force" "$tmp/err"
 check "the refusal changed nothing" test "$sum_before" = "$(md5sum "$api/Dockerfile" "$api/.dockerignore")"
-check "the refusal wrote no probe" test ! -e "$api/.imgsmith/imgsmith-probe"
+check "the refusal wrote no probe" test ! -e "$api/.imgsmith"
 rm "$api/Dockerfile"
 expect "an existing .dockerignore alone is refused" 2 "$bin" gen "$api"
 check "it names .dockerignore" grep -q "$api/.dockerignore exists" "$tmp/err"
@@ -267,18 +273,20 @@ check "it says none were found" grep -q "no model weights found there" "$tmp/err
 if command -v git >/dev/null; then
   repo=$(fresh pytorch-api)
   expect "gen in a git checkout" 0 "$bin" gen "$repo"
-  check "the summary names the CI step" grep -q "imgsmith probe --write .imgsmith/imgsmith-probe" "$tmp/out"
+  check "the summary names the CI step" grep -q "imgsmith probe --write-all .imgsmith" "$tmp/out"
   git -C "$repo" init -q && git -C "$repo" add -A &&
     git -C "$repo" -c user.name=t -c user.email=t@t commit -qm project
   check "git keeps the Dockerfile" git -C "$repo" ls-files --error-unmatch Dockerfile
   check "git does not keep the probe" test -z "$(git -C "$repo" ls-files .imgsmith)"
   git clone -q "$repo" "$tmp/clone"
-  check "a fresh clone has no probe" test ! -e "$tmp/clone/.imgsmith/imgsmith-probe"
-  step=$(grep -o 'imgsmith probe --write [^`]*' "$tmp/out" | head -1)
+  check "a fresh clone has no probe" test ! -e "$tmp/clone/.imgsmith"
+  step=$(grep -o 'imgsmith probe --write-all [^`]*' "$tmp/out" | head -1)
   (cd "$tmp/clone" && "$bin" ${step#imgsmith })
-  check "the named step writes it where the Dockerfile copies it from" \
-    test -x "$tmp/clone/.imgsmith/imgsmith-probe" -a "$(grep -c 'COPY .*\.imgsmith/imgsmith-probe' "$tmp/clone/Dockerfile")" -ge 1
-  check "and it is imgsmith's probe" cmp -s "$tmp/clone/.imgsmith/imgsmith-probe" "$repo/.imgsmith/imgsmith-probe"
+  for arch in amd64 arm64; do
+    check "the named step writes the $arch probe where the Dockerfile copies it from" \
+      test -x "$tmp/clone/.imgsmith/imgsmith-probe-$arch" -a "$(grep -c 'COPY .*\.imgsmith/imgsmith-probe-\${TARGETARCH}' "$tmp/clone/Dockerfile")" = 1
+    check "and it is imgsmith's $arch probe" cmp -s "$tmp/clone/.imgsmith/imgsmith-probe-$arch" "$repo/.imgsmith/imgsmith-probe-$arch"
+  done
   echo "custom" >"$repo/.imgsmith/.gitignore"
   expect "gen again" 0 "$bin" gen "$repo" --force
   check "an edited .imgsmith/.gitignore is left alone" test "$(cat "$repo/.imgsmith/.gitignore")" = custom

@@ -40,8 +40,10 @@ ENV HOME=/home/app \
 COPY --from=builder /opt/app /opt/app
 ENV PATH=/opt/app/bin:$PATH
 # Checks the GPU at start, explains any failure in one line, then runs CMD.
-# gen wrote it with mode 0755, which COPY keeps.
-COPY .imgsmith/imgsmith-probe /usr/local/bin/imgsmith-probe
+# gen wrote one for each CPU, mode 0755, which COPY keeps; BuildKit sets
+# TARGETARCH (amd64, or arm64 for docker build --platform linux/arm64).
+ARG TARGETARCH
+COPY .imgsmith/imgsmith-probe-${TARGETARCH} /usr/local/bin/imgsmith-probe
 # The code stays owned by root: the app can read it, not change it.
 WORKDIR /app
 USER app

@@ -228,6 +228,50 @@ check "written probe is executable" test -x "$tmp/written-probe"
 run "${nogpu[@]}" "$imgsmith" probe -- sh -c 'echo via-imgsmith'
 check "imgsmith probe runs it" test "$(cat "$tmp/out")" = "via-imgsmith"
 
+# The arm64 probe (GH200/Grace, Graviton), embedded in imgsmith beside this
+# one, run under QEMU user emulation with Debian's arm64 cross libc: the
+# no-GPU path, --check, exec semantics (the app's output and exit status
+# untouched), and the same limits as the x86-64 binary.
+qemu=$(command -v qemu-aarch64-static || true)
+if [ -z "$qemu" ] || [ ! -d /usr/aarch64-linux-gnu/lib ]; then
+  echo "probe: SKIPPED in part: no qemu-aarch64-static or arm64 libc (scripts/setup.sh installs them)"
+  [ "${CI:-}" = true ] && fail=$((fail + 1))
+elif ! "$imgsmith" probe --write "$tmp/probe-arm64" --arch arm64 2>"$tmp/err"; then
+  echo "probe: SKIPPED in part: $(cat "$tmp/err")"
+  [ "${CI:-}" = true ] && fail=$((fail + 1))
+else
+  arm=("$qemu" -L /usr/aarch64-linux-gnu "$tmp/probe-arm64")
+  check "arm64: an aarch64 executable" sh -c "readelf -h '$tmp/probe-arm64' | grep -q 'Machine: *AArch64'"
+  run "${nogpu[@]}" "${arm[@]}" --version
+  check "arm64: the same version" test "$(cat "$tmp/out")" = "$probe_version"
+  run "${nogpu[@]}" "${arm[@]}" --json
+  check "arm64: no GPU: status" grep -q '"status":"no-gpu"' "$tmp/out"
+  check "arm64: no GPU: exit 3 without a command" test "$status" = 3
+  run "${nogpu[@]}" "${arm[@]}" -- sh -c 'echo from the app; exit 7'
+  check "arm64: the app's stdout untouched" test "$(cat "$tmp/out")" = "from the app"
+  check "arm64: the app's exit status" test "$status" = 7
+  check "arm64: the advice on stderr" grep -q "no-gpu" "$tmp/err"
+  run "${nogpu[@]}" IMGSMITH_PROBE=require "${arm[@]}" -- sh -c 'echo ran'
+  check "arm64: require mode refuses (3) without running the app" test "$status" = 3 -a ! -s "$tmp/out"
+  run "${nogpu[@]}" "${arm[@]}" --check
+  check "arm64: --check without a GPU exits 3" test "$status" = 3
+  check "arm64: links no CUDA library" sh -c "! readelf -d '$tmp/probe-arm64' | grep NEEDED | grep -qiE 'cuda|nvidia'"
+  newest=$(readelf --dyn-syms -W "$tmp/probe-arm64" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -1)
+  check "arm64: glibc symbols <= 2.34 (newest: $newest)" test "$(printf '%s\n2.34\n' "$newest" | sort -V | tail -1)" = "2.34"
+  size=$(stat -c %s "$tmp/probe-arm64")
+  check "arm64: size <= 3 MB ($size bytes)" test "$size" -le 3000000
+  if [ "$kernels" = with-kernels ]; then
+    check "arm64: the same fatbin as the x86-64 probe" python3 -c '
+import struct, sys
+def fatbin(path):
+    data = open(path, "rb").read()
+    at = data.find(struct.pack("<I", 0xBA55ED50))
+    _, _, header, size = struct.unpack_from("<IHHQ", data, at)
+    return data[at:at + header + size]
+sys.exit(fatbin(sys.argv[1]) != fatbin(sys.argv[2]))' "$probe" "$tmp/probe-arm64"
+  fi
+fi
+
 # imgsmith probe --summarize: a cluster's reports as one table. The reports
 # are the probe's own JSON (this machine's, no GPU), and copies of it given
 # the devices and benchmark figures of three H100 nodes, one of them slow.

@@ -168,7 +168,10 @@ TEST_CASE(
   CHECK(has_line(df, "    pip install -r requirements.txt"));
   CHECK(has_line(df, "COPY services/api/. ."));
   CHECK(has_line(df, "RUN rm -rf /app/services/api/.imgsmith"));
-  CHECK(has_line(df, "COPY services/api/.imgsmith/imgsmith-probe /usr/local/bin/imgsmith-probe"));
+  CHECK(has_line(df, "ARG TARGETARCH"));
+  CHECK(has_line(
+      df,
+      "COPY services/api/.imgsmith/imgsmith-probe-${TARGETARCH} /usr/local/bin/imgsmith-probe"));
   CHECK(has_line(df, "COPY --from=builder /app /app"));
   CHECK(df.find("COPY ../") == std::string::npos);
   CHECK(df.find("COPY . .") == std::string::npos);  // never the whole context
@@ -191,7 +194,7 @@ TEST_CASE(
   for (const char* line :
        {"*", "!services/api", "!libs/common", "!shared/requirements.txt", "services/api/build",
         "services/api/dist", "services/api/env", "services/api/.git", "**/.env", "**/venv",
-        "services/api/.imgsmith/*", "!services/api/.imgsmith/imgsmith-probe",
+        "services/api/.imgsmith/*", "!services/api/.imgsmith/imgsmith-probe-*",
         "!services/api/requirements.txt", "services/api/Dockerfile",
         "services/api/Dockerfile.dockerignore"}) {
     INFO(line);
@@ -214,7 +217,8 @@ TEST_CASE(
   for (const char* sent :
        {"services/api/main.py", "services/api/requirements.txt", "shared/requirements.txt",
         "libs/common/pyproject.toml", "libs/common/common/__init__.py",
-        "services/api/.imgsmith/imgsmith-probe"}) {
+        "services/api/.imgsmith/imgsmith-probe-amd64",
+        "services/api/.imgsmith/imgsmith-probe-arm64"}) {
     INFO("sent: " << sent);
     CHECK(docker_sends(ignore, sent));
   }
