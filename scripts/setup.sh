@@ -40,6 +40,8 @@ packages=(
   docker-registry skopeo apache2-utils openssl curl
   # the Docker engine tests (the test starts dockerd itself, on a bridge it makes with ip)
   docker.io iproute2
+  # podman:// and podman save (the test runs Podman on storage of its own)
+  podman
 )
 
 if [ "${1:-}" = "--build-only" ]; then

@@ -12,6 +12,12 @@ std::unique_ptr<BlobStore> open_input(const std::string& input, const RegistryOp
   if (input.rfind("docker://", 0) == 0)
     return open_docker_daemon(input.substr(9), registry.docker_read, progress, capture,
                               stream_hash);
+  if (input.rfind("podman://", 0) == 0) {
+    if (registry.docker_read != "auto" && registry.docker_read != "save")
+      throw InputError("--docker-read " + registry.docker_read +
+                       ": podman:// is always streamed as podman save writes it");
+    return open_podman(input.substr(9), progress, capture, stream_hash);
+  }
   if (is_registry_input(input)) {
     const RegistryRef ref = *RegistryRef::parse(input);
     try {
@@ -43,7 +49,8 @@ Analysis analyze_image(const std::string& input, const AnalyzeOptions& options,
 ManifestReport inspect_manifest(const std::string& input, const AnalyzeOptions& options,
                                 const RegistryOptions& registry) {
   const auto start = std::chrono::steady_clock::now();
-  if (!is_registry_input(input) || input.rfind("docker://", 0) == 0)
+  if (!is_registry_input(input) || input.rfind("docker://", 0) == 0 ||
+      input.rfind("podman://", 0) == 0)
     throw InputError(input +
                      ": --manifest-only reads an image's manifest from a registry; a local file is "
                      "analysed in full (drop --manifest-only)");

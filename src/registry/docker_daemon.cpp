@@ -10,6 +10,8 @@
 //    output: it goes straight into the one-pass tar store, with no temporary
 //    file. This works with any daemon, remote or not, at the cost of the
 //    daemon building the whole tar.
+// podman://NAME goes the second way through Podman's Docker-compatible API
+// service (its storage is not Docker's overlay2 layout).
 // docs/docker-engine.md ("What the in-place reader relies on") lists the
 // daemon's storage layout and API fields this depends on.
 #include <unistd.h>
@@ -36,20 +38,25 @@ struct DaemonEndpoint {
   std::string shown;   // for messages
 };
 
-DaemonEndpoint daemon_endpoint() {
-  const char* env = std::getenv("DOCKER_HOST");
-  const std::string host = env != nullptr && *env != '\0' ? env : "unix:///var/run/docker.sock";
+DaemonEndpoint endpoint_of(const std::string& host, const char* variable,
+                           const std::string& engine) {
   if (host.rfind("unix://", 0) == 0) return {"http://localhost", host.substr(7), host};
   if (host.rfind("tcp://", 0) == 0) {
     const char* tls = std::getenv("DOCKER_TLS_VERIFY");
-    if (tls != nullptr && *tls != '\0')
-      throw InputError("DOCKER_HOST=" + host +
+    if (engine == "Docker" && tls != nullptr && *tls != '\0')
+      throw InputError(std::string(variable) + "=" + host +
                        " with DOCKER_TLS_VERIFY: imgsmith does not speak TLS to the "
                        "daemon; point DOCKER_HOST at its unix socket");
     return {"http://" + host.substr(6), "", host};
   }
-  throw InputError("DOCKER_HOST=" + host +
-                   ": imgsmith reaches the Docker daemon over unix:// or tcp:// only");
+  throw InputError(std::string(variable) + "=" + host + ": imgsmith reaches " + engine +
+                   " over unix:// or tcp:// only");
+}
+
+DaemonEndpoint daemon_endpoint() {
+  const char* env = std::getenv("DOCKER_HOST");
+  const std::string host = env != nullptr && *env != '\0' ? env : "unix:///var/run/docker.sock";
+  return endpoint_of(host, "DOCKER_HOST", "Docker");
 }
 
 std::string daemon_message(const std::string& body) {
@@ -184,35 +191,77 @@ DaemonStorageImage locate_in_storage(const std::string& what, const DaemonEndpoi
   return image;
 }
 
-}  // namespace
+// What differs between the engines that speak Docker's image API.
+struct Engine {
+  std::string scheme;       // "docker://"
+  std::string called;       // "the Docker daemon", in messages
+  std::string unreachable;  // what to do when its socket does not answer
+  std::string lister;       // the command that lists its images
+  std::string save_kind;    // the stream's name in the report's io.read_via
+};
 
-std::unique_ptr<BlobStore> open_docker_daemon(const std::string& name, const std::string& mode,
-                                              const ProgressFn& progress, const CaptureFn& capture,
-                                              const CaptureFn& stream_hash) {
-  const std::string what = "docker://" + name;
-  if (mode != "auto" && mode != "storage" && mode != "walk" && mode != "save")
-    throw InputError("--docker-read " + mode + ": choose auto, storage, walk or save");
+std::string checked_name(const std::string& name, const Engine& engine) {
+  const std::string what = engine.scheme + name;
   if (name.empty() || name.find_first_of(" \t\n?#") != std::string::npos)
-    throw InputError(what + ": give an image the daemon knows, e.g. docker://app:1");
-  const DaemonEndpoint at = daemon_endpoint();
-  // The daemon assembles the tar before it sends much, so it may be silent
-  // for a while on a large image.
-  registry::Http http(registry::HttpOptions{10, 600, 0, 0});
+    throw InputError(what + ": give an image " + engine.called + " knows, e.g. " + engine.scheme +
+                     "app:1");
+  return what;
+}
+
+// GET /images/NAME/json: the image's inspect document, or InputError
+// saying why not.
+registry::Http::Response inspect_image(registry::Http& http, const DaemonEndpoint& at,
+                                       const std::string& name, const Engine& engine) {
+  const std::string what = engine.scheme + name;
   registry::Request info{at.base + "/images/" + name + "/json", {}, true, false, what, at.socket};
   registry::Http::Response r;
   try {
     r = http.fetch(info, 16u << 20);
   } catch (const InputError&) {
-    throw InputError(
-        what + ": cannot reach the Docker daemon at " + at.shown +
-        "; is dockerd running, and may this user use its socket? (DOCKER_HOST chooses another)");
+    throw InputError(what + ": cannot reach " + engine.called + " at " + at.shown + "; " +
+                     engine.unreachable);
   }
   if (r.status == 404)
-    throw InputError(what + ": the Docker daemon at " + at.shown + " has no image '" + name +
-                     "'; `docker images` lists what it has");
+    throw InputError(what + ": " + engine.called + " at " + at.shown + " has no image '" + name +
+                     "'; `" + engine.lister + "` lists what it has");
   if (r.status != 200)
-    throw InputError(what + ": the Docker daemon answered " + std::to_string(r.status) + ": " +
+    throw InputError(what + ": " + engine.called + " answered " + std::to_string(r.status) + ": " +
                      daemon_message(r.body));
+  return r;
+}
+
+// GET /images/NAME/get: the image as its engine saves it (docker-archive),
+// straight into the one-pass tar store.
+std::unique_ptr<BlobStore> stream_saved(registry::Http& http, const DaemonEndpoint& at,
+                                        const std::string& name, const Engine& engine,
+                                        const ProgressFn& progress, const CaptureFn& capture,
+                                        const CaptureFn& stream_hash) {
+  const std::string what = engine.scheme + name;
+  registry::Request get{at.base + "/images/" + name + "/get", {}, true, false, what, at.socket};
+  auto body = http.open(get);
+  if (body->status() != 200)
+    throw InputError(what + ": " + engine.called + " answered " + std::to_string(body->status()) +
+                     ": " + daemon_message(body->read_all(1u << 20)));
+  return open_stream_store(*body, what, engine.save_kind, progress, capture, stream_hash);
+}
+
+}  // namespace
+
+std::unique_ptr<BlobStore> open_docker_daemon(const std::string& name, const std::string& mode,
+                                              const ProgressFn& progress, const CaptureFn& capture,
+                                              const CaptureFn& stream_hash) {
+  static const Engine docker{
+      "docker://", "the Docker daemon",
+      "is dockerd running, and may this user use its socket? (DOCKER_HOST chooses another)",
+      "docker images", "docker save stream"};
+  if (mode != "auto" && mode != "storage" && mode != "walk" && mode != "save")
+    throw InputError("--docker-read " + mode + ": choose auto, storage, walk or save");
+  const std::string what = checked_name(name, docker);
+  const DaemonEndpoint at = daemon_endpoint();
+  // The daemon assembles the tar before it sends much, so it may be silent
+  // for a while on a large image.
+  registry::Http http(registry::HttpOptions{10, 600, 0, 0});
+  const auto r = inspect_image(http, at, name, docker);
 
   std::string why_not;
   if (mode != "save") {
@@ -237,12 +286,35 @@ std::unique_ptr<BlobStore> open_docker_daemon(const std::string& name, const std
     progress(
         what + ": streaming `docker save` from the daemon" +
         (why_not.empty() ? std::string() : " (its storage is not read in place: " + why_not + ")"));
-  registry::Request get{at.base + "/images/" + name + "/get", {}, true, false, what, at.socket};
-  auto body = http.open(get);
-  if (body->status() != 200)
-    throw InputError(what + ": the Docker daemon answered " + std::to_string(body->status()) +
-                     ": " + daemon_message(body->read_all(1u << 20)));
-  return open_stream_store(*body, what, "docker save stream", progress, capture, stream_hash);
+  return stream_saved(http, at, name, docker, progress, capture, stream_hash);
+}
+
+std::string podman_socket(const char* container_host, unsigned uid, const char* xdg_runtime_dir) {
+  if (container_host != nullptr && *container_host != '\0') return container_host;
+  if (uid == 0) return "unix:///run/podman/podman.sock";
+  const std::string runtime = xdg_runtime_dir != nullptr && *xdg_runtime_dir != '\0'
+                                  ? xdg_runtime_dir
+                                  : "/run/user/" + std::to_string(uid);
+  return "unix://" + runtime + "/podman/podman.sock";
+}
+
+std::unique_ptr<BlobStore> open_podman(const std::string& name, const ProgressFn& progress,
+                                       const CaptureFn& capture, const CaptureFn& stream_hash) {
+  static const Engine podman{"podman://", "Podman",
+                             "start its API service (`podman system service --time=0`, or rootless "
+                             "`systemctl --user start podman.socket`), or point CONTAINER_HOST at "
+                             "its socket",
+                             "podman images", "podman save stream"};
+  const std::string what = checked_name(name, podman);
+  const std::string host =
+      podman_socket(std::getenv("CONTAINER_HOST"), ::geteuid(), std::getenv("XDG_RUNTIME_DIR"));
+  const DaemonEndpoint at = endpoint_of(host, "CONTAINER_HOST", "Podman");
+  registry::Http http(registry::HttpOptions{10, 600, 0, 0});
+  // The compatible API takes Docker's paths; a name with a registry part
+  // (localhost/app:1) keeps its slashes, as Podman expects.
+  inspect_image(http, at, name, podman);
+  if (progress) progress(what + ": streaming the image as `podman save` writes it");
+  return stream_saved(http, at, name, podman, progress, capture, stream_hash);
 }
 
 }  // namespace imgsmith

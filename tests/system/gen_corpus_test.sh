@@ -53,19 +53,7 @@ fi
 
 # gen's tables as the stand-ins make them true: Debian's Python and its
 # package versions wherever gen would install Ubuntu's.
-mkdir -p "$tmp/tables"
-python3 - "$source_dir/data/cuda-images.json" "$tmp/tables/cuda-images.json" <<'EOF'
-import json, sys
-tables = json.load(open(sys.argv[1]))
-debian = {"python": "3.11", "python_runtime": ["python3.11=3.11.*"],
-          "python_build": ["python3.11=3.11.*", "python3.11-venv=3.11.*"],
-          "runtime_compiler": ["gcc=4:12.*", "python3.11-dev=3.11.*"],
-          "cmake_build": ["cmake=3.25.*", "make=4.3-*", "g++=4:12.*"]}
-for name in tables["os"]:
-    tables["os"][name] = debian
-tables["python"]["preferred"] = "3.11"
-json.dump(tables, open(sys.argv[2], "w"))
-EOF
+python3 "$here/standin_gen_tables.py" "$source_dir/data/cuda-images.json" "$tmp/tables"
 
 # What the corpus holds that cannot be built here, and why; each is still
 # checked by gen's own corpus test (expected.tsv).

@@ -116,3 +116,17 @@ TEST_CASE("registry: credentials from config.json, Docker Hub's aliases, helpers
   imgsmith::testing::TempDir empty;
   CHECK_FALSE(credentials_for("docker.io", empty.path()).present());
 }
+
+TEST_CASE("podman:// finds Podman's socket as podman-remote does") {
+  using imgsmith::podman_socket;
+  // CONTAINER_HOST wins, whoever runs it.
+  CHECK(podman_socket("unix:///tmp/p.sock", 1000, "/run/user/1000") == "unix:///tmp/p.sock");
+  CHECK(podman_socket("tcp://10.0.0.2:8888", 0, nullptr) == "tcp://10.0.0.2:8888");
+  // Rootful: the system service's socket.
+  CHECK(podman_socket(nullptr, 0, "/run/user/0") == "unix:///run/podman/podman.sock");
+  CHECK(podman_socket("", 0, nullptr) == "unix:///run/podman/podman.sock");
+  // Rootless: the user's runtime directory, or /run/user/UID without one.
+  CHECK(podman_socket(nullptr, 1000, "/run/user/1000") ==
+        "unix:///run/user/1000/podman/podman.sock");
+  CHECK(podman_socket(nullptr, 1001, "") == "unix:///run/user/1001/podman/podman.sock");
+}

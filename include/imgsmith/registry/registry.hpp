@@ -70,4 +70,15 @@ std::unique_ptr<BlobStore> open_docker_daemon(const std::string& name, const std
                                               const ProgressFn& progress, const CaptureFn& capture,
                                               const CaptureFn& stream_hash);
 
+// podman://NAME[:TAG]: an image of Podman, through its Docker-compatible API
+// service, streamed as `podman save` writes it (docker-archive). The socket
+// is CONTAINER_HOST (unix:// or tcp://), else root's /run/podman/podman.sock,
+// else the user's $XDG_RUNTIME_DIR/podman/podman.sock (/run/user/UID/...).
+// Throws InputError when the service cannot be reached or has no such image.
+std::unique_ptr<BlobStore> open_podman(const std::string& name, const ProgressFn& progress,
+                                       const CaptureFn& capture, const CaptureFn& stream_hash);
+// Which socket podman:// uses, from CONTAINER_HOST, the user id and
+// XDG_RUNTIME_DIR (either may be null): a unix:// or tcp:// address.
+std::string podman_socket(const char* container_host, unsigned uid, const char* xdg_runtime_dir);
+
 }  // namespace imgsmith
