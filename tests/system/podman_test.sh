@@ -36,12 +36,19 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-# Podman's state, all of it under $tmp: no image, container or setting of
-# the machine's own Podman is touched.
-# CONTAINER_HOST (set below for imgsmith) would make podman a remote client.
-pod=(env -u CONTAINER_HOST podman --root "$tmp/storage" --runroot "$tmp/run" --storage-driver vfs --cgroup-manager cgroupfs
-  --events-backend file --tmpdir "$tmp/libpod-tmp")
-mkdir -p "$tmp/libpod-tmp"
+# Podman's state, all of it under $tmp: no image, container, network or
+# setting of the machine's own Podman is touched. Its defaults ask the
+# runtime for open-file and process limits above what some machines allow
+# (this one's hard limits are lower), so the containers get modest ones.
+# CONTAINER_HOST (set below for imgsmith) would make podman a
+# remote client.
+mkdir -p "$tmp/libpod-tmp" "$tmp/cni"
+printf '%s\n' '[containers]' 'default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]' \
+  '[network]' "network_config_dir = \"$tmp/cni\"" \
+  '[engine]' "tmp_dir = \"$tmp/libpod-tmp\"" 'events_logger = "file"' "events_logfile_path = \"$tmp/events.log\"" \
+  >"$tmp/containers.conf"
+pod=(env -u CONTAINER_HOST CONTAINERS_CONF="$tmp/containers.conf" podman --root "$tmp/storage" --runroot "$tmp/run"
+  --storage-driver vfs --cgroup-manager cgroupfs)
 
 "${pod[@]}" import "$root_tar" localhost/imgsmith-test/minbase:1 >/dev/null 2>"$tmp/err" ||
   { cat "$tmp/err"; skip "podman import does not work here"; }
