@@ -10,6 +10,7 @@
 #include "imgsmith/models/vram.hpp"
 #include "imgsmith/render/renderers.hpp"
 #include "imgsmith/util/error.hpp"
+#include "imgsmith/util/text.hpp"
 #include "imgsmith/version.hpp"
 
 namespace imgsmith {
@@ -27,11 +28,7 @@ std::vector<std::string> member_set(const std::string& type_name) {
   const auto open = type_name.find('{');
   const auto close = type_name.find('}', open);
   if (open == std::string::npos || close == std::string::npos) return {};
-  std::vector<std::string> out;
-  std::stringstream items(type_name.substr(open + 1, close - open - 1));
-  for (std::string item; std::getline(items, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
+  return split(type_name.substr(open + 1, close - open - 1), ",");
 }
 
 // The values of options whose choices live in imgsmith's tables rather than
@@ -100,11 +97,7 @@ std::string zsh_description(const std::string& text) {
   return out;
 }
 
-std::string joined(const std::vector<std::string>& words, const std::string& separator = " ") {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : separator) + w;
-  return out;
-}
+std::string joined(const std::vector<std::string>& words) { return join(words, " "); }
 
 std::string header(const std::string& shell) {
   return "# " + shell + " completion for imgsmith " + std::string(kVersion) +
@@ -114,41 +107,41 @@ std::string header(const std::string& shell) {
 
 }  // namespace
 
-std::vector<CompletionCommand> completion_model(const CLI::App& app) {
-  std::vector<CompletionCommand> commands;
-  CompletionCommand top;
-  top.description = first_line(app.get_description());
+namespace {
+
+// A command's options as completion sees them, and whether it takes paths
+// (its positionals); hidden options (no group) are left out.
+CompletionCommand describe_command(const CLI::App& app, const std::string& name) {
+  CompletionCommand c;
+  c.name = name;
+  c.description = first_line(app.get_description());
   for (const auto* option : app.get_options()) {
-    if (!option->nonpositional() || option->get_group().empty()) continue;
+    if (option->get_group().empty()) continue;
+    if (!option->nonpositional()) {
+      c.takes_paths = true;
+      continue;
+    }
     CompletionOption o;
     for (const auto& l : option->get_lnames()) o.names.push_back("--" + l);
     for (const auto& s : option->get_snames()) o.names.push_back("-" + s);
     o.description = first_line(option->get_description());
-    top.options.push_back(std::move(o));
+    o.takes_value = option->get_items_expected_max() > 0;
+    o.repeatable = o.takes_value && option->get_expected_max() > 1;
+    if (o.takes_value) o.values = option_values(name, *option);
+    c.options.push_back(std::move(o));
   }
-  commands.push_back(std::move(top));
+  return c;
+}
+
+}  // namespace
+
+std::vector<CompletionCommand> completion_model(const CLI::App& app) {
+  std::vector<CompletionCommand> commands = {describe_command(app, "")};
   for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-    CompletionCommand c;
-    c.name = sub->get_name();
-    c.description = first_line(sub->get_description());
-    for (const auto* option : sub->get_options()) {
-      if (option->get_group().empty()) continue;  // hidden
-      if (!option->nonpositional()) {
-        c.takes_paths = true;
-        continue;
-      }
-      CompletionOption o;
-      for (const auto& l : option->get_lnames()) o.names.push_back("--" + l);
-      for (const auto& s : option->get_snames()) o.names.push_back("-" + s);
-      o.description = first_line(option->get_description());
-      o.takes_value = option->get_items_expected_max() > 0;
-      o.repeatable = o.takes_value && option->get_expected_max() > 1;
-      if (o.takes_value) o.values = option_values(c.name, *option);
-      c.options.push_back(std::move(o));
-    }
+    CompletionCommand c = describe_command(*sub, sub->get_name());
     if (c.name == "probe") {
-      // main() hands `imgsmith probe ...` to the probe before CLI11 parses
-      // it; --write is the one option imgsmith itself reads there.
+      // main() hands `imgsmith probe ...` to probe_main() before CLI11
+      // parses it: these are the options imgsmith itself reads there.
       c.options.push_back({{"--write"}, "Write the probe out to PATH, mode 0755", true, false, {}});
       c.options.push_back({{"--arch"},
                            "The probe --write writes: amd64 or arm64",
@@ -186,7 +179,7 @@ std::string bash_completion(const std::vector<CompletionCommand>& commands) {
          "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
          "    word=${COMP_WORDS[i]}\n"
          "    case $word in "
-      << joined(names, "|")
+      << join(names, "|")
       << ") command=$word; break ;; esac\n"
          "  done\n"
          "  local options=\"\" values=\"\" paths=0 takes_value=0\n"
@@ -205,7 +198,7 @@ std::string bash_completion(const std::vector<CompletionCommand>& commands) {
       out << "      case $prev in\n";
       for (const auto& o : c.options) {
         if (!o.takes_value) continue;
-        out << "        " << joined(o.names, "|") << ") takes_value=1";
+        out << "        " << join(o.names, "|") << ") takes_value=1";
         if (!o.values.empty()) out << "; values=" << sh_single_quote(joined(o.values));
         out << " ;;\n";
       }
