@@ -40,8 +40,10 @@ packages=(
   docker-registry skopeo apache2-utils openssl curl
   # the Docker engine tests (the test starts dockerd itself, on a bridge it makes with ip)
   docker.io iproute2
-  # podman:// and podman save (the test runs Podman on storage of its own)
-  podman
+  # podman:// and podman save (the test runs Podman on storage of its own);
+  # podman kube play of gen's manifests (its pods' network is slirp4netns,
+  # its pause container's init catatonit: both only recommended by podman)
+  podman slirp4netns catatonit
 )
 
 if [ "${1:-}" = "--build-only" ]; then

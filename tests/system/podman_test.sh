@@ -19,11 +19,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 # shellcheck source=skip.sh
 source "$here/skip.sh" podman
-[ "$(id -u)" -eq 0 ] || skip "podman's storage here needs root"
-command -v podman >/dev/null || skip "podman is not installed (scripts/setup.sh installs it)"
-root_tar=$("$here/debootstrap_root.sh" "$cache/debootstrap") || skip "no Debian root could be made"
-# shellcheck source=../cli/assert.sh
-source "$here/../cli/assert.sh"
+# shellcheck source=podman_env.sh
+source "$here/podman_env.sh"
 
 service_pid=""
 cleanup() {
@@ -33,22 +30,10 @@ cleanup() {
     kill -9 "$service_pid" 2>/dev/null
     wait "$service_pid" 2>/dev/null
   fi
+  podman_cleanup
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-# Podman's state, all of it under $tmp: no image, container, network or
-# setting of the machine's own Podman is touched. Its defaults ask the
-# runtime for open-file and process limits above what some machines allow
-# (this one's hard limits are lower), so the containers get modest ones.
-# CONTAINER_HOST (set below for imgsmith) would make podman a
-# remote client.
-mkdir -p "$tmp/libpod-tmp" "$tmp/cni"
-printf '%s\n' '[containers]' 'default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]' \
-  '[network]' "network_config_dir = \"$tmp/cni\"" \
-  '[engine]' "tmp_dir = \"$tmp/libpod-tmp\"" 'events_logger = "file"' "events_logfile_path = \"$tmp/events.log\"" \
-  >"$tmp/containers.conf"
-pod=(env -u CONTAINER_HOST CONTAINERS_CONF="$tmp/containers.conf" podman --root "$tmp/storage" --runroot "$tmp/run"
-  --storage-driver vfs --cgroup-manager cgroupfs)
 
 "${pod[@]}" import "$root_tar" localhost/imgsmith-test/minbase:1 >/dev/null 2>"$tmp/err" ||
   { cat "$tmp/err"; skip "podman import does not work here"; }
