@@ -17,6 +17,7 @@
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/util/size.hpp"
 #include "imgsmith/util/text.hpp"
+#include "limit_option.hpp"
 #include "output_file.hpp"
 #include "pipeline.hpp"
 #include "policy.hpp"
@@ -26,6 +27,7 @@ namespace {
 
 struct AnalyzeArgs {
   std::string image;
+  std::vector<std::string> limits;  // --limit NAME=VALUE
   std::string platform;
   std::string image_name;
   std::string format = "text";
@@ -211,6 +213,7 @@ FindingFloor finding_floor(const std::string& text) {
 }
 
 int run_analyze(const AnalyzeArgs& given) {
+  apply_limit_options(given.limits);
   if (given.manifest_only) {
     AnalyzeOptions options;
     if (!given.platform.empty()) options.selector.platform = Platform::parse(given.platform);
@@ -316,6 +319,7 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
                   "save), storage (in place or fail), walk (in place, walking every layer\n"
                   "directory instead of its tar-split record), save (always stream docker save)")
       ->check(CLI::IsMember({"auto", "storage", "walk", "save"}));
+  add_limit_option(*cmd, args->limits);
   cmd->add_option("--platform", args->platform,
                   "Platform to pick from a multi-platform index: os/arch[/variant]\n"
                   "(default linux/amd64)");

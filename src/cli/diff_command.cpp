@@ -11,6 +11,7 @@
 #include "imgsmith/render/renderers.hpp"
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/util/size.hpp"
+#include "limit_option.hpp"
 #include "output_file.hpp"
 #include "pipeline.hpp"
 #include "policy.hpp"
@@ -20,6 +21,7 @@ namespace {
 
 struct DiffArgs {
   std::string old_input, new_input;
+  std::vector<std::string> limits;  // --limit NAME=VALUE
   std::string format = "text";
   std::string output = "-";
   std::vector<std::string> reports;  // --report FORMAT=FILE
@@ -95,6 +97,7 @@ Side side(const std::string& input, const DiffArgs& args, const RuleSet& rules,
 }
 
 int run_diff(DiffArgs args) {
+  apply_limit_options(args.limits);
   if (const auto p = command_policy(args.policy, args.no_policy)) {
     if (args.max_growth.empty() && p->max_growth) args.max_growth = *p->max_growth;
     if (args.rules.empty() && p->rules) args.rules = *p->rules;
@@ -161,6 +164,7 @@ void register_diff_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-growth", args->max_growth,
                   "Fail when the final size grew by more than SIZE, or PCT% of the old size");
   cmd->add_option("--platform", args->platform, "Platform to pick from multi-platform images");
+  add_limit_option(*cmd, args->limits);
   cmd->add_option("--docker-read", args->docker_read,
                   "docker:// images: auto, storage, walk or save (as for analyze)")
       ->check(CLI::IsMember({"auto", "storage", "walk", "save"}));

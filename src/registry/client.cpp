@@ -5,14 +5,14 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 
+#include "imgsmith/source/limits.hpp"
 #include "imgsmith/util/error.hpp"
 
 namespace imgsmith::registry {
 namespace {
-
-constexpr std::size_t kDocumentLimit = 64u << 20;
 
 const char* const kManifestAccept =
     "Accept: application/vnd.oci.image.index.v1+json, "
@@ -116,7 +116,12 @@ Document Client::manifest(const std::string& reference) const {
   auto s = get("/v2/" + ref_.repository + "/manifests/" + reference, {kManifestAccept}, what);
   if (s->status() != 200) fail(*s, what, reference);
   Document d;
-  d.body = s->read_all(kDocumentLimit);
+  const std::uint64_t limit = input_limits().manifest_bytes;
+  if (const std::string length = s->header("content-length");
+      !length.empty() && std::strtoull(length.c_str(), nullptr, 10) > limit)
+    throw InputError(what + ": the manifest " + reference + " is " + length + " bytes, over " +
+                     limit_hint("manifest"));
+  d.body = s->read_all(static_cast<std::size_t>(limit));
   d.media_type = media_type_of(s->header("content-type"));
   d.digest = sha256_digest(d.body);
   const std::string announced = s->header("docker-content-digest");

@@ -11,6 +11,7 @@
 #include "archive_reader.hpp"
 #include "imgsmith/source/blob_store.hpp"
 #include "imgsmith/source/file_io.hpp"
+#include "imgsmith/source/limits.hpp"
 #include "imgsmith/util/error.hpp"
 
 namespace imgsmith {
@@ -219,17 +220,18 @@ class StreamedTarStore final : public BlobStore {
     const std::string& entry_;
   };
 
-  static constexpr std::uint64_t kTextLimit = 64ull << 20;
-
   void read_blob(detail::ArchiveReader& reader, const std::string& path, Record& rec,
                  const ProgressFn& progress, const CaptureFn& capture, const CaptureFn& hash) {
     EntryData data(reader, path);
     std::string head = read_prefix(data, 4096);
     bytes_read_ += rec.size;
     const auto first = head.find_first_not_of(" \t\r\n");
+    // A document over its limit is not kept: the resolver refuses it by size.
+    const std::uint64_t text_limit =
+        std::max(input_limits().manifest_bytes, input_limits().config_bytes);
     if (first != std::string::npos && (head[first] == '{' || head[first] == '[') &&
-        rec.size <= kTextLimit) {
-      std::string rest = reader.read_data(path, kTextLimit);
+        rec.size <= text_limit) {
+      std::string rest = reader.read_data(path, text_limit);
       rec.text = head + rest;
       return;
     }

@@ -6,8 +6,10 @@
 #include <vector>
 
 #include "archive_reader.hpp"
+#include "imgsmith/source/limits.hpp"
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/util/sha256.hpp"
+#include "imgsmith/util/size.hpp"
 #include "tar_reader.hpp"
 
 namespace imgsmith {
@@ -89,8 +91,6 @@ class TarEntryContent final : public EntryContent {
   detail::TarReader& reader_;
 };
 
-constexpr long kMaxDepth = 1000;
-
 // Entries go to a sink in batches this large: small enough that a consumer
 // starts early, large enough that handing over costs nothing.
 constexpr std::size_t kSinkBatch = 4096;
@@ -111,16 +111,26 @@ void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& ca
   };
   detail::TarReader reader(tar, label);
   detail::TarHeader header;
+  const InputLimits& limits = input_limits();
   while (reader.next(header)) {
+    if (scan.entries_taken + scan.entries.size() >= limits.entries)
+      throw InputError(label + ": more than " + format_count(limits.entries) + " entries, over " +
+                       limit_hint("entries"));
+    if (header.path.size() > limits.path_bytes || header.link.size() > limits.path_bytes)
+      throw InputError(label + ": a path of " +
+                       format_count(std::max(header.path.size(), header.link.size())) +
+                       " bytes ('" + header.path.substr(0, 60) + "...'), over " +
+                       limit_hint("path") + "; the layer is damaged or hostile");
     TarEntry entry;
     entry.path = already_normal(header.path) ? scan.text.store(header.path)
                                              : scan.text.store(normalise_path(header.path));
     if (entry.path.empty()) continue;  // the root directory itself
     // The merge and the walks recurse once per directory level.
-    if (std::count(entry.path.begin(), entry.path.end(), '/') > kMaxDepth)
+    if (static_cast<std::uint64_t>(std::count(entry.path.begin(), entry.path.end(), '/')) >
+        limits.depth)
       throw InputError(label + ": '" + std::string(entry.path.substr(0, 80)) +
-                       "...' nests deeper than " + std::to_string(kMaxDepth) +
-                       " directories; the layer is damaged or hostile");
+                       "...' nests deeper than " + limit_hint("depth") +
+                       "; the layer is damaged or hostile");
     entry.type = entry_type(header.type);
     // Old tars mark directories only by a trailing slash on a regular entry.
     if (entry.type == EntryType::File && !header.path.empty() && header.path.back() == '/')

@@ -2,23 +2,35 @@
 #include <sstream>
 
 #include "imgsmith/source/image.hpp"
+#include "imgsmith/source/limits.hpp"
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/util/sha256.hpp"
+#include "imgsmith/util/size.hpp"
 
 namespace imgsmith {
 namespace {
 
 using nlohmann::json;
 
-constexpr std::uint64_t kJsonLimit = 64ull << 20;
-
 const char* const kIndexTypes[] = {
     "application/vnd.oci.image.index.v1+json",
     "application/vnd.docker.distribution.manifest.list.v2+json",
 };
 
+// A document of the image, refused before it is read when its size is known
+// and over its limit (`limit_name` of --limit).
+std::string read_document(const BlobStore& store, const std::string& path, const char* what,
+                          const char* limit_name, std::uint64_t limit) {
+  if (const auto size = store.size_of(path); size && *size > limit)
+    throw InputError(store.name() + ": " + what + " '" + path + "' is " + format_count(*size) +
+                     " bytes, over " + limit_hint(limit_name) +
+                     "; real ones are a few KiB, so the image is damaged or hostile");
+  return store.read_text(path, limit);
+}
+
 json parse_json(const BlobStore& store, const std::string& path) {
-  const std::string text = store.read_text(path, kJsonLimit);
+  const std::string text =
+      read_document(store, path, "the manifest", "manifest", input_limits().manifest_bytes);
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
@@ -41,7 +53,8 @@ std::string blob_path(const BlobStore& store, const std::string& digest) {
 }
 
 void read_config(const BlobStore& store, const std::string& path, ResolvedImage& image) {
-  const std::string text = store.read_text(path, kJsonLimit);
+  const std::string text =
+      read_document(store, path, "the config", "config", input_limits().config_bytes);
   image.config_digest = sha256_digest(text);
   try {
     image.config = json::parse(text);
@@ -51,6 +64,14 @@ void read_config(const BlobStore& store, const std::string& path, ResolvedImage&
   }
   if (!image.config.is_object())
     throw InputError(store.name() + ": image config '" + path + "' is not a JSON object");
+}
+
+// Layers beyond the limit are refused before any is read: a manifest can list
+// one layer thousands of times, and each listing would be scanned.
+void check_layer_count(const BlobStore& store, std::size_t count) {
+  if (count > input_limits().layers)
+    throw InputError(store.name() + ": the manifest lists " + format_count(count) +
+                     " layers, over " + limit_hint("layers"));
 }
 
 void attach_diff_ids(const BlobStore& store, ResolvedImage& image) {
@@ -108,6 +129,7 @@ ResolvedImage from_docker_manifest(const BlobStore& store, const ImageSelector& 
   const auto layers = chosen->find("Layers");
   if (layers == chosen->end() || !layers->is_array())
     throw InputError(store.name() + ": manifest.json names no Layers");
+  check_layer_count(store, layers->size());
   for (const auto& l : *layers) {
     if (!l.is_string()) throw InputError(store.name() + ": manifest.json has a malformed layer");
     LayerRef ref;
@@ -196,6 +218,7 @@ ResolvedImage from_manifest(const BlobStore& store, const json& manifest,
   const auto layers = manifest.find("layers");
   if (layers == manifest.end() || !layers->is_array())
     throw InputError(store.name() + ": image manifest has no layers");
+  check_layer_count(store, layers->size());
   for (const auto& l : *layers) {
     LayerRef ref;
     ref.digest = string_at(l, "digest");

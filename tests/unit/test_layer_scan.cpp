@@ -138,7 +138,8 @@ TEST_CASE("layer scan: a path nested absurdly deep is refused, not recursed into
   std::string deep;
   for (int i = 0; i < 1500; ++i) deep += "d/";
   deep += "f";
-  CHECK_THROWS_WITH(scan(layer_tar(Layer{{file(deep, 1)}})), Catch::Contains("deeper than 1000"));
+  CHECK_THROWS_WITH(scan(layer_tar(Layer{{file(deep, 1)}})),
+                    Catch::Contains("deeper than the depth limit of 1,000"));
 }
 
 TEST_CASE("layer scan: a captured file whose header claims more than the layer holds") {
