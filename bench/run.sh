@@ -26,6 +26,8 @@ Usage: bench/run.sh [options]
   --workdir DIR       where images are generated and cached (default: /tmp/imgsmith-bench)
   --big-gb N          total size of the large files in GiB, may be fractional (default: 3)
   --small-count N     number of files in the many-small-files image, >= 2000 (default: 100000)
+  --previous PATH     another imgsmith binary (the commit before a change) timed
+                      side by side with --imgsmith on every image
   --keep              keep the generated images for the next run (the default)
   --clean             delete the generated images and the workdir at the end
   -h, --help          show this help
@@ -42,16 +44,17 @@ imgsmith="$repo_root/build/imgsmith"
 workdir=/tmp/imgsmith-bench
 big_gb=3
 small_count=100000
+previous=""
 clean=0
 
 while (($#)); do
     case "$1" in
-        --imgsmith|--workdir|--big-gb|--small-count)
+        --imgsmith|--workdir|--big-gb|--small-count|--previous)
             (($# >= 2)) || usage_error "$1 needs a value"
             opt=$1 val=$2
             shift 2
             ;;
-        --imgsmith=*|--workdir=*|--big-gb=*|--small-count=*)
+        --imgsmith=*|--workdir=*|--big-gb=*|--small-count=*|--previous=*)
             opt=${1%%=*} val=${1#*=}
             shift
             ;;
@@ -65,6 +68,7 @@ while (($#)); do
         --workdir) workdir=$val ;;
         --big-gb) big_gb=$val ;;
         --small-count) small_count=$val ;;
+        --previous) previous=$val ;;
     esac
 done
 
@@ -81,11 +85,13 @@ fi
 # Make paths absolute: the script works inside the workdir.
 [[ "$imgsmith" == /* ]] || imgsmith="$PWD/$imgsmith"
 [[ "$workdir" == /* ]] || workdir="$PWD/$workdir"
+[[ -z "$previous" || "$previous" == /* ]] || previous="$PWD/$previous"
 
 # --- preflight -------------------------------------------------------------
 
 [[ -f "$imgsmith" && -x "$imgsmith" ]] \
     || die "imgsmith binary not found or not executable: $imgsmith (build it first, or pass --imgsmith PATH)"
+[[ -z "$previous" || -x "$previous" ]] || die "--previous: not an executable: $previous"
 [[ -f "$make_image" ]] || die "image generator not found: $make_image"
 for tool in tar gzip python3 awk sha256sum; do
     command -v "$tool" >/dev/null || die "required tool not found: $tool"
@@ -169,10 +175,13 @@ measure() {
 
 rows=()
 
-# bench IMAGE FORMAT ARCHIVE TARGET
+# bench IMAGE FORMAT ARCHIVE BASELINE TARGET: imgsmith against BASELINE,
+# one of "tar -t" and "gzip -dc" (each layer listed or decompressed by the
+# standard tool), "igzip -dc" (ISA-L's decompressor, one core) and
+# "previous" (--previous, another imgsmith binary: a before/after pair).
 bench() {
-    local image=$1 format=$2 archive=$3 target=$4
-    local members_out baseline_name
+    local image=$1 format=$2 archive=$3 baseline_name=$4 target=$5
+    local members_out
     local -a members imgsmith_cmd baseline_cmd
     members_out=$(layer_members "$archive" "$format")
     mapfile -t members <<<"$members_out"
@@ -183,15 +192,16 @@ bench() {
     # gets the archive and member names as arguments, so nothing is
     # re-parsed by the inner shell.
     # shellcheck disable=SC2016
-    if [[ "$format" == docker-legacy ]]; then
-        baseline_name="tar -t"
-        baseline_cmd=(bash -c 'set -eo pipefail; a=$1; shift
-            for m; do tar -xOf "$a" "$m" | tar -t >/dev/null; done' baseline "$archive" "${members[@]}")
-    else
-        baseline_name="gzip -dc"
-        baseline_cmd=(bash -c 'set -eo pipefail; a=$1; shift
-            for m; do tar -xOf "$a" "$m" | gzip -dc >/dev/null; done' baseline "$archive" "${members[@]}")
-    fi
+    case "$baseline_name" in
+        "tar -t") baseline_cmd=(bash -c 'set -eo pipefail; a=$1; shift
+            for m; do tar -xOf "$a" "$m" | tar -t >/dev/null; done' baseline "$archive" "${members[@]}") ;;
+        "gzip -dc") baseline_cmd=(bash -c 'set -eo pipefail; a=$1; shift
+            for m; do tar -xOf "$a" "$m" | gzip -dc >/dev/null; done' baseline "$archive" "${members[@]}") ;;
+        "igzip -dc") baseline_cmd=(bash -c 'set -eo pipefail; a=$1; shift
+            for m; do tar -xOf "$a" "$m" | igzip -dc -T 1 >/dev/null; done' baseline "$archive" "${members[@]}") ;;
+        previous) baseline_cmd=("$previous" analyze "$archive" --format json -o /dev/null --quiet) ;;
+        *) die "unknown baseline $baseline_name" ;;
+    esac
 
     log "timing $archive (${#members[@]} layers): warm-up, then best of 3"
     # Warm-up: the baseline reads the whole archive, so afterwards the page
@@ -219,21 +229,37 @@ bench() {
         }')")
 }
 
-bench large docker-legacy large-docker.tar 0.05
-bench small docker-legacy small-docker.tar 0.5
-bench large oci-archive+gzip large-oci-gzip.tar 1.0
-bench small oci-archive+gzip small-oci-gzip.tar 1.0
+bench large docker-legacy large-docker.tar "tar -t" 0.05
+bench small docker-legacy small-docker.tar "tar -t" 0.25
+bench large oci-archive+gzip large-oci-gzip.tar "gzip -dc" 0.3
+bench small oci-archive+gzip small-oci-gzip.tar "gzip -dc" 0.3
+if command -v igzip >/dev/null; then
+    bench large oci-archive+gzip large-oci-gzip.tar "igzip -dc" 1.1
+    bench small oci-archive+gzip small-oci-gzip.tar "igzip -dc" 1.1
+else
+    log "note: no igzip (Debian's isal package): the igzip rows are left out"
+fi
+if [[ -n "$previous" ]]; then
+    for pair in "large docker-legacy large-docker.tar" "small docker-legacy small-docker.tar" \
+                "large oci-archive+gzip large-oci-gzip.tar" "small oci-archive+gzip small-oci-gzip.tar"; do
+        read -r image format archive <<<"$pair"
+        bench "$image" "$format" "$archive" previous 1.0
+    done
+fi
 
 # --- report ----------------------------------------------------------------
 
 cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
 reproduce=("$script_dir/run.sh" --imgsmith "$imgsmith" --workdir "$workdir"
     --big-gb "$big_gb" --small-count "$small_count")
+if [[ -n "$previous" ]]; then reproduce+=(--previous "$previous"); fi
 if ((clean)); then reproduce+=(--clean); fi
 
 echo "machine:   $(nproc) CPUs, ${cpu_model:-unknown CPU model}"
 echo "images:    few large files = $big_gb GiB, many small files = $small_count files (in $workdir)"
 echo "timing:    best of 3 after one warm-up; wall seconds and peak RSS from /usr/bin/time"
+echo "imgsmith:  $("$imgsmith" --version)"
+if [[ -n "$previous" ]]; then echo "previous:  $("$previous" --version) ($previous)"; fi
 echo "reproduce: $(printf '%q ' "${reproduce[@]}")"
 echo
 printf '%-6s %-20s %9s  %-9s %9s  %7s  %9s  %9s  %7s  %s\n' \

@@ -14,6 +14,8 @@ build_packages=(
   libarchive-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
   libcli11-dev libkainjow-mustache-dev libtomlplusplus-dev libsqlite3-dev
   zlib1g-dev libzstd-dev
+  # gzip layers inflated with ISA-L (without it, zlib through libarchive)
+  libisal-dev
 )
 packages=(
   "${build_packages[@]}"
@@ -22,6 +24,8 @@ packages=(
   catch2
   # used by the tests, the example and the benchmark
   zstd gzip tar python3 time debootstrap rpm
+  # the benchmark's baseline for gzip layers: ISA-L's igzip
+  isal
   # real model writers for the models test: torch.save and onnx
   python3-torch python3-onnx
   # a terminal emulator, to show that reports of hostile file names have no effect on one

@@ -7,13 +7,15 @@
 #include "completion_command.hpp"
 #include "diff_command.hpp"
 #include "gen_command.hpp"
+#include "imgsmith/source/layer_scan.hpp"
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/version.hpp"
 #include "probe_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"imgsmith: small, correct and honest GPU container images."};
-  app.set_version_flag("--version", std::string("imgsmith ") + imgsmith::kVersion);
+  app.set_version_flag("--version", std::string("imgsmith ") + imgsmith::kVersion +
+                                        " (gzip layers: " + imgsmith::gzip_inflater() + ")");
   app.require_subcommand(1);
   int exit_code = imgsmith::kExitOk;
   imgsmith::register_analyze_command(app, exit_code);

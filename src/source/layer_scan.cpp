@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "archive_reader.hpp"
+#include "gzip_stream.hpp"
 #include "imgsmith/source/limits.hpp"
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/util/sha256.hpp"
@@ -247,6 +248,19 @@ void keep_content(LayerScan& scan, std::string_view path, std::uint64_t size,
   }
 }
 
+namespace {
+
+// The tar ends before the compressed stream does (the record's zero padding,
+// then the trailer with the checksum and length): decoding it to its end is
+// what checks them, so damage after the last entry is still found.
+void read_to_end(ByteStream& decoded) {
+  std::vector<char> sink(64 * 1024);
+  while (decoded.read(sink.data(), sink.size()) > 0) {
+  }
+}
+
+}  // namespace
+
 LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string& label,
                      const CaptureFn& capture, const CaptureFn& hash, const EntrySink& sink) {
   LayerScan scan;
@@ -262,10 +276,15 @@ LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string
     scan.entries.reserve(
         static_cast<std::size_t>(std::min<std::uint64_t>(blob_bytes / 1024 + 16, 1u << 20)));
     scan_entries(replay, label, capture, hash, sink, scan);
+  } else if (scan.compression == Compression::Gzip) {
+    detail::GzipStream decoded(replay, label);
+    scan_entries(decoded, label, capture, hash, sink, scan);
+    read_to_end(decoded);
   } else {
     DecompressingStream decoded(replay, label);
     scan.compression = decoded.compression();
     scan_entries(decoded, label, capture, hash, sink, scan);
+    read_to_end(decoded);
   }
   return scan;
 }

@@ -127,6 +127,10 @@ LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string
                      const CaptureFn& capture = {}, const CaptureFn& hash = {},
                      const EntrySink& sink = {});
 
+// What inflates gzip layers in this build, for --version: "ISA-L 2.30.0"
+// (libisal-dev found at build time) or "zlib".
+const char* gzip_inflater();
+
 // A regular file's content, wherever it is read from: a tar entry's data,
 // or a file in a directory that holds a layer unpacked.
 class EntryContent {

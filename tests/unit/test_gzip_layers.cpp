@@ -1,0 +1,108 @@
+// gzip layers, whichever inflater the build has (ISA-L, or zlib): members,
+// chunk boundaries, and every kind of damage, the trailer's included (the
+// tar ends before it, so only decoding to the end finds it).
+#include <catch2/catch.hpp>
+#include <random>
+
+#include "imgsmith/util/error.hpp"
+#include "scan_helpers.hpp"
+
+using namespace imgsmith;
+using namespace imgsmith::testing;
+using Catch::Contains;
+
+namespace {
+
+// Hands out its bytes in pieces of random size (1 to 700 bytes), as a
+// network stream might: every boundary lands somewhere new.
+class ChunkedStream : public ByteStream {
+ public:
+  ChunkedStream(std::string s, unsigned seed) : whole_(std::move(s)), random_(seed) {}
+  std::size_t read(void* buf, std::size_t size) override {
+    const std::size_t piece = std::uniform_int_distribution<std::size_t>(1, 700)(random_);
+    return whole_.read(buf, std::min(size, piece));
+  }
+
+ private:
+  StringStream whole_;
+  std::mt19937 random_;
+};
+
+// Bytes that compress poorly, so the stream has many deflate blocks.
+std::string noise(std::size_t n, unsigned seed) {
+  std::mt19937 random(seed);
+  std::string s(n, '\0');
+  for (auto& c : s) c = static_cast<char>(random() & 0x3f);
+  return s;
+}
+
+Layer sample_layer() {
+  return Layer{{file_with("noise", noise(3'000'000, 1)), file("zeros", 5'000'000, '\0'), dir("etc"),
+                file_with("etc/os-release", "ID=debian\n"), soft_link("lib", "usr/lib")}};
+}
+
+LayerScan scan(ByteStream& in) { return scan_layer(in, 0, "test-layer"); }
+LayerScan scan(const std::string& blob) {
+  StringStream in(blob);
+  return scan(in);
+}
+
+void same_scan(const LayerScan& a, const LayerScan& b) {
+  REQUIRE(a.entries.size() == b.entries.size());
+  CHECK(a.content_bytes == b.content_bytes);
+  for (std::size_t i = 0; i < a.entries.size(); ++i) {
+    CHECK(a.entries[i].path == b.entries[i].path);
+    CHECK(a.entries[i].size == b.entries[i].size);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("gzip layers: read in pieces of any size, the same entries as the plain tar") {
+  INFO("inflater: " << gzip_inflater());
+  const std::string tar = layer_tar(sample_layer());
+  const LayerScan plain = scan(tar);
+  const std::string gz = encode(tar, Encoding::Gzip);
+  for (unsigned seed = 1; seed <= 3; ++seed) {
+    ChunkedStream in(gz, seed);
+    const LayerScan s = scan(in);
+    CHECK(s.compression == Compression::Gzip);
+    same_scan(plain, s);
+  }
+}
+
+TEST_CASE("gzip layers: a stream of several members (as estargz writes) is read whole") {
+  const std::string tar = layer_tar(sample_layer());
+  std::string members;
+  // Cut anywhere, even inside a header: members join into one byte stream.
+  for (std::size_t at = 0, cut = 1000; at < tar.size(); at += cut, cut *= 7)
+    members += encode(tar.substr(at, cut), Encoding::Gzip);
+  same_scan(scan(tar), scan(members));
+  ChunkedStream in(members, 9);
+  same_scan(scan(tar), scan(in));
+  // An empty member between them changes nothing.
+  same_scan(scan(tar), scan(encode("", Encoding::Gzip) + members));
+}
+
+TEST_CASE("gzip layers: zeros after the last member end the stream, as gzip reads it") {
+  const std::string tar = layer_tar(sample_layer());
+  same_scan(scan(tar), scan(encode(tar, Encoding::Gzip) + std::string(4096, '\0')));
+}
+
+TEST_CASE(
+    "gzip layers: a wrong CRC-32, a wrong length, a cut stream and a bad header name the layer") {
+  const std::string gz = encode(layer_tar(sample_layer()), Encoding::Gzip);
+  std::string bad_crc = gz;
+  bad_crc[gz.size() - 8] = static_cast<char>(bad_crc[gz.size() - 8] ^ 1);
+  CHECK_THROWS_WITH(scan(bad_crc), Contains("test-layer"));
+  std::string bad_length = gz;
+  bad_length[gz.size() - 4] = static_cast<char>(bad_length[gz.size() - 4] ^ 1);
+  CHECK_THROWS_WITH(scan(bad_length), Contains("test-layer"));
+  for (const std::size_t keep : {std::size_t{5}, std::size_t{20}, gz.size() / 2, gz.size() - 5}) {
+    INFO("kept " << keep << " of " << gz.size() << " bytes");
+    CHECK_THROWS_WITH(scan(gz.substr(0, keep)), Contains("test-layer"));
+  }
+  std::string bad_method = gz;
+  bad_method[2] = 7;  // not deflate
+  CHECK_THROWS_AS(scan(bad_method), InputError);
+}
