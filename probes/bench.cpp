@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "probe_tables.hpp"
+#include "peak_match.hpp"
 
 // The kernels' fatbin, embedded by the build (probes/CMakeLists.txt); absent
 // when the build had no nvcc, and the benchmark then says so.
@@ -24,15 +24,9 @@ double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-// Published peaks (data/gpu-peaks.json), matched by name, most specific first.
-using imgsmith::probe_tables::kPeaks;
+// Published peaks (data/gpu-peaks.json), matched by name (peak_match.hpp).
 using imgsmith::probe_tables::Peak;
-
-const Peak* peak_for(const std::string& name) {
-  for (const auto& p : kPeaks)
-    if (name.find(p.name) != std::string::npos) return &p;
-  return nullptr;
-}
+using imgsmith::probe_tables::peak_for;
 
 // The network step: the six matrix products of one training step of a
 // two-layer MLP (batch 256, width 768): forward X*W1 (relu), H*W2; backward

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "peak_match.hpp"
 #include "probe_tables.hpp"
 
 namespace {
@@ -47,6 +48,48 @@ TEST_CASE("probe tables: the GPU peaks are data/gpu-peaks.json's, in its order")
     for (std::size_t j = i + 1; j < peaks.size(); ++j)
       CHECK(peaks[j].at("name").get<std::string>().find(peaks[i].at("name").get<std::string>()) ==
             std::string::npos);
+}
+
+TEST_CASE("probe tables: a device's peaks are found by its CUDA name, as a whole token") {
+  using imgsmith::probe_tables::peak_for;
+  // Names as CUDA reports them (cuDeviceGetName), and the row each must get.
+  const std::pair<const char*, const char*> cases[] = {
+      {"NVIDIA H200", "H200"},
+      {"NVIDIA H200 NVL", "H200 NVL"},
+      {"NVIDIA GH200 480GB", "GH200"},
+      {"NVIDIA GH200 144G HBM3e", "GH200 144G HBM3e"},
+      {"NVIDIA H100 80GB HBM3", "H100"},
+      {"NVIDIA H100 PCIe", "H100 PCIe"},
+      {"NVIDIA H100 NVL", "H100 NVL"},
+      {"NVIDIA A100-SXM4-40GB", "A100-SXM4-40GB"},
+      {"NVIDIA A100-SXM4-80GB", "A100"},
+      {"NVIDIA A100-PCIE-40GB", "A100-PCIE-40GB"},
+      {"NVIDIA A100 80GB PCIe", "A100 80GB PCIe"},
+      {"NVIDIA L40S", "L40S"},
+      {"NVIDIA L40", "L40"},
+      {"NVIDIA L4", "L4"},
+      {"NVIDIA GeForce RTX 4090", "RTX 4090"},
+      {"NVIDIA A10G", "A10G"},
+      {"NVIDIA A10", "A10"},
+      {"Tesla T4", "T4"},
+      {"NVIDIA H200 (stand-in)", "H200"},
+  };
+  for (const auto& [device, row] : cases) {
+    INFO(device);
+    const auto* peak = peak_for(device);
+    REQUIRE(peak != nullptr);
+    CHECK(std::string(peak->name) == row);
+  }
+  // Not in the table: no peak, never a neighbour's.
+  for (const char* device :
+       {"NVIDIA RTX A6000", "NVIDIA L20", "NVIDIA A40", "NVIDIA T400", "NVIDIA H20"}) {
+    INFO(device);
+    CHECK(peak_for(device) == nullptr);
+  }
+  CHECK(peak_for("NVIDIA A100-SXM4-40GB")->memory_gbps == 1555);
+  CHECK(peak_for("NVIDIA A100 80GB PCIe")->memory_gbps == 1935);
+  CHECK(peak_for("NVIDIA H100 NVL")->memory_gbps == 3900);
+  CHECK(peak_for("NVIDIA GH200 480GB")->link_gbps == 450);
 }
 
 TEST_CASE("probe tables: the known GPUs are data/gpus.json's, in its order") {
