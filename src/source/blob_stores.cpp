@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "archive_reader.hpp"
+#include "gzip_stream.hpp"
 #include "imgsmith/source/blob_store.hpp"
 #include "imgsmith/source/file_io.hpp"
 #include "imgsmith/source/limits.hpp"
@@ -145,7 +146,52 @@ class StreamedTarStore final : public BlobStore {
   StreamedTarStore(ByteStream& in, std::string label, std::string kind, const ProgressFn& progress,
                    const CaptureFn& capture, const CaptureFn& hash)
       : label_(std::move(label)), kind_(std::move(kind)) {
-    detail::ArchiveReader reader(in, label_, /*allow_filters=*/true);
+    // gzip, the usual wrapping, through the decoder that checks each
+    // member's trailer (libarchive's filter does not); the rest through
+    // libarchive's filters.
+    std::string head = read_prefix(in, 8);
+    const bool gzip = sniff_compression(head.data(), head.size()) == Compression::Gzip;
+    PrefixedStream replay(std::move(head), in);
+    if (gzip) {
+      detail::GzipStream decoded(replay, label_);
+      read_archive(decoded, /*allow_filters=*/false, progress, capture, hash);
+      read_to_end(decoded);
+    } else {
+      read_archive(replay, /*allow_filters=*/true, progress, capture, hash);
+    }
+  }
+
+  const std::string& name() const override { return label_; }
+  std::string kind() const override { return kind_; }
+  bool contains(const std::string& path) const override { return find(path) != nullptr; }
+  std::optional<std::uint64_t> size_of(const std::string& path) const override {
+    const Record* r = find(path);
+    if (r == nullptr) return std::nullopt;
+    return r->size;
+  }
+  std::string read_text(const std::string& path, std::uint64_t limit) const override {
+    const Record* r = require(path);
+    if (!r->text || r->size > limit)
+      throw InputError(name() + ": '" + path + "' is not a JSON document");
+    return *r->text;
+  }
+
+  // Digests were taken, if at all, on the one pass.
+  std::shared_ptr<const LayerScan> scan_layer(const std::string& path, const CaptureFn& /*hash*/,
+                                              const EntrySink& /*sink*/) const override {
+    const Record* r = require(path);
+    if (r->scan) return r->scan;
+    if (!r->scan_error.empty()) throw InputError(r->scan_error);
+    throw InputError(name() + ": layer '" + path + "' is not a tar archive (plain, gzip or zstd)");
+  }
+  bool parallel_scans() const override { return false; }
+  std::uint64_t bytes_read() const override { return bytes_read_; }
+  std::vector<std::string> warnings() const override { return warnings_; }
+
+ private:
+  void read_archive(ByteStream& in, bool allow_filters, const ProgressFn& progress,
+                    const CaptureFn& capture, const CaptureFn& hash) {
+    detail::ArchiveReader reader(in, label_, allow_filters);
     while (archive_entry* e = reader.next(/*tolerate_truncation=*/true)) {
       const char* raw = archive_entry_pathname(e);
       const std::string path = normalise_path(raw != nullptr ? raw : "");
@@ -164,33 +210,6 @@ class StreamedTarStore final : public BlobStore {
       warnings_.push_back(label_ + ": the tar ends without its end-of-archive blocks; reading on");
   }
 
-  const std::string& name() const override { return label_; }
-  std::string kind() const override { return kind_; }
-  bool contains(const std::string& path) const override { return find(path) != nullptr; }
-  std::optional<std::uint64_t> size_of(const std::string& path) const override {
-    const Record* r = find(path);
-    if (r == nullptr) return std::nullopt;
-    return r->size;
-  }
-  std::string read_text(const std::string& path, std::uint64_t limit) const override {
-    const Record* r = require(path);
-    if (!r->text || r->size > limit)
-      throw InputError(name() + ": '" + path + "' is not a JSON document");
-    return *r->text;
-  }
-  // Digests were taken, if at all, on the one pass.
-  std::shared_ptr<const LayerScan> scan_layer(const std::string& path, const CaptureFn& /*hash*/,
-                                              const EntrySink& /*sink*/) const override {
-    const Record* r = require(path);
-    if (r->scan) return r->scan;
-    if (!r->scan_error.empty()) throw InputError(r->scan_error);
-    throw InputError(name() + ": layer '" + path + "' is not a tar archive (plain, gzip or zstd)");
-  }
-  bool parallel_scans() const override { return false; }
-  std::uint64_t bytes_read() const override { return bytes_read_; }
-  std::vector<std::string> warnings() const override { return warnings_; }
-
- private:
   struct Record {
     std::uint64_t size = 0;
     std::string link;

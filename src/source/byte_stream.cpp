@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "imgsmith/source/file_io.hpp"
 #include "imgsmith/util/error.hpp"
@@ -88,6 +89,12 @@ std::string read_prefix(ByteStream& in, std::size_t size) {
   }
   head.resize(have);
   return head;
+}
+
+void read_to_end(ByteStream& in) {
+  std::vector<char> sink(64 * 1024);
+  while (in.read(sink.data(), sink.size()) > 0) {
+  }
 }
 
 Compression sniff_compression(const void* data, std::size_t size) {

@@ -248,19 +248,6 @@ void keep_content(LayerScan& scan, std::string_view path, std::uint64_t size,
   }
 }
 
-namespace {
-
-// The tar ends before the compressed stream does (the record's zero padding,
-// then the trailer with the checksum and length): decoding it to its end is
-// what checks them, so damage after the last entry is still found.
-void read_to_end(ByteStream& decoded) {
-  std::vector<char> sink(64 * 1024);
-  while (decoded.read(sink.data(), sink.size()) > 0) {
-  }
-}
-
-}  // namespace
-
 LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string& label,
                      const CaptureFn& capture, const CaptureFn& hash, const EntrySink& sink) {
   LayerScan scan;

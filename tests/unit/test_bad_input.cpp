@@ -68,6 +68,19 @@ TEST_CASE("bad input: a truncated compressed save") {
   CHECK_THROWS_WITH(analyze(tmp / "cut.tar.gz"), Contains("cut.tar.gz"));
 }
 
+TEST_CASE("bad input: a compressed save whose gzip trailer does not match its data") {
+  TempDir tmp;
+  const std::string save = encode(docker_legacy_save(two_layers(Encoding::None)), Encoding::Gzip);
+  write_file(tmp / "good.tar.gz", save);
+  CHECK_NOTHROW(analyze(tmp / "good.tar.gz"));
+  for (const std::size_t from_end : {std::size_t{8}, std::size_t{4}}) {  // CRC-32, then length
+    std::string bad = save;
+    bad[bad.size() - from_end] = static_cast<char>(bad[bad.size() - from_end] ^ 1);
+    write_file(tmp / "bad.tar.gz", bad);
+    CHECK_THROWS_WITH(analyze(tmp / "bad.tar.gz"), Contains("bad.tar.gz") && Contains("gzip"));
+  }
+}
+
 TEST_CASE("bad input: a layer blob missing from an OCI archive") {
   const Image image = two_layers(Encoding::Gzip);
   std::vector<Member> members = oci_layout(image);

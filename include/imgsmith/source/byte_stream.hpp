@@ -78,6 +78,11 @@ class PrefixedStream : public ByteStream {
 // Reads up to `size` bytes, fewer only at the end of the stream.
 std::string read_prefix(ByteStream& in, std::size_t size);
 
+// Reads `in` to its end, keeping nothing. A tar ends before the compressed
+// stream around it does (the record's padding, then the trailer with the
+// checksum and length): decoding it to its end is what checks them.
+void read_to_end(ByteStream& in);
+
 // The first bytes of a blob tell its encoding (docs/image-formats.md: never
 // trust the media type alone).
 enum class Compression : std::uint8_t { None, Gzip, Zstd, Other };
