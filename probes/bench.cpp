@@ -3,16 +3,23 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
+#include "cpu_race.hpp"
 #include "peak_match.hpp"
+#include "probe_report.hpp"
 
 // The kernels' fatbin, embedded by the build (probes/CMakeLists.txt); absent
 // when the build had no nvcc, and the benchmark then says so.
 #ifndef IMGSMITH_PROBE_NO_KERNELS
 extern "C" const unsigned char imgsmith_probe_kernels[];
+#endif
+// The CUDA release nvcc built the kernels with (13000 for 13.0); 0 unknown.
+#ifndef IMGSMITH_PROBE_KERNELS_CUDA
+#define IMGSMITH_PROBE_KERNELS_CUDA 0
 #endif
 
 namespace probe {
@@ -24,137 +31,88 @@ double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-// Published peaks (data/gpu-peaks.json), matched by name (peak_match.hpp).
-using imgsmith::probe_tables::Peak;
-using imgsmith::probe_tables::peak_for;
-
-// The network step: the six matrix products of one training step of a
-// two-layer MLP (batch 256, width 768): forward X*W1 (relu), H*W2; backward
-// H^T*dY, dY*W2^T, X^T*dH, and the loss gradient product. The same products
-// on both sides; the GPU side includes copying inputs in and gradients out.
-constexpr int kBatch = 256, kWidth = 768;
-
-void cpu_gemm(const float* A, const float* B, float* C, int m, int n, int k, bool ta, bool tb,
-              bool relu) {
-  std::fill(C, C + static_cast<std::size_t>(m) * n, 0.0f);
-  for (int i = 0; i < m; ++i)
-    for (int p = 0; p < k; ++p) {
-      const float a = ta ? A[p * m + i] : A[i * k + p];
-      float* c = C + static_cast<std::size_t>(i) * n;
-      if (!tb) {
-        const float* b = B + static_cast<std::size_t>(p) * n;
-        for (int j = 0; j < n; ++j) c[j] += a * b[j];
-      } else {
-        for (int j = 0; j < n; ++j) c[j] += a * B[j * k + p];
-      }
-    }
-  if (relu)
-    for (std::size_t i = 0; i < static_cast<std::size_t>(m) * n; ++i) C[i] = std::max(C[i], 0.0f);
-}
-
-struct NetBuffers {
-  std::vector<float> x, w1, w2, h, y, dy, dw1, dw2, dh;
-  NetBuffers()
-      : x(kBatch * kWidth),
-        w1(kWidth * kWidth),
-        w2(kWidth * kWidth),
-        h(kBatch * kWidth),
-        y(kBatch * kWidth),
-        dy(kBatch * kWidth),
-        dw1(kWidth * kWidth),
-        dw2(kWidth * kWidth),
-        dh(kBatch * kWidth) {
-    for (std::size_t i = 0; i < x.size(); ++i)
-      x[i] = static_cast<float>((i * 37) % 101) / 101.0f - 0.5f;
-    for (std::size_t i = 0; i < w1.size(); ++i)
-      w1[i] = static_cast<float>((i * 17) % 97) / 970.0f - 0.05f;
-    for (std::size_t i = 0; i < w2.size(); ++i)
-      w2[i] = static_cast<float>((i * 13) % 89) / 890.0f - 0.05f;
-    for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = static_cast<float>((i * 7) % 61) / 610.0f;
-  }
-};
-
-double cpu_network_step(NetBuffers& b) {
-  const auto t = Clock::now();
-  cpu_gemm(b.x.data(), b.w1.data(), b.h.data(), kBatch, kWidth, kWidth, false, false, true);
-  cpu_gemm(b.h.data(), b.w2.data(), b.y.data(), kBatch, kWidth, kWidth, false, false, false);
-  cpu_gemm(b.h.data(), b.dy.data(), b.dw2.data(), kWidth, kWidth, kBatch, true, false, false);
-  cpu_gemm(b.dy.data(), b.w2.data(), b.dh.data(), kBatch, kWidth, kWidth, false, true, false);
-  cpu_gemm(b.x.data(), b.dh.data(), b.dw1.data(), kWidth, kWidth, kBatch, true, false, false);
-  cpu_gemm(b.y.data(), b.w2.data(), b.dh.data(), kBatch, kWidth, kWidth, false, true, false);
-  return ms_since(t);
-}
-
-// The logistic regression: a small tabular model, like a fraud detector:
-// 5,000 rows of 30 features, 50 full-batch gradient steps.
-constexpr int kRows = 5000, kFeatures = 30, kSteps = 50;
-
-struct LogregData {
-  std::vector<float> x, y, w, residual;
-  LogregData() : x(kRows * kFeatures), y(kRows), w(kFeatures, 0.0f), residual(kRows) {
-    for (int r = 0; r < kRows; ++r) {
-      float z = 0;
-      for (int f = 0; f < kFeatures; ++f) {
-        const float v = static_cast<float>((r * 31 + f * 17) % 113) / 113.0f - 0.5f;
-        x[r * kFeatures + f] = v;
-        z += v * (f % 3 == 0 ? 1.0f : -0.5f);
-      }
-      y[r] = z > 0 ? 1.0f : 0.0f;
-    }
-  }
-};
-
-double cpu_logreg(LogregData& d) {
-  const auto t = Clock::now();
-  for (int s = 0; s < kSteps; ++s) {
-    for (int r = 0; r < kRows; ++r) {
-      float z = 0;
-      for (int f = 0; f < kFeatures; ++f) z += d.x[r * kFeatures + f] * d.w[f];
-      d.residual[r] = 1.0f / (1.0f + std::exp(-z)) - d.y[r];
-    }
-    for (int f = 0; f < kFeatures; ++f) {
-      float g = 0;
-      for (int r = 0; r < kRows; ++r) g += d.x[r * kFeatures + f] * d.residual[r];
-      d.w[f] -= 0.5f * g / kRows;
-    }
-  }
-  return ms_since(t);
-}
-
 std::string num(double v, int decimals = 2) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
 }
 
-struct Gpu {
+// A figure measured several times: the median, and the spread of the runs
+// around it ((max - min) / median).
+struct Measure {
+  double median = 0, spread = 0;
+};
+
+Measure summarize(std::vector<double> runs) {
+  Measure m;
+  if (runs.empty()) return m;
+  std::sort(runs.begin(), runs.end());
+  const std::size_t n = runs.size();
+  m.median = n % 2 ? runs[n / 2] : (runs[n / 2 - 1] + runs[n / 2]) / 2;
+  if (m.median > 0) m.spread = (runs.back() - runs.front()) / m.median;
+  return m;
+}
+
+// Wall-clock milliseconds of `body`: one warm-up run, then up to `repeats`
+// timed runs while `budget_ms` lasts (at least one).
+template <typename Body>
+Measure wall_clock(Body body, int repeats, double budget_ms) {
+  body();
+  std::vector<double> runs;
+  const auto start = Clock::now();
+  do {
+    const auto t = Clock::now();
+    if (!body()) return {};
+    runs.push_back(ms_since(t));
+  } while (static_cast<int>(runs.size()) < repeats && ms_since(start) < budget_ms);
+  return summarize(runs);
+}
+
+// Published peaks (data/gpu-peaks.json), matched by name (peak_match.hpp).
+using imgsmith::probe_tables::Peak;
+using imgsmith::probe_tables::peak_for;
+
+// What the FMA kernel (probes/kernels.cu) leaves for thread `t`: the same
+// chains with the same fused multiply-adds, so the GPU's answer can be
+// checked to the last bit or two.
+float fma_expected(unsigned t, int iterations, float seed) {
+  float v[8] = {seed + static_cast<float>(t), seed - static_cast<float>(t), seed * 0.5f,
+                seed * 0.25f};
+  v[4] = v[0] + 1.0f, v[5] = v[1] + 1.0f, v[6] = v[2] + 1.0f, v[7] = v[3] + 1.0f;
+  for (int i = 0; i < iterations; ++i)
+    for (float& x : v) x = std::fma(x, 0.999f, 0.001f);
+  return v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+}
+
+// The GPU half: a primary context on CUDA device 0, the kernels loaded, and
+// everything it allocates kept here and freed when it ends, so that the
+// application the probe then runs finds the GPU as the probe found it.
+class Gpu {
+ public:
   explicit Gpu(const CudaDriver& driver) : cu(driver) {}
+  Gpu(const Gpu&) = delete;
+  Gpu& operator=(const Gpu&) = delete;
+  ~Gpu() { release(); }
+
   const CudaDriver& cu;
-  std::string error;
+  std::string error;  // the first failure, named
   CUfunction copy = nullptr, fma = nullptr, gemm = nullptr, predict = nullptr, gradient = nullptr;
 
-  bool ok(CUresult rc, const char* what) {
+  bool ok(CUresult rc, const std::string& what) {
     if (rc == CUDA_SUCCESS) return true;
-    if (error.empty()) {
-      const char* name = nullptr;
-      std::string n =
-          cu.cuGetErrorName != nullptr && cu.cuGetErrorName(rc, &name) == CUDA_SUCCESS && name
-              ? std::string(name)
-              : "error";
-      error = std::string(what) + " failed: " + n + " (" + std::to_string(rc) + ")";
-      if (rc == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
-        error += ": the kernels' PTX is newer than this driver, and no SASS matches this GPU";
-    }
+    if (error.empty()) error = what + " failed: " + name(rc) + explain(rc);
     return false;
   }
 
-  bool start() {
-    const bool complete = cu.cuDevicePrimaryCtxRetain && cu.cuCtxSetCurrent &&
-                          cu.cuCtxSynchronize && cu.cuModuleLoadData && cu.cuModuleGetFunction &&
-                          cu.cuMemAlloc && cu.cuMemFree && cu.cuMemHostAlloc && cu.cuMemFreeHost &&
-                          cu.cuMemcpyHtoD && cu.cuMemcpyDtoH && cu.cuEventCreate &&
-                          cu.cuEventRecord && cu.cuEventSynchronize && cu.cuEventElapsedTime &&
-                          cu.cuLaunchKernel;
+  bool start(int driver_cuda) {
+    driver_cuda_ = driver_cuda;
+    const bool complete =
+        cu.cuDeviceGet && cu.cuDevicePrimaryCtxRetain && cu.cuDevicePrimaryCtxRelease &&
+        cu.cuCtxSetCurrent && cu.cuCtxSynchronize && cu.cuModuleLoadData && cu.cuModuleUnload &&
+        cu.cuModuleGetFunction && cu.cuMemGetInfo && cu.cuMemAlloc && cu.cuMemFree &&
+        cu.cuMemHostAlloc && cu.cuMemFreeHost && cu.cuMemcpyHtoD && cu.cuMemcpyDtoH &&
+        cu.cuEventCreate && cu.cuEventDestroy && cu.cuEventRecord && cu.cuEventSynchronize &&
+        cu.cuEventElapsedTime && cu.cuLaunchKernel;
     if (!complete) {
       error = "the driver library lacks the entry points the benchmark needs";
       return false;
@@ -163,19 +121,51 @@ struct Gpu {
     error = "this probe was built without GPU kernels (no nvcc at build time)";
     return false;
 #else
-    CUcontext ctx = nullptr;
-    if (!ok(cu.cuDevicePrimaryCtxRetain(&ctx, 0), "cuDevicePrimaryCtxRetain") ||
-        !ok(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent"))
+    // CUDA's device 0, by ordinal: the one an application takes by default.
+    if (!ok(cu.cuDeviceGet(&dev_, 0), "cuDeviceGet") ||
+        !ok(cu.cuDevicePrimaryCtxRetain(&ctx_, dev_), "cuDevicePrimaryCtxRetain"))
       return false;
-    CUmodule module = nullptr;
-    if (!ok(cu.cuModuleLoadData(&module, imgsmith_probe_kernels), "loading the probe's kernels"))
+    retained_ = true;
+    if (!ok(cu.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent")) return false;
+    loading_ = true;
+    const bool loaded =
+        ok(cu.cuModuleLoadData(&module_, imgsmith_probe_kernels), "loading the probe's kernels");
+    loading_ = false;
+    if (!loaded) {
+      module_ = nullptr;
       return false;
-    return ok(cu.cuModuleGetFunction(&copy, module, "probe_copy"), "probe_copy") &&
-           ok(cu.cuModuleGetFunction(&fma, module, "probe_fma"), "probe_fma") &&
-           ok(cu.cuModuleGetFunction(&gemm, module, "probe_sgemm"), "probe_sgemm") &&
-           ok(cu.cuModuleGetFunction(&predict, module, "probe_logreg_predict"), "logreg") &&
-           ok(cu.cuModuleGetFunction(&gradient, module, "probe_logreg_gradient"), "logreg");
+    }
+    return ok(cu.cuModuleGetFunction(&copy, module_, "probe_copy"), "probe_copy") &&
+           ok(cu.cuModuleGetFunction(&fma, module_, "probe_fma"), "probe_fma") &&
+           ok(cu.cuModuleGetFunction(&gemm, module_, "probe_sgemm"), "probe_sgemm") &&
+           ok(cu.cuModuleGetFunction(&predict, module_, "probe_logreg_predict"), "logreg") &&
+           ok(cu.cuModuleGetFunction(&gradient, module_, "probe_logreg_gradient"), "logreg") &&
+           ok(cu.cuEventCreate(&event_a_, 0), "cuEventCreate") &&
+           ok(cu.cuEventCreate(&event_b_, 0), "cuEventCreate");
 #endif
+  }
+
+  // Free memory on the device now (cuMemGetInfo), 0 when unknown.
+  std::size_t free_memory() {
+    std::size_t free = 0, total = 0;
+    return ok(cu.cuMemGetInfo(&free, &total), "cuMemGetInfo") ? free : 0;
+  }
+
+  CUdeviceptr alloc(std::size_t bytes) {
+    CUdeviceptr p = 0;
+    if (!ok(cu.cuMemAlloc(&p, bytes), "cuMemAlloc of " + std::to_string(bytes >> 20) + " MiB"))
+      return 0;
+    device_memory_.push_back(p);
+    return p;
+  }
+
+  void* host_alloc(std::size_t bytes) {
+    void* p = nullptr;
+    if (!ok(cu.cuMemHostAlloc(&p, bytes, 0),
+            "cuMemHostAlloc (pinned) of " + std::to_string(bytes >> 20) + " MiB"))
+      return nullptr;
+    host_memory_.push_back(p);
+    return p;
   }
 
   bool launch(CUfunction f, unsigned gx, unsigned gy, unsigned bx, unsigned by, void** args) {
@@ -183,177 +173,385 @@ struct Gpu {
               "cuLaunchKernel");
   }
 
-  // Median of three timed runs of `body`, in milliseconds, by CUDA events.
+  bool to_device(CUdeviceptr d, const void* h, std::size_t n) {
+    return ok(cu.cuMemcpyHtoD(d, h, n), "cuMemcpyHtoD");
+  }
+  bool to_host(void* h, CUdeviceptr d, std::size_t n) {
+    return ok(cu.cuMemcpyDtoH(h, d, n), "cuMemcpyDtoH");
+  }
+  bool synchronize(const char* what) { return ok(cu.cuCtxSynchronize(), what); }
+
+  // Milliseconds per call of `body`, by CUDA events: `pairs` event pairs,
+  // each around `per_pair` calls, so that a pair spans milliseconds rather
+  // than one launch's fraction of one; the median and spread of the pairs.
   template <typename Body>
-  double timed(Body body) {
-    CUevent a = nullptr, b = nullptr;
-    if (!ok(cu.cuEventCreate(&a, 0), "cuEventCreate") ||
-        !ok(cu.cuEventCreate(&b, 0), "cuEventCreate"))
-      return -1;
-    body();  // warm-up
+  bool timed(Body body, int per_pair, int pairs, Measure& out) {
     std::vector<double> runs;
-    for (int i = 0; i < 3; ++i) {
-      cu.cuEventRecord(a, nullptr);
-      body();
-      cu.cuEventRecord(b, nullptr);
-      cu.cuEventSynchronize(b);
+    for (int i = 0; i < pairs; ++i) {
+      if (!ok(cu.cuEventRecord(event_a_, nullptr), "cuEventRecord")) return false;
+      for (int j = 0; j < per_pair; ++j)
+        if (!body()) return false;
+      if (!ok(cu.cuEventRecord(event_b_, nullptr), "cuEventRecord") ||
+          !ok(cu.cuEventSynchronize(event_b_), "the timed work (cuEventSynchronize)"))
+        return false;
       float ms = 0;
-      if (!ok(cu.cuEventElapsedTime(&ms, a, b), "cuEventElapsedTime")) return -1;
-      runs.push_back(ms);
+      if (!ok(cu.cuEventElapsedTime(&ms, event_a_, event_b_), "cuEventElapsedTime")) return false;
+      if (!(ms > 0)) {
+        error = "cuEventElapsedTime measured no time (" + num(ms, 4) + " ms)";
+        return false;
+      }
+      runs.push_back(ms / per_pair);
     }
-    std::sort(runs.begin(), runs.end());
-    return runs[1];
+    // cuEventElapsedTime (_v2 in CUDA 13) need not report an error of the
+    // work between the events; a synchronisation does.
+    if (!synchronize("the timed work (cuCtxSynchronize)")) return false;
+    out = summarize(runs);
+    return true;
   }
 
-  bool gemm_on(CUdeviceptr A, CUdeviceptr B, CUdeviceptr C, int m, int n, int k, int ta, int tb,
-               int relu) {
-    void* args[] = {&A, &B, &C, &m, &n, &k, &ta, &tb, &relu};
-    return launch(gemm, static_cast<unsigned>((n + 15) / 16), static_cast<unsigned>((m + 15) / 16),
-                  16, 16, args);
+ private:
+  std::string name(CUresult rc) const {
+    const char* n = nullptr;
+    return (cu.cuGetErrorName != nullptr && cu.cuGetErrorName(rc, &n) == CUDA_SUCCESS && n
+                ? std::string(n)
+                : std::string("error")) +
+           " (" + std::to_string(rc) + ")";
   }
+
+  // Why the kernels did not load, with what to do about it.
+  std::string explain(CUresult rc) const {
+    if (!loading_) return rc == CUDA_ERROR_OUT_OF_MEMORY ? ": GPU 0's memory is taken" : "";
+    const int built = IMGSMITH_PROBE_KERNELS_CUDA;
+    if (built != 0 && driver_cuda_ != 0 && driver_cuda_ / 1000 < built / 1000)
+      return ": the probe's kernels were built with CUDA " + cuda_text(built) +
+             " and this driver supports CUDA " + cuda_text(driver_cuda_) +
+             ", an older major release: upgrade the host's driver to run the benchmark (the "
+             "checks do not need it; an application built with CUDA " +
+             cuda_text(built) + " needs it too)";
+    switch (rc) {
+      case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+        return ": the kernels' PTX is newer than this driver, and no SASS matches this GPU";
+      case CUDA_ERROR_NO_BINARY_FOR_GPU:
+        return ": the probe has no SASS for this GPU's architecture and its PTX cannot be "
+               "compiled for it (CUDA_DISABLE_PTX_JIT set?)";
+      case CUDA_ERROR_INVALID_PTX:
+      case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
+        return ": the driver cannot compile the kernels' PTX (its JIT compiler, "
+               "libnvidia-ptxjitcompiler.so.1, was not mounted: NVIDIA_DRIVER_CAPABILITIES "
+               "needs 'compute')";
+      case CUDA_ERROR_INVALID_IMAGE:
+        return ": the embedded kernels are damaged (rebuild the probe)";
+      default:
+        return "";
+    }
+  }
+
+  void release() {
+    if (!retained_) return;
+    // Work still queued must end before its memory goes.
+    cu.cuCtxSynchronize();
+    for (const CUdeviceptr p : device_memory_) cu.cuMemFree(p);
+    for (void* p : host_memory_) cu.cuMemFreeHost(p);
+    if (event_a_ != nullptr) cu.cuEventDestroy(event_a_);
+    if (event_b_ != nullptr) cu.cuEventDestroy(event_b_);
+    if (module_ != nullptr) cu.cuModuleUnload(module_);
+    cu.cuDevicePrimaryCtxRelease(dev_);
+    retained_ = false;
+  }
+
+  CUdevice dev_ = 0;
+  CUcontext ctx_ = nullptr;
+  CUmodule module_ = nullptr;
+  CUevent event_a_ = nullptr, event_b_ = nullptr;
+  bool retained_ = false, loading_ = false;
+  int driver_cuda_ = 0;
+  std::vector<CUdeviceptr> device_memory_;
+  std::vector<void*> host_memory_;
 };
+
+// The figures of the GPU half.
+struct GpuFigures {
+  std::size_t buffer_bytes = 0;
+  double warm_up_ms = 0;
+  Measure h2d, d2h, d2d, fma;  // milliseconds per copy or launch
+  double h2d_gbps = 0, d2h_gbps = 0, d2d_gbps = 0, tflops = 0;
+  double net_ms = 0, logreg_ms = 0;
+  double net_error = 0, logreg_error = 0;
+  std::string wrong;  // what the GPU got wrong, when it did
+};
+
+constexpr std::size_t kMiB = 1u << 20;
+constexpr int kPairs = 5;
+constexpr int kFmaIterations = 4096;
+
+// A word pattern in which every 32-bit word differs from its neighbours, so
+// that a copy that drops, repeats or moves data shows.
+std::uint32_t pattern(std::size_t i) { return static_cast<std::uint32_t>(i * 2654435761u + 1); }
+
+bool measure_gpu(Gpu& g, NetBuffers& net, LogregData& cpu_logreg_result, GpuFigures& f) {
+  const CudaDriver& cu = g.cu;
+  // Buffers of a quarter of the free memory, up to 1 GiB (HBM reaches its
+  // bandwidth only on large transfers); below 64 MiB the figures would mean
+  // little, and the GPU is too full to measure.
+  const std::size_t free = g.free_memory();
+  if (free == 0) return false;
+  f.buffer_bytes = std::min<std::size_t>(1024 * kMiB, free / 4) / kMiB * kMiB;
+  if (f.buffer_bytes < 64 * kMiB) {
+    g.error = "only " + std::to_string(free / kMiB) +
+              " MiB of GPU 0's memory is free: the benchmark needs 256 MiB (another process "
+              "holds the rest; nvidia-smi shows which)";
+    return false;
+  }
+  const std::size_t bytes = f.buffer_bytes;
+  int sms = 0;
+  if (!g.ok(cu.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0),
+            "cuDeviceGetAttribute"))
+    return false;
+  const unsigned fma_blocks = static_cast<unsigned>(std::max(1, sms) * 8);
+
+  CUdeviceptr in = g.alloc(bytes), dst = in ? g.alloc(bytes) : 0;
+  auto* host = dst ? static_cast<std::uint32_t*>(g.host_alloc(bytes)) : nullptr;
+  if (host == nullptr) return false;
+  const std::size_t words = bytes / sizeof(std::uint32_t);
+  for (std::size_t i = 0; i < words; ++i) host[i] = pattern(i);
+
+  // Warm-up: a GPU clocks up from idle over tens to hundreds of
+  // milliseconds. The FMA kernel runs until 200 ms of GPU time have passed
+  // and two rounds in a row agree within 3% (1.5 s or 200 rounds at most).
+  int iterations = kFmaIterations;
+  float seed = 1.0f;
+  void* fma_args[] = {&dst, &iterations, &seed};
+  const auto run_fma = [&] { return g.launch(g.fma, fma_blocks, 1, 256, 1, fma_args); };
+  {
+    const auto start = Clock::now();
+    double gpu_ms = 0, last = 0;
+    for (int round = 0; round < 200 && ms_since(start) < 1500; ++round) {
+      Measure m;
+      if (!g.timed(run_fma, 10, 1, m)) return false;
+      gpu_ms += m.median * 10;
+      const bool settled = gpu_ms >= 200 && last > 0 && std::fabs(m.median - last) <= 0.03 * last;
+      last = m.median;
+      if (settled) break;
+    }
+    f.warm_up_ms = ms_since(start);
+  }
+
+  // Bandwidth: host->device, device->device (20 launches a pair), then
+  // device->host into the host buffer cleared: the pattern must come back
+  // whole through all three.
+  unsigned long long n16 = bytes / 16;
+  void* copy_args[] = {&in, &dst, &n16};
+  if (!g.timed([&] { return g.to_device(in, host, bytes); }, 1, kPairs, f.h2d) ||
+      !g.timed([&] { return g.launch(g.copy, 4096, 1, 256, 1, copy_args); }, 20, kPairs, f.d2d))
+    return false;
+  std::memset(host, 0, bytes);
+  if (!g.timed([&] { return g.to_host(host, dst, bytes); }, 1, kPairs, f.d2h)) return false;
+  for (std::size_t i = 0; i < words; ++i)
+    if (host[i] != pattern(i)) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf,
+                    "the GPU's copies are wrong: word %zu of %zu came back as 0x%08x, not 0x%08x",
+                    i, words, host[i], pattern(i));
+      f.wrong = buf;
+      return true;
+    }
+  f.h2d_gbps = static_cast<double>(bytes) / (f.h2d.median * 1e6);
+  f.d2h_gbps = static_cast<double>(bytes) / (f.d2h.median * 1e6);
+  f.d2d_gbps = 2.0 * static_cast<double>(bytes) / (f.d2d.median * 1e6);  // read + write
+
+  // FP32: independent FMA chains; each thread's result checked for four threads.
+  if (!g.timed(run_fma, 20, kPairs, f.fma)) return false;
+  f.tflops = 2.0 * 8 * kFmaIterations * fma_blocks * 256.0 / (f.fma.median * 1e9);
+  float sample[256];
+  if (!g.to_host(sample, dst, sizeof sample)) return false;
+  for (const unsigned t : {0u, 1u, 128u, 255u}) {
+    const float want = fma_expected(t, kFmaIterations, seed);
+    if (!(std::fabs(sample[t] - want) <= 1e-5f * std::max(1.0f, std::fabs(want)))) {
+      f.wrong = "the GPU's FMA results are wrong: thread " + std::to_string(t) + " computed " +
+                num(sample[t], 6) + ", not " + num(want, 6);
+      return true;
+    }
+  }
+
+  // The race, wall clock, copies in and out included (the context's
+  // creation is not: it was made above).
+  const std::size_t act = sizeof(float) * kBatch * kWidth, wts = sizeof(float) * kWidth * kWidth;
+  CUdeviceptr x = g.alloc(act), h = g.alloc(act), y = g.alloc(act), dy = g.alloc(act),
+              dh = g.alloc(act), w1 = g.alloc(wts), w2 = g.alloc(wts), dw1 = g.alloc(wts),
+              dw2 = g.alloc(wts);
+  if (!g.error.empty()) return false;
+  std::vector<float> gpu_dw1(net.dw1.size()), gpu_dw2(net.dw2.size());
+  const auto gemm = [&](CUdeviceptr A, CUdeviceptr B, CUdeviceptr C, int m, int n, int k, int ta,
+                        int tb, int relu) {
+    void* args[] = {&A, &B, &C, &m, &n, &k, &ta, &tb, &relu};
+    return g.launch(g.gemm, static_cast<unsigned>((n + 15) / 16),
+                    static_cast<unsigned>((m + 15) / 16), 16, 16, args);
+  };
+  const auto net_step = [&] {
+    return g.to_device(x, net.x.data(), act) && g.to_device(dy, net.dy.data(), act) &&
+           g.to_device(w1, net.w1.data(), wts) && g.to_device(w2, net.w2.data(), wts) &&
+           gemm(x, w1, h, kBatch, kWidth, kWidth, 0, 0, 1) &&
+           gemm(h, w2, y, kBatch, kWidth, kWidth, 0, 0, 0) &&
+           gemm(h, dy, dw2, kWidth, kWidth, kBatch, 1, 0, 0) &&
+           gemm(dy, w2, dh, kBatch, kWidth, kWidth, 0, 1, 0) &&
+           gemm(x, dh, dw1, kWidth, kWidth, kBatch, 1, 0, 0) &&
+           gemm(y, w2, dh, kBatch, kWidth, kWidth, 0, 1, 0) &&
+           g.to_host(gpu_dw1.data(), dw1, wts) && g.to_host(gpu_dw2.data(), dw2, wts) &&
+           g.synchronize("the network step (cuCtxSynchronize)");
+  };
+  f.net_ms = wall_clock(net_step, 3, 500).median;
+  if (!g.error.empty()) return false;
+  f.net_error = std::max(relative_error(gpu_dw1, net.dw1), relative_error(gpu_dw2, net.dw2));
+
+  CUdeviceptr lx = g.alloc(sizeof(float) * kRows * kFeatures), ly = g.alloc(sizeof(float) * kRows),
+              lw = g.alloc(sizeof(float) * kFeatures), lres = g.alloc(sizeof(float) * kRows);
+  if (!g.error.empty()) return false;
+  LogregData data;  // w = 0
+  std::vector<float> gpu_w(kFeatures);
+  const auto train = [&] {
+    int rows = kRows, features = kFeatures;
+    float rate = kLearningRate;
+    void* p_args[] = {&lx, &lw, &ly, &lres, &rows, &features};
+    void* g_args[] = {&lx, &lres, &lw, &rows, &features, &rate};
+    if (!g.to_device(lx, data.x.data(), sizeof(float) * kRows * kFeatures) ||
+        !g.to_device(ly, data.y.data(), sizeof(float) * kRows) ||
+        !g.to_device(lw, data.w.data(), sizeof(float) * kFeatures))
+      return false;
+    for (int s = 0; s < kSteps; ++s)
+      if (!g.launch(g.predict, (kRows + 255) / 256, 1, 256, 1, p_args) ||
+          !g.launch(g.gradient, kFeatures, 1, 256, 1, g_args))
+        return false;
+    return g.to_host(gpu_w.data(), lw, sizeof(float) * kFeatures) &&
+           g.synchronize("the logistic regression (cuCtxSynchronize)");
+  };
+  f.logreg_ms = wall_clock(train, 3, 300).median;
+  if (!g.error.empty()) return false;
+  f.logreg_error = relative_error(gpu_w, cpu_logreg_result.w);
+
+  // Sums in another order differ in the last bits; a wrong kernel, memory
+  // error or failed copy differs by far more.
+  constexpr double kTolerance = 1e-3;
+  if (f.net_error > kTolerance)
+    f.wrong = "the GPU's network step differs from the CPU's: largest relative error " +
+              num(f.net_error, 6);
+  else if (f.logreg_error > kTolerance)
+    f.wrong = "the GPU's logistic regression differs from the CPU's: largest relative error " +
+              num(f.logreg_error, 6);
+  return true;
+}
+
+std::string cpu_json(const Measure& net, const Measure& logreg, int threads,
+                     const std::string& isa) {
+  return "{\"network_step_ms\":" + num(net.median) +
+         ",\"logistic_regression_ms\":" + num(logreg.median) +
+         ",\"network_step_threads\":" + std::to_string(threads) + ",\"vector_isa\":\"" + isa +
+         "\",\"logistic_regression_threads\":1}";
+}
 
 }  // namespace
 
-BenchOutput run_bench(const CudaDriver* cu, bool gpu_usable, const std::string& device_name) {
+BenchOutput run_bench(const CudaDriver* cu, const BenchDevice& device) {
   BenchOutput out;
+  // The CPU half: every usable CPU on the network step, one on the small
+  // logistic regression; their results are what the GPU's are checked against.
+  const int threads = usable_cpus();
+  const std::string isa = vector_isa();
   NetBuffers net;
-  LogregData data;
-  const double cpu_net = cpu_network_step(net);
-  const double cpu_lr = cpu_logreg(data);
-  std::string json = "{\"cpu\":{\"network_step_ms\":" + num(cpu_net) +
-                     ",\"logistic_regression_ms\":" + num(cpu_lr) + "}";
-  if (!gpu_usable || cu == nullptr) {
-    json += ",\"gpu\":null,\"verdict\":\"no GPU: the CPU ran the network step in " +
-            num(cpu_net, 1) + " ms and the logistic regression in " + num(cpu_lr, 1) + " ms\"}";
+  LogregData logreg;
+  const Measure cpu_net = wall_clock(
+      [&] {
+        cpu_network_step(net, threads);
+        return true;
+      },
+      3, 600);
+  const Measure cpu_lr = wall_clock(
+      [&] {
+        cpu_logreg(logreg);
+        return true;
+      },
+      3, 300);
+  const std::string cpu_side =
+      std::to_string(threads) + " CPU thread" + (threads == 1 ? "" : "s") + " (" + isa + ")";
+  std::string json = "{\"cpu\":" + cpu_json(cpu_net, cpu_lr, threads, isa);
+  const std::string cpu_line = "CPU: network step " + num(cpu_net.median, 1) + " ms on " +
+                               cpu_side + ", logistic regression " + num(cpu_lr.median, 1) +
+                               " ms on one thread";
+  if (cu == nullptr) {
+    json += ",\"gpu\":null,\"verdict\":\"no GPU: " + cpu_side + " ran the network step in " +
+            num(cpu_net.median, 1) + " ms; one thread the logistic regression in " +
+            num(cpu_lr.median, 1) + " ms\"}";
     out.json = json;
-    out.lines = "bench: no GPU; CPU: network step " + num(cpu_net, 1) +
-                " ms, logistic regression " + num(cpu_lr, 1) + " ms\n";
+    out.lines = "bench: no GPU; " + cpu_line + "\n";
     return out;
   }
-  Gpu g(*cu);
-  double d2d_gbps = 0, h2d_gbps = 0, d2h_gbps = 0, tflops = 0, gpu_net = 0, gpu_lr = 0;
-  if (g.start()) {
-    // Bandwidth: 256 MiB each way; device copies count the read and the write.
-    const std::size_t bytes = 256u << 20;
-    CUdeviceptr in = 0, dst = 0;
-    void* host = nullptr;
-    if (g.ok(cu->cuMemAlloc(&in, bytes), "cuMemAlloc") &&
-        g.ok(cu->cuMemAlloc(&dst, bytes), "cuMemAlloc") &&
-        g.ok(cu->cuMemHostAlloc(&host, bytes, 0), "cuMemHostAlloc")) {
-      std::memset(host, 1, bytes);
-      const double h2d = g.timed([&] { cu->cuMemcpyHtoD(in, host, bytes); });
-      const double d2h = g.timed([&] { cu->cuMemcpyDtoH(host, in, bytes); });
-      unsigned long long n4 = bytes / 16;
-      void* copy_args[] = {&in, &dst, &n4};
-      const double d2d = g.timed([&] { g.launch(g.copy, 4096, 1, 256, 1, copy_args); });
-      if (h2d > 0) h2d_gbps = bytes / (h2d * 1e6);
-      if (d2h > 0) d2h_gbps = bytes / (d2h * 1e6);
-      if (d2d > 0) d2d_gbps = 2.0 * bytes / (d2d * 1e6);
-      int sms = 0;
-      cu->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0);
-      const unsigned blocks = static_cast<unsigned>(std::max(1, sms) * 8);
-      int iterations = 4096;
-      float seed = 1.0f;
-      void* fma_args[] = {&dst, &iterations, &seed};
-      const double fma_ms = g.timed([&] { g.launch(g.fma, blocks, 1, 256, 1, fma_args); });
-      if (fma_ms > 0) tflops = 2.0 * 8 * iterations * blocks * 256.0 / (fma_ms * 1e9);
 
-      // The race, wall clock, copies included.
-      const std::size_t act = sizeof(float) * kBatch * kWidth,
-                        wts = sizeof(float) * kWidth * kWidth;
-      CUdeviceptr x = 0, w1 = 0, w2 = 0, h = 0, y = 0, dy = 0, dw1 = 0, dw2 = 0, dh = 0;
-      bool alloc = true;
-      for (auto* p : {&x, &h, &y, &dy, &dh})
-        alloc = alloc && g.ok(cu->cuMemAlloc(p, act), "cuMemAlloc");
-      for (auto* p : {&w1, &w2, &dw1, &dw2})
-        alloc = alloc && g.ok(cu->cuMemAlloc(p, wts), "cuMemAlloc");
-      auto net_step = [&] {
-        cu->cuMemcpyHtoD(x, net.x.data(), act);
-        cu->cuMemcpyHtoD(dy, net.dy.data(), act);
-        cu->cuMemcpyHtoD(w1, net.w1.data(), wts);
-        cu->cuMemcpyHtoD(w2, net.w2.data(), wts);
-        g.gemm_on(x, w1, h, kBatch, kWidth, kWidth, 0, 0, 1);
-        g.gemm_on(h, w2, y, kBatch, kWidth, kWidth, 0, 0, 0);
-        g.gemm_on(h, dy, dw2, kWidth, kWidth, kBatch, 1, 0, 0);
-        g.gemm_on(dy, w2, dh, kBatch, kWidth, kWidth, 0, 1, 0);
-        g.gemm_on(x, dh, dw1, kWidth, kWidth, kBatch, 1, 0, 0);
-        g.gemm_on(y, w2, dh, kBatch, kWidth, kWidth, 0, 1, 0);
-        cu->cuMemcpyDtoH(net.dw1.data(), dw1, wts);
-        cu->cuMemcpyDtoH(net.dw2.data(), dw2, wts);
-        cu->cuCtxSynchronize();
-      };
-      if (alloc) {
-        net_step();  // warm-up
-        const auto t = Clock::now();
-        net_step();
-        gpu_net = ms_since(t);
-      }
-      CUdeviceptr lx = 0, ly = 0, lw = 0, lres = 0;
-      if (g.ok(cu->cuMemAlloc(&lx, sizeof(float) * kRows * kFeatures), "cuMemAlloc") &&
-          g.ok(cu->cuMemAlloc(&ly, sizeof(float) * kRows), "cuMemAlloc") &&
-          g.ok(cu->cuMemAlloc(&lw, sizeof(float) * kFeatures), "cuMemAlloc") &&
-          g.ok(cu->cuMemAlloc(&lres, sizeof(float) * kRows), "cuMemAlloc")) {
-        LogregData fresh;
-        auto train = [&] {
-          cu->cuMemcpyHtoD(lx, fresh.x.data(), sizeof(float) * kRows * kFeatures);
-          cu->cuMemcpyHtoD(ly, fresh.y.data(), sizeof(float) * kRows);
-          cu->cuMemcpyHtoD(lw, fresh.w.data(), sizeof(float) * kFeatures);
-          int rows = kRows, features = kFeatures;
-          float rate = 0.5f;
-          void* p_args[] = {&lx, &lw, &ly, &lres, &rows, &features};
-          void* g_args[] = {&lx, &lres, &lw, &rows, &features, &rate};
-          for (int s = 0; s < kSteps; ++s) {
-            g.launch(g.predict, (kRows + 255) / 256, 1, 256, 1, p_args);
-            g.launch(g.gradient, 1, 1, 32, 1, g_args);
-          }
-          cu->cuMemcpyDtoH(fresh.w.data(), lw, sizeof(float) * kFeatures);
-          cu->cuCtxSynchronize();
-        };
-        train();
-        const auto t = Clock::now();
-        train();
-        gpu_lr = ms_since(t);
-      }
-    }
+  GpuFigures f;
+  std::string error;
+  {
+    Gpu g(*cu);
+    int driver_cuda = 0;
+    if (cu->cuDriverGetVersion != nullptr) cu->cuDriverGetVersion(&driver_cuda);
+    if (g.start(driver_cuda)) measure_gpu(g, net, logreg, f);
+    error = g.error;
+  }  // everything the GPU half held is freed here
+  if (error.empty() && !f.wrong.empty()) {
+    out.wrong_results = true;
+    out.wrong_reason = f.wrong;
+    error = f.wrong;
   }
-  const Peak* peak = peak_for(device_name);
-  json += ",\"gpu\":{";
-  if (!g.error.empty()) {
-    json += "\"error\":\"" + g.error + "\"}";
-    json += ",\"verdict\":\"the GPU half did not run: " + g.error + "\"}";
+  if (!error.empty()) {
+    json += ",\"gpu\":{\"error\":\"" + error +
+            "\"},\"verdict\":\"the GPU half did not run: " + error + "\"}";
     out.json = json;
-    out.lines = "bench: GPU half did not run: " + g.error + "\nbench: CPU: network step " +
-                num(cpu_net, 1) + " ms, logistic regression " + num(cpu_lr, 1) + " ms\n";
+    out.lines = "bench: GPU half did not run: " + error + "\nbench: " + cpu_line + "\n";
     return out;
   }
+
+  // A MIG slice has a share of the GPU's bandwidth and compute: no
+  // whole-GPU peak applies to it.
+  const Peak* peak = device.mig ? nullptr : peak_for(device.name);
   const auto pct = [&](double v, double peak_value) {
     return peak == nullptr || peak_value <= 0 ? std::string("null")
                                               : num(100.0 * v / peak_value, 1);
   };
-  json += "\"device_copy_gbps\":" + num(d2d_gbps) + ",\"device_copy_counts\":\"read+write\"" +
-          ",\"device_copy_peak_percent\":" + pct(d2d_gbps, peak ? peak->memory_gbps : 0) +
-          ",\"h2d_gbps\":" + num(h2d_gbps) + ",\"d2h_gbps\":" + num(d2h_gbps) +
-          ",\"h2d_peak_percent\":" + pct(h2d_gbps, peak ? peak->link_gbps : 0) +
-          ",\"d2h_peak_percent\":" + pct(d2h_gbps, peak ? peak->link_gbps : 0) +
-          ",\"fp32_tflops\":" + num(tflops) +
-          ",\"fp32_peak_percent\":" + pct(tflops, peak ? peak->fp32_tflops : 0) +
-          ",\"peak_reference\":" +
+  const auto spread = [](const Measure& m) { return num(100.0 * m.spread, 1); };
+  json += ",\"gpu\":{\"buffer_bytes\":" + std::to_string(f.buffer_bytes) +
+          ",\"warm_up_ms\":" + num(f.warm_up_ms, 0) + ",\"device_copy_gbps\":" + num(f.d2d_gbps) +
+          ",\"device_copy_counts\":\"read+write\"" +
+          ",\"device_copy_peak_percent\":" + pct(f.d2d_gbps, peak ? peak->memory_gbps : 0) +
+          ",\"device_copy_spread_percent\":" + spread(f.d2d) + ",\"h2d_gbps\":" + num(f.h2d_gbps) +
+          ",\"h2d_spread_percent\":" + spread(f.h2d) + ",\"d2h_gbps\":" + num(f.d2h_gbps) +
+          ",\"d2h_spread_percent\":" + spread(f.d2h) +
+          ",\"h2d_peak_percent\":" + pct(f.h2d_gbps, peak ? peak->link_gbps : 0) +
+          ",\"d2h_peak_percent\":" + pct(f.d2h_gbps, peak ? peak->link_gbps : 0) +
+          ",\"fp32_tflops\":" + num(f.tflops) +
+          ",\"fp32_peak_percent\":" + pct(f.tflops, peak ? peak->fp32_tflops : 0) +
+          ",\"fp32_spread_percent\":" + spread(f.fma) + ",\"peak_reference\":" +
           (peak ? "\"" + std::string(peak->name) + "\"" : std::string("null")) +
-          ",\"network_step_ms\":" + num(gpu_net) + ",\"logistic_regression_ms\":" + num(gpu_lr) +
-          "}";
-  const double net_x = gpu_net > 0 ? cpu_net / gpu_net : 0, lr_x = gpu_lr > 0 ? cpu_lr / gpu_lr : 0;
-  const std::string verdict = "GPU " + num(net_x, 1) + "x faster on the network step; " +
-                              num(lr_x, 1) + "x on the logistic regression" +
-                              (lr_x < 2.0 ? " - not worth a GPU for that kind of work" : "");
+          ",\"mig\":" + (device.mig ? "true" : "false") + ",\"network_step_ms\":" + num(f.net_ms) +
+          ",\"logistic_regression_ms\":" + num(f.logreg_ms) +
+          ",\"results_checked\":true,\"network_step_relative_error\":" + num(f.net_error, 8) +
+          ",\"logistic_regression_relative_error\":" + num(f.logreg_error, 8) + "}";
+  const double net_x = f.net_ms > 0 ? cpu_net.median / f.net_ms : 0,
+               lr_x = f.logreg_ms > 0 ? cpu_lr.median / f.logreg_ms : 0;
+  const std::string verdict =
+      "GPU " + num(net_x, 1) + "x faster than " + cpu_side + " on the network step; " +
+      num(lr_x, 1) + "x one CPU thread on the logistic regression" +
+      (lr_x < 2.0 ? " - not worth a GPU for that kind of work" : "") +
+      " (GPU times include the copies to and from it, not the context's creation; results "
+      "checked against the CPU's)";
   json += ",\"speedup\":{\"network_step\":" + num(net_x) + ",\"logistic_regression\":" + num(lr_x) +
           "},\"verdict\":\"" + verdict + "\"}";
   out.json = json;
-  out.lines = "bench: device copy " + num(d2d_gbps, 0) + " GB/s (read+write, " +
-              pct(d2d_gbps, peak ? peak->memory_gbps : 0) + "% of peak); host->device " +
-              num(h2d_gbps, 1) + " GB/s, device->host " + num(d2h_gbps, 1) + " GB/s; FP32 " +
-              num(tflops, 1) + " TFLOP/s (" + pct(tflops, peak ? peak->fp32_tflops : 0) +
-              "% of peak)\nbench: " + verdict + "\n";
+  const std::string peak_text =
+      peak ? pct(f.d2d_gbps, peak->memory_gbps) + "% of " + peak->name + " peak"
+           : (device.mig ? "a MIG slice: no peak applies" : "no published peak for this GPU");
+  out.lines = "bench: device copy " + num(f.d2d_gbps, 0) + " GB/s (read+write, " + peak_text +
+              ", spread " + spread(f.d2d) + "%); host->device " + num(f.h2d_gbps, 1) +
+              " GB/s, device->host " + num(f.d2h_gbps, 1) + " GB/s; FP32 " + num(f.tflops, 1) +
+              " TFLOP/s" + (peak ? " (" + pct(f.tflops, peak->fp32_tflops) + "% of peak)" : "") +
+              "; buffers " + std::to_string(f.buffer_bytes >> 20) + " MiB, warm-up " +
+              num(f.warm_up_ms, 0) + " ms\nbench: " + verdict + "\nbench: " + cpu_line + "\n";
   return out;
 }
 

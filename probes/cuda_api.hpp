@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace probe {
 
@@ -18,12 +19,26 @@ inline constexpr CUresult CUDA_SUCCESS = 0;
 inline constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
 inline constexpr CUresult CUDA_ERROR_INSUFFICIENT_DRIVER = 35;
 inline constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
-inline constexpr CUresult CUDA_ERROR_SYSTEM_NOT_READY = 802;
+inline constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
+inline constexpr CUresult CUDA_ERROR_DEVICE_UNAVAILABLE = 46;
+inline constexpr CUresult CUDA_ERROR_INVALID_IMAGE = 200;
+inline constexpr CUresult CUDA_ERROR_NO_BINARY_FOR_GPU = 209;
+inline constexpr CUresult CUDA_ERROR_INVALID_PTX = 218;
+inline constexpr CUresult CUDA_ERROR_JIT_COMPILER_NOT_FOUND = 221;
 inline constexpr CUresult CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222;
+inline constexpr CUresult CUDA_ERROR_SYSTEM_NOT_READY = 802;
+inline constexpr CUresult CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803;
+inline constexpr CUresult CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE = 804;
+inline constexpr CUresult CUDA_ERROR_UNKNOWN = 999;
 
 // cuDeviceGetAttribute attributes.
 inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_MODE = 20;
+// Its values: 1 (exclusive-thread) is gone since CUDA 8.
+inline constexpr int CU_COMPUTEMODE_DEFAULT = 0;
+inline constexpr int CU_COMPUTEMODE_PROHIBITED = 2;
+inline constexpr int CU_COMPUTEMODE_EXCLUSIVE_PROCESS = 3;
 
 using CUcontext = void*;
 using CUmodule = void*;
@@ -35,8 +50,14 @@ inline constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 
 struct CudaDriver {
   void* handle = nullptr;
+  std::string load_error;  // dlerror() when libcuda.so.1 is there but does not load
+  std::string path;        // where the loaded libcuda.so.1 is (dladdr)
   // The benchmark's calls; any may be missing from an old or stand-in driver.
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice) = nullptr;
+  CUresult (*cuMemGetInfo)(std::size_t*, std::size_t*) = nullptr;
+  CUresult (*cuModuleUnload)(CUmodule) = nullptr;
+  CUresult (*cuEventDestroy)(CUevent) = nullptr;
   CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
   CUresult (*cuCtxSynchronize)() = nullptr;
   CUresult (*cuModuleLoadData)(CUmodule*, const void*) = nullptr;

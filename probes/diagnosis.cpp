@@ -56,6 +56,49 @@ std::string uuid_text(const CUuuid& u) {
   return buf;
 }
 
+// A GPU in prohibited mode takes no context; one in exclusive-process mode
+// takes one process's only, so another holding it leaves the application
+// error 46. Retaining the primary context (and releasing it at once) is
+// the only way to know, and it is done only in that mode. GPU 0, the one
+// an application takes by default, decides the verdict; others get a note.
+void check_compute_mode(Report& r, const CudaDriver& cu, CUdevice dev, Device& d) {
+  int mode = CU_COMPUTEMODE_DEFAULT;
+  if (cu.cuDeviceGetAttribute == nullptr ||
+      cu.cuDeviceGetAttribute(&mode, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, dev) != CUDA_SUCCESS)
+    return;
+  std::string problem, fix;
+  if (mode == CU_COMPUTEMODE_PROHIBITED) {
+    d.compute_mode = "prohibited";
+    problem = "is in compute mode Prohibited: no process may use it";
+    fix = "on the host: nvidia-smi -i " + std::to_string(d.index) +
+          " -c DEFAULT (or give this container another GPU)";
+  } else if (mode == CU_COMPUTEMODE_EXCLUSIVE_PROCESS) {
+    d.compute_mode = "exclusive-process";
+    CUcontext ctx = nullptr;
+    const CUresult rc = cu.cuDevicePrimaryCtxRetain != nullptr
+                            ? cu.cuDevicePrimaryCtxRetain(&ctx, dev)
+                            : CUDA_SUCCESS;
+    if (rc == CUDA_SUCCESS && ctx != nullptr && cu.cuDevicePrimaryCtxRelease != nullptr)
+      cu.cuDevicePrimaryCtxRelease(dev);
+    if (rc == CUDA_ERROR_DEVICE_UNAVAILABLE) {
+      problem = "is in compute mode Exclusive_Process and another process holds it (error 46)";
+      fix =
+          "stop that process (nvidia-smi on the host shows it), give this container another "
+          "GPU, or on the host: nvidia-smi -i " +
+          std::to_string(d.index) + " -c DEFAULT";
+    } else if (rc != CUDA_SUCCESS) {
+      problem = "takes no context: " + error_name(cu, rc);
+      fix = "see the driver's logs on the host (dmesg, nvidia-smi)";
+    }
+  }
+  if (problem.empty()) return;
+  const std::string gpu = "GPU " + std::to_string(d.index) + " (" + d.name + ") ";
+  if (d.index == 0)
+    fail(r, Status::Error, gpu + problem, fix);
+  else
+    r.notes.push_back(gpu + problem + ": " + fix);
+}
+
 void check_image_cuda(Report& r) {
   if (r.image_cuda.empty() || r.driver_cuda == 0) return;
   const int major = std::atoi(r.image_cuda.c_str());
@@ -77,6 +120,16 @@ void check_image_cuda(Report& r) {
   }
 }
 
+// What NVML says when cuInit has failed with an error of no clear cause:
+// its own failure names the cause the driver API's does not.
+nvmlReturn_t nvml_init_status() {
+  Nvml n;
+  if (!open_nvml(n)) return NVML_SUCCESS;
+  const nvmlReturn_t rc = n.nvmlInit();
+  if (rc == NVML_SUCCESS && n.nvmlShutdown != nullptr) n.nvmlShutdown();
+  return rc;
+}
+
 void query_nvml(Report& r) {
   Nvml n;
   if (!open_nvml(n)) {
@@ -86,18 +139,21 @@ void query_nvml(Report& r) {
     return;
   }
   const nvmlReturn_t rc = n.nvmlInit();
+  // CUDA works (cuInit and the devices answered): an NVML that does not
+  // start costs the figures, not the GPU, so it is a note; require mode
+  // must not refuse a GPU the application can use.
   if (rc == NVML_ERROR_UNKNOWN) {
-    fail(r, Status::Error,
-         "NVML: Unknown Error: the host's systemctl daemon-reload dropped this "
-         "container's access to the GPU devices",
-         "restart the container");
+    r.notes.push_back(
+        "NVML: Unknown Error although CUDA works: no free memory, utilisation or temperature; "
+        "if CUDA fails later too, a systemctl daemon-reload on the host dropped this container's "
+        "access to the GPU devices: restart the container");
     return;
   }
   if (rc == NVML_ERROR_LIB_RM_VERSION_MISMATCH) {
-    fail(r, Status::Error,
-         "NVML: Driver/library version mismatch: the host's driver was upgraded "
-         "without a reboot",
-         "reboot the host");
+    r.notes.push_back(
+        "NVML: Driver/library version mismatch although CUDA works: libnvidia-ml.so.1 does not "
+        "match the host's kernel driver (upgraded without a reboot?): no free memory, "
+        "utilisation or temperature until the host is rebooted");
     return;
   }
   if (rc != NVML_SUCCESS) {
@@ -174,7 +230,12 @@ void run_checks(Report& r) {
   CudaDriver cu;
   const bool driver = open_driver(cu);
   if (!driver) {
-    if (!nodes)
+    if (!cu.load_error.empty())
+      fail(r, Status::Error, "libcuda.so.1 is here but does not load: " + cu.load_error,
+           "the driver library mounted into the container does not suit it (another "
+           "architecture, or a dependency missing): check the NVIDIA Container Toolkit on the "
+           "host (nvidia-ctk), and that no libcuda.so.1 of the image shadows the host's");
+    else if (!nodes)
       fail(r, Status::NoGpu,
            "no NVIDIA devices in this container (no /dev/nvidia*, no libcuda.so.1): it was "
            "started without GPUs",
@@ -219,6 +280,45 @@ void run_checks(Report& r) {
            "on this NVSwitch host",
            "start it on the host: systemctl enable --now nvidia-fabricmanager");
       return;
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+      // libcuda.so.1 and the kernel module are of different versions: the
+      // image's forward-compatibility libcuda (cuda-compat) on a host whose
+      // driver it does not support, or a host driver upgraded without a reboot.
+      if (cu.path.find("/compat/") != std::string::npos)
+        fail(r, Status::Error,
+             "the image's forward-compatibility libcuda (" + cu.path +
+                 ") does not match the host's kernel driver (error 803)",
+             "take the compat directory off LD_LIBRARY_PATH and use an image whose CUDA the "
+             "host driver supports, or move the host to a driver branch cuda-compat supports");
+      else
+        fail(r, Status::Error,
+             "the CUDA driver library does not match the host's kernel driver (error 803): "
+             "the driver was upgraded without a reboot" +
+                 std::string(nvml_init_status() == NVML_ERROR_LIB_RM_VERSION_MISMATCH
+                                 ? " (NVML says the same: Driver/library version mismatch)"
+                                 : ""),
+             "reboot the host");
+      return;
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+      fail(r, Status::Error,
+           "forward compatibility (the image's cuda-compat libcuda" +
+               (cu.path.empty() ? std::string() : ", " + cu.path) +
+               ") is not supported on this GPU (error 804): it is for data-center GPUs only",
+           "upgrade the host's NVIDIA driver to one that supports the image's CUDA, or use an "
+           "image built for CUDA " +
+               (r.driver_cuda != 0 ? cuda_text(r.driver_cuda) : std::string("the driver's")) +
+               " or older, without cuda-compat on LD_LIBRARY_PATH");
+      return;
+    case CUDA_ERROR_UNKNOWN:
+      if (nvml_init_status() == NVML_ERROR_UNKNOWN) {
+        fail(r, Status::Error,
+             "cuInit and NVML both fail with Unknown Error (999): the host's systemctl "
+             "daemon-reload dropped this container's access to the GPU devices",
+             "restart the container (for good: the NVIDIA Container Toolkit's fix for "
+             "systemd cgroup drivers, nvidia-ctk system create-dev-char-symlinks)");
+        return;
+      }
+      [[fallthrough]];
     default:
       fail(r, Status::Error, "cuInit failed: " + error_name(cu, init),
            "see the driver's logs on the host (dmesg, nvidia-smi)");
@@ -235,7 +335,7 @@ void run_checks(Report& r) {
     Device d;
     d.index = i;
     CUdevice dev = 0;
-    if (cu.cuDeviceGet != nullptr && cu.cuDeviceGet(&dev, i) != CUDA_SUCCESS) continue;
+    if (cu.cuDeviceGet == nullptr || cu.cuDeviceGet(&dev, i) != CUDA_SUCCESS) continue;
     char name[256] = {};
     if (cu.cuDeviceGetName != nullptr && cu.cuDeviceGetName(name, sizeof name, dev) == CUDA_SUCCESS)
       d.name = name;
@@ -251,6 +351,11 @@ void run_checks(Report& r) {
     std::size_t total = 0;
     if (cu.cuDeviceTotalMem != nullptr && cu.cuDeviceTotalMem(&total, dev) == CUDA_SUCCESS)
       d.memory_total = total;
+    // CUDA names a MIG slice "<GPU> MIG <profile>" and gives it memory of its
+    // own; NVML spells its UUID "MIG-" (query_nvml).
+    d.mig = d.name.find(" MIG ") != std::string::npos;
+    if (d.mig && d.uuid.starts_with("GPU-")) d.uuid = "MIG-" + d.uuid.substr(4);
+    check_compute_mode(r, cu, dev, d);
     r.devices.push_back(d);
   }
   query_nvml(r);

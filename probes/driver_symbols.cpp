@@ -2,6 +2,8 @@
 // libraries the container runtime mounts: the probe links neither.
 #include <dlfcn.h>
 
+#include <cstring>
+
 #include "probe_report.hpp"
 
 namespace probe {
@@ -16,8 +18,19 @@ void load(void* lib, const char* name, Fn& fn) {
 
 bool open_driver(CudaDriver& cu) {
   cu.handle = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (cu.handle == nullptr) return false;
+  if (cu.handle == nullptr) {
+    // "cannot open shared object file" is a library that is not there;
+    // anything else is one that is there and broken, which needs its own fix.
+    const char* why = ::dlerror();
+    if (why != nullptr && std::strstr(why, "cannot open shared object file") == nullptr)
+      cu.load_error = why;
+    return false;
+  }
   load(cu.handle, "cuInit", cu.cuInit);
+  Dl_info info{};
+  if (cu.cuInit != nullptr && ::dladdr(reinterpret_cast<void*>(cu.cuInit), &info) != 0 &&
+      info.dli_fname != nullptr)
+    cu.path = info.dli_fname;
   load(cu.handle, "cuDriverGetVersion", cu.cuDriverGetVersion);
   load(cu.handle, "cuDeviceGetCount", cu.cuDeviceGetCount);
   load(cu.handle, "cuDeviceGet", cu.cuDeviceGet);
@@ -30,6 +43,10 @@ bool open_driver(CudaDriver& cu) {
   load(cu.handle, "cuDeviceTotalMem_v2", cu.cuDeviceTotalMem);
   load(cu.handle, "cuGetErrorName", cu.cuGetErrorName);
   load(cu.handle, "cuDevicePrimaryCtxRetain", cu.cuDevicePrimaryCtxRetain);
+  load(cu.handle, "cuDevicePrimaryCtxRelease_v2", cu.cuDevicePrimaryCtxRelease);
+  load(cu.handle, "cuMemGetInfo_v2", cu.cuMemGetInfo);
+  load(cu.handle, "cuModuleUnload", cu.cuModuleUnload);
+  load(cu.handle, "cuEventDestroy_v2", cu.cuEventDestroy);
   load(cu.handle, "cuCtxSetCurrent", cu.cuCtxSetCurrent);
   load(cu.handle, "cuCtxSynchronize", cu.cuCtxSynchronize);
   load(cu.handle, "cuModuleLoadData", cu.cuModuleLoadData);

@@ -53,7 +53,8 @@ void usage(FILE* to) {
       "  --json             also print the report as JSON on stdout (before COMMAND)\n"
       "  --bench            also measure: host<->device and device bandwidth, FP32,\n"
       "                     and a CPU-vs-GPU race (a network step, a logistic\n"
-      "                     regression); about two seconds\n"
+      "                     regression), every GPU result checked against the\n"
+      "                     CPU's; about three seconds\n"
       "  --timeout SECONDS  bound the checks (default 10, or IMGSMITH_PROBE_TIMEOUT)\n"
       "  --check            the checks alone, whatever IMGSMITH_PROBE says, the verdict\n"
       "                     as the exit status (a Kubernetes startupProbe, a Docker\n"
@@ -180,10 +181,15 @@ int main(int argc, char** argv) {
     const bool usable = report.status == Status::Ok && !report.devices.empty();
     CudaDriver cu;
     const bool driver = usable && open_driver(cu);
-    const BenchOutput b =
-        run_bench(driver ? &cu : nullptr, driver, usable ? report.devices[0].name : std::string());
+    BenchDevice device;
+    if (usable) device = {report.devices[0].name, report.devices[0].mig};
+    const BenchOutput b = run_bench(driver ? &cu : nullptr, device);
     report.bench_json = b.json;
     bench_lines = b.lines;
+    if (b.wrong_results)
+      fail(report, Status::Error, "GPU 0 " + b.wrong_reason,
+           "do not trust this GPU: check it on the host (nvidia-smi -q -d ECC; dmesg for Xid "
+           "errors) and take it out of service until it passes");
   }
   report.elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

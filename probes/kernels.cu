@@ -54,21 +54,33 @@ extern "C" __global__ void probe_sgemm(const float* A, const float* B, float* C,
 }
 
 // One gradient step of logistic regression over rows x features, the way a
-// fraud model trains: p = sigmoid(X w); grad = X^T (p - y) / rows.
+// fraud model trains: p = sigmoid(X w); grad = X^T (p - y) / rows. expf, not
+// __expf: the same precision as the CPU side of the race, whose results the
+// probe compares with these.
 extern "C" __global__ void probe_logreg_predict(const float* X, const float* w, const float* y,
                                                 float* residual, int rows, int features) {
   const int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= rows) return;
   float z = 0.0f;
   for (int f = 0; f < features; ++f) z += X[r * features + f] * w[f];
-  residual[r] = 1.0f / (1.0f + __expf(-z)) - y[r];
+  residual[r] = 1.0f / (1.0f + expf(-z)) - y[r];
 }
 
+// One block per feature, 256 threads: each sums a strided share of the
+// rows, then the block reduces in shared memory (a parallel reduction, not
+// one thread walking every row).
 extern "C" __global__ void probe_logreg_gradient(const float* X, const float* residual, float* w,
                                                  int rows, int features, float rate) {
-  const int f = blockIdx.x * blockDim.x + threadIdx.x;
+  __shared__ float partial[256];
+  const int f = blockIdx.x;
   if (f >= features) return;
   float g = 0.0f;
-  for (int r = 0; r < rows; ++r) g += X[r * features + f] * residual[r];
-  w[f] -= rate * g / rows;
+  for (int r = threadIdx.x; r < rows; r += blockDim.x) g += X[r * features + f] * residual[r];
+  partial[threadIdx.x] = g;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) w[f] -= rate * partial[0] / rows;
 }

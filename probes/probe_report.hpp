@@ -20,6 +20,11 @@ struct Device {
   bool has_free = false;
   bool has_nvml = false;
   unsigned utilization = 0, temperature = 0;
+  // "default", "exclusive-process" or "prohibited" (cuDeviceGetAttribute).
+  std::string compute_mode = "default";
+  // A MIG slice: its own UUID ("MIG-..."), memory and share of the GPU, so
+  // no whole-GPU peak applies to it.
+  bool mig = false;
 };
 
 // The verdict; the report names it as status_name() says (a new value

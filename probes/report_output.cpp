@@ -76,7 +76,9 @@ std::string to_json(const Report& r) {
          ",\"memory_total_bytes\":" + std::to_string(d.memory_total) +
          ",\"memory_used_bytes\":" + std::to_string(d.memory_used) +
          ",\"utilization_percent\":" + (d.has_nvml ? std::to_string(d.utilization) : "null") +
-         ",\"temperature_c\":" + (d.has_nvml ? std::to_string(d.temperature) : "null") + "}";
+         ",\"temperature_c\":" + (d.has_nvml ? std::to_string(d.temperature) : "null") +
+         ",\"compute_mode\":" + json_string(d.compute_mode) +
+         ",\"mig\":" + (d.mig ? "true" : "false") + "}";
   }
   o += "],\"notes\":[";
   for (std::size_t i = 0; i < r.notes.size(); ++i) o += (i ? "," : "") + json_string(r.notes[i]);
@@ -111,6 +113,9 @@ void print_human(const Report& r) {
                  static_cast<double>(d.memory_used) / (1 << 30),
                  static_cast<double>(d.memory_total) / (1 << 30));
     if (d.has_nvml) std::fprintf(stderr, ", %u%% busy, %u C", d.utilization, d.temperature);
+    if (d.mig) std::fprintf(stderr, ", a MIG slice");
+    if (d.compute_mode != "default")
+      std::fprintf(stderr, ", compute mode %s", d.compute_mode.c_str());
     std::fprintf(stderr, "\n");
   }
   if (!r.vram.line.empty())

@@ -5,6 +5,8 @@
  * (as the stand-in libcuda), in CUDA's order unless FAKE_NVML_REVERSED=1
  * puts them the other way round, as NVML's PCI order can; a handle is
  * found by index or by the UUID the stand-in libcuda gives the device;
+ * with FAKE_MIG=1 (as the stand-in libcuda) each device is a MIG slice,
+ * found only by its "MIG-" UUID, with 18 GiB of its own;
  * the rest answer fixed values: driver 550.54.15, 1 GiB used, 37% busy,
  * 41 C. Built by the tests, found through LD_LIBRARY_PATH, never shipped. */
 #include <stdio.h>
@@ -42,10 +44,17 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned index, void** handle) {
   *handle = (void*)(unsigned long)(index + 1);
   return 0;
 }
-/* The stand-in libcuda gives CUDA device d the UUID bytes 0x10*d + i. */
+static int mig(void) {
+  const char* v = getenv("FAKE_MIG");
+  return v != NULL && strcmp(v, "1") == 0;
+}
+/* The stand-in libcuda gives CUDA device d the UUID bytes 0x10*d + i, and
+ * a MIG slice 0x80 + 0x10*d + i. */
 int nvmlDeviceGetHandleByUUID(const char* uuid, void** handle) {
   unsigned first = 0;
-  if (strncmp(uuid, "GPU-", 4) != 0 || sscanf(uuid + 4, "%2x", &first) != 1) return 6;
+  if (strncmp(uuid, mig() ? "MIG-" : "GPU-", 4) != 0 || sscanf(uuid + 4, "%2x", &first) != 1)
+    return 6;
+  if (mig()) first -= 0x80;
   const unsigned cuda = first / 0x10, n = device_count();
   if (cuda >= n) return 6; /* NVML_ERROR_NOT_FOUND */
   const char* reversed = getenv("FAKE_NVML_REVERSED");
@@ -55,7 +64,7 @@ int nvmlDeviceGetHandleByUUID(const char* uuid, void** handle) {
 }
 int nvmlDeviceGetMemoryInfo(void* handle, memory_t* m) {
   const unsigned index = (unsigned)(unsigned long)handle - 1;
-  m->total = 150754820096ULL;
+  m->total = mig() ? 19327352832ULL : 150754820096ULL;
   m->used = 1073741824ULL;
   m->free = m->total - m->used;
   const char* list = getenv("FAKE_NVML_FREE");

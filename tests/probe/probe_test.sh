@@ -90,12 +90,60 @@ run "${withgpu[@]}" FAKE_CUINIT=35 "$probe"
 check "insufficient driver (35)" grep -q "driver-too-old" "$tmp/err"
 run "${withgpu[@]}" FAKE_CUINIT=802 "$probe"
 check "fabric manager (802)" grep -q "nvidia-fabricmanager" "$tmp/err"
-run "${withgpu[@]}" FAKE_NVML_INIT=999 "$probe"
-check "NVML unknown error: restart" grep -q "restart the container" "$tmp/err"
+# NVML failing while CUDA works costs the figures, not the GPU: a note, and
+# require mode still runs the app. Failing with cuInit, it names the cause.
+run "${withgpu[@]}" FAKE_NVML_INIT=999 IMGSMITH_PROBE=require "$probe" -- sh -c 'echo app-ran'
+check "NVML 999 after a good cuInit: the app runs in require mode" test "$(cat "$tmp/out")" = app-ran
+check "NVML 999 after a good cuInit: a note" grep -q "note: NVML: Unknown Error although CUDA works" "$tmp/err"
+run "${withgpu[@]}" FAKE_CUINIT=999 FAKE_NVML_INIT=999 "$probe"
+check "cuInit and NVML both 999: restart the container" grep -q "daemon-reload.*" "$tmp/err"
+check "cuInit and NVML both 999: the fix" grep -q "fix: restart the container" "$tmp/err"
 run "${withgpu[@]}" FAKE_NVML_INIT=18 "$probe"
-check "NVML mismatch: reboot" grep -q "reboot the host" "$tmp/err"
+check "NVML mismatch after a good cuInit: ok with a note" grep -q "note: NVML: Driver/library version mismatch although CUDA works" "$tmp/err"
+check "NVML mismatch after a good cuInit: exit 0" test "$status" -eq 0
+run "${withgpu[@]}" FAKE_CUINIT=803 FAKE_NVML_INIT=18 "$probe"
+check "803, NVML mismatch: reboot" grep -q "error 803.*upgraded without a reboot (NVML says the same" "$tmp/err"
+check "803: fix: reboot the host" grep -q "fix: reboot the host" "$tmp/err"
+mkdir -p "$tmp/cuda/compat"
+cp "$fake"/libcuda.so.1 "$tmp/cuda/compat/"
+run IMGSMITH_PROBE_DEV="$tmp/gpu-dev" LD_LIBRARY_PATH="$tmp/cuda/compat:$fake" FAKE_CUINIT=803 "$probe"
+check "803 from a cuda-compat libcuda: named, with its path" grep -q "forward-compatibility libcuda ($tmp/cuda/compat/libcuda.so.1) does not match" "$tmp/err"
+check "803 from cuda-compat: take it off LD_LIBRARY_PATH" grep -q "fix: take the compat directory off LD_LIBRARY_PATH" "$tmp/err"
+run "${withgpu[@]}" FAKE_CUINIT=804 FAKE_DRIVER_VERSION=12020 "$probe"
+check "804: forward compatibility on a GPU that lacks it" grep -q "error 804): it is for data-center GPUs only" "$tmp/err"
+check "804: the fix names the driver's CUDA" grep -q "image built for CUDA 12.2 or older" "$tmp/err"
 run "${withgpu[@]}" FAKE_CUINIT=999 "$probe"
 check "other error by name and number" grep -q "CUDA_ERROR_UNKNOWN (999)" "$tmp/err"
+# A libcuda.so.1 that is there but does not load says why (dlerror).
+mkdir -p "$tmp/broken-driver"
+echo "not a library" >"$tmp/broken-driver/libcuda.so.1"
+run IMGSMITH_PROBE_DEV="$tmp/gpu-dev" LD_LIBRARY_PATH="$tmp/broken-driver" "$probe"
+check "a libcuda.so.1 that does not load: dlerror's reason" grep -q "error: libcuda.so.1 is here but does not load: .*broken-driver/libcuda.so.1" "$tmp/err"
+
+# Compute modes: prohibited, and exclusive-process held by another process
+# (error 46), are GPUs the app cannot use; GPU 0 decides, others get a note.
+run "${withgpu[@]}" FAKE_COMPUTE_MODE=2 "$probe" --check --json
+check "compute mode Prohibited: exit 7" test "$status" -eq 7
+check "compute mode Prohibited: named" grep -q "error: GPU 0 (.*) is in compute mode Prohibited" "$tmp/err"
+check "compute mode Prohibited: the fix" grep -q "fix: on the host: nvidia-smi -i 0 -c DEFAULT" "$tmp/err"
+check "compute mode in the JSON" grep -q '"compute_mode":"prohibited"' "$tmp/out"
+run "${withgpu[@]}" FAKE_COMPUTE_MODE=3 FAKE_CTX_RETAIN=46 "$probe" --check
+check "exclusive-process, in use: exit 7" test "$status" -eq 7
+check "exclusive-process, in use: error 46 named" grep -q "compute mode Exclusive_Process and another process holds it (error 46)" "$tmp/err"
+run "${withgpu[@]}" FAKE_COMPUTE_MODE=3 FAKE_LEDGER="$tmp/ledger" "$probe" --check --json
+check "exclusive-process, free: ok" test "$status" -eq 0
+check "exclusive-process, free: the context taken to find out is released" grep -q "contexts=0" "$tmp/ledger"
+check "exclusive-process: in the JSON" grep -q '"compute_mode":"exclusive-process"' "$tmp/out"
+run "${withgpu[@]}" FAKE_DEVICE_COUNT=2 FAKE_COMPUTE_MODE=0,2 "$probe" --check
+check "GPU 1 prohibited, GPU 0 fine: ok" test "$status" -eq 0
+check "GPU 1 prohibited: a note" grep -q "note: GPU 1 (.*) is in compute mode Prohibited" "$tmp/err"
+
+# A MIG slice: its own UUID (MIG-), its own memory from NVML found by that
+# UUID, and no whole-GPU peak in the benchmark.
+run "${withgpu[@]}" FAKE_MIG=1 "$probe" --json
+check "MIG: reported as a slice with its own UUID" grep -q '"name":"NVIDIA H200 MIG 1g.18gb","uuid":"MIG-80818283-8485-8687-8889-8a8b8c8d8e8f"' "$tmp/out"
+check "MIG: its own memory, and NVML found it" grep -q '"memory_total_bytes":19327352832,"memory_used_bytes":1073741824,"utilization_percent":37' "$tmp/out"
+check "MIG: flagged" grep -q '"mig":true}' "$tmp/out"
 
 # The model's need (IMGSMITH_MODEL_VRAM, written by gen) against GPU 0's
 # free memory, which the stand-in NVML scripts.
@@ -152,8 +200,8 @@ check "--check: a hung driver exits 6 (timed out)" test "$status" -eq 6
 check "--check: within its timeout (${elapsed_ms} ms)" test "$elapsed_ms" -lt 3000
 run "${withgpu[@]}" FAKE_CUINIT=999 "$probe" --check
 check "--check: a GPU that cannot be used exits 7" test "$status" -eq 7
-run "${withgpu[@]}" FAKE_NVML_INIT=18 "$probe" --check --json
-check "--check: NVML's driver mismatch is a GPU that cannot be used (7)" test "$status" -eq 7
+run "${withgpu[@]}" FAKE_CUINIT=803 FAKE_NVML_INIT=18 "$probe" --check --json
+check "--check: a driver mismatch is a GPU that cannot be used (7)" test "$status" -eq 7
 check "--check --json: the report on stdout" grep -q '"status":"error"' "$tmp/out"
 run "${withgpu[@]}" "$probe" --check -- sh -c 'echo ran'
 check "--check with a command is a usage error" test "$status" -eq 2
@@ -169,19 +217,82 @@ check "device-check: the reason is the probe's" grep -q "^device-check: FAIL: --
 run "${withgpu[@]}" IMGSMITH_PROBE_BINARY="$probe" "$device_check" "$tmp/device-check"
 check "device-check: a GPU half that did not run is a failure" grep -q "^device-check: FAIL: the benchmark's GPU half did not run" "$tmp/out"
 check "device-check: exit 1 then too" test "$status" -eq 1
+if [ "$kernels" = with-kernels ]; then
+  # The stand-in's GPU half runs (on the CPU): far below an H200's peak.
+  run "${withgpu[@]}" FAKE_DRIVER_VERSION=13000 FAKE_MODULE_LOAD=0 FAKE_FREE_MEM=268435456 FAKE_ELAPSED_MS=10 \
+    IMGSMITH_PROBE_BINARY="$probe" "$device_check" "$tmp/device-check"
+  check "device-check: a missed target is a failure" grep -q "^device-check: FAIL: device copy at 5.6% of the published peak (target >= 75%)" "$tmp/out"
+fi
 
 # The benchmark: without a GPU only the CPU half runs, and says so; with a
 # driver that cannot load the kernels (222), it says why.
+cpus=$(nproc)
 run "${nogpu[@]}" "$probe" --bench --json
-check "bench without GPU: CPU half" grep -q '"bench":{"cpu":{"network_step_ms":[0-9.]*,"logistic_regression_ms":[0-9.]*},"gpu":null' "$tmp/out"
-check "bench without GPU: verdict" grep -q "bench: no GPU; CPU: network step" "$tmp/err"
+check "bench without GPU: CPU half, every usable CPU ($cpus), its vector instructions" grep -q '"bench":{"cpu":{"network_step_ms":[0-9.]*,"logistic_regression_ms":[0-9.]*,"network_step_threads":'"$cpus"',"vector_isa":"\(AVX-512\|AVX2\|SSE2\)","logistic_regression_threads":1},"gpu":null' "$tmp/out"
+check "bench without GPU: verdict" grep -q "bench: no GPU; CPU: network step [0-9.]* ms on $cpus CPU thread" "$tmp/err"
+run "${nogpu[@]}" "$probe" --bench --json
+check "bench: the threads follow the affinity mask (taskset -c 0: 1)" sh -c "env -i PATH='$PATH' IMGSMITH_PROBE_DEV='$tmp/no-dev' taskset -c 0 '$probe' --bench --json 2>/dev/null | grep -q '\"network_step_threads\":1,'"
 run "${withgpu[@]}" "$probe" --bench --json
 if [ "$kernels" = with-kernels ]; then
-  check "bench 222: named" grep -q "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): the kernels' PTX is newer than this driver" "$tmp/out"
+  check "bench 222 on a CUDA 12 driver: the kernels' CUDA 13 named" grep -q "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): the probe's kernels were built with CUDA 13.[0-9] and this driver supports CUDA 12.4, an older major release" "$tmp/out"
+  run "${withgpu[@]}" FAKE_DRIVER_VERSION=13000 "$probe" --bench --json
+  check "bench 222 on a CUDA 13 driver: the PTX named" grep -q "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): the kernels' PTX is newer than this driver" "$tmp/out"
+  run "${withgpu[@]}" FAKE_DRIVER_VERSION=13000 FAKE_MODULE_LOAD=209 "$probe" --bench --json
+  check "bench 209: no SASS and no JIT, named" grep -q "CUDA_ERROR_NO_BINARY_FOR_GPU (209): the probe has no SASS for this GPU" "$tmp/out"
+  run "${withgpu[@]}" FAKE_DRIVER_VERSION=13000 FAKE_MODULE_LOAD=221 "$probe" --bench --json
+  check "bench 221: the JIT compiler missing, named" grep -q "libnvidia-ptxjitcompiler.so.1, was not mounted" "$tmp/out"
 else
   check "bench without kernels: named" grep -q "built without GPU kernels" "$tmp/out"
 fi
 check "bench 222: checks still ok" grep -q '"status":"ok"' "$tmp/out"
+
+if [ "$kernels" = with-kernels ]; then
+  # The GPU half on the stand-in, whose "kernels" compute on the CPU what
+  # the probe's kernels compute: 256 MiB free gives 64 MiB buffers, and
+  # event times scripted at 10 ms give figures known in advance.
+  gpu=("${withgpu[@]}" FAKE_DRIVER_VERSION=13000 FAKE_MODULE_LOAD=0 FAKE_FREE_MEM=268435456 FAKE_LEDGER="$tmp/ledger")
+  json_gpu() { python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).read()); print(eval(sys.argv[2]))' "$tmp/out" "$1"; }
+  run "${gpu[@]}" FAKE_ELAPSED_MS=10 "$probe" --bench --json
+  check "bench on the stand-in: ok" grep -q '"status":"ok"' "$tmp/out"
+  check "bench: buffers of a quarter of the free memory" test "$(json_gpu "r['bench']['gpu']['buffer_bytes']")" = 67108864
+  check "bench: 64 MiB in 10 ms is 6.71 GB/s each way" test "$(json_gpu "(r['bench']['gpu']['h2d_gbps'], r['bench']['gpu']['d2h_gbps'])")" = "(6.71, 6.71)"
+  check "bench: 20 device copies a pair, read+write: 268.44 GB/s" test "$(json_gpu "r['bench']['gpu']['device_copy_gbps']")" = 268.44
+  check "bench: FMA, 20 launches a pair: 1.07 TFLOP/s" test "$(json_gpu "r['bench']['gpu']['fp32_tflops']")" = 1.07
+  check "bench: no spread when every pair agrees" test "$(json_gpu "r['bench']['gpu']['h2d_spread_percent']")" = 0.0
+  check "bench: results checked against the CPU's" test "$(json_gpu "r['bench']['gpu']['results_checked'] and r['bench']['gpu']['network_step_relative_error'] < 1e-3")" = True
+  check "bench: the verdict names what was compared" grep -q "x faster than $cpus CPU thread.* on the network step; [0-9.]*x one CPU thread on the logistic regression.*include the copies" "$tmp/err"
+  check "bench: everything the GPU half held is freed" grep -q "device_allocations=0 host_allocations=0 events=0 modules=0 contexts=0" "$tmp/ledger"
+  run "${gpu[@]}" FAKE_ELAPSED_MS=10,12 "$probe" --bench --json
+  check "bench: pairs that disagree show as spread" test "$(json_gpu "r['bench']['gpu']['h2d_spread_percent'] > 10")" = True
+  for kernel in copy fma sgemm logreg; do
+    case $kernel in
+      copy) said="the GPU's copies are wrong: word [0-9]* of 16777216 came back as" ;;
+      fma) said="the GPU's FMA results are wrong: thread 0 computed" ;;
+      sgemm) said="the GPU's network step differs from the CPU's" ;;
+      logreg) said="the GPU's logistic regression differs from the CPU's" ;;
+    esac
+    run "${gpu[@]}" FAKE_WRONG_RESULTS=$kernel "$probe" --bench --json
+    check "bench: wrong results of $kernel are an error" grep -q '"status":"error"' "$tmp/out"
+    check "bench: wrong results of $kernel: said" grep -q "error: GPU 0 $said" "$tmp/err"
+    check "bench: wrong results of $kernel: no figures" sh -c "! grep -q '\"h2d_gbps\"' '$tmp/out'"
+    check "bench: wrong results of $kernel: freed all the same" grep -q "device_allocations=0 host_allocations=0 events=0 modules=0 contexts=0" "$tmp/ledger"
+  done
+  run "${gpu[@]}" FAKE_WRONG_RESULTS=sgemm IMGSMITH_PROBE=require "$probe" --bench -- sh -c 'echo ran'
+  check "bench: require mode refuses a GPU that computes wrongly (3)" test "$status" -eq 3 -a ! -s "$tmp/out"
+  run "${gpu[@]}" FAKE_MEMCPY=700 "$probe" --bench --json
+  check "bench: a failed copy is named, not a figure" grep -q '"gpu":{"error":"cuMemcpyHtoD failed: CUDA_ERROR_ILLEGAL_ADDRESS (700)"}' "$tmp/out"
+  check "bench: a failed copy: freed" grep -q "device_allocations=0 host_allocations=0 events=0 modules=0 contexts=0" "$tmp/ledger"
+  run "${gpu[@]}" FAKE_EVENT_SYNC=700 "$probe" --bench --json
+  check "bench: an error surfacing at the event is named" grep -q '"error":"the timed work (cuEventSynchronize) failed: CUDA_ERROR_ILLEGAL_ADDRESS (700)"' "$tmp/out"
+  run "${gpu[@]}" FAKE_LAUNCH=1 "$probe" --bench --json
+  check "bench: a failed launch is named" grep -q '"error":"cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE (1)"' "$tmp/out"
+  run "${gpu[@]}" FAKE_FREE_MEM=100000000 "$probe" --bench --json
+  check "bench: too little free memory is said before allocating" grep -q '"error":"only 95 MiB of GPU 0.s memory is free' "$tmp/out"
+  check "bench: too little free memory: nothing held" grep -q "device_allocations=0" "$tmp/ledger"
+  run "${gpu[@]}" FAKE_MIG=1 FAKE_ELAPSED_MS=10 "$probe" --bench --json
+  check "bench on a MIG slice: no whole-GPU peak" test "$(json_gpu "(r['bench']['gpu']['mig'], r['bench']['gpu']['peak_reference'], r['bench']['gpu']['device_copy_peak_percent'])")" = "(True, None, None)"
+  check "bench on a MIG slice: said" grep -q "a MIG slice: no peak applies" "$tmp/err"
+fi
 
 # JSON to a file, usage errors, exec failure.
 run "${nogpu[@]}" IMGSMITH_PROBE_JSON="$tmp/report.json" "$probe" -- true

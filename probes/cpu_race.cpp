@@ -1,0 +1,231 @@
+#include "cpu_race.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+// Each function marked so is compiled three times on x86-64 (AVX-512, AVX2
+// with FMA, and the SSE2 every x86-64 has) and the dynamic loader picks the
+// best this CPU runs (an ifunc), so one binary is fast on new servers and
+// still runs on old ones. arm64's NEON is always there.
+#if defined(__x86_64__)
+#define PROBE_VECTOR_CLONES \
+  __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+#else
+#define PROBE_VECTOR_CLONES
+#endif
+
+namespace probe {
+
+NetBuffers::NetBuffers()
+    : x(kBatch * kWidth),
+      w1(kWidth * kWidth),
+      w2(kWidth * kWidth),
+      h(kBatch * kWidth),
+      y(kBatch * kWidth),
+      dy(kBatch * kWidth),
+      dw1(kWidth * kWidth),
+      dw2(kWidth * kWidth),
+      dh(kBatch * kWidth) {
+  for (std::size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>((i * 37) % 101) / 101.0f - 0.5f;
+  for (std::size_t i = 0; i < w1.size(); ++i)
+    w1[i] = static_cast<float>((i * 17) % 97) / 970.0f - 0.05f;
+  for (std::size_t i = 0; i < w2.size(); ++i)
+    w2[i] = static_cast<float>((i * 13) % 89) / 890.0f - 0.05f;
+  for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = static_cast<float>((i * 7) % 61) / 610.0f;
+}
+
+LogregData::LogregData() : x(kRows * kFeatures), y(kRows), w(kFeatures, 0.0f), residual(kRows) {
+  for (int r = 0; r < kRows; ++r) {
+    float z = 0;
+    for (int f = 0; f < kFeatures; ++f) {
+      const float v = static_cast<float>((r * 31 + f * 17) % 113) / 113.0f - 0.5f;
+      x[r * kFeatures + f] = v;
+      z += v * (f % 3 == 0 ? 1.0f : -0.5f);
+    }
+    y[r] = z > 0 ? 1.0f : 0.0f;
+  }
+}
+
+namespace {
+
+// A cgroup's CPU quota in CPUs (rounded up), 0 when there is none: cgroup
+// v2's cpu.max ("max 100000" or "200000 100000"), else v1's cfs files.
+int cgroup_cpu_quota() {
+  long long quota = -1, period = 0;
+  // stdio, not iostreams: static libstdc++'s streams would add megabytes.
+  if (FILE* v2 = std::fopen("/sys/fs/cgroup/cpu.max", "r")) {
+    char q[32] = {};
+    const int got = std::fscanf(v2, "%31s %lld", q, &period);
+    std::fclose(v2);
+    if (got != 2 || std::strcmp(q, "max") == 0) return 0;
+    quota = std::atoll(q);
+  } else {
+    FILE* q = std::fopen("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "r");
+    FILE* p = std::fopen("/sys/fs/cgroup/cpu/cpu.cfs_period_us", "r");
+    if (q == nullptr || p == nullptr || std::fscanf(q, "%lld", &quota) != 1 ||
+        std::fscanf(p, "%lld", &period) != 1)
+      quota = -1;
+    if (q != nullptr) std::fclose(q);
+    if (p != nullptr) std::fclose(p);
+  }
+  if (quota <= 0 || period <= 0) return 0;
+  return static_cast<int>((quota + period - 1) / period);
+}
+
+// Rows [r0, r1) of C += op(A) * B, B k x n row-major. A tile of 4 rows by
+// 64 columns of C stays in vector registers while a block of B's rows
+// (kept in cache) passes under it: a loaded value of B serves four rows,
+// and C is read and written once a block, not once a product.
+PROBE_VECTOR_CLONES
+void gemm_rows(const float* A, const float* B, float* C, int m, int n, int k, bool trans_a, int r0,
+               int r1) {
+  constexpr int kRowsPerTile = 4, kColumnsPerTile = 32, kBlock = 256;
+  const auto a_at = [&](int i, int p) {
+    return trans_a ? A[static_cast<std::size_t>(p) * m + i]
+                   : A[static_cast<std::size_t>(i) * k + p];
+  };
+  for (int p0 = 0; p0 < k; p0 += kBlock) {
+    const int p1 = std::min(k, p0 + kBlock);
+    int i = r0;
+    for (; i + kRowsPerTile <= r1; i += kRowsPerTile) {
+      int j0 = 0;
+      for (; j0 + kColumnsPerTile <= n; j0 += kColumnsPerTile) {
+        float acc[kRowsPerTile][kColumnsPerTile];
+        for (int r = 0; r < kRowsPerTile; ++r)
+          for (int j = 0; j < kColumnsPerTile; ++j)
+            acc[r][j] = C[static_cast<std::size_t>(i + r) * n + j0 + j];
+        for (int p = p0; p < p1; ++p) {
+          const float* b = B + static_cast<std::size_t>(p) * n + j0;
+          for (int r = 0; r < kRowsPerTile; ++r) {
+            const float a = a_at(i + r, p);
+            for (int j = 0; j < kColumnsPerTile; ++j) acc[r][j] += a * b[j];
+          }
+        }
+        for (int r = 0; r < kRowsPerTile; ++r)
+          for (int j = 0; j < kColumnsPerTile; ++j)
+            C[static_cast<std::size_t>(i + r) * n + j0 + j] = acc[r][j];
+      }
+      for (int r = 0; r < kRowsPerTile; ++r)  // columns past the last whole tile
+        for (int p = p0; p < p1; ++p)
+          for (int j = j0; j < n; ++j)
+            C[static_cast<std::size_t>(i + r) * n + j] +=
+                a_at(i + r, p) * B[static_cast<std::size_t>(p) * n + j];
+    }
+    for (; i < r1; ++i)  // rows past the last whole tile
+      for (int p = p0; p < p1; ++p)
+        for (int j = 0; j < n; ++j)
+          C[static_cast<std::size_t>(i) * n + j] +=
+              a_at(i, p) * B[static_cast<std::size_t>(p) * n + j];
+  }
+}
+
+PROBE_VECTOR_CLONES
+void logreg_steps(LogregData& d) {
+  float g[kFeatures];
+  for (int s = 0; s < kSteps; ++s) {
+    for (int r = 0; r < kRows; ++r) {
+      const float* x = &d.x[static_cast<std::size_t>(r) * kFeatures];
+      float z = 0;
+      for (int f = 0; f < kFeatures; ++f) z += x[f] * d.w[f];
+      d.residual[r] = 1.0f / (1.0f + std::exp(-z)) - d.y[r];
+    }
+    std::fill(g, g + kFeatures, 0.0f);
+    for (int r = 0; r < kRows; ++r) {
+      const float* x = &d.x[static_cast<std::size_t>(r) * kFeatures];
+      const float res = d.residual[r];
+      for (int f = 0; f < kFeatures; ++f) g[f] += x[f] * res;
+    }
+    for (int f = 0; f < kFeatures; ++f) d.w[f] -= kLearningRate * g[f] / kRows;
+  }
+}
+
+}  // namespace
+
+int usable_cpus() {
+  cpu_set_t set;
+  int cpus = 0;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
+  if (cpus <= 0) cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int quota = cgroup_cpu_quota();
+  return quota > 0 ? std::min(cpus, quota) : cpus;
+}
+
+std::string vector_isa() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return "AVX-512";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "AVX2";
+  return "SSE2";
+#elif defined(__aarch64__)
+  return "NEON";
+#else
+  return "scalar code";
+#endif
+}
+
+void cpu_gemm(const float* A, const float* B, float* C, int m, int n, int k, bool trans_a,
+              bool trans_b, bool relu, int threads) {
+  // B transposed is read down its columns; copying it once into row order
+  // lets the inner loop run over contiguous memory, in vectors.
+  std::vector<float> bt;
+  if (trans_b) {
+    bt.resize(static_cast<std::size_t>(k) * n);
+    for (int j = 0; j < n; ++j)
+      for (int p = 0; p < k; ++p)
+        bt[static_cast<std::size_t>(p) * n + j] = B[static_cast<std::size_t>(j) * k + p];
+    B = bt.data();
+  }
+  std::fill(C, C + static_cast<std::size_t>(m) * n, 0.0f);
+  threads = std::clamp(threads, 1, m);
+  std::vector<std::thread> pool;
+  const int per = (m + threads - 1) / threads;
+  for (int t = 0; t < threads; ++t) {
+    const int r0 = t * per, r1 = std::min(m, r0 + per);
+    if (r0 >= r1) break;
+    pool.emplace_back(gemm_rows, A, B, C, m, n, k, trans_a, r0, r1);
+  }
+  for (auto& t : pool) t.join();
+  if (relu)
+    for (std::size_t i = 0; i < static_cast<std::size_t>(m) * n; ++i) C[i] = std::max(C[i], 0.0f);
+}
+
+void cpu_network_step(NetBuffers& b, int threads) {
+  cpu_gemm(b.x.data(), b.w1.data(), b.h.data(), kBatch, kWidth, kWidth, false, false, true,
+           threads);
+  cpu_gemm(b.h.data(), b.w2.data(), b.y.data(), kBatch, kWidth, kWidth, false, false, false,
+           threads);
+  cpu_gemm(b.h.data(), b.dy.data(), b.dw2.data(), kWidth, kWidth, kBatch, true, false, false,
+           threads);
+  cpu_gemm(b.dy.data(), b.w2.data(), b.dh.data(), kBatch, kWidth, kWidth, false, true, false,
+           threads);
+  cpu_gemm(b.x.data(), b.dh.data(), b.dw1.data(), kWidth, kWidth, kBatch, true, false, false,
+           threads);
+  cpu_gemm(b.y.data(), b.w2.data(), b.dh.data(), kBatch, kWidth, kWidth, false, true, false,
+           threads);
+}
+
+void cpu_logreg(LogregData& d) {
+  std::fill(d.w.begin(), d.w.end(), 0.0f);
+  logreg_steps(d);
+}
+
+double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
+  double largest = 0, diff = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    largest = std::max(largest, static_cast<double>(std::fabs(want[i])));
+    const double g = i < got.size() ? got[i] : 0.0;
+    if (std::isnan(g) || std::isinf(g)) return 1e9;  // std::max would drop a NaN
+    diff = std::max(diff, std::fabs(g - want[i]));
+  }
+  if (got.size() != want.size()) return 1e9;
+  return largest > 0 ? diff / largest : diff;
+}
+
+}  // namespace probe
