@@ -6,8 +6,11 @@
 //
 // IMGSMITH_PROBE=warn (default) reports, then runs the command; =require
 // exits 3 without running it when no usable GPU is found; =off runs it at
-// once. IMGSMITH_PROBE_TIMEOUT bounds the checks (default 10 s), so a hung
-// driver cannot hold the application back. IMGSMITH_PROBE_JSON=PATH also
+// once. IMGSMITH_PROBE_TIMEOUT bounds the checks (default 10 s) and
+// IMGSMITH_PROBE_BENCH_TIMEOUT the benchmark (default 60 s): both run in a
+// child process that is killed when it overruns, so a hung driver cannot
+// hold the application back, and no driver state of theirs is left in the
+// process that becomes the application. IMGSMITH_PROBE_JSON=PATH also
 // writes the report as JSON to PATH.
 //
 // It depends on nothing but the C and C++ runtimes: libstdc++ is linked
@@ -16,15 +19,12 @@
 
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <string>
-#include <thread>
 
-#include "bench.hpp"
+#include "checks_process.hpp"
 #include "probe_report.hpp"
 
 namespace probe {
@@ -55,7 +55,9 @@ void usage(FILE* to) {
       "                     and a CPU-vs-GPU race (a network step, a logistic\n"
       "                     regression), every GPU result checked against the\n"
       "                     CPU's; about three seconds\n"
-      "  --timeout SECONDS  bound the checks (default 10, or IMGSMITH_PROBE_TIMEOUT)\n"
+      "  --timeout SECONDS  bound the checks (default 10, or IMGSMITH_PROBE_TIMEOUT);\n"
+      "                     IMGSMITH_PROBE_BENCH_TIMEOUT bounds --bench (default 60);\n"
+      "                     both run in a child process, killed when it overruns\n"
       "  --check            the checks alone, whatever IMGSMITH_PROBE says, the verdict\n"
       "                     as the exit status (a Kubernetes startupProbe, a Docker\n"
       "                     HEALTHCHECK); no COMMAND; nothing of the GPU is kept:\n"
@@ -97,6 +99,9 @@ int main(int argc, char** argv) {
   double timeout = 10;
   if (const std::string t = env("IMGSMITH_PROBE_TIMEOUT"); !t.empty())
     timeout = std::atof(t.c_str());
+  double bench_timeout = 60;
+  if (const std::string t = env("IMGSMITH_PROBE_BENCH_TIMEOUT"); !t.empty())
+    bench_timeout = std::atof(t.c_str());
   char** command = nullptr;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -125,6 +130,7 @@ int main(int argc, char** argv) {
     }
   }
   if (!(timeout > 0)) timeout = 10;
+  if (!(bench_timeout > 0)) bench_timeout = 60;
   if (check && (command != nullptr || bench)) {
     std::fprintf(stderr, "imgsmith-probe: --check runs no COMMAND and no --bench\n");
     usage(stderr);
@@ -145,52 +151,19 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  // The checks run on their own thread: a driver that hangs in cuInit is
-  // reported, and in warn mode the application still starts.
+  // The checks (and the benchmark) run in a child process, killed when it
+  // overruns: a driver that hangs in cuInit is reported, and in warn mode
+  // the application still starts.
   const auto start = std::chrono::steady_clock::now();
-  auto* shared = new Report();  // leaked on purpose if the checks hang
-  auto* lock = new std::mutex();
-  auto* done_cv = new std::condition_variable();
-  auto* done = new bool(false);
-  std::thread([=] {
-    Report r;
-    run_checks(r);
-    std::lock_guard<std::mutex> g(*lock);
-    *shared = std::move(r);
-    *done = true;
-    done_cv->notify_one();
-  }).detach();
-  Report report;
-  bool timed_out = false;
-  {
-    std::unique_lock<std::mutex> g(*lock);
-    if (done_cv->wait_for(g, std::chrono::duration<double>(timeout), [&] { return *done; })) {
-      report = *shared;
-    } else {
-      timed_out = true;
-      fail(report, Status::Error,
-           "the GPU checks did not finish within " + std::to_string(static_cast<int>(timeout)) +
-               " s (the driver hangs in cuInit)",
-           "check the host: nvidia-smi, dmesg; persistence mode (nvidia-smi -pm 1) shortens "
-           "driver start-up");
-    }
-  }
+  ChecksOutcome outcome = run_checks_in_child(bench, timeout, bench_timeout);
+  Report& report = outcome.report;
+  const bool timed_out = outcome.checks_timed_out;
   check_model_vram(report);
-  std::string bench_lines;
-  if (bench) {
-    const bool usable = report.status == Status::Ok && !report.devices.empty();
-    CudaDriver cu;
-    const bool driver = usable && open_driver(cu);
-    BenchDevice device;
-    if (usable) device = {report.devices[0].name, report.devices[0].mig};
-    const BenchOutput b = run_bench(driver ? &cu : nullptr, device);
-    report.bench_json = b.json;
-    bench_lines = b.lines;
-    if (b.wrong_results)
-      fail(report, Status::Error, "GPU 0 " + b.wrong_reason,
-           "do not trust this GPU: check it on the host (nvidia-smi -q -d ECC; dmesg for Xid "
-           "errors) and take it out of service until it passes");
-  }
+  const std::string& bench_lines = outcome.bench_lines;
+  if (outcome.bench_wrong_results)
+    fail(report, Status::Error, "GPU 0 " + outcome.bench_wrong_reason,
+         "do not trust this GPU: check it on the host (nvidia-smi -q -d ECC; dmesg for Xid "
+         "errors) and take it out of service until it passes");
   report.elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 

@@ -3,6 +3,7 @@
  * with values scripted through the environment:
  *   FAKE_CUINIT=<CUresult>       what cuInit returns (default 0)
  *   FAKE_CUINIT_HANG=1           cuInit never returns (the watchdog test)
+ *   FAKE_CUINIT_CRASH=1          cuInit dies of SIGSEGV, as a driver can
  *   FAKE_DRIVER_VERSION=<int>    cuDriverGetVersion (default 12040, CUDA 12.4)
  *   FAKE_DEVICE_COUNT=<int>      devices (default 1)
  *   FAKE_COMPUTE_MODE=<m>[,<m>]  each device's compute mode (0 default,
@@ -24,6 +25,7 @@
  *                                computes one value wrongly
  *   FAKE_MEMCPY=<CUresult>       what host<->device copies return
  *   FAKE_LAUNCH=<CUresult>       what cuLaunchKernel returns
+ *   FAKE_LAUNCH_HANG=1           cuLaunchKernel never returns
  *   FAKE_EVENT_SYNC=<CUresult>   what cuEventSynchronize returns (an error
  *                                from earlier work surfaces there)
  *   FAKE_ELAPSED_MS=<ms>[,<ms>]  cuEventElapsedTime's answers, in turn and
@@ -35,6 +37,7 @@
  * It is built by the tests and found through LD_LIBRARY_PATH; it is never
  * shipped. */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +97,7 @@ int cuInit(unsigned flags) {
   (void)flags;
   if (getenv("FAKE_CUINIT_HANG") != NULL)
     for (;;) pause();
+  if (getenv("FAKE_CUINIT_CRASH") != NULL) raise(SIGSEGV);
   return env_int("FAKE_CUINIT", 0);
 }
 
@@ -421,6 +425,8 @@ int cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
   (void)shared;
   (void)stream;
   (void)extra;
+  if (getenv("FAKE_LAUNCH_HANG") != NULL)
+    for (;;) pause();
   const int rc = env_int("FAKE_LAUNCH", 0);
   if (rc != 0) return rc;
   if (f == NULL) return 400;

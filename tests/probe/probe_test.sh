@@ -181,6 +181,14 @@ check "watchdog: reported" grep -q "did not finish within 1 s" "$tmp/err"
 check "watchdog: app starts in warn mode" test "$(cat "$tmp/out")" = "started"
 check "watchdog: within the timeout (${elapsed_ms} ms)" test "$elapsed_ms" -lt 3000
 
+# The checks run in a child process: one that dies inside the driver is
+# reported, and the app still starts.
+run "${withgpu[@]}" FAKE_CUINIT_CRASH=1 "$probe" -- sh -c 'echo started'
+check "checks that die: said, with the signal" grep -q "error: the GPU checks died inside the driver (signal 11)" "$tmp/err"
+check "checks that die: the app starts in warn mode" test "$(cat "$tmp/out")" = "started"
+run "${withgpu[@]}" FAKE_CUINIT_CRASH=1 "$probe" --check
+check "--check: checks that die exit 7" test "$status" -eq 7
+
 # --check: the verdict as an exit status, whatever IMGSMITH_PROBE says, no command run.
 run "${withgpu[@]}" CUDA_VERSION=12.4.1 IMGSMITH_PROBE=off "$probe" --check
 check "--check: a usable GPU exits 0 (even with IMGSMITH_PROBE=off)" test "$status" -eq 0
@@ -289,6 +297,15 @@ if [ "$kernels" = with-kernels ]; then
   run "${gpu[@]}" FAKE_FREE_MEM=100000000 "$probe" --bench --json
   check "bench: too little free memory is said before allocating" grep -q '"error":"only 95 MiB of GPU 0.s memory is free' "$tmp/out"
   check "bench: too little free memory: nothing held" grep -q "device_allocations=0" "$tmp/ledger"
+  # The benchmark is bounded too: a launch that never returns is killed
+  # with the child after IMGSMITH_PROBE_BENCH_TIMEOUT, and the app starts.
+  start=$(date +%s%N)
+  run "${gpu[@]}" FAKE_LAUNCH_HANG=1 IMGSMITH_PROBE_BENCH_TIMEOUT=2 "$probe" --bench --json -- sh -c 'echo started'
+  elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  check "bench that hangs: said" grep -q "bench: the benchmark did not finish within 2 s (IMGSMITH_PROBE_BENCH_TIMEOUT)" "$tmp/err"
+  check "bench that hangs: the app starts" test "$(tail -1 "$tmp/out")" = "started"
+  check "bench that hangs: the checks' verdict stands" grep -q '"status":"ok"' "$tmp/out"
+  check "bench that hangs: within its bound (${elapsed_ms} ms)" test "$elapsed_ms" -lt 6000
   run "${gpu[@]}" FAKE_MIG=1 FAKE_ELAPSED_MS=10 "$probe" --bench --json
   check "bench on a MIG slice: no whole-GPU peak" test "$(json_gpu "(r['bench']['gpu']['mig'], r['bench']['gpu']['peak_reference'], r['bench']['gpu']['device_copy_peak_percent'])")" = "(True, None, None)"
   check "bench on a MIG slice: said" grep -q "a MIG slice: no peak applies" "$tmp/err"
