@@ -55,7 +55,8 @@ void usage(FILE* to) {
       "                     and a CPU-vs-GPU race (a network step, a logistic\n"
       "                     regression), every GPU result checked against the\n"
       "                     CPU's; about three seconds\n"
-      "  --timeout SECONDS  bound the checks (default 10, or IMGSMITH_PROBE_TIMEOUT);\n"
+      "  --timeout SECONDS  bound the checks (or IMGSMITH_PROBE_TIMEOUT; default 10 s,\n"
+      "                     60 s with IMGSMITH_PROBE=require, which waits on them);\n"
       "                     IMGSMITH_PROBE_BENCH_TIMEOUT bounds --bench (default 60);\n"
       "                     both run in a child process, killed when it overruns\n"
       "  --check            the checks alone, whatever IMGSMITH_PROBE says, the verdict\n"
@@ -96,7 +97,7 @@ int main(int argc, char** argv) {
   bool json = false;
   bool bench = false;
   bool check = false;
-  double timeout = 10;
+  double timeout = 0;  // 0: not given
   if (const std::string t = env("IMGSMITH_PROBE_TIMEOUT"); !t.empty())
     timeout = std::atof(t.c_str());
   double bench_timeout = 60;
@@ -129,7 +130,6 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
   }
-  if (!(timeout > 0)) timeout = 10;
   if (!(bench_timeout > 0)) bench_timeout = 60;
   if (check && (command != nullptr || bench)) {
     std::fprintf(stderr, "imgsmith-probe: --check runs no COMMAND and no --bench\n");
@@ -146,6 +146,11 @@ int main(int argc, char** argv) {
     mode = "warn";
   }
   if (check) mode = "require";  // --check checks, whatever the image's mode
+  // Unbounded by the user: 10 s where the application starts anyway (warn),
+  // 60 s where it waits on the verdict (require): a cold multi-GPU node
+  // without persistence mode can spend more than 10 s in cuInit, and
+  // refusing a GPU that works would be worse than waiting for it.
+  if (!(timeout > 0)) timeout = mode == "require" && !check ? 60 : 10;
   if (mode == "off") {
     if (command != nullptr) exec_command(command);
     return 0;

@@ -17,6 +17,9 @@ extern "C" __global__ void probe_fma(float* out, int iterations, float seed) {
   float a = seed + threadIdx.x, b = seed - threadIdx.x, c = seed * 0.5f, d = seed * 0.25f;
   float e = a + 1.0f, f = b + 1.0f, g = c + 1.0f, h = d + 1.0f;
   const float x = 0.999f, y = 0.001f;
+  // Unrolled so that the loop's counter and branch do not take issue slots
+  // from the FMAs (rolled, they cap it near 90% of peak).
+#pragma unroll 16
   for (int i = 0; i < iterations; ++i) {
     a = fmaf(a, x, y);
     b = fmaf(b, x, y);

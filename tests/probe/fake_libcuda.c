@@ -4,6 +4,7 @@
  *   FAKE_CUINIT=<CUresult>       what cuInit returns (default 0)
  *   FAKE_CUINIT_HANG=1           cuInit never returns (the watchdog test)
  *   FAKE_CUINIT_CRASH=1          cuInit dies of SIGSEGV, as a driver can
+ *   FAKE_CUINIT_SECONDS=<s>      cuInit takes that long (a cold node)
  *   FAKE_DRIVER_VERSION=<int>    cuDriverGetVersion (default 12040, CUDA 12.4)
  *   FAKE_DEVICE_COUNT=<int>      devices (default 1)
  *   FAKE_COMPUTE_MODE=<m>[,<m>]  each device's compute mode (0 default,
@@ -98,6 +99,8 @@ int cuInit(unsigned flags) {
   if (getenv("FAKE_CUINIT_HANG") != NULL)
     for (;;) pause();
   if (getenv("FAKE_CUINIT_CRASH") != NULL) raise(SIGSEGV);
+  const int seconds = env_int("FAKE_CUINIT_SECONDS", 0);
+  if (seconds > 0) sleep((unsigned)seconds);
   return env_int("FAKE_CUINIT", 0);
 }
 

@@ -181,6 +181,15 @@ check "watchdog: reported" grep -q "did not finish within 1 s" "$tmp/err"
 check "watchdog: app starts in warn mode" test "$(cat "$tmp/out")" = "started"
 check "watchdog: within the timeout (${elapsed_ms} ms)" test "$elapsed_ms" -lt 3000
 
+# A cold node whose cuInit takes 11 s: require mode waits on the verdict
+# (60 s unless told otherwise) and runs the app; warn mode (10 s) starts the
+# app without the verdict.
+run "${withgpu[@]}" FAKE_CUINIT_SECONDS=11 IMGSMITH_PROBE=require "$probe" -- sh -c 'echo started'
+check "a slow cuInit (11 s): require mode waits and runs the app" test "$(cat "$tmp/out")" = "started" -a "$status" -eq 0
+check "a slow cuInit (11 s): require mode found the GPU" grep -q "ok: 1 GPU" "$tmp/err"
+run "${withgpu[@]}" FAKE_CUINIT_SECONDS=11 "$probe" -- sh -c 'echo started'
+check "a slow cuInit (11 s): warn mode bounds it at 10 s" grep -q "did not finish within 10 s" "$tmp/err"
+
 # The checks run in a child process: one that dies inside the driver is
 # reported, and the app still starts.
 run "${withgpu[@]}" FAKE_CUINIT_CRASH=1 "$probe" -- sh -c 'echo started'
