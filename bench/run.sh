@@ -114,7 +114,7 @@ cleanup() {
         for f in "${generated[@]}"; do
             rm -f -- "$f" "$f.stamp" "$f.tmp"
         done
-        rm -f -- large.spec.json small.spec.json
+        rm -f -- large.spec.json small.spec.json tiny.spec.json
         rmdir -- "$workdir" 2>/dev/null || log "note: $workdir not removed (not empty)"
     fi
 }
@@ -247,6 +247,49 @@ if [[ -n "$previous" ]]; then
     done
 fi
 
+# --- start-up ---------------------------------------------------------------
+
+# The cost of starting: `imgsmith --version`, and the analysis of a
+# one-layer image of 10 files, against /bin/true started the same way, the
+# runs interleaved in rounds; the figure is the milliseconds over /bin/true.
+python3 - >tiny.spec.json <<'EOF'
+import json, sys
+json.dump({"tag": "bench/tiny:latest", "layers": [{"created_by": "ADD rootfs.tar /", "entries": [
+    {"path": "etc/file-%d" % i, "content": "line %d\n" % i} for i in range(10)]}]}, sys.stdout)
+EOF
+generate tiny.spec.json tiny-docker.tar --format docker-legacy
+
+start_rows=()
+# start_ms CMD...: mean milliseconds of 40 runs of CMD
+start_ms() {
+    local t0 t1 i
+    t0=$(date +%s%N)
+    for ((i = 0; i < 40; i++)); do "$@" >/dev/null 2>&1 || die "failed: $*"; done
+    t1=$(date +%s%N)
+    awk -v d=$((t1 - t0)) 'BEGIN { printf "%.3f", d / 40 / 1e6 }'
+}
+# bench_start NAME BINARY ARGS...: BINARY ARGS against /bin/true, best of 5 rounds each.
+bench_start() {
+    local name=$1 bin=$2 best_i="" best_t="" ms _
+    shift 2
+    start_ms "$bin" "$@" >/dev/null  # warm the page cache
+    for _ in 1 2 3 4 5; do
+        ms=$(start_ms "$bin" "$@")
+        best_i=$(awk -v a="$ms" -v b="${best_i:-$ms}" 'BEGIN { print (a < b ? a : b) }')
+        ms=$(start_ms /bin/true)
+        best_t=$(awk -v a="$ms" -v b="${best_t:-$ms}" 'BEGIN { print (a < b ? a : b) }')
+    done
+    start_rows+=("$(awk -v n="$name" -v i="$best_i" -v t="$best_t" 'BEGIN {
+        printf "%-34s %9.2f  %9.2f  %8.2f  %-10s %s\n", n, i, t, i - t, "<= 3 ms", (i - t <= 3 ? "PASS" : "FAIL") }')")
+}
+log "timing start-up: --version and a one-layer 10-file image, against /bin/true"
+bench_start "imgsmith --version" "$imgsmith" --version
+bench_start "imgsmith analyze (1 layer, 10 files)" "$imgsmith" analyze tiny-docker.tar --format json -o /dev/null --quiet
+if [[ -n "$previous" ]]; then
+    bench_start "previous --version" "$previous" --version
+    bench_start "previous analyze (1 layer, 10 files)" "$previous" analyze tiny-docker.tar --format json -o /dev/null --quiet
+fi
+
 # --- report ----------------------------------------------------------------
 
 cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
@@ -265,5 +308,10 @@ echo
 printf '%-6s %-20s %9s  %-9s %9s  %7s  %9s  %9s  %7s  %s\n' \
     image format imgsmith_s baseline baseline_s ratio imgsm_MiB base_MiB target result
 for row in "${rows[@]}"; do
+    echo "$row"
+done
+echo
+printf '%-34s %9s  %9s  %8s  %-10s %s\n' start-up ms "/bin/true" over target result
+for row in "${start_rows[@]}"; do
     echo "$row"
 done

@@ -101,6 +101,12 @@ set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# Loaded with dlopen on first use (src/registry/curl_api.hpp,
+# src/source/archive_api.hpp), so dpkg-shlibdeps cannot see them: named
+# here, at the oldest releases with every function imgsmith calls
+# (CURLOPT_PROTOCOLS_STR, archive_read_support_filter_zstd). CPack adds
+# what dpkg-shlibdeps finds to these.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libcurl4 (>= 7.85.0), libarchive13 (>= 3.3.3)")
 # Registries are reached over TLS: curl verifies against the system's CAs.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "ca-certificates")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "docker.io")

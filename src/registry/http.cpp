@@ -44,10 +44,10 @@ bool transient(CURLcode code) {
 HttpStream::HttpStream(const Http& http, const Request& request) : http_(http), request_(request) {}
 
 HttpStream::~HttpStream() {
-  if (multi_ != nullptr && easy_ != nullptr) curl_multi_remove_handle(multi_, easy_);
-  if (easy_ != nullptr) curl_easy_cleanup(easy_);
-  if (multi_ != nullptr) curl_multi_cleanup(multi_);
-  if (header_list_ != nullptr) curl_slist_free_all(header_list_);
+  if (multi_ != nullptr && easy_ != nullptr) curl().multi_remove_handle(multi_, easy_);
+  if (easy_ != nullptr) curl().easy_cleanup(easy_);
+  if (multi_ != nullptr) curl().multi_cleanup(multi_);
+  if (header_list_ != nullptr) curl().slist_free_all(header_list_);
 }
 
 std::string HttpStream::header(const std::string& lower_name) const {
@@ -57,7 +57,7 @@ std::string HttpStream::header(const std::string& lower_name) const {
 
 std::string HttpStream::effective_url() const {
   char* url = nullptr;
-  curl_easy_getinfo(easy_, CURLINFO_EFFECTIVE_URL, &url);
+  curl().easy_getinfo(easy_, CURLINFO_EFFECTIVE_URL, &url);
   return url != nullptr ? url : request_.url;
 }
 
@@ -105,65 +105,66 @@ std::size_t HttpStream::on_header(char* data, std::size_t size, std::size_t coun
 }
 
 void HttpStream::start() {
-  easy_ = curl_easy_init();
-  multi_ = curl_multi_init();
+  easy_ = curl().easy_init();
+  multi_ = curl().multi_init();
   if (easy_ == nullptr || multi_ == nullptr)
     throw InputError(request_.what + ": cannot start libcurl");
   const HttpOptions& o = http_.options_;
-  curl_easy_setopt(easy_, CURLOPT_URL, request_.url.c_str());
-  curl_easy_setopt(easy_, CURLOPT_SHARE, http_.share_);
-  curl_easy_setopt(easy_, CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(easy_, CURLOPT_MAXREDIRS, 10L);
+  curl().easy_setopt(easy_, CURLOPT_URL, request_.url.c_str());
+  curl().easy_setopt(easy_, CURLOPT_SHARE, http_.share_);
+  curl().easy_setopt(easy_, CURLOPT_FOLLOWLOCATION, 1L);
+  curl().easy_setopt(easy_, CURLOPT_MAXREDIRS, 10L);
   // Credentials go only to the host they were meant for; libcurl drops
   // Authorization on a redirect to another host unless told otherwise.
-  curl_easy_setopt(easy_, CURLOPT_UNRESTRICTED_AUTH, 0L);
-  curl_easy_setopt(easy_, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
+  curl().easy_setopt(easy_, CURLOPT_UNRESTRICTED_AUTH, 0L);
+  curl().easy_setopt(easy_, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
   // A registry (or its token realm) decides URLs we fetch: HTTP(S) only.
-  curl_easy_setopt(easy_, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(easy_, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  curl().easy_setopt(easy_, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl().easy_setopt(easy_, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
   // A proxy's "200 Connection established" is not the registry's answer.
-  curl_easy_setopt(easy_, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
-  curl_easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT, o.connect_timeout_s);
-  curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_TIME, o.stall_timeout_s);
-  curl_easy_setopt(easy_, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(easy_, CURLOPT_ERRORBUFFER, error_);
-  curl_easy_setopt(easy_, CURLOPT_USERAGENT, (std::string("imgsmith/") + kVersion).c_str());
-  curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYPEER, request_.verify_tls ? 1L : 0L);
-  curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYHOST, request_.verify_tls ? 2L : 0L);
-  if (request_.head) curl_easy_setopt(easy_, CURLOPT_NOBODY, 1L);
+  curl().easy_setopt(easy_, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
+  curl().easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT, o.connect_timeout_s);
+  curl().easy_setopt(easy_, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl().easy_setopt(easy_, CURLOPT_LOW_SPEED_TIME, o.stall_timeout_s);
+  curl().easy_setopt(easy_, CURLOPT_NOSIGNAL, 1L);
+  curl().easy_setopt(easy_, CURLOPT_ERRORBUFFER, error_);
+  curl().easy_setopt(easy_, CURLOPT_USERAGENT, (std::string("imgsmith/") + kVersion).c_str());
+  curl().easy_setopt(easy_, CURLOPT_SSL_VERIFYPEER, request_.verify_tls ? 1L : 0L);
+  curl().easy_setopt(easy_, CURLOPT_SSL_VERIFYHOST, request_.verify_tls ? 2L : 0L);
+  if (request_.head) curl().easy_setopt(easy_, CURLOPT_NOBODY, 1L);
   if (!request_.unix_socket.empty())
-    curl_easy_setopt(easy_, CURLOPT_UNIX_SOCKET_PATH, request_.unix_socket.c_str());
-  for (const auto& h : request_.headers) header_list_ = curl_slist_append(header_list_, h.c_str());
-  if (header_list_ != nullptr) curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, header_list_);
-  curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &HttpStream::on_body);
-  curl_easy_setopt(easy_, CURLOPT_WRITEDATA, this);
-  curl_easy_setopt(easy_, CURLOPT_HEADERFUNCTION, &HttpStream::on_header);
-  curl_easy_setopt(easy_, CURLOPT_HEADERDATA, this);
-  curl_multi_add_handle(multi_, easy_);
+    curl().easy_setopt(easy_, CURLOPT_UNIX_SOCKET_PATH, request_.unix_socket.c_str());
+  for (const auto& h : request_.headers)
+    header_list_ = curl().slist_append(header_list_, h.c_str());
+  if (header_list_ != nullptr) curl().easy_setopt(easy_, CURLOPT_HTTPHEADER, header_list_);
+  curl().easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &HttpStream::on_body);
+  curl().easy_setopt(easy_, CURLOPT_WRITEDATA, this);
+  curl().easy_setopt(easy_, CURLOPT_HEADERFUNCTION, &HttpStream::on_header);
+  curl().easy_setopt(easy_, CURLOPT_HEADERDATA, this);
+  curl().multi_add_handle(multi_, easy_);
   while (!headers_done_ && !done_) pump();
   if (!done_ || result_ == CURLE_OK) {
     long code = 0;
-    curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &code);
+    curl().easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &code);
     if (code != 0) status_ = code;
   }
 }
 
 void HttpStream::pump() {
   int running = 0;
-  curl_multi_perform(multi_, &running);
+  curl().multi_perform(multi_, &running);
   int left = 0;
-  while (CURLMsg* m = curl_multi_info_read(multi_, &left))
+  while (CURLMsg* m = curl().multi_info_read(multi_, &left))
     if (m->msg == CURLMSG_DONE) {
       done_ = true;
       result_ = m->data.result;
     }
-  if (!done_ && available() == 0 && !paused_) curl_multi_poll(multi_, nullptr, 0, 200, nullptr);
+  if (!done_ && available() == 0 && !paused_) curl().multi_poll(multi_, nullptr, 0, 200, nullptr);
 }
 
 void HttpStream::fail_if_error() {
   if (result_ == CURLE_OK) return;
-  const std::string detail = error_[0] != '\0' ? error_ : curl_easy_strerror(result_);
+  const std::string detail = error_[0] != '\0' ? error_ : curl().easy_strerror(result_);
   if (result_ == CURLE_OPERATION_TIMEDOUT)
     throw InputError(request_.what + ": the registry stopped sending (" + detail + ", after " +
                      std::to_string(received_) + " bytes); try again, or check the registry");
@@ -179,7 +180,7 @@ std::size_t HttpStream::read(void* buf, std::size_t size) {
     }
     if (paused_) {
       paused_ = false;
-      curl_easy_pause(easy_, CURLPAUSE_CONT);
+      curl().easy_pause(easy_, CURLPAUSE_CONT);
     }
     pump();
   }
@@ -204,20 +205,20 @@ std::string HttpStream::read_all(std::size_t limit) {
 // ----- Http --------------------------------------------------------------
 
 Http::Http(HttpOptions options) : options_(options) {
-  std::call_once(global_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  share_ = curl_share_init();
-  curl_share_setopt(share_, CURLSHOPT_LOCKFUNC, &Http::lock);
-  curl_share_setopt(share_, CURLSHOPT_UNLOCKFUNC, &Http::unlock);
-  curl_share_setopt(share_, CURLSHOPT_USERDATA, this);
+  std::call_once(global_init, [] { curl().global_init(CURL_GLOBAL_DEFAULT); });
+  share_ = curl().share_init();
+  curl().share_setopt(share_, CURLSHOPT_LOCKFUNC, &Http::lock);
+  curl().share_setopt(share_, CURLSHOPT_UNLOCKFUNC, &Http::unlock);
+  curl().share_setopt(share_, CURLSHOPT_USERDATA, this);
   // Connections are not shared: libcurl does not support sharing them
   // between threads, and layers are read from several. DNS answers and TLS
   // sessions are, so a new connection is cheap.
-  curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-  curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  curl().share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+  curl().share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
 }
 
 Http::~Http() {
-  if (share_ != nullptr) curl_share_cleanup(share_);
+  if (share_ != nullptr) curl().share_cleanup(share_);
 }
 
 void Http::lock(CURL*, curl_lock_data data, curl_lock_access, void* self) {
@@ -237,7 +238,7 @@ std::unique_ptr<HttpStream> Http::open(const Request& request) const {
     if (s->done_ && s->result_ != CURLE_OK && s->received_ == 0) {
       if (!transient(s->result_) || last) {
         const std::string detail =
-            s->error_[0] != '\0' ? s->error_ : curl_easy_strerror(s->result_);
+            s->error_[0] != '\0' ? s->error_ : curl().easy_strerror(s->result_);
         throw InputError(
             request.what + ": cannot reach " + request.url + " (" + detail + ")" +
             (attempt > 0 ? " after " + std::to_string(attempt + 1) + " attempts" : "") +

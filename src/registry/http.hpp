@@ -4,8 +4,6 @@
 // by every transfer; each transfer keeps its own connection.
 #pragma once
 
-#include <curl/curl.h>
-
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -14,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "curl_api.hpp"
 #include "imgsmith/source/byte_stream.hpp"
 
 namespace imgsmith::registry {

@@ -17,47 +17,48 @@ constexpr std::size_t kReadBlock = 32 * 1024;
 
 ArchiveReader::ArchiveReader(ByteStream& in, std::string label, bool allow_filters)
     : in_(in), label_(std::move(label)), buffer_(kReadBlock) {
-  a_ = archive_read_new();
+  a_ = libarchive().read_new();
   if (a_ == nullptr) throw InputError(label_ + ": out of memory");
   if (allow_filters) {
-    archive_read_support_filter_gzip(a_);
-    archive_read_support_filter_zstd(a_);
-    archive_read_support_filter_xz(a_);
-    archive_read_support_filter_bzip2(a_);
+    libarchive().read_support_filter_gzip(a_);
+    libarchive().read_support_filter_zstd(a_);
+    libarchive().read_support_filter_xz(a_);
+    libarchive().read_support_filter_bzip2(a_);
   }
-  archive_read_support_format_tar(a_);
-  archive_read_support_format_gnutar(a_);
+  libarchive().read_support_format_tar(a_);
+  libarchive().read_support_format_gnutar(a_);
   // A zero-byte layer is a valid empty layer.
-  archive_read_support_format_empty(a_);
+  libarchive().read_support_format_empty(a_);
   open();
 }
 
 ArchiveReader::ArchiveReader(ByteStream& in, std::string label, RawTag)
     : in_(in), label_(std::move(label)), buffer_(kReadBlock) {
-  a_ = archive_read_new();
+  a_ = libarchive().read_new();
   if (a_ == nullptr) throw InputError(label_ + ": out of memory");
-  archive_read_support_filter_gzip(a_);
-  archive_read_support_filter_zstd(a_);
-  archive_read_support_filter_xz(a_);
-  archive_read_support_filter_bzip2(a_);
-  archive_read_support_format_raw(a_);
+  libarchive().read_support_filter_gzip(a_);
+  libarchive().read_support_filter_zstd(a_);
+  libarchive().read_support_filter_xz(a_);
+  libarchive().read_support_filter_bzip2(a_);
+  libarchive().read_support_format_raw(a_);
   open();
 }
 
 void ArchiveReader::open() {
-  archive_read_set_read_callback(a_, &ArchiveReader::on_read);
-  archive_read_set_skip_callback(a_, &ArchiveReader::on_skip);
-  archive_read_set_callback_data(a_, this);
-  if (archive_read_open1(a_) != ARCHIVE_OK) {
-    const std::string why = archive_error_string(a_) ? archive_error_string(a_) : "unreadable";
-    archive_read_free(a_);
+  libarchive().read_set_read_callback(a_, &ArchiveReader::on_read);
+  libarchive().read_set_skip_callback(a_, &ArchiveReader::on_skip);
+  libarchive().read_set_callback_data(a_, this);
+  if (libarchive().read_open1(a_) != ARCHIVE_OK) {
+    const std::string why =
+        libarchive().error_string(a_) ? libarchive().error_string(a_) : "unreadable";
+    libarchive().read_free(a_);
     a_ = nullptr;
     throw InputError(label_ + ": " + why);
   }
 }
 
 ArchiveReader::~ArchiveReader() {
-  if (a_ != nullptr) archive_read_free(a_);
+  if (a_ != nullptr) libarchive().read_free(a_);
 }
 
 la_ssize_t ArchiveReader::on_read(archive* a, void* self, const void** buf) {
@@ -66,7 +67,7 @@ la_ssize_t ArchiveReader::on_read(archive* a, void* self, const void** buf) {
     *buf = r->buffer_.data();
     return static_cast<la_ssize_t>(r->in_.read(r->buffer_.data(), r->buffer_.size()));
   } catch (const std::exception& e) {
-    archive_set_error(a, EIO, "%s", e.what());
+    libarchive().set_error(a, EIO, "%s", e.what());
     return -1;
   }
 }
@@ -76,22 +77,22 @@ la_int64_t ArchiveReader::on_skip(archive* a, void* self, la_int64_t request) {
   try {
     return static_cast<la_int64_t>(r->in_.skip(static_cast<std::uint64_t>(request)));
   } catch (const std::exception& e) {
-    archive_set_error(a, EIO, "%s", e.what());
+    libarchive().set_error(a, EIO, "%s", e.what());
     return -1;
   }
 }
 
 void ArchiveReader::fail(const std::string& what) const {
-  const char* why = archive_error_string(a_);
+  const char* why = libarchive().error_string(a_);
   throw InputError(label_ + ": " + what + (why ? std::string(": ") + why : std::string()));
 }
 
 archive_entry* ArchiveReader::next(bool tolerate_truncation) {
   archive_entry* entry = nullptr;
-  const int rc = archive_read_next_header(a_, &entry);
+  const int rc = libarchive().read_next_header(a_, &entry);
   if (rc == ARCHIVE_EOF) return nullptr;
   if (rc == ARCHIVE_OK || rc == ARCHIVE_WARN) return entry;
-  const char* why = archive_error_string(a_);
+  const char* why = libarchive().error_string(a_);
   const bool truncation = why != nullptr && (std::strstr(why, "runcated") != nullptr ||
                                              std::strstr(why, "premature end") != nullptr);
   if (truncation && tolerate_truncation) {
@@ -103,10 +104,10 @@ archive_entry* ArchiveReader::next(bool tolerate_truncation) {
 }
 
 bool ArchiveReader::skip_data(const std::string& entry_name, std::uint64_t entry_size) {
-  if (archive_read_data_skip(a_) == ARCHIVE_OK) return true;
+  if (libarchive().read_data_skip(a_) == ARCHIVE_OK) return true;
   // libarchive skips data and padding in one request and reports
   // "needed N bytes, only M available" when the input ends first.
-  const char* why = archive_error_string(a_);
+  const char* why = libarchive().error_string(a_);
   long long needed = 0, available = 0;
   const char* numbers = why != nullptr ? std::strstr(why, "needed ") : nullptr;
   if (numbers != nullptr &&
@@ -121,7 +122,7 @@ bool ArchiveReader::skip_data(const std::string& entry_name, std::uint64_t entry
 }
 
 std::size_t ArchiveReader::read_some(void* buf, std::size_t size, const std::string& entry_name) {
-  const la_ssize_t n = archive_read_data(a_, buf, size);
+  const la_ssize_t n = libarchive().read_data(a_, buf, size);
   if (n < 0) fail("cannot read the data of '" + entry_name + "' (truncated or corrupt)");
   return static_cast<std::size_t>(n);
 }
@@ -141,13 +142,13 @@ std::string ArchiveReader::read_data(const std::string& entry_name, std::size_t 
 }
 
 std::uint64_t ArchiveReader::raw_position() const {
-  return static_cast<std::uint64_t>(archive_filter_bytes(a_, 0));
+  return static_cast<std::uint64_t>(libarchive().filter_bytes(a_, 0));
 }
 
 Compression ArchiveReader::compression() const {
   // Filter 0 is the decoder next to the tar format; with one compression
   // layer (the only kind images use) it names how the blob is stored.
-  switch (archive_filter_code(a_, 0)) {
+  switch (libarchive().filter_code(a_, 0)) {
     case ARCHIVE_FILTER_NONE:
       return Compression::None;
     case ARCHIVE_FILTER_GZIP:

@@ -1,12 +1,10 @@
 // A libarchive read handle fed from a ByteStream (internal to src/source).
 #pragma once
 
-#include <archive.h>
-#include <archive_entry.h>
-
 #include <string>
 #include <vector>
 
+#include "archive_api.hpp"
 #include "imgsmith/source/byte_stream.hpp"
 
 namespace imgsmith {

@@ -69,15 +69,16 @@ class TarFileStore final : public BlobStore {
     FileRangeStream whole(file_, 0, file_->size());
     detail::ArchiveReader reader(whole, file_->path(), /*allow_filters=*/false);
     while (archive_entry* e = reader.next(/*tolerate_truncation=*/true)) {
-      const char* raw = archive_entry_pathname(e);
+      const char* raw = libarchive().entry_pathname(e);
       Record rec;
       rec.offset = reader.raw_position();
-      rec.size = static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(e)));
+      rec.size = static_cast<std::uint64_t>(std::max<la_int64_t>(0, libarchive().entry_size(e)));
       const std::string path = normalise_path(raw != nullptr ? raw : "");
-      if (archive_entry_hardlink(e) != nullptr) {
-        rec.link = normalise_path(archive_entry_hardlink(e));
-      } else if (archive_entry_filetype(e) == AE_IFLNK) {
-        rec.link = resolve_link(path, archive_entry_symlink(e) ? archive_entry_symlink(e) : "");
+      if (libarchive().entry_hardlink(e) != nullptr) {
+        rec.link = normalise_path(libarchive().entry_hardlink(e));
+      } else if (libarchive().entry_filetype(e) == AE_IFLNK) {
+        rec.link =
+            resolve_link(path, libarchive().entry_symlink(e) ? libarchive().entry_symlink(e) : "");
       }
       const bool more = rec.size == 0 || reader.skip_data(path, rec.size);
       index_[path] = std::move(rec);
@@ -193,15 +194,16 @@ class StreamedTarStore final : public BlobStore {
                     const CaptureFn& capture, const CaptureFn& hash) {
     detail::ArchiveReader reader(in, label_, allow_filters);
     while (archive_entry* e = reader.next(/*tolerate_truncation=*/true)) {
-      const char* raw = archive_entry_pathname(e);
+      const char* raw = libarchive().entry_pathname(e);
       const std::string path = normalise_path(raw != nullptr ? raw : "");
       Record rec;
-      rec.size = static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(e)));
-      if (archive_entry_hardlink(e) != nullptr) {
-        rec.link = normalise_path(archive_entry_hardlink(e));
-      } else if (archive_entry_filetype(e) == AE_IFLNK) {
-        rec.link = resolve_link(path, archive_entry_symlink(e) ? archive_entry_symlink(e) : "");
-      } else if (archive_entry_filetype(e) == AE_IFREG && rec.size > 0) {
+      rec.size = static_cast<std::uint64_t>(std::max<la_int64_t>(0, libarchive().entry_size(e)));
+      if (libarchive().entry_hardlink(e) != nullptr) {
+        rec.link = normalise_path(libarchive().entry_hardlink(e));
+      } else if (libarchive().entry_filetype(e) == AE_IFLNK) {
+        rec.link =
+            resolve_link(path, libarchive().entry_symlink(e) ? libarchive().entry_symlink(e) : "");
+      } else if (libarchive().entry_filetype(e) == AE_IFREG && rec.size > 0) {
         read_blob(reader, path, rec, progress, capture, hash);
       }
       records_[path] = std::move(rec);
