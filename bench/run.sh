@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Benchmark `imgsmith analyze` against plain tar/gzip baselines.
+# Benchmark `imgsmith analyze` against plain tar/gzip baselines, and
+# against `umoci unpack` and a walk (what peers do) where umoci is installed.
 #
 # Generates four synthetic image archives with examples/make_image.py (few
 # large files / many small files, each as an uncompressed docker-legacy
@@ -220,13 +221,50 @@ bench() {
         if ((m_rss > rss_b)); then rss_b=$m_rss; fi
     done
 
-    rows+=("$(awk -v image="$image" -v format="$format" -v ti="$best_i" -v bn="$baseline_name" \
-        -v tb="$best_b" -v ri="$rss_i" -v rb="$rss_b" -v target="$target" 'BEGIN {
+    add_row "$image" "$format" "$best_i" "$baseline_name" "$best_b" "$rss_i" "$rss_b" "$target"
+}
+
+# add_row IMAGE FORMAT IMGSMITH_S BASELINE BASELINE_S IMGSMITH_KIB BASELINE_KIB TARGET
+add_row() {
+    rows+=("$(awk -v image="$1" -v format="$2" -v ti="$3" -v bn="$4" \
+        -v tb="$5" -v ri="$6" -v rb="$7" -v target="$8" 'BEGIN {
             if (tb > 0) { ratio = sprintf("%.3f", ti / tb); result = (ti / tb <= target) ? "PASS" : "FAIL" }
             else { ratio = "n/a"; result = "n/a" }   # baseline below the 10 ms resolution
             printf "%-6s %-20s %9.2f  %-9s %9.2f  %7s  %9.1f  %9.1f  %7s  %s\n",
                 image, format, ti, bn, tb, ratio, ri / 1024, rb / 1024, "<= " target, result
         }')")
+}
+
+# bench_umoci IMAGE ARCHIVE TARGET: imgsmith against what peers do to learn
+# the same things: `umoci unpack` of the same OCI image, then a walk of the
+# bundle reading every file's size (container-diff's method). Each run
+# unpacks into a fresh bundle, removed outside the timing; best of 2, since
+# the unpack takes tens of seconds.
+bench_umoci() {
+    local image=$1 archive=$2 target=$3
+    local layout="$run_dir/layout-$image" bundle="$run_dir/bundle-$image" tag
+    mkdir -p "$layout"
+    tar -xf "$archive" -C "$layout"
+    tag=$(umoci ls --layout "$layout" | head -n 1)
+    local -a imgsmith_cmd=("$imgsmith" analyze "$archive" --format json -o /dev/null --quiet)
+    # shellcheck disable=SC2016
+    local -a baseline_cmd=(bash -c 'set -eo pipefail; umoci unpack --image "$1:$2" "$3" >/dev/null
+        find "$3/rootfs" -xdev -printf "%s\n" >/dev/null' umoci "$layout" "$tag" "$bundle")
+    log "timing $archive against umoci unpack + a walk: best of 2"
+    measure "${imgsmith_cmd[@]}"
+    local best_i="" best_b="" rss_i=0 rss_b=0 _
+    for _ in 1 2; do
+        measure "${imgsmith_cmd[@]}"
+        best_i=$(awk -v a="$m_secs" -v b="${best_i:-$m_secs}" 'BEGIN { print (a < b ? a : b) }')
+        if ((m_rss > rss_i)); then rss_i=$m_rss; fi
+        rm -rf -- "$bundle"
+        measure "${baseline_cmd[@]}"
+        best_b=$(awk -v a="$m_secs" -v b="${best_b:-$m_secs}" 'BEGIN { print (a < b ? a : b) }')
+        if ((m_rss > rss_b)); then rss_b=$m_rss; fi
+        rm -rf -- "$bundle"
+    done
+    rm -rf -- "$layout"
+    add_row "$image" "oci-archive+gzip" "$best_i" "umoci+walk" "$best_b" "$rss_i" "$rss_b" "$target"
 }
 
 bench large docker-legacy large-docker.tar "tar -t" 0.05
@@ -238,6 +276,12 @@ if command -v igzip >/dev/null; then
     bench small oci-archive+gzip small-oci-gzip.tar "igzip -dc" 1.1
 else
     log "note: no igzip (Debian's isal package): the igzip rows are left out"
+fi
+if command -v umoci >/dev/null; then
+    bench_umoci large large-oci-gzip.tar 0.05
+    bench_umoci small small-oci-gzip.tar 0.05
+else
+    log "note: no umoci (Debian's umoci package): the umoci rows are left out"
 fi
 if [[ -n "$previous" ]]; then
     for pair in "large docker-legacy large-docker.tar" "small docker-legacy small-docker.tar" \
