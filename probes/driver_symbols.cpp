@@ -60,7 +60,10 @@ bool open_driver(CudaDriver& cu) {
   load(cu.handle, "cuEventCreate", cu.cuEventCreate);
   load(cu.handle, "cuEventRecord", cu.cuEventRecord);
   load(cu.handle, "cuEventSynchronize", cu.cuEventSynchronize);
-  load(cu.handle, "cuEventElapsedTime", cu.cuEventElapsedTime);
+  // CUDA 12.8+ headers map cuEventElapsedTime to _v2; older drivers have only the first.
+  load(cu.handle, "cuEventElapsedTime_v2", cu.cuEventElapsedTime);
+  if (cu.cuEventElapsedTime == nullptr)
+    load(cu.handle, "cuEventElapsedTime", cu.cuEventElapsedTime);
   load(cu.handle, "cuLaunchKernel", cu.cuLaunchKernel);
   return cu.cuInit != nullptr && cu.cuDriverGetVersion != nullptr && cu.cuDeviceGetCount != nullptr;
 }

@@ -39,8 +39,12 @@ for target in "${targets[@]}"; do
   ((jobs > 1)) && parallel=(-jobs="$jobs" -workers="$jobs")
   # Leaks count; an input may take 10 s and 2 GB at most (a bomb must be
   # bounded). Run from build-fuzz/, where libFuzzer's job logs belong.
+  # /usr/bin/time counts the CPU time the target got: the figure that
+  # matters for "N CPU-minutes of fuzzing" on a shared machine.
+  timer=()
+  [ -x /usr/bin/time ] && timer=(/usr/bin/time -f "%U %S" -o "$target.cpu")
   if ! (cd build-fuzz && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "fuzz/$target" "corpus/$target" "../tests/fuzz/corpus/$target" \
+    "${timer[@]}" "fuzz/$target" "corpus/$target" "../tests/fuzz/corpus/$target" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
     "${parallel[@]}" -artifact_prefix="crashes/$target/" -print_final_stats=1 \
     >"$target.log" 2>&1); then
@@ -50,6 +54,7 @@ for target in "${targets[@]}"; do
   else
     { grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb" "build-fuzz/$target.log" || true; } |
       tr -s ' \n' ' '
+    [ -s "build-fuzz/$target.cpu" ] && awk '{ printf "cpu_seconds: %.0f", $1 + $2 }' "build-fuzz/$target.cpu"
     echo
   fi
 done

@@ -87,7 +87,12 @@ void* GrowingRegion::extend(std::size_t bytes, std::size_t align) {
     const std::size_t upto = std::min(reserved_, round_up(at + bytes));
     if (::mprotect(base_ + committed_, upto - committed_, PROT_READ | PROT_WRITE) != 0)
       throw std::bad_alloc();
-    ::madvise(base_ + committed_, upto - committed_, MADV_HUGEPAGE);  // advice only
+    // Huge pages from the second 2 MiB on: the first touch of a huge page
+    // zeroes all 2 MiB of it, which a small image (most of them use a few
+    // KiB of each region) would pay for every region, a millisecond or more
+    // of a run that otherwise takes a few.
+    if (committed_ > 0)
+      ::madvise(base_ + committed_, upto - committed_, MADV_HUGEPAGE);  // advice only
     committed_ = upto;
   }
   used_ = at + bytes;

@@ -349,7 +349,7 @@ int cuEventSynchronize(void* e) {
   (void)e;
   return env_int("FAKE_EVENT_SYNC", 0);
 }
-int cuEventElapsedTime(float* ms, void* a, void* b) {
+static int elapsed(float* ms, void* a, void* b) {
   const char* script = getenv("FAKE_ELAPSED_MS");
   char buf[32];
   if (script != NULL && *script != '\0') {
@@ -360,6 +360,10 @@ int cuEventElapsedTime(float* ms, void* a, void* b) {
     *ms = (float)(((event_t*)b)->ms - ((event_t*)a)->ms);
   return 0;
 }
+/* The driver exports both; CUDA 12.8+ headers call the second, which the
+ * probe takes where it is. */
+int cuEventElapsedTime(float* ms, void* a, void* b) { return elapsed(ms, a, b); }
+int cuEventElapsedTime_v2(float* ms, void* a, void* b) { return elapsed(ms, a, b); }
 
 /* ----- the probe's kernels (probes/kernels.cu), computed on the CPU ------ */
 static int wrong(const char* kernel) {
