@@ -14,6 +14,7 @@
 #include "imgsmith/source/file_io.hpp"
 #include "imgsmith/source/limits.hpp"
 #include "imgsmith/util/error.hpp"
+#include "tar_reader.hpp"
 
 namespace imgsmith {
 namespace {
@@ -66,25 +67,24 @@ class TarFileStore final : public BlobStore {
   TarFileStore(std::shared_ptr<const SharedFile> file, const ProgressFn& progress,
                CaptureFn capture)
       : file_(std::move(file)), capture_(std::move(capture)) {
+    // Our own tar reader, not libarchive: this is every docker save's first
+    // read, and loading libarchive (dlopen, with its dependencies) would
+    // cost more than indexing a save's few entries.
     FileRangeStream whole(file_, 0, file_->size());
-    detail::ArchiveReader reader(whole, file_->path(), /*allow_filters=*/false);
-    while (archive_entry* e = reader.next(/*tolerate_truncation=*/true)) {
-      const char* raw = libarchive().entry_pathname(e);
+    detail::TarReader reader(whole, file_->path());
+    detail::TarHeader header;
+    while (reader.next(header)) {
       Record rec;
-      rec.offset = reader.raw_position();
-      rec.size = static_cast<std::uint64_t>(std::max<la_int64_t>(0, libarchive().entry_size(e)));
-      const std::string path = normalise_path(raw != nullptr ? raw : "");
-      if (libarchive().entry_hardlink(e) != nullptr) {
-        rec.link = normalise_path(libarchive().entry_hardlink(e));
-      } else if (libarchive().entry_filetype(e) == AE_IFLNK) {
-        rec.link =
-            resolve_link(path, libarchive().entry_symlink(e) ? libarchive().entry_symlink(e) : "");
-      }
-      const bool more = rec.size == 0 || reader.skip_data(path, rec.size);
+      rec.offset = reader.data_offset();
+      rec.size = header.size;
+      const std::string path = normalise_path(header.path);
+      if (header.type == '1')
+        rec.link = normalise_path(header.link);
+      else if (header.type == '2')
+        rec.link = resolve_link(path, header.link);
       index_[path] = std::move(rec);
-      if (!more) break;
     }
-    if (reader.truncated())
+    if (reader.ended_early())
       warnings_.push_back(file_->path() +
                           ": the tar ends without its end-of-archive blocks; every entry in it "
                           "is complete, so reading on");

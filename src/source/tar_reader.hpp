@@ -33,6 +33,9 @@ class TarReader {
   // ended_early() set.
   bool next(TarHeader& header);
   bool ended_early() const { return ended_early_; }
+  // Where the data of the entry next() just returned starts in the
+  // archive; valid until its data is read or skipped.
+  std::uint64_t data_offset() const { return offset_; }
   // Reads the data of the entry next() just returned, instead of skipping
   // it. Throws InputError when the data is cut short.
   std::string read_entry_data();
