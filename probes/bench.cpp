@@ -489,9 +489,7 @@ BenchOutput run_bench(const CudaDriver* cu, const BenchDevice& device) {
   std::string error;
   {
     Gpu g(*cu);
-    int driver_cuda = 0;
-    if (cu->cuDriverGetVersion != nullptr) cu->cuDriverGetVersion(&driver_cuda);
-    if (g.start(driver_cuda)) measure_gpu(g, net, logreg, f);
+    if (g.start(device.driver_cuda)) measure_gpu(g, net, logreg, f);
     error = g.error;
   }  // everything the GPU half held is freed here
   if (error.empty() && !f.wrong.empty()) {

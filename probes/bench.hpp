@@ -23,7 +23,8 @@ struct BenchOutput {
 // takes by default.
 struct BenchDevice {
   std::string name;
-  bool mig = false;  // a MIG slice: no whole-GPU peak applies
+  bool mig = false;     // a MIG slice: no whole-GPU peak applies
+  int driver_cuda = 0;  // the driver's CUDA (the checks read it), e.g. 12040
 };
 
 // Runs the CPU half always, and the GPU half on `device` when `cu` is a

@@ -52,95 +52,79 @@ void put(std::string& out, const char* key, const std::string& value) {
   out += escape(value);
   out += '\n';
 }
-void put(std::string& out, const char* key, unsigned long long value) {
-  put(out, key, std::to_string(value));
+
+// A field's value as wire text, and back.
+std::string text_of(const std::string& v) { return v; }
+std::string text_of(bool v) { return v ? "1" : "0"; }
+template <typename Number>
+std::string text_of(Number v) {
+  return std::to_string(v);
+}
+void read_into(std::string& field, const std::string& v) { field = v; }
+void read_into(bool& field, const std::string& v) { field = v == "1"; }
+template <typename Number>
+void read_into(Number& field, const std::string& v) {
+  field = static_cast<Number>(std::strtoull(v.c_str(), nullptr, 10));
+}
+
+// Every field that crosses the pipe, named once for both directions.
+template <typename R, typename Visit>
+void report_fields(R& r, Visit&& visit) {
+  visit("reason", r.reason);
+  visit("fix", r.fix);
+  visit("driver_version", r.driver_version);
+  visit("driver_cuda", r.driver_cuda);
+  visit("image_cuda", r.image_cuda);
+  visit("visible_nvidia", r.visible_nvidia);
+  visit("visible_cuda", r.visible_cuda);
+}
+template <typename D, typename Visit>
+void device_fields(D& d, Visit&& visit) {
+  visit("device.name", d.name);
+  visit("device.uuid", d.uuid);
+  visit("device.compute_capability", d.compute_capability);
+  visit("device.memory_total", d.memory_total);
+  visit("device.memory_used", d.memory_used);
+  visit("device.memory_free", d.memory_free);
+  visit("device.has_free", d.has_free);
+  visit("device.has_nvml", d.has_nvml);
+  visit("device.utilization", d.utilization);
+  visit("device.temperature", d.temperature);
+  visit("device.compute_mode", d.compute_mode);
+  visit("device.mig", d.mig);
 }
 
 std::string encode_report(const Report& r) {
   std::string o;
-  put(o, "status", static_cast<unsigned long long>(r.status));
-  put(o, "reason", r.reason);
-  put(o, "fix", r.fix);
-  put(o, "driver_version", r.driver_version);
-  put(o, "driver_cuda", static_cast<unsigned long long>(r.driver_cuda));
-  put(o, "image_cuda", r.image_cuda);
-  put(o, "visible_nvidia", r.visible_nvidia);
-  put(o, "visible_cuda", r.visible_cuda);
+  const auto write = [&](const char* key, const auto& value) { put(o, key, text_of(value)); };
+  write("status", static_cast<int>(r.status));
+  report_fields(r, write);
   for (const auto& n : r.notes) put(o, "note", n);
   for (const auto& d : r.devices) {
-    put(o, "device", static_cast<unsigned long long>(d.index));  // starts a device
-    put(o, "device.name", d.name);
-    put(o, "device.uuid", d.uuid);
-    put(o, "device.compute_capability", d.compute_capability);
-    put(o, "device.memory_total", d.memory_total);
-    put(o, "device.memory_used", d.memory_used);
-    put(o, "device.memory_free", d.memory_free);
-    put(o, "device.has_free", d.has_free ? 1 : 0);
-    put(o, "device.has_nvml", d.has_nvml ? 1 : 0);
-    put(o, "device.utilization", d.utilization);
-    put(o, "device.temperature", d.temperature);
-    put(o, "device.compute_mode", d.compute_mode);
-    put(o, "device.mig", d.mig ? 1 : 0);
+    write("device", d.index);  // starts a device
+    device_fields(d, write);
   }
   return o;
 }
 
-bool decode_report_line(const std::string& key, const std::string& value, Report& r) {
-  const auto number = [&] { return std::strtoull(value.c_str(), nullptr, 10); };
+void decode_report_line(const std::string& key, const std::string& value, Report& r) {
+  const auto read = [&](const char* name, auto& field) {
+    if (key == name) read_into(field, value);
+  };
   if (key == "status") {
-    r.status = static_cast<Status>(number());
-  } else if (key == "reason") {
-    r.reason = value;
-  } else if (key == "fix") {
-    r.fix = value;
-  } else if (key == "driver_version") {
-    r.driver_version = value;
-  } else if (key == "driver_cuda") {
-    r.driver_cuda = static_cast<int>(number());
-  } else if (key == "image_cuda") {
-    r.image_cuda = value;
-  } else if (key == "visible_nvidia") {
-    r.visible_nvidia = value;
-  } else if (key == "visible_cuda") {
-    r.visible_cuda = value;
+    int status = 0;
+    read_into(status, value);
+    r.status = static_cast<Status>(status);
   } else if (key == "note") {
     r.notes.push_back(value);
   } else if (key == "device") {
     r.devices.emplace_back();
-    r.devices.back().index = static_cast<int>(number());
-  } else if (key.starts_with("device.") && !r.devices.empty()) {
-    Device& d = r.devices.back();
-    const std::string field = key.substr(7);
-    if (field == "name")
-      d.name = value;
-    else if (field == "uuid")
-      d.uuid = value;
-    else if (field == "compute_capability")
-      d.compute_capability = value;
-    else if (field == "memory_total")
-      d.memory_total = number();
-    else if (field == "memory_used")
-      d.memory_used = number();
-    else if (field == "memory_free")
-      d.memory_free = number();
-    else if (field == "has_free")
-      d.has_free = number() != 0;
-    else if (field == "has_nvml")
-      d.has_nvml = number() != 0;
-    else if (field == "utilization")
-      d.utilization = static_cast<unsigned>(number());
-    else if (field == "temperature")
-      d.temperature = static_cast<unsigned>(number());
-    else if (field == "compute_mode")
-      d.compute_mode = value;
-    else if (field == "mig")
-      d.mig = number() != 0;
-    else
-      return false;
+    read_into(r.devices.back().index, value);
+  } else if (key.starts_with("device.")) {
+    if (!r.devices.empty()) device_fields(r.devices.back(), read);
   } else {
-    return false;
+    report_fields(r, read);
   }
-  return true;
 }
 
 void write_all(int fd, const std::string& data) {
@@ -162,12 +146,12 @@ void write_all(int fd, const std::string& data) {
     CudaDriver cu;
     const bool driver = usable && open_driver(cu);
     BenchDevice device;
-    if (usable) device = {r.devices[0].name, r.devices[0].mig};
+    if (usable) device = {r.devices[0].name, r.devices[0].mig, r.driver_cuda};
     const BenchOutput b = run_bench(driver ? &cu : nullptr, device);
     std::string o;
     put(o, "bench_json", b.json);
     put(o, "bench_lines", b.lines);
-    put(o, "bench_wrong", b.wrong_results ? 1 : 0);
+    put(o, "bench_wrong", text_of(b.wrong_results));
     put(o, "bench_wrong_reason", b.wrong_reason);
     write_all(fd, o + "end=bench\n");
   }
@@ -295,14 +279,10 @@ ChecksOutcome run_checks_in_child(bool bench, double timeout, double bench_timeo
                                              std::to_string(static_cast<int>(bench_timeout)) +
                                              " s (IMGSMITH_PROBE_BENCH_TIMEOUT)"
                                        : "died (" + ending(pid) + ")";
-      if (done < 0) {
-        out.bench_timed_out = true;
-        stop(pid);
-      }
+      if (done < 0) stop(pid);
       r.bench_json = "{\"cpu\":null,\"gpu\":{\"error\":\"the benchmark " + why +
                      "\"},\"verdict\":\"the benchmark " + why + "\"}";
       out.bench_lines = "bench: the benchmark " + why + "\n";
-      out.bench_wrong_results = false;
       ::close(fds[0]);
       return out;
     }

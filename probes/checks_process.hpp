@@ -14,7 +14,6 @@ namespace probe {
 struct ChecksOutcome {
   Report report;  // the checks' findings (and the benchmark's JSON when run)
   bool checks_timed_out = false;
-  bool bench_timed_out = false;
   std::string bench_lines;  // the benchmark's lines for people
   bool bench_wrong_results = false;
   std::string bench_wrong_reason;

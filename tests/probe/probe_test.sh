@@ -247,7 +247,6 @@ cpus=$(nproc)
 run "${nogpu[@]}" "$probe" --bench --json
 check "bench without GPU: CPU half, every usable CPU ($cpus), its vector instructions" grep -q '"bench":{"cpu":{"network_step_ms":[0-9.]*,"logistic_regression_ms":[0-9.]*,"network_step_threads":'"$cpus"',"vector_isa":"\(AVX-512\|AVX2\|SSE2\)","logistic_regression_threads":1},"gpu":null' "$tmp/out"
 check "bench without GPU: verdict" grep -q "bench: no GPU; CPU: network step [0-9.]* ms on $cpus CPU thread" "$tmp/err"
-run "${nogpu[@]}" "$probe" --bench --json
 check "bench: the threads follow the affinity mask (taskset -c 0: 1)" sh -c "env -i PATH='$PATH' IMGSMITH_PROBE_DEV='$tmp/no-dev' taskset -c 0 '$probe' --bench --json 2>/dev/null | grep -q '\"network_step_threads\":1,'"
 run "${withgpu[@]}" "$probe" --bench --json
 if [ "$kernels" = with-kernels ]; then
