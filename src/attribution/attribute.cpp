@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <bitset>
 #include <exception>
 #include <thread>
 #include <unordered_map>
@@ -40,7 +41,27 @@ std::uint16_t index_of(const RuleSet& rules, const std::string& category) {
 struct CompiledGlobs {
   std::vector<std::size_t> tree;      // indexes into the directory tests
   std::vector<const Glob*> per_file;  // tested on every file
+  // The bytes a file name must start with for one of `per_file` to match
+  // it ("**/libcudnn*" needs an 'l'): one bit test spares most files the
+  // glob calls.
+  std::bitset<256> first_bytes;
 };
+
+// The bytes a name matched by `pattern` can start with: the literal first
+// byte of its last segment, or any byte where that segment starts with a
+// wildcard or "**" can carry the match across segments.
+std::bitset<256> name_first_bytes(const std::string& pattern) {
+  std::bitset<256> any;
+  any.set();
+  const auto slash = pattern.rfind('/');
+  if (slash == std::string::npos) return any;
+  const std::string_view last = std::string_view(pattern).substr(slash + 1);
+  if (last.empty() || last.find("**") != std::string_view::npos) return any;
+  if (std::string_view("*?[\\").find(last.front()) != std::string_view::npos) return any;
+  std::bitset<256> one;
+  one.set(static_cast<unsigned char>(last.front()));
+  return one;
+}
 
 struct CompiledRules {
   std::vector<Glob> directory_tests;  // "Q" of each "Q/**"
@@ -61,6 +82,7 @@ struct CompiledRules {
         directory_tests.emplace_back(p.substr(0, p.size() - 3));
       } else {
         c.per_file.push_back(&g);
+        c.first_bytes |= name_first_bytes(p);
       }
     }
     return c;
@@ -73,9 +95,20 @@ struct CompiledRules {
 // passed. Then the files are classified, in parallel on large images:
 // classifying is most of the cost, and each file's answer depends on
 // nothing but its own path, size and owners.
+// A rule a file of some directory can match: rules whose paths are all
+// trees the directory is not under cannot, and are left out of its list.
+struct RuleCandidate {
+  std::uint32_t rule;
+  bool path_matched;  // no paths, or a tree the directory is under; else per-file globs decide
+};
+
 struct Directory {
   std::string path;         // "/usr/lib"; "" for the root
   std::vector<char> under;  // which directory tests it (or an ancestor) passed
+  // The rules its files can match, in rule order: worked out once per
+  // directory, so that a file is only tried against those (most files of
+  // an image are under no rule's tree but a few).
+  std::vector<RuleCandidate> candidates;
 };
 
 struct FileToClassify {
@@ -93,6 +126,7 @@ class Walker {
     top.under.resize(compiled.directory_tests.size());
     for (std::size_t i = 0; i < compiled.directory_tests.size(); ++i)
       top.under[i] = compiled.directory_tests[i].matches("", "") ? 1 : 0;
+    list_candidates(top);
     directories_.push_back(std::move(top));
     stack_.push_back(Frame{root.children().begin(), 0});
   }
@@ -119,6 +153,7 @@ class Walker {
         sub.under = directories_[directory].under;
         for (std::size_t i = 0; i < sub.under.size(); ++i)
           if (!sub.under[i]) sub.under[i] = compiled_.directory_tests[i].matches(sub.path) ? 1 : 0;
+        list_candidates(sub);
         directories_.push_back(std::move(sub));
         // Depth first: the directory's children come before its next sibling.
         stack_.push_back(
@@ -131,6 +166,20 @@ class Walker {
   const std::vector<Directory>& directories() const { return directories_; }
 
  private:
+  void list_candidates(Directory& dir) const {
+    dir.candidates.clear();
+    for (std::size_t i = 0; i < compiled_.rules.size(); ++i) {
+      const CompiledGlobs& c = compiled_.rules[i];
+      const bool no_paths = c.tree.empty() && c.per_file.empty();
+      const bool under_tree =
+          std::any_of(c.tree.begin(), c.tree.end(), [&](std::size_t t) { return dir.under[t]; });
+      if (no_paths || under_tree)
+        dir.candidates.push_back(RuleCandidate{static_cast<std::uint32_t>(i), true});
+      else if (!c.per_file.empty())
+        dir.candidates.push_back(RuleCandidate{static_cast<std::uint32_t>(i), false});
+    }
+  }
+
   struct Frame {
     FileNode::ChildRange::iterator next;  // the next child to visit
     std::uint32_t directory;
@@ -165,6 +214,15 @@ struct Classifier {
     return false;
   }
 
+  static bool matches_per_file(const CompiledGlobs& c, std::string_view path,
+                               std::string_view base) {
+    if (!base.empty() && !c.first_bytes.test(static_cast<unsigned char>(base.front())))
+      return false;
+    for (const Glob* g : c.per_file)
+      if (g->matches(path, base)) return true;
+    return false;
+  }
+
   // `scratch` is a buffer to build the path in; `text` keeps it.
   AttributedFile classify(const FileToClassify& file, std::string& scratch, TextArena& text) const {
     const FileNode& node = *file.node;
@@ -187,7 +245,8 @@ struct Classifier {
     const std::string dist_key = dist != nullptr ? normalise_dist(*dist) : std::string();
     f.category = other;
     f.child = "other";
-    for (std::size_t i = 0; i < rules.rules.size(); ++i) {
+    for (const RuleCandidate& candidate : dir.candidates) {
+      const std::size_t i = candidate.rule;
       const AttributionRule& r = rules.rules[i];
       if (r.min_bytes && f.bytes < *r.min_bytes) continue;
       if (!r.python_dists.empty() && (dist == nullptr || !matches_any(r.python_dists, dist_key)))
@@ -207,7 +266,7 @@ struct Classifier {
         if (it == content_formats.end() || !matches_any(r.content, it->second)) continue;
         content = it->second;
       }
-      if (!r.paths.empty() && !matches(compiled.rules[i], dir, path, base)) continue;
+      if (!candidate.path_matched && !matches_per_file(compiled.rules[i], path, base)) continue;
       f.category = category_index[i];
       f.child = expand_child(r.child, dist, pkg, content);
       break;

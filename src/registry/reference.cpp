@@ -10,12 +10,26 @@
 namespace imgsmith {
 namespace {
 
-const std::regex kComponent(R"([a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)");
-const std::regex kTag(R"([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})");
-const std::regex kDigest(
-    R"(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})");  // sha512 is refused later, by name
-const std::regex kHost(
-    R"((?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]+)?)");
+// Compiled on first use, not at start: every run of imgsmith would
+// otherwise compile them, --version and file analyses included.
+const std::regex& component_pattern() {
+  static const std::regex pattern(R"([a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)");
+  return pattern;
+}
+const std::regex& tag_pattern() {
+  static const std::regex pattern(R"([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})");
+  return pattern;
+}
+const std::regex& digest_pattern() {
+  // sha512 is refused later, by name.
+  static const std::regex pattern(R"(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})");
+  return pattern;
+}
+const std::regex& host_pattern() {
+  static const std::regex pattern(
+      R"((?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]+)?)");
+  return pattern;
+}
 
 bool is_docker_hub(const std::string& registry) {
   return registry == "docker.io" || registry == "index.docker.io";
@@ -29,7 +43,7 @@ std::optional<RegistryRef> RegistryRef::parse(const std::string& text) {
   if (const auto at = name.find('@'); at != std::string::npos) {
     ref.digest = name.substr(at + 1);
     name.resize(at);
-    if (!std::regex_match(ref.digest, kDigest)) return std::nullopt;
+    if (!std::regex_match(ref.digest, digest_pattern())) return std::nullopt;
   }
   if (name.empty()) return std::nullopt;
   std::string rest = name;
@@ -41,7 +55,7 @@ std::optional<RegistryRef> RegistryRef::parse(const std::string& text) {
         std::any_of(first.begin(), first.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
     if (first.find('.') != std::string::npos || first.find(':') != std::string::npos ||
         first == "localhost" || upper) {
-      if (!std::regex_match(first, kHost)) return std::nullopt;
+      if (!std::regex_match(first, host_pattern())) return std::nullopt;
       ref.registry = first;
       rest = name.substr(slash + 1);
     }
@@ -52,7 +66,7 @@ std::optional<RegistryRef> RegistryRef::parse(const std::string& text) {
   if (colon != std::string::npos && (last_slash == std::string::npos || colon > last_slash)) {
     ref.tag = rest.substr(colon + 1);
     rest.resize(colon);
-    if (!std::regex_match(ref.tag, kTag)) return std::nullopt;
+    if (!std::regex_match(ref.tag, tag_pattern())) return std::nullopt;
   }
   if (rest.empty()) return std::nullopt;
   std::size_t start = 0;
@@ -60,7 +74,7 @@ std::optional<RegistryRef> RegistryRef::parse(const std::string& text) {
     const auto end = rest.find('/', start);
     const std::string part =
         rest.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    if (!std::regex_match(part, kComponent)) return std::nullopt;
+    if (!std::regex_match(part, component_pattern())) return std::nullopt;
     if (end == std::string::npos) break;
     start = end + 1;
   }
