@@ -107,8 +107,10 @@ struct Directory {
   std::vector<char> under;  // which directory tests it (or an ancestor) passed
   // The rules its files can match, in rule order: worked out once per
   // directory, so that a file is only tried against those (most files of
-  // an image are under no rule's tree but a few).
-  std::vector<RuleCandidate> candidates;
+  // an image are under no rule's tree but a few). A file that no package
+  // or Python distribution owns takes the shorter list, without the rules
+  // that need an owner.
+  std::vector<RuleCandidate> candidates, unowned_candidates;
 };
 
 struct FileToClassify {
@@ -120,8 +122,12 @@ struct FileToClassify {
 // a large tree are never all listed at once.
 class Walker {
  public:
-  Walker(const CompiledRules& compiled, const FileNode& root, std::size_t contents)
+  Walker(const RuleSet& rules, const CompiledRules& compiled, const FileNode& root,
+         std::size_t contents)
       : compiled_(compiled), seen_(contents, false) {
+    for (const AttributionRule& r : rules.rules)
+      needs_owner_.push_back(
+          !r.python_dists.empty() || !r.deb_packages.empty() || !r.packages.empty() ? 1 : 0);
     Directory top;
     top.under.resize(compiled.directory_tests.size());
     for (std::size_t i = 0; i < compiled.directory_tests.size(); ++i)
@@ -168,15 +174,19 @@ class Walker {
  private:
   void list_candidates(Directory& dir) const {
     dir.candidates.clear();
+    dir.unowned_candidates.clear();
     for (std::size_t i = 0; i < compiled_.rules.size(); ++i) {
       const CompiledGlobs& c = compiled_.rules[i];
       const bool no_paths = c.tree.empty() && c.per_file.empty();
       const bool under_tree =
           std::any_of(c.tree.begin(), c.tree.end(), [&](std::size_t t) { return dir.under[t]; });
-      if (no_paths || under_tree)
-        dir.candidates.push_back(RuleCandidate{static_cast<std::uint32_t>(i), true});
-      else if (!c.per_file.empty())
-        dir.candidates.push_back(RuleCandidate{static_cast<std::uint32_t>(i), false});
+      RuleCandidate candidate{static_cast<std::uint32_t>(i), true};
+      if (!no_paths && !under_tree) {
+        if (c.per_file.empty()) continue;
+        candidate.path_matched = false;
+      }
+      dir.candidates.push_back(candidate);
+      if (!needs_owner_[i]) dir.unowned_candidates.push_back(candidate);
     }
   }
 
@@ -185,7 +195,8 @@ class Walker {
     std::uint32_t directory;
   };
   const CompiledRules& compiled_;
-  std::vector<bool> seen_;  // per content
+  std::vector<char> needs_owner_;  // per rule: it names packages or distributions to match
+  std::vector<bool> seen_;         // per content
   std::vector<Directory> directories_;
   std::vector<Frame> stack_;
 };
@@ -245,8 +256,14 @@ struct Classifier {
     const std::string dist_key = dist != nullptr ? normalise_dist(*dist) : std::string();
     f.category = other;
     f.child = "other";
-    for (const RuleCandidate& candidate : dir.candidates) {
+    const unsigned char first = base.empty() ? 0 : static_cast<unsigned char>(base.front());
+    const bool owned = dist != nullptr || system != nullptr;
+    for (const RuleCandidate& candidate : owned ? dir.candidates : dir.unowned_candidates) {
       const std::size_t i = candidate.rule;
+      // The name's first byte rules out most per-file globs before the
+      // rule itself is read.
+      if (!candidate.path_matched && !base.empty() && !compiled.rules[i].first_bytes.test(first))
+        continue;
       const AttributionRule& r = rules.rules[i];
       if (r.min_bytes && f.bytes < *r.min_bytes) continue;
       if (!r.python_dists.empty() && (dist == nullptr || !matches_any(r.python_dists, dist_key)))
@@ -493,7 +510,7 @@ Attribution attribute_files(const Analysis& analysis, const RuleSet& base_rules,
   if (analysis.tree) {
     const CompiledRules compiled(rules);
     const auto& inodes = analysis.tree->inodes();
-    Walker walker(compiled, analysis.tree->root(), inodes.size());
+    Walker walker(rules, compiled, analysis.tree->root(), inodes.size());
     const Classifier classifier{rules,
                                 compiled,
                                 owners,

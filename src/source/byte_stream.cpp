@@ -1,12 +1,14 @@
 #include "imgsmith/source/byte_stream.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "imgsmith/source/file_io.hpp"
@@ -28,7 +30,28 @@ SharedFile::SharedFile(const std::string& path) : path_(path) {
 }
 
 SharedFile::~SharedFile() {
+  if (map_ != nullptr) ::munmap(const_cast<char*>(map_), static_cast<std::size_t>(size_));
   if (fd_ >= 0) ::close(fd_);
+}
+
+const char* SharedFile::mapped() const {
+  std::call_once(map_once_, [this] {
+    if (size_ == 0 || size_ > std::numeric_limits<std::size_t>::max()) return;
+    void* p = ::mmap(nullptr, static_cast<std::size_t>(size_), PROT_READ, MAP_SHARED, fd_, 0);
+    if (p != MAP_FAILED) map_ = static_cast<const char*>(p);
+  });
+  return map_;
+}
+
+void SharedFile::done_with(std::uint64_t from, std::uint64_t to) const {
+  if (map_ == nullptr) return;
+  // Whole pages only: the pages at either end may hold bytes still read.
+  const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  const std::uint64_t first = (from + page - 1) / page * page;
+  const std::uint64_t last = std::min(to, size_) / page * page;
+  if (last > first)
+    ::madvise(const_cast<char*>(map_) + first, static_cast<std::size_t>(last - first),
+              MADV_DONTNEED);
 }
 
 std::size_t SharedFile::pread(void* buf, std::size_t size, std::uint64_t offset) const {
@@ -41,7 +64,11 @@ std::size_t SharedFile::pread(void* buf, std::size_t size, std::uint64_t offset)
 
 FileRangeStream::FileRangeStream(std::shared_ptr<const SharedFile> file, std::uint64_t offset,
                                  std::uint64_t length)
-    : file_(std::move(file)), begin_(offset), end_(offset + length), pos_(offset) {
+    : file_(std::move(file)),
+      begin_(offset),
+      end_(offset + length),
+      pos_(offset),
+      kept_from_(offset) {
   // A range that runs past the end of the file is read as far as it goes;
   // the tar reader then reports the truncation.
   end_ = std::min(end_, file_->size());
@@ -62,6 +89,24 @@ std::uint64_t FileRangeStream::skip(std::uint64_t size) {
   return n;
 }
 
+std::string_view FileRangeStream::lend(std::size_t size) {
+  const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(size, end_ - pos_));
+  if (n == 0) return {};
+  const char* base = file_->mapped();
+  if (base == nullptr) return {};
+  // What was lent a while back leaves the resident set as the reader moves
+  // on, so that reading a large save in place does not hold it all.
+  constexpr std::uint64_t kKeep = 2u << 20;
+  if (pos_ - kept_from_ >= 2 * kKeep) {
+    file_->done_with(kept_from_, pos_ - kKeep);
+    kept_from_ = pos_ - kKeep;
+  }
+  const std::string_view view(base + pos_, n);
+  pos_ += n;
+  file_->count_read(n);
+  return view;
+}
+
 std::size_t PrefixedStream::read(void* buf, std::size_t size) {
   if (used_ < prefix_.size()) {
     const std::size_t n = std::min(size, prefix_.size() - used_);
@@ -77,6 +122,19 @@ std::uint64_t PrefixedStream::skip(std::uint64_t size) {
   used_ += static_cast<std::size_t>(from_prefix);
   if (from_prefix == size) return size;
   return from_prefix + rest_.skip(size - from_prefix);
+}
+
+void FileRangeStream::will_need(std::uint64_t ahead) {
+  const char* base = file_->mapped();
+  if (base == nullptr || ahead >= end_ - pos_) return;
+  // A prefetch never faults: where the page is not mapped yet it does nothing.
+  __builtin_prefetch(base + pos_ + ahead);
+}
+
+std::string_view PrefixedStream::lend(std::size_t size) {
+  // The prefix is read first; the rest is lent where its stream can.
+  if (used_ < prefix_.size()) return {};
+  return rest_.lend(size);
 }
 
 std::string read_prefix(ByteStream& in, std::size_t size) {

@@ -106,17 +106,41 @@ void apply_pax(const std::string& data, std::string& path, std::string& link, st
 }  // namespace
 
 TarReader::TarReader(ByteStream& in, std::string label)
-    : in_(in), label_(std::move(label)), buf_(kBuffer) {}
+    : in_(in), label_(std::move(label)), buf_(kBuffer), data_(buf_.data()) {}
 
 std::size_t TarReader::fill(std::size_t n) {
   if (end_ - pos_ >= n) return n;
-  if (pos_ > 0) {
-    std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
-    end_ -= pos_;
-    pos_ = 0;
+  if (pos_ == end_) {
+    // Nothing left over: a stream over memory lends its next bytes, read in
+    // place (a header, usually; the data between is skipped).
+    const std::string_view view = in_.lend(n);
+    if (!view.empty()) {
+      data_ = view.data();
+      pos_ = 0;
+      end_ = view.size();
+      if (end_ >= n) return n;
+    }
   }
-  if (buf_.size() < n) buf_.resize(n);
+  // Into the buffer: what is left over first, then reads until `n` bytes
+  // are there (or the stream ends).
+  const std::size_t left = end_ - pos_;
+  if (buf_.size() < n) {
+    std::vector<char> bigger(n);
+    std::memcpy(bigger.data(), data_ + pos_, left);
+    buf_.swap(bigger);
+  } else if (data_ != buf_.data() || pos_ > 0) {
+    std::memmove(buf_.data(), data_ + pos_, left);
+  }
+  data_ = buf_.data();
+  pos_ = 0;
+  end_ = left;
   while (end_ < n) {
+    const std::string_view view = in_.lend(n - end_);
+    if (!view.empty()) {
+      std::memcpy(buf_.data() + end_, view.data(), view.size());
+      end_ += view.size();
+      continue;
+    }
     const std::size_t got = in_.read(buf_.data() + end_, buf_.size() - end_);
     if (got == 0) break;
     end_ += got;
@@ -131,6 +155,7 @@ std::uint64_t TarReader::skip(std::uint64_t n) {
   std::uint64_t done = in_buffer;
   if (done < n) {
     // Past the buffer: seek when the stream can, read and drop otherwise.
+    data_ = buf_.data();
     pos_ = end_ = 0;
     const std::uint64_t seeked = in_.skip(n - done);
     done += seeked;
@@ -153,7 +178,7 @@ std::string TarReader::read_data(std::uint64_t size, const char* what) {
                      " bytes is implausibly large (corrupt tar)");
   const std::size_t n = static_cast<std::size_t>(size);
   if (fill(n) < n) throw InputError(label_ + ": truncated inside a " + what + " header");
-  std::string data(buf_.data() + pos_, n);
+  std::string data(data_ + pos_, n);
   pos_ += n;
   offset_ += n;
   const std::uint64_t padding = (kBlock - size % kBlock) % kBlock;
@@ -173,7 +198,7 @@ std::size_t TarReader::read_entry_some(char* out, std::size_t n) {
   n = static_cast<std::size_t>(std::min<std::uint64_t>(n, pending_data_));
   if (n == 0) return 0;
   const std::size_t got = next_data_chunk(std::min(n, buf_.size()));
-  std::memcpy(out, buf_.data() + pos_, got);
+  std::memcpy(out, data_ + pos_, got);
   pos_ += got;
   offset_ += got;
   pending_data_ -= got;
@@ -205,7 +230,7 @@ std::string TarReader::read_entry_head(std::uint64_t n) {
   while (data.size() < n) {
     const std::size_t got = next_data_chunk(
         static_cast<std::size_t>(std::min<std::uint64_t>(n - data.size(), buf_.size())));
-    data.append(buf_.data() + pos_, got);
+    data.append(data_ + pos_, got);
     pos_ += got;
     offset_ += got;
     pending_data_ -= got;
@@ -242,7 +267,7 @@ bool TarReader::next(TarHeader& header) {
       ended_early_ = true;
       return false;
     }
-    const char* h = buf_.data() + pos_;
+    const char* h = data_ + pos_;
     if (all_zero(h, kBlock)) return false;  // end-of-archive marker
     if (!checksum_ok(h))
       throw InputError(label_ +
@@ -301,6 +326,10 @@ bool TarReader::next(TarHeader& header) {
     pending_data_ = header.size;
     pending_padding_ = (kBlock - header.size % kBlock) % kBlock;
     pending_name_.assign(header.path);
+    // Where the bytes are lent (read in place), the next header is fetched
+    // while this entry is handled: it is a cache miss otherwise, most of
+    // the cost of reading a header.
+    if (pos_ == end_ && data_ != buf_.data()) in_.will_need(pending_data_ + pending_padding_);
     return true;
   }
 }

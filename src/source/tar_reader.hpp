@@ -66,8 +66,10 @@ class TarReader {
   ByteStream& in_;
   std::string label_;
   std::vector<char> buf_;
+  // What is being read: buf_, or bytes the stream lent (read in place).
+  const char* data_;
   std::size_t pos_ = 0, end_ = 0;
-  std::uint64_t offset_ = 0;  // archive offset of buf_[pos_]
+  std::uint64_t offset_ = 0;  // archive offset of data_[pos_]
   std::uint64_t pending_data_ = 0, pending_padding_ = 0;
   std::string pending_name_;
   bool ended_early_ = false;
@@ -79,7 +81,7 @@ void TarReader::stream_entry_data(Sink&& sink) {
   while (pending_data_ > 0) {
     const std::size_t got = next_data_chunk(
         static_cast<std::size_t>(std::min<std::uint64_t>(pending_data_, buf_.size())));
-    sink(buf_.data() + pos_, got);
+    sink(data_ + pos_, got);
     pos_ += got;
     offset_ += got;
     pending_data_ -= got;

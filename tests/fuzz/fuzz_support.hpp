@@ -16,29 +16,27 @@
 #include <vector>
 
 #include "imgsmith/source/byte_stream.hpp"
+#include "piece_stream.hpp"
 #include "tar_header.hpp"
 
 namespace fuzz {
 
-// Reads `data` in chunks whose sizes cycle through `chunks` (each 1..).
+// Reads `data` in chunks whose sizes cycle through `chunks` (each 1..);
+// `in_memory`: lent and skipped as from a mapped file, too.
 class ChunkedStream final : public imgsmith::ByteStream {
  public:
-  ChunkedStream(std::string_view data, std::vector<std::size_t> chunks)
-      : data_(data), chunks_(std::move(chunks)) {
-    if (chunks_.empty()) chunks_.push_back(4096);
-  }
-  std::size_t read(void* buf, std::size_t size) override {
-    const std::size_t chunk = std::max<std::size_t>(1, chunks_[next_++ % chunks_.size()]);
-    const std::size_t n = std::min({size, chunk, data_.size() - at_});
-    std::memcpy(buf, data_.data() + at_, n);
-    at_ += n;
-    return n;
-  }
+  ChunkedStream(std::string_view data, std::vector<std::size_t> chunks, bool in_memory = false)
+      : chunks_(chunks.empty() ? std::vector<std::size_t>{4096} : std::move(chunks)),
+        pieces_(
+            data, [this] { return chunks_[next_++ % chunks_.size()]; }, in_memory) {}
+  std::size_t read(void* buf, std::size_t size) override { return pieces_.read(buf, size); }
+  std::uint64_t skip(std::uint64_t size) override { return pieces_.skip(size); }
+  std::string_view lend(std::size_t size) override { return pieces_.lend(size); }
 
  private:
-  std::string_view data_;
   std::vector<std::size_t> chunks_;
-  std::size_t next_ = 0, at_ = 0;
+  std::size_t next_ = 0;
+  imgsmith::testing::PieceStream pieces_;
 };
 
 // A ustar archive of (name, content) pairs, as docker save and OCI archives are.

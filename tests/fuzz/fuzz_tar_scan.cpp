@@ -1,5 +1,6 @@
 // The layer scanner on any bytes: plain, gzip or zstd tar, read in chunk
-// sizes the fuzzer picks, capturing and digesting files as analyze does.
+// sizes the fuzzer picks, copied or read in place (as from a mapped file),
+// capturing and digesting files as analyze does.
 // A bad layer must end in InputError, never a crash, a leak or a hang.
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -10,11 +11,12 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   FuzzedDataProvider in(data, size);
   std::vector<std::size_t> chunks;
+  const bool in_memory = in.ConsumeBool();
   const std::size_t schedule = in.ConsumeIntegralInRange<std::size_t>(0, 8);
   for (std::size_t i = 0; i < schedule; ++i)
     chunks.push_back(in.ConsumeIntegralInRange<std::size_t>(1, 9000));
   const std::string layer = in.ConsumeRemainingBytesAsString();
-  fuzz::ChunkedStream stream(layer, chunks);
+  fuzz::ChunkedStream stream(layer, chunks, in_memory);
   const imgsmith::CaptureFn keep = [](std::string_view path,
                                       std::uint64_t file_size) -> std::uint64_t {
     return path.ends_with(".json") || path.find("dpkg") != std::string_view::npos

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "image_builder.hpp"
 #include "imgsmith/analysis/analysis.hpp"
 #include "imgsmith/source/layer_scan.hpp"
+#include "piece_stream.hpp"
 
 namespace imgsmith::testing {
 
@@ -25,6 +27,30 @@ class StringStream : public ByteStream {
  private:
   std::string s_;
   std::size_t pos_ = 0;
+};
+
+// Bytes in memory that it lends (as a mapped file does) in pieces of
+// random size from 1 byte on: every way the tar reader can straddle a lent
+// piece and its own buffer is met.
+class LendingStream : public ByteStream {
+ public:
+  LendingStream(std::string s, unsigned seed, std::size_t max_piece)
+      : s_(std::move(s)),
+        random_(seed),
+        pieces_(
+            s_,
+            [this, max_piece] {
+              return std::uniform_int_distribution<std::size_t>(1, max_piece)(random_);
+            },
+            true) {}
+  std::size_t read(void* buf, std::size_t size) override { return pieces_.read(buf, size); }
+  std::uint64_t skip(std::uint64_t size) override { return pieces_.skip(size); }
+  std::string_view lend(std::size_t size) override { return pieces_.lend(size); }
+
+ private:
+  std::string s_;
+  std::mt19937 random_;
+  PieceStream pieces_;
 };
 
 inline LayerScan scanned(const Layer& layer) {

@@ -154,3 +154,61 @@ TEST_CASE("layer scan: a captured file whose header claims more than the layer h
   const CaptureFn whole = [](std::string_view, std::uint64_t) { return kCaptureAll; };
   CHECK_THROWS_AS(scan_layer(in, 0, "claims-too-much", whole), InputError);
 }
+
+TEST_CASE("layer scan: bytes read in place (a mapped file) give the same scan as bytes copied") {
+  Layer layer;
+  for (int i = 0; i < 300; ++i)
+    layer.entries.push_back(
+        file("d/f" + std::to_string(i) + ".json", static_cast<std::size_t>(i * 37)));
+  // Names long enough for pax headers, and files larger than a lent piece.
+  layer.entries.push_back(file_with(std::string(300, 'p') + "/long-named.json", "{\"a\": 1}"));
+  layer.entries.push_back(soft_link("d/" + std::string(200, 'l'), std::string(180, 't')));
+  layer.entries.push_back(file("big", 300'000, 'b'));
+  layer.entries.push_back(hardlink("d/link", "d/f1.json"));
+  const std::string blob = layer_tar(layer);
+  const CaptureFn keep = [](std::string_view path, std::uint64_t size) -> std::uint64_t {
+    return path.ends_with(".json") ? kCaptureAll : size > 100 ? 100 : 0;
+  };
+  const CaptureFn hash = [](std::string_view, std::uint64_t size) -> std::uint64_t {
+    return size % 3 == 0 ? 1 : 0;
+  };
+  StringStream copied(blob);
+  const LayerScan want = scan_layer(copied, blob.size(), "test-layer", keep, hash);
+  REQUIRE(want.entries.size() == layer.entries.size());
+  const auto same = [&](const LayerScan& got) {
+    REQUIRE(got.entries.size() == want.entries.size());
+    for (std::size_t i = 0; i < want.entries.size(); ++i) {
+      CHECK(got.entries[i].path == want.entries[i].path);
+      CHECK(got.entries[i].link == want.entries[i].link);
+      CHECK(got.entries[i].size == want.entries[i].size);
+    }
+    REQUIRE(got.captured.size() == want.captured.size());
+    for (std::size_t i = 0; i < want.captured.size(); ++i) {
+      CHECK(got.captured[i].path == want.captured[i].path);
+      CHECK(got.captured[i].content == want.captured[i].content);
+    }
+    CHECK(got.digests == want.digests);
+    CHECK(got.content_bytes == want.content_bytes);
+  };
+  for (const std::size_t max_piece : {std::size_t{1}, std::size_t{700}, std::size_t{70'000}}) {
+    for (unsigned seed = 1; seed <= 3; ++seed) {
+      INFO("pieces up to " << max_piece << " bytes, seed " << seed);
+      LendingStream lent(blob, seed, max_piece);
+      same(scan_layer(lent, blob.size(), "test-layer", keep, hash));
+    }
+  }
+  // And from a real mapped file, whose lent pages leave the resident set
+  // as the reader moves on.
+  TempDir tmp;
+  write_file(tmp / "layer.tar", blob);
+  auto shared = std::make_shared<SharedFile>(tmp / "layer.tar");
+  REQUIRE(shared->mapped() != nullptr);
+  FileRangeStream range(shared, 0, shared->size());
+  same(scan_layer(range, shared->size(), "test-layer", keep, hash));
+  // A cut layer is still an error, not a read past the mapping.
+  write_file(tmp / "cut.tar", blob.substr(0, blob.size() - 200'000));
+  auto cut = std::make_shared<SharedFile>(tmp / "cut.tar");
+  FileRangeStream cut_range(cut, 0, cut->size());
+  CHECK_THROWS_WITH(scan_layer(cut_range, cut->size(), "cut-layer", keep, hash),
+                    Catch::Contains("cut-layer") && Catch::Contains("big"));
+}

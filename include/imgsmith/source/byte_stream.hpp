@@ -7,7 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 
 namespace imgsmith {
 
@@ -20,6 +22,15 @@ class ByteStream {
   // Skips up to `size` bytes without reading them; returns how many were
   // skipped. 0 means "cannot skip here": the caller reads instead.
   virtual std::uint64_t skip(std::uint64_t /*size*/) { return 0; }
+  // A stream whose bytes are already in memory (a mapped file) lends up to
+  // `size` of its next bytes instead of copying them: they count as read,
+  // and the view stays valid while the stream lives. Empty where the
+  // stream cannot lend (or is at its end): the caller reads instead.
+  virtual std::string_view lend(std::size_t /*size*/) { return {}; }
+  // The caller will soon want the bytes `ahead` bytes from here (the next
+  // tar header, past the data it skips): a stream over memory starts
+  // bringing them into the CPU's cache meanwhile.
+  virtual void will_need(std::uint64_t /*ahead*/) {}
 };
 
 // An open regular file shared by the streams that read ranges of it.
@@ -39,11 +50,25 @@ class SharedFile {
   // Bytes this process actually read from the file (for the I/O report).
   std::uint64_t bytes_read() const { return bytes_read_.load(); }
 
+  // The whole file mapped read-only, mapped on first use; null where it
+  // cannot be (then pread it). Reading many small entries in place spares
+  // copying every byte of them from the page cache. The file must not be
+  // truncated meanwhile (as for any mapped file, that faults the reader).
+  const char* mapped() const;
+  // [from, to) will not be read again through the mapping by this reader:
+  // its pages leave this process's resident set (the page cache keeps
+  // them; reading them again faults them back in).
+  void done_with(std::uint64_t from, std::uint64_t to) const;
+  // Lent bytes count as read.
+  void count_read(std::uint64_t n) const { bytes_read_ += n; }
+
  private:
   std::string path_;
   int fd_ = -1;
   std::uint64_t size_ = 0;
   mutable std::atomic<std::uint64_t> bytes_read_{0};
+  mutable std::once_flag map_once_;
+  mutable const char* map_ = nullptr;
 };
 
 // [offset, offset + length) of a shared file.
@@ -53,12 +78,15 @@ class FileRangeStream : public ByteStream {
                   std::uint64_t length);
   std::size_t read(void* buf, std::size_t size) override;
   std::uint64_t skip(std::uint64_t size) override;
+  std::string_view lend(std::size_t size) override;
+  void will_need(std::uint64_t ahead) override;
 
  private:
   std::shared_ptr<const SharedFile> file_;
   std::uint64_t begin_;
   std::uint64_t end_;
   std::uint64_t pos_;
+  std::uint64_t kept_from_;  // lent pages before this have left the resident set
 };
 
 // A stream that first replays bytes already read (to sniff a format), then
@@ -68,6 +96,7 @@ class PrefixedStream : public ByteStream {
   PrefixedStream(std::string prefix, ByteStream& rest) : prefix_(std::move(prefix)), rest_(rest) {}
   std::size_t read(void* buf, std::size_t size) override;
   std::uint64_t skip(std::uint64_t size) override;
+  std::string_view lend(std::size_t size) override;
 
  private:
   std::string prefix_;
