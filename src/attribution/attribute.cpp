@@ -66,9 +66,14 @@ std::bitset<256> name_first_bytes(const std::string& pattern) {
 struct CompiledRules {
   std::vector<Glob> directory_tests;  // "Q" of each "Q/**"
   std::vector<CompiledGlobs> rules, origins;
+  std::vector<char> needs_owner;  // per rule: it names packages or distributions to match
 
   explicit CompiledRules(const RuleSet& set) {
-    for (const auto& r : set.rules) rules.push_back(compile(r.paths));
+    for (const auto& r : set.rules) {
+      rules.push_back(compile(r.paths));
+      needs_owner.push_back(
+          !r.python_dists.empty() || !r.deb_packages.empty() || !r.packages.empty() ? 1 : 0);
+    }
     for (const auto& o : set.origins) origins.push_back(compile(o.paths));
   }
 
@@ -89,12 +94,6 @@ struct CompiledRules {
   }
 };
 
-// Attribution in two steps, a chunk of files at a time. A walk, in tree
-// order, lists visible contents once each (under the first name the walk
-// meets) with their directory and which directory tests that directory
-// passed. Then the files are classified, in parallel on large images:
-// classifying is most of the cost, and each file's answer depends on
-// nothing but its own path, size and owners.
 // A rule a file of some directory can match: rules whose paths are all
 // trees the directory is not under cannot, and are left out of its list.
 struct RuleCandidate {
@@ -102,6 +101,12 @@ struct RuleCandidate {
   bool path_matched;  // no paths, or a tree the directory is under; else per-file globs decide
 };
 
+// Attribution in two steps, a chunk of files at a time. A walk, in tree
+// order, lists visible contents once each (under the first name the walk
+// meets) with their directory and which directory tests that directory
+// passed. Then the files are classified, in parallel on large images:
+// classifying is most of the cost, and each file's answer depends on
+// nothing but its own path, size and owners.
 struct Directory {
   std::string path;         // "/usr/lib"; "" for the root
   std::vector<char> under;  // which directory tests it (or an ancestor) passed
@@ -122,12 +127,8 @@ struct FileToClassify {
 // a large tree are never all listed at once.
 class Walker {
  public:
-  Walker(const RuleSet& rules, const CompiledRules& compiled, const FileNode& root,
-         std::size_t contents)
+  Walker(const CompiledRules& compiled, const FileNode& root, std::size_t contents)
       : compiled_(compiled), seen_(contents, false) {
-    for (const AttributionRule& r : rules.rules)
-      needs_owner_.push_back(
-          !r.python_dists.empty() || !r.deb_packages.empty() || !r.packages.empty() ? 1 : 0);
     Directory top;
     top.under.resize(compiled.directory_tests.size());
     for (std::size_t i = 0; i < compiled.directory_tests.size(); ++i)
@@ -186,7 +187,7 @@ class Walker {
         candidate.path_matched = false;
       }
       dir.candidates.push_back(candidate);
-      if (!needs_owner_[i]) dir.unowned_candidates.push_back(candidate);
+      if (!compiled_.needs_owner[i]) dir.unowned_candidates.push_back(candidate);
     }
   }
 
@@ -195,8 +196,7 @@ class Walker {
     std::uint32_t directory;
   };
   const CompiledRules& compiled_;
-  std::vector<char> needs_owner_;  // per rule: it names packages or distributions to match
-  std::vector<bool> seen_;         // per content
+  std::vector<bool> seen_;  // per content
   std::vector<Directory> directories_;
   std::vector<Frame> stack_;
 };
@@ -225,10 +225,9 @@ struct Classifier {
     return false;
   }
 
+  // The name's first byte was tested already (classify).
   static bool matches_per_file(const CompiledGlobs& c, std::string_view path,
                                std::string_view base) {
-    if (!base.empty() && !c.first_bytes.test(static_cast<unsigned char>(base.front())))
-      return false;
     for (const Glob* g : c.per_file)
       if (g->matches(path, base)) return true;
     return false;
@@ -510,7 +509,7 @@ Attribution attribute_files(const Analysis& analysis, const RuleSet& base_rules,
   if (analysis.tree) {
     const CompiledRules compiled(rules);
     const auto& inodes = analysis.tree->inodes();
-    Walker walker(rules, compiled, analysis.tree->root(), inodes.size());
+    Walker walker(compiled, analysis.tree->root(), inodes.size());
     const Classifier classifier{rules,
                                 compiled,
                                 owners,

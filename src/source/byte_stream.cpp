@@ -124,13 +124,6 @@ std::uint64_t PrefixedStream::skip(std::uint64_t size) {
   return from_prefix + rest_.skip(size - from_prefix);
 }
 
-void FileRangeStream::will_need(std::uint64_t ahead) {
-  const char* base = file_->mapped();
-  if (base == nullptr || ahead >= end_ - pos_) return;
-  // A prefetch never faults: where the page is not mapped yet it does nothing.
-  __builtin_prefetch(base + pos_ + ahead);
-}
-
 std::string_view PrefixedStream::lend(std::size_t size) {
   // The prefix is read first; the rest is lent where its stream can.
   if (used_ < prefix_.size()) return {};

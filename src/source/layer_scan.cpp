@@ -260,8 +260,8 @@ namespace {
 void scan_decoded(ByteStream& decoded, std::uint64_t blob_bytes, const std::string& label,
                   const CaptureFn& capture, const CaptureFn& hash, const EntrySink& sink,
                   LayerScan& scan) {
-  constexpr std::uint64_t kReadAheadFrom = 4u
-                                           << 20;  // below this a thread costs more than it saves
+  // Below this a thread costs more than it saves.
+  constexpr std::uint64_t kReadAheadFrom = 4u << 20;
   if (blob_bytes >= kReadAheadFrom && std::thread::hardware_concurrency() > 1) {
     detail::ReadAheadStream ahead(decoded);
     scan_entries(ahead, label, capture, hash, sink, scan);

@@ -326,10 +326,6 @@ bool TarReader::next(TarHeader& header) {
     pending_data_ = header.size;
     pending_padding_ = (kBlock - header.size % kBlock) % kBlock;
     pending_name_.assign(header.path);
-    // Where the bytes are lent (read in place), the next header is fetched
-    // while this entry is handled: it is a cache miss otherwise, most of
-    // the cost of reading a header.
-    if (pos_ == end_ && data_ != buf_.data()) in_.will_need(pending_data_ + pending_padding_);
     return true;
   }
 }

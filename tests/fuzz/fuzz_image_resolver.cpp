@@ -79,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string archive = mode == 0   ? oci_layout(in)
                               : mode == 1 ? docker_save(in)
                                           : in.ConsumeRemainingBytesAsString();
-  fuzz::ChunkedStream stream(archive, {in.ConsumeIntegralInRange<std::size_t>(1, 70000)});
+  auto stream = fuzz::chunked(archive, {in.ConsumeIntegralInRange<std::size_t>(1, 70000)});
   try {
     const auto store = imgsmith::open_stream_store(
         stream, "fuzz", "tar", {},

@@ -23,21 +23,17 @@ namespace fuzz {
 
 // Reads `data` in chunks whose sizes cycle through `chunks` (each 1..);
 // `in_memory`: lent and skipped as from a mapped file, too.
-class ChunkedStream final : public imgsmith::ByteStream {
- public:
-  ChunkedStream(std::string_view data, std::vector<std::size_t> chunks, bool in_memory = false)
-      : chunks_(chunks.empty() ? std::vector<std::size_t>{4096} : std::move(chunks)),
-        pieces_(
-            data, [this] { return chunks_[next_++ % chunks_.size()]; }, in_memory) {}
-  std::size_t read(void* buf, std::size_t size) override { return pieces_.read(buf, size); }
-  std::uint64_t skip(std::uint64_t size) override { return pieces_.skip(size); }
-  std::string_view lend(std::size_t size) override { return pieces_.lend(size); }
-
- private:
-  std::vector<std::size_t> chunks_;
-  std::size_t next_ = 0;
-  imgsmith::testing::PieceStream pieces_;
-};
+inline imgsmith::testing::PieceStream chunked(std::string_view data,
+                                              std::vector<std::size_t> chunks,
+                                              bool in_memory = false) {
+  if (chunks.empty()) chunks.push_back(4096);
+  return imgsmith::testing::PieceStream(
+      data,
+      [chunks = std::move(chunks), next = std::size_t{0}]() mutable {
+        return chunks[next++ % chunks.size()];
+      },
+      in_memory);
+}
 
 // A ustar archive of (name, content) pairs, as docker save and OCI archives are.
 inline std::string ustar(const std::vector<std::pair<std::string, std::string>>& files) {

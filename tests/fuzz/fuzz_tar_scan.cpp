@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t i = 0; i < schedule; ++i)
     chunks.push_back(in.ConsumeIntegralInRange<std::size_t>(1, 9000));
   const std::string layer = in.ConsumeRemainingBytesAsString();
-  fuzz::ChunkedStream stream(layer, chunks, in_memory);
+  auto stream = fuzz::chunked(layer, chunks, in_memory);
   const imgsmith::CaptureFn keep = [](std::string_view path,
                                       std::uint64_t file_size) -> std::uint64_t {
     return path.ends_with(".json") || path.find("dpkg") != std::string_view::npos

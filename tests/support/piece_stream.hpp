@@ -36,6 +36,8 @@ class PieceStream final : public ByteStream {
     const std::size_t n = take(size);
     return data_.substr(at_ - n, n);
   }
+  // Bytes handed out (read, lent or skipped) so far.
+  std::size_t position() const { return at_; }
 
  private:
   // The next piece, at most `size` bytes: counted as read.

@@ -29,29 +29,20 @@ class StringStream : public ByteStream {
   std::size_t pos_ = 0;
 };
 
-// Bytes in memory that it lends (as a mapped file does) in pieces of
-// random size from 1 byte on: every way the tar reader can straddle a lent
-// piece and its own buffer is met.
-class LendingStream : public ByteStream {
- public:
-  LendingStream(std::string s, unsigned seed, std::size_t max_piece)
-      : s_(std::move(s)),
-        random_(seed),
-        pieces_(
-            s_,
-            [this, max_piece] {
-              return std::uniform_int_distribution<std::size_t>(1, max_piece)(random_);
-            },
-            true) {}
-  std::size_t read(void* buf, std::size_t size) override { return pieces_.read(buf, size); }
-  std::uint64_t skip(std::uint64_t size) override { return pieces_.skip(size); }
-  std::string_view lend(std::size_t size) override { return pieces_.lend(size); }
-
- private:
-  std::string s_;
-  std::mt19937 random_;
-  PieceStream pieces_;
-};
+// `data` in pieces of random size, 1 to `max_piece` bytes, as a network
+// stream might hand it out: every boundary lands somewhere new. With
+// `in_memory` the pieces are lent (read in place, as from a mapped file),
+// so every way the tar reader can straddle a lent piece and its own
+// buffer is met. `data` must outlive the stream.
+inline PieceStream random_pieces(std::string_view data, unsigned seed, std::size_t max_piece,
+                                 bool in_memory) {
+  return PieceStream(
+      data,
+      [random = std::mt19937(seed), max_piece]() mutable {
+        return std::uniform_int_distribution<std::size_t>(1, max_piece)(random);
+      },
+      in_memory);
+}
 
 inline LayerScan scanned(const Layer& layer) {
   StringStream in(layer_tar(layer));

@@ -27,22 +27,18 @@ std::string random_bytes(std::size_t n, unsigned seed) {
 class InnerStream : public ByteStream {
  public:
   InnerStream(std::string text, unsigned seed, bool fail)
-      : text_(std::move(text)), random_(seed), fail_(fail) {}
+      : text_(std::move(text)), pieces_(random_pieces(text_, seed, 5000, false)), fail_(fail) {}
   std::size_t read(void* buf, std::size_t size) override {
-    const std::size_t piece = std::uniform_int_distribution<std::size_t>(1, 5000)(random_);
-    const std::size_t n = std::min({size, piece, text_.size() - given_});
-    if (n == 0 && fail_) throw InputError("inner: corrupt stream after " + std::to_string(given_));
-    std::memcpy(buf, text_.data() + given_, n);
-    given_ += n;
+    const std::size_t n = pieces_.read(buf, size);
+    if (n == 0 && fail_) throw InputError("inner: corrupt stream after " + std::to_string(given()));
     return n;
   }
-  std::size_t given() const { return given_; }
+  std::size_t given() const { return pieces_.position(); }
 
  private:
   std::string text_;
-  std::mt19937 random_;
+  PieceStream pieces_;
   bool fail_;
-  std::size_t given_ = 0;
 };
 
 // Reads `in` to its end in pieces of random size.

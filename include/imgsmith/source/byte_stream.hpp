@@ -27,10 +27,6 @@ class ByteStream {
   // and the view stays valid while the stream lives. Empty where the
   // stream cannot lend (or is at its end): the caller reads instead.
   virtual std::string_view lend(std::size_t /*size*/) { return {}; }
-  // The caller will soon want the bytes `ahead` bytes from here (the next
-  // tar header, past the data it skips): a stream over memory starts
-  // bringing them into the CPU's cache meanwhile.
-  virtual void will_need(std::uint64_t /*ahead*/) {}
 };
 
 // An open regular file shared by the streams that read ranges of it.
@@ -79,7 +75,6 @@ class FileRangeStream : public ByteStream {
   std::size_t read(void* buf, std::size_t size) override;
   std::uint64_t skip(std::uint64_t size) override;
   std::string_view lend(std::size_t size) override;
-  void will_need(std::uint64_t ahead) override;
 
  private:
   std::shared_ptr<const SharedFile> file_;
