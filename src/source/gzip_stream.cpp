@@ -181,13 +181,29 @@ class Decoder {
 struct GzipStream::Impl {
   Impl(ByteStream& source, std::string name) : in(source), label(std::move(name)) {
     input.resize(kInputChunk);
+    data = input.data();
     decoder.start();
   }
 
-  // Moves what is left to the front and reads more; false at the end.
+  // More input after what is left; false at the end. With nothing left, a
+  // stream over memory (a mapped archive) lends its next bytes, decoded
+  // where they lie instead of copied from the page cache first.
   bool refill() {
     if (eof) return false;
-    std::memmove(input.data(), input.data() + begin, end - begin);
+    if (begin == end) {
+      const std::string_view lent = in.lend(input.size());
+      if (!lent.empty()) {
+        // Valid until the next call on `in`, which is the next refill: by
+        // then what is left of it has been copied below.
+        data = reinterpret_cast<const unsigned char*>(lent.data());
+        begin = 0;
+        end = lent.size();
+        return true;
+      }
+    }
+    // What is left moves to the front of the buffer, then a read after it.
+    std::memmove(input.data(), data + begin, end - begin);
+    data = input.data();
     end -= begin;
     begin = 0;
     const std::size_t n = in.read(input.data() + end, input.size() - end);
@@ -204,7 +220,7 @@ struct GzipStream::Impl {
   bool next_member() {
     while (end - begin < 2 && refill()) {
     }
-    if (end - begin >= 2 && input[begin] == 0x1f && input[begin + 1] == 0x8b) {
+    if (end - begin >= 2 && data[begin] == 0x1f && data[begin + 1] == 0x8b) {
       decoder.start();
       return true;
     }
@@ -219,7 +235,7 @@ struct GzipStream::Impl {
         continue;
       }
       if (begin == end && !refill()) cut_short();
-      const Step s = decoder.step(input.data() + begin, end - begin, out, size, label);
+      const Step s = decoder.step(data + begin, end - begin, out, size, label);
       begin += s.consumed;
       member_done = s.member_done;
       if (s.produced > 0) return s.produced;
@@ -238,7 +254,8 @@ struct GzipStream::Impl {
   std::string label;
   Decoder decoder;
   std::vector<unsigned char> input;
-  std::size_t begin = 0, end = 0;  // the unconsumed input
+  const unsigned char* data = nullptr;  // the buffer, or bytes `in` lent
+  std::size_t begin = 0, end = 0;       // the unconsumed input, in `data`
   bool eof = false;
   bool member_done = false;
   bool done = false;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "archive_reader.hpp"
@@ -12,7 +11,6 @@
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/util/sha256.hpp"
 #include "imgsmith/util/size.hpp"
-#include "read_ahead_stream.hpp"
 #include "tar_reader.hpp"
 
 namespace imgsmith {
@@ -255,21 +253,11 @@ namespace {
 // A compressed layer's entries, then the rest of the stream: a tar ends
 // before the compressed stream around it does (the record's padding, then
 // the trailer with the checksum and length), and decoding it to its end is
-// what checks them. A large layer is decoded on a thread of its own, a few
-// blocks ahead of the tar reading, where there is a second core.
-void scan_decoded(ByteStream& decoded, std::uint64_t blob_bytes, const std::string& label,
-                  const CaptureFn& capture, const CaptureFn& hash, const EntrySink& sink,
-                  LayerScan& scan) {
-  // Below this a thread costs more than it saves.
-  constexpr std::uint64_t kReadAheadFrom = 4u << 20;
-  if (blob_bytes >= kReadAheadFrom && std::thread::hardware_concurrency() > 1) {
-    detail::ReadAheadStream ahead(decoded);
-    scan_entries(ahead, label, capture, hash, sink, scan);
-    read_to_end(ahead);
-  } else {
-    scan_entries(decoded, label, capture, hash, sink, scan);
-    read_to_end(decoded);
-  }
+// what checks them.
+void scan_decoded(ByteStream& decoded, const std::string& label, const CaptureFn& capture,
+                  const CaptureFn& hash, const EntrySink& sink, LayerScan& scan) {
+  scan_entries(decoded, label, capture, hash, sink, scan);
+  read_to_end(decoded);
 }
 
 }  // namespace
@@ -291,11 +279,11 @@ LayerScan scan_layer(ByteStream& in, std::uint64_t blob_bytes, const std::string
     scan_entries(replay, label, capture, hash, sink, scan);
   } else if (scan.compression == Compression::Gzip) {
     detail::GzipStream decoded(replay, label);
-    scan_decoded(decoded, blob_bytes, label, capture, hash, sink, scan);
+    scan_decoded(decoded, label, capture, hash, sink, scan);
   } else {
     DecompressingStream decoded(replay, label);
     scan.compression = decoded.compression();
-    scan_decoded(decoded, blob_bytes, label, capture, hash, sink, scan);
+    scan_decoded(decoded, label, capture, hash, sink, scan);
   }
   return scan;
 }
