@@ -218,8 +218,8 @@ std::vector<std::shared_ptr<const LayerScan>> scan_blobs(const BlobStore& store,
 }
 
 // Scans each distinct blob once (a save may list one digest twice). Where
-// the store reads local files, the first layer is merged into `started` as
-// it is read.
+// the store reads local files, a first layer that is not small is merged
+// into `started` as it is read.
 std::vector<std::shared_ptr<const LayerScan>> scan_all(const BlobStore& store,
                                                        const ResolvedImage& image,
                                                        const AnalyzeOptions& options,
@@ -229,7 +229,8 @@ std::vector<std::shared_ptr<const LayerScan>> scan_all(const BlobStore& store,
   for (const auto& l : image.layers)
     if (slot.emplace(l.blob, unique.size()).second) unique.push_back(l.blob);
   std::optional<FirstLayerFeed> feed;
-  if (store.parallel_scans() && !unique.empty()) {
+  if (store.parallel_scans() && !unique.empty() &&
+      store.size_of(unique.front()).value_or(UINT64_MAX) >= options.merge_while_reading_from) {
     started.tree = std::make_shared<MergedTree>();
     started.first_layer = std::make_shared<FirstLayerRecord>();
     // The scan need not keep what the feed takes, unless the entries are

@@ -5,8 +5,10 @@
 #include "imgsmith/analysis/analysis.hpp"
 #include "imgsmith/gate/gate.hpp"
 #include "imgsmith/inputs/inputs.hpp"
+#include "same_figures.hpp"
 
 using namespace imgsmith;
+using imgsmith::testing::check_same_dive_figures;
 
 namespace {
 
@@ -146,4 +148,22 @@ TEST_CASE("dive's .dive-ci fixture reads as 0.95, 20 MB and 0.5, and the image p
   CHECK(g.dive_highest_wasted_bytes == 20000000u);
   CHECK(g.dive_highest_user_wasted_percent == 0.5);
   CHECK(evaluate_gate(dive_image(), g).passed);
+}
+
+TEST_CASE("the first layer merged while it is read, or after, gives the same figures") {
+  for (const std::string name :
+       {"test-docker-image.tar", "test-kaniko-image.tar", "test-oci-gzip-image.tar",
+        "test-oci-uncompressed-image.tar", "test-oci-estargz-image.tar"}) {
+    INFO(name);
+    AnalyzeOptions during, after;
+    during.merge_while_reading_from = 0;
+    after.merge_while_reading_from = UINT64_MAX;
+    const Analysis a = analyze_image(fixture(name), during);
+    const Analysis b = analyze_image(fixture(name), after);
+    CHECK(a.final_bytes == b.final_bytes);
+    CHECK(a.final_entries == b.final_entries);
+    CHECK(a.wasted_bytes == b.wasted_bytes);
+    CHECK(layer_bytes(a) == layer_bytes(b));
+    check_same_dive_figures(a.dive, b.dive);
+  }
 }
