@@ -528,12 +528,13 @@ class DaemonStorageStore final : public BlobStore {
                                        [](const auto& l) { return !l.tar_split.empty(); });
     return all_split ? "docker storage (overlay2, tar-split)" : "docker storage (overlay2, walked)";
   }
-  bool contains(const std::string& path) const override { return size_of(path).has_value(); }
+  bool contains(const std::string& path) const override {
+    return path == kManifest || path == kConfig || layer_index(path).has_value();
+  }
   std::optional<std::uint64_t> size_of(const std::string& path) const override {
     if (path == kManifest) return manifest_.size();
     if (path == kConfig) return image_.config.size();
-    if (layer_index(path)) return 0;  // unknown until read: a layer is rebuilt, not stored
-    return std::nullopt;
+    return std::nullopt;  // a layer's too: it is rebuilt as it is read, not stored
   }
   std::string read_text(const std::string& path, std::uint64_t limit) const override {
     const std::string* text = path == kManifest ? &manifest_

@@ -30,6 +30,8 @@ class BlobStore {
   // Names are relative paths inside the image ("manifest.json",
   // "blobs/sha256/<hex>", "<id>/layer.tar"); symbolic links are followed.
   virtual bool contains(const std::string& path) const = 0;
+  // Unset where the file is missing, or where its size is not known until
+  // it is read (a layer the daemon's storage rebuilds): never a made-up 0.
   virtual std::optional<std::uint64_t> size_of(const std::string& path) const = 0;
   // Reads a small file (JSON documents). Throws InputError if it is missing
   // or larger than `limit`.
