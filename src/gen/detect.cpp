@@ -1,6 +1,7 @@
 // Project detection: what a directory holds and what it will need from an
 // image. Every conclusion is recorded with the file (and line) it came from,
 // so `--explain` can show the reasoning and a wrong guess can be traced.
+#include <algorithm>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -63,6 +64,45 @@ void weigh_conda_environment(const fs::path& root, const CondaEnvironment& conda
     py.python_constraint = "==" + conda.python + ".*";
     py.python_constraint_source = conda.file + " python";
   }
+}
+
+// pip installs a requirement at the version a -c file pins, so that is
+// the version whose CUDA build counts.
+void apply_constraints(PythonProject& py, std::vector<Evidence>& evidence) {
+  for (auto& r : py.requirements) {
+    const auto c = py.constraints.find(r.name);
+    if (c == py.constraints.end() || c->second.specifier.empty()) continue;
+    const std::string& pin = c->second.specifier;
+    const bool exact = pin.rfind("==", 0) == 0 && pin.find(',') == std::string::npos;
+    r.specifier = exact || r.specifier.empty() ? pin : r.specifier + "," + pin;
+    evidence.push_back(
+        {c->second.source, "constrains " + r.name + " (" + r.source + ") to " + r.specifier});
+  }
+}
+
+// The project installed beside requirements files brings its own
+// pyproject.toml dependencies: `pip install .` (or "-e ." in the
+// requirements) resolves them, so they count for the image too. A
+// requirement the files already name keeps their version.
+void add_project_dependencies(PythonProject& py, std::vector<Evidence>& evidence) {
+  if (!py.installable && !py.requirements_install_project) return;
+  std::vector<Requirement> wanted = py.project_dependencies;
+  for (const auto& extra : py.requirements_project_extras)
+    if (const auto it = py.optional_dependencies.find(extra); it != py.optional_dependencies.end())
+      wanted.insert(wanted.end(), it->second.begin(), it->second.end());
+  if (wanted.empty()) return;
+  py.project_brings_dependencies = py.installable;
+  std::vector<std::string> added;
+  for (const auto& r : wanted) {
+    const bool named = std::any_of(py.requirements.begin(), py.requirements.end(),
+                                   [&](const Requirement& q) { return q.name == r.name; });
+    if (named) continue;
+    py.requirements.push_back(r);
+    added.push_back(r.text);
+  }
+  if (!added.empty())
+    evidence.push_back({"pyproject.toml",
+                        "the project's own dependencies, installed with it: " + join(added, ", ")});
 }
 
 // A torch CUDA extension: setup.py (or a pyproject build hook) building
@@ -143,6 +183,8 @@ std::optional<PythonProject> detect_python(const fs::path& root,
       evidence.push_back(
           {"setup.py", "a setuptools project: pip installs it after the requirements"});
     }
+    apply_constraints(py, evidence);
+    add_project_dependencies(py, evidence);
     evidence.push_back(
         {req_files.front(), std::to_string(py.requirements.size()) + " requirements from " +
                                 std::to_string(py.requirement_files.size()) + " file(s)"});

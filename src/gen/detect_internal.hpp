@@ -31,7 +31,8 @@ std::string kind_of(const std::filesystem::file_status& status);
 // True for a regular file, false when nothing is there; throws InputError
 // for anything else by that name.
 bool regular_or_absent(const std::filesystem::path& path);
-// The whole file; throws InputError, naming it, when it cannot be read.
+// The whole file, less a UTF-8 byte-order mark; throws InputError, naming
+// it, when it cannot be read.
 std::string read_text(const std::filesystem::path& path);
 std::string relative_to_root(const std::filesystem::path& path, const std::filesystem::path& root);
 // True when a directory of the path holds tests, examples or benchmarks.

@@ -62,8 +62,10 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
     if (const auto* deps = (*project)["dependencies"].as_array()) {
       for (std::size_t i = 0; i < deps->size(); ++i)
         if (const auto* s = deps->get(i)->as_string())
-          if (auto r = parse_requirement(s->get(), "pyproject.toml [project] dependencies"))
+          if (auto r = parse_requirement(s->get(), "pyproject.toml [project] dependencies")) {
+            py.project_dependencies.push_back(*r);
             if (use_deps) py.requirements.push_back(*r);
+          }
     }
     if (const auto* optional = (*project)["optional-dependencies"].as_table())
       for (const auto& [extra, list] : *optional) {
@@ -129,6 +131,7 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
               if (const auto* e = extras->get(i)->as_string())
                 r.extras.push_back(normalise_name(e->get()));
         r.text = r.name + (r.extras.empty() ? "" : "[" + join(r.extras, ",") + "]") + r.specifier;
+        py.project_dependencies.push_back(r);
         if (use_deps) py.requirements.push_back(r);
       }
     if (const auto* s = (*poetry)["scripts"].as_table())

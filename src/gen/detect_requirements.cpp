@@ -46,8 +46,13 @@ class RequirementsReader {
                      BuildContext& build_context)
       : root_(root), py_(py), evidence_(evidence), build_context_(build_context) {}
 
-  void read(const std::string& rel, int depth, const std::string& named_at = "") {
+  void read(const std::string& rel, int depth, const std::string& named_at = "",
+            bool constraints = false) {
     if (depth > 10 || !visited_.insert(rel).second) return;
+    // What a constraints file (-c) and its own includes list pins versions
+    // and installs nothing.
+    const bool outer_constraints = in_constraints_;
+    in_constraints_ = constraints;
     const fs::path path = root_ / rel;
     std::error_code ec;
     const fs::file_status status = fs::status(path, ec);
@@ -86,6 +91,7 @@ class RequirementsReader {
       logical.clear();
     }
     if (!logical.empty()) handle(std::string(trim(logical)), rel, first, depth);
+    in_constraints_ = outer_constraints;
   }
 
  private:
@@ -100,6 +106,11 @@ class RequirementsReader {
         throw InputError(at + ": a merge-conflict marker (" + marker +
                          "); resolve the conflict in this file, then run gen again");
     if (line.empty() || line[0] == '#') return;
+    // "git+https://...", "-e git+ssh://...#egg=x", "name @ git+https://...":
+    // pip clones these with git, which the builder must then have.
+    if (py_.vcs_source.empty() && !in_constraints_ && line.find("git+") != std::string::npos &&
+        std::regex_search(line, vcs_url()))
+      py_.vcs_source = where;
     if (line[0] == '-') {
       const auto space = line.find_first_of(" =");
       const std::string flag = line.substr(0, space);
@@ -120,14 +131,16 @@ class RequirementsReader {
                                     .reach(fs::path(rel).parent_path().generic_string(), value,
                                            where, at, flag + " " + value)
                                     .path;
-        evidence_.push_back({where, "includes " + inc});
-        read(inc, depth + 1, at);
+        const bool constraint = in_constraints_ || flag == "-c" || flag == "--constraint";
+        evidence_.push_back({where, (constraint ? "constraints from " : "includes ") + inc});
+        read(inc, depth + 1, at, constraint);
       } else if (flag == "-e" || flag == "--editable") {
         // pip reads a local path relative to its working directory, the
         // project's: one outside the project is copied beside it, and the
         // project's own code need not come first for it.
         const std::string local = local_path(value);
         if (!local.empty() && !reaches_in_project(local, where, at, flag + " " + value)) return;
+        if (!local.empty()) installs_local(local, value, where);
         py_.requirements_need_source = true;
         evidence_.push_back({where, "installs " + value +
                                         " from the source tree, so the code is "
@@ -143,6 +156,7 @@ class RequirementsReader {
       const std::string local = local_path(line);
       if (!local.empty() && !reaches_in_project(local, where, at, "the local path " + local))
         return;
+      if (!local.empty()) installs_local(local, line, where);
       py_.requirements_need_source = true;
       evidence_.push_back({where, "installs the local path " + line +
                                       ", so the code is copied "
@@ -159,7 +173,12 @@ class RequirementsReader {
     if (auto r = parse_requirement(requirement, where)) {
       // name @ file:../../libs/common: a local path by URL.
       if (const std::string local = file_url_path(requirement); !local.empty())
-        reaches_in_project(local, where, at, r->name + " @ file:" + local);
+        if (reaches_in_project(local, where, at, r->name + " @ file:" + local))
+          installs_local(local, local, where);
+      if (in_constraints_) {
+        py_.constraints.emplace(r->name, *r);
+        return;
+      }
       py_.requirements.push_back(*r);
       return;
     }
@@ -167,6 +186,11 @@ class RequirementsReader {
         at + ": '" + (line.size() > 60 ? line.substr(0, 60) + "..." : line) +
         "' is not a requirement (PEP 508: name[extras] specifier ; marker), a pip option, a path "
         "or a URL; fix or delete the line");
+  }
+
+  static const std::regex& vcs_url() {
+    static const std::regex kVcs(R"((^|[\s@=])git\+[a-z]+://)");
+    return kVcs;
   }
 
   static bool looks_like_url(const std::string& line) {
@@ -212,6 +236,31 @@ class RequirementsReader {
     return url.rfind("file:", 0) == 0 ? local_path(url) : "";
   }
 
+  // A local install of the project's own directory ("-e .", ".[gpu]"):
+  // pip resolves its pyproject.toml dependencies, with those extras.
+  void installs_local(const std::string& local, const std::string& text, const std::string& where) {
+    std::string normal = fs::path(local).lexically_normal().generic_string();
+    if (normal != "." && normal != "./") {
+      // A path of the project's own, relative to it, which .dockerignore
+      // must not leave out of the build context.
+      while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+      if (normal.rfind("../", 0) != 0 && normal != ".." &&
+          std::find(py_.local_install_paths.begin(), py_.local_install_paths.end(), normal) ==
+              py_.local_install_paths.end())
+        py_.local_install_paths.push_back(normal);
+      return;
+    }
+    py_.requirements_install_project = true;
+    const auto open = text.find('[');
+    const auto close = text.find(']', open == std::string::npos ? 0 : open);
+    if (open != std::string::npos && close != std::string::npos)
+      for (const auto& extra : split(text.substr(open + 1, close - open - 1), ","))
+        if (const std::string e(trim(extra)); !e.empty())
+          py_.requirements_project_extras.push_back(normalise_name(e));
+    evidence_.push_back(
+        {where, "installs the project itself, with its pyproject.toml dependencies"});
+  }
+
   // True when the local path is inside the project; one in the build
   // context above it is recorded for copying, one beyond it refused.
   bool reaches_in_project(const std::string& local, const std::string& where, const std::string& at,
@@ -224,6 +273,7 @@ class RequirementsReader {
   std::vector<Evidence>& evidence_;
   BuildContext& build_context_;
   std::set<std::string> visited_;
+  bool in_constraints_ = false;
 };
 
 // The accelerator a requirements file is written for, from the words of its

@@ -68,7 +68,11 @@ std::string read_text(const fs::path& path) {
                      "); fix its permissions, or run gen where it can be read");
   std::ostringstream s;
   s << in.rdbuf();
-  return s.str();
+  std::string text = s.str();
+  // Editors on Windows save UTF-8 with a byte-order mark, which pip and
+  // TOML readers skip; so does gen.
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+  return text;
 }
 
 std::string relative_to_root(const fs::path& path, const fs::path& root) {

@@ -52,6 +52,7 @@ struct OsPackages {
   std::vector<std::string> python_build;
   std::vector<std::string> cmake_build;
   std::vector<std::string> runtime_compiler;  // gcc and the Python headers, for Triton
+  std::vector<std::string> vcs;               // git, for requirements from a VCS URL
 };
 
 struct FrameworkNeed {
@@ -95,6 +96,7 @@ struct Tables {
   std::string uv_image;
   std::vector<std::string> poetry;
   std::vector<std::string> cpu_runtime_compiler;  // gcc on the CPU image (its Python has headers)
+  std::vector<std::string> cpu_vcs;               // git on the CPU image's builder
   std::string runtime_compiler_size;
   std::map<std::string, FrameworkNeed> frameworks;
   std::vector<NamePattern> patterns;

@@ -105,9 +105,10 @@ void Decider::framework_build(const Requirement& r, GpuNeeds& g) {
                                          ": pip installs the newest it allows, " + release + "; ") +
                        r.name + " " + release + " is built for CUDA " + cuda_text + " and cuDNN " +
                        std::to_string(row->cudnn) + " (" + row->source + ")");
-  if (g.cuda.empty()) {
+  if (g.cuda.empty() || !g.cuda_loaded_from_system) {
     g.cuda = row->cuda;
     g.cuda_source = r.source + " (" + r.name + " " + release + ")";
+    g.cuda_loaded_from_system = true;
   }
   if (g.cudnn == 0) {
     g.cudnn = row->cudnn;

@@ -22,6 +22,7 @@ void Decider::python_install(const PythonProject& py) {
     plan_.install_mode = "requirements";
     plan_.requirement_files = py.requirement_files;
     plan_.requirement_files_top = py.install_files;
+    plan_.local_install_paths = py.local_install_paths;
   } else if (!py.requirements.empty()) {
     plan_.install_mode = "pyproject";
     for (const auto& r : py.requirements) {
@@ -50,7 +51,20 @@ void Decider::python_install(const PythonProject& py) {
       py.requirements_need_source || (plan_.install_mode == "none" && py.installable);
   // The project's own dependencies come with it unless a layer before
   // already installed them (setup.py projects list theirs only there).
-  plan_.project_install_args = plan_.install_mode == "none" ? "." : "--no-deps .";
+  // pyproject.toml dependencies the requirements do not name come with the
+  // project, from the same indexes.
+  if (plan_.install_mode == "requirements" && py.project_brings_dependencies) {
+    plan_.project_install_args.clear();
+    for (const auto& arg : plan_.pip_index_args) plan_.project_install_args += arg + " ";
+    for (const auto& option : py.index_options)
+      if (!contains(plan_.pip_index_args, option)) plan_.project_install_args += option + " ";
+    plan_.project_install_args += ".";
+    decide("pyproject.toml",
+           "pip installs the project with its own dependencies after the "
+           "requirements (those they pin stay as they are)");
+  } else {
+    plan_.project_install_args = plan_.install_mode == "none" ? "." : "--no-deps .";
+  }
   if (plan_.install_mode == "none" && !py.installable)
     decide(".", "no dependencies to install: the code runs on the bare interpreter");
   const bool uv = plan_.install_mode == "uv" || plan_.managed_python;
@@ -82,6 +96,22 @@ void Decider::python_install(const PythonProject& py) {
                                                : std::string("pip")) +
              " into /opt/venv, in the builder stage" +
              (plan_.source_before_deps ? "" : "; dependencies in their own layer before the code"));
+  vcs_tools(py);
+}
+
+// pip clones a requirement named by a VCS URL with git, which neither
+// NVIDIA's images nor Docker's slim python images carry: the builder gets
+// it (the final stage never needs it).
+void Decider::vcs_tools(const PythonProject& py) {
+  std::string source = py.vcs_source;
+  for (const auto& r : py.requirements)
+    if (source.empty() && r.text.find("git+") != std::string::npos) source = r.source;
+  if (source.empty()) return;
+  const std::vector<std::string>& git =
+      plan_.kind == "python-cpu" ? tables_.cpu_vcs : tables_.os.at(plan_.os).vcs;
+  for (const auto& pkg : git)
+    if (!contains(plan_.builder_apt, pkg)) plan_.builder_apt.push_back(pkg);
+  decide(source, "installs from a VCS URL, which pip clones with git: the builder gets git");
 }
 
 // A torch CUDA extension compiles in the builder, where no GPU is

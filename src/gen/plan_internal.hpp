@@ -61,7 +61,10 @@ class Decider {
     bool cpu_torch = false;
     std::string cuda;         // what a framework's build expects, when it says
     std::string cuda_source;  // which requirement said it
-    int cudnn = 0;            // the cuDNN major a framework's build loads; 0 when none says
+    // The CUDA above came from a framework that loads the system's CUDA
+    // libraries (data/framework-cuda.json), which the image must then carry.
+    bool cuda_loaded_from_system = false;
+    int cudnn = 0;  // the cuDNN major a framework's build loads; 0 when none says
     std::string cudnn_source;
     std::string runtime_compiler;         // why something compiles code when the app runs (Triton)
     std::string runtime_compiler_source;  // which requirement
@@ -84,6 +87,7 @@ class Decider {
 
   // ----- the install steps (plan_install.cpp) ------------------------------
   void python_install(const PythonProject& py);
+  void vcs_tools(const PythonProject& py);
   void cuda_extension(const PythonProject& py);
   void runtime_compiler(const GpuNeeds& g);
   void package_sources(const PythonProject& py);

@@ -8,6 +8,12 @@
 #include "plan_internal.hpp"
 
 namespace imgsmith::gen {
+namespace {
+
+// "12.4" -> "12".
+std::string major_of(const std::string& version) { return version.substr(0, version.find('.')); }
+
+}  // namespace
 
 std::string Decider::python_for_cpu(const PythonProject& py) {
   if (!options_.python.empty()) return options_.python;
@@ -112,9 +118,29 @@ void Decider::python(const PythonProject& py) {
     }
     std::string cuda;
     std::string why;
+    std::string torch_build;  // torch's own CUDA, when the image follows another framework
     if (g.torch != nullptr) {
       cuda = torch_cuda(py, *g.torch);
       why = "torch's CUDA build";
+      // torch's wheels bring their own CUDA libraries; a framework beside
+      // it that loads the system's (onnxruntime-gpu, tensorflow) finds only
+      // the image's, so the image follows that framework's build unless
+      // torch's release is one it accepts (the same major, when it names
+      // only a major).
+      const bool accepted = g.cuda == major_of(cuda) || g.cuda == major_minor(cuda);
+      if (g.cuda_loaded_from_system && options_.cuda.empty() && !accepted) {
+        torch_build = cuda;
+        cuda = cuda_for_major(g.cuda);
+        why = g.cuda_source;
+        decide(g.cuda_source,
+               "CUDA " + cuda +
+                   ": what its build loads from the system; torch brings its own CUDA " +
+                   torch_build + " libraries as pip wheels" +
+                   (major_of(torch_build) != major_of(cuda)
+                        ? ", which need a driver for CUDA " + major_of(torch_build) +
+                              " on the host (the image asks only for " + cuda + ")"
+                        : ""));
+      }
     } else if (!options_.cuda.empty()) {
       cuda = options_.cuda;
       why = "--cuda";
@@ -161,6 +187,21 @@ void Decider::python(const PythonProject& py) {
     choose_flavor(g.need, reasons, g.torch != nullptr);
     choose_gpu_python(py, release);
     set_images(release, project_.has_cuda_sources || py.cuda_extension);
+    // Wheels carry their own CUDA libraries and need only a driver of their
+    // major (minor-version compatibility), not the one a CUDA image of their
+    // exact release would ask for.
+    const auto wheel_driver = torch_build.empty()
+                                  ? tables_.minimum_driver.end()
+                                  : tables_.minimum_driver.find(std::stoi(major_of(torch_build)));
+    if (wheel_driver != tables_.minimum_driver.end() && wheel_driver->second > plan_.min_driver) {
+      plan_.min_driver = wheel_driver->second;
+      plan_.min_driver_why = "torch's CUDA " + torch_build +
+                             " wheels need it (the image itself asks only for CUDA " +
+                             major_minor(release.cuda) + ")";
+      decide("data/cuda-drivers.json",
+             "torch's CUDA " + torch_build +
+                 " wheels need a host driver >= " + std::to_string(plan_.min_driver));
+    }
     plan_.probe = options_.probe;
     std::string extra = " plus the dependencies";
     if (g.torch != nullptr)
@@ -188,7 +229,7 @@ void Decider::python(const PythonProject& py) {
   } else {
     throw InputError(
         project_.dir.string() +
-        ": found no entrypoint. gen looked for [project_.scripts], app/main.py, main.py, app.py, "
+        ": found no entrypoint. gen looked for [project.scripts], app/main.py, main.py, app.py, "
         "server.py, serve.py, streamlit_app.py, demo.py, train.py, a package with __main__.py "
         "and notebooks; pass the command with --cmd 'python -m yourpackage'");
   }

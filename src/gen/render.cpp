@@ -191,6 +191,8 @@ km::data plan_data(const Plan& p) {
   for (const auto& f : p.requirement_files)
     if (!outside_project(f)) copied.push_back(prefix + f);
   if (!p.wheelhouse.empty()) copied.push_back(prefix + p.wheelhouse);
+  // So must what pip installs from a path (a wheel under dist/).
+  for (const auto& path : p.local_install_paths) copied.push_back(prefix + path);
   // A file from outside the project is re-included by name, as the project's
   // are; a directory only at the top (below), so that the secrets and caches
   // left out everywhere stay out of it too.
@@ -305,10 +307,12 @@ std::string summary(const Plan& p) {
   for (const auto& w : p.why_base) line("", w);
   line("size", p.size_class);
   if (p.gpu)
-    line("driver", "host NVIDIA driver >= " + std::to_string(p.min_driver) +
-                       ": the image sets NVIDIA_REQUIRE_CUDA=cuda>=" + major_minor(p.cuda) +
-                       ", and the NVIDIA Container Toolkit refuses to start it on an older "
-                       "driver");
+    line("driver", "host NVIDIA driver >= " + std::to_string(p.min_driver) + ": " +
+                       (p.min_driver_why.empty()
+                            ? "the image sets NVIDIA_REQUIRE_CUDA=cuda>=" + major_minor(p.cuda) +
+                                  ", and the NVIDIA Container Toolkit refuses to start it on an "
+                                  "older driver"
+                            : p.min_driver_why));
   else
     line("driver", "none: the image uses no GPU");
   line("build", build_command_here(p));

@@ -81,9 +81,12 @@ Tables load() {
   for (const auto& [major, archs] : images.at("cuda_architectures").items())
     if (major[0] != '_') t.cuda_architectures[major] = strings(archs);
   for (const auto& [name, o] : images.at("os").items())
-    t.os[name] = {o.at("python").get<std::string>(), strings(o.at("python_runtime")),
-                  strings(o.at("python_build")), strings(o.at("cmake_build")),
-                  strings(o.value("runtime_compiler", json::array()))};
+    t.os[name] = {o.at("python").get<std::string>(),
+                  strings(o.at("python_runtime")),
+                  strings(o.at("python_build")),
+                  strings(o.at("cmake_build")),
+                  strings(o.value("runtime_compiler", json::array())),
+                  strings(o.value("vcs", json::array()))};
   const json& py = images.at("python");
   t.known_python = strings(py.at("known"));
   t.preferred_python = py.at("preferred").get<std::string>();
@@ -91,6 +94,7 @@ Tables load() {
   t.uv_image = py.at("uv_image").get<std::string>();
   t.poetry = strings(py.at("poetry"));
   t.cpu_runtime_compiler = strings(py.value("cpu_runtime_compiler", json::array()));
+  t.cpu_vcs = strings(py.value("cpu_vcs", json::array()));
   t.runtime_compiler_size = py.value("runtime_compiler_size", std::string());
 
   const json frameworks = table("python-frameworks.json");

@@ -395,6 +395,33 @@ TEST_CASE("gen: frameworks that load the system's CUDA get runtime, with cuDNN w
   CHECK(plan("vllm==0.6.4\n").flavor == "base");
 }
 
+TEST_CASE(
+    "gen: torch beside a framework that loads the system's CUDA: the image follows that one") {
+  auto plan = [](const std::string& requirements) {
+    ProjectDir p({{"requirements.txt", requirements}, {"main.py", ""}});
+    return plan_for(p);
+  };
+  // torch 2.6's wheels bring CUDA 12.4; onnxruntime-gpu 1.18 and
+  // tensorflow 2.13 load CUDA 11.8 and cuDNN 8 from the image.
+  for (const char* other : {"onnxruntime-gpu==1.18.0\n", "tensorflow==2.13.1\n"}) {
+    CAPTURE(other);
+    const Plan mixed = plan(std::string("torch==2.6.0\n") + other);
+    CHECK(mixed.final_image == "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04");
+    CHECK(mixed.cudnn);
+    // The host needs a CUDA 12 driver for torch's wheels, not the 520 of
+    // the image's own CUDA 11.8.
+    CHECK(mixed.min_driver == 525);
+    CHECK(summary(mixed).find("torch's CUDA 12.4 wheels need it") != std::string::npos);
+    CHECK_FALSE(mentions(mixed.warnings, "built for CUDA 12.4"));
+  }
+  // The same CUDA major: the image's own driver floor stands.
+  const Plan same = plan("torch==2.6.0\nonnxruntime-gpu==1.20.1\n");
+  CHECK(same.final_image == "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04");
+  CHECK(same.min_driver_why.empty());
+  // torch alone is unchanged: its CUDA build decides.
+  CHECK(plan("torch==2.6.0\n").final_image == "nvidia/cuda:12.4.1-base-ubuntu22.04");
+}
+
 TEST_CASE("gen: a scikit-learn project gets a CPU image, honestly explained") {
   ProjectDir p({{"requirements.txt", "scikit-learn==1.5.2\npandas==2.2.3\nxgboost==2.1.3\n"},
                 {"app.py", kFastApiMain}});
@@ -1459,4 +1486,98 @@ TEST_CASE("gen: a project needing a newer CMake than the builder's OS gets CMake
   const Plan a = plan_for(old, o);
   CHECK(a.cmake_from_pypi.empty());
   CHECK(mentions(a.builder_apt, "cmake=3.22.*"));
+}
+
+// ----- what pip installs beside the requirements files ------------------
+
+TEST_CASE("gen: pyproject.toml's dependencies count when requirements files install too") {
+  const std::string pyproject =
+      "[project]\nname='pkg'\nversion='0.1'\ndependencies=['torch==2.6.0','fastapi']\n"
+      "[project.optional-dependencies]\ngpu=['onnxruntime-gpu==1.18.0']\n"
+      "[build-system]\nrequires=['setuptools']\nbuild-backend='setuptools.build_meta'\n";
+  // requirements.txt names only some of them; `pip install .` brings the rest.
+  ProjectDir beside(
+      {{"requirements.txt", "fastapi==0.115.6\n"}, {"pyproject.toml", pyproject}, {"main.py", ""}});
+  const Plan b = plan_for(beside);
+  CHECK(b.gpu);
+  CHECK(b.final_image == "nvidia/cuda:12.4.1-base-ubuntu22.04");
+  CHECK(explains(b, "the project's own dependencies, installed with it: torch==2.6.0"));
+  const std::string df = render_plan(b).dockerfile;
+  CHECK(df.find("pip install -r requirements.txt") != std::string::npos);
+  // With its dependencies, not --no-deps: else torch never reaches the image.
+  CHECK(df.find("pip install .\n") != std::string::npos);
+  CHECK(df.find("--no-deps") == std::string::npos);
+
+  // "-e .[gpu]" in the requirements installs the project with that extra.
+  ProjectDir editable(
+      {{"requirements.txt", "-e .[gpu]\n"}, {"pyproject.toml", pyproject}, {"main.py", ""}});
+  const Plan e = plan_for(editable);
+  CHECK(e.gpu);
+  CHECK(e.final_image == "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04");  // onnxruntime 1.18
+  CHECK(explains(e, "installs the project itself"));
+
+  // A version the requirements pin stays theirs.
+  ProjectDir pinned(
+      {{"requirements.txt", "torch==2.4.1\n"}, {"pyproject.toml", pyproject}, {"main.py", ""}});
+  CHECK(explains(plan_for(pinned), "torch 2.4"));
+
+  // Without requirements files nothing changes: the deps get their own layer.
+  ProjectDir alone({{"pyproject.toml", pyproject}, {"main.py", ""}});
+  CHECK(render_plan(plan_for(alone)).dockerfile.find("pip install --no-deps .") !=
+        std::string::npos);
+}
+
+TEST_CASE("gen: a -c constraints file pins what the requirements name, and installs nothing") {
+  ProjectDir p({{"requirements.txt", "-c constraints.txt\ntorch\n"},
+                {"constraints.txt", "torch==2.4.1\ntensorflow==2.13.1\n"},
+                {"main.py", ""}});
+  const Plan plan = plan_for(p);
+  // torch 2.4.1 (its newest 12.x build is CUDA 12.4), not "unpinned, the
+  // newest" (2.11, CUDA 12.9 and a driver of 575).
+  CHECK_FALSE(mentions(plan.warnings, "not pinned"));
+  CHECK(explains(plan, "constrains torch"));
+  CHECK(plan.final_image == "nvidia/cuda:12.4.1-base-ubuntu22.04");
+  // tensorflow is only constrained, never installed: it decides nothing.
+  CHECK_FALSE(plan.cudnn);
+  CHECK_FALSE(explains(plan, "tensorflow==2.13.1: GPU"));
+  // pip reads the constraints file itself, so the build copies it.
+  CHECK(std::count(plan.requirement_files.begin(), plan.requirement_files.end(),
+                   "constraints.txt") == 1);
+}
+
+TEST_CASE("gen: requirements with a byte-order mark, from git, or from the project's own wheels") {
+  ProjectDir bom({{"requirements.txt", "\xEF\xBB\xBFtorch==2.6.0\n"}, {"main.py", ""}});
+  CHECK(plan_for(bom).final_image == "nvidia/cuda:12.4.1-base-ubuntu22.04");
+
+  // pip clones a VCS URL with git: the builder has it, the final stage not.
+  for (const char* line : {"git+https://github.com/org/lib.git@v1.0#egg=lib\n",
+                           "lib @ git+https://github.com/org/lib.git@v1.0\n",
+                           "-e git+https://github.com/org/lib.git#egg=lib\n"}) {
+    CAPTURE(line);
+    for (const char* torch : {"torch==2.6.0\n", "numpy==2.1.3\n"}) {
+      CAPTURE(torch);
+      ProjectDir vcs({{"requirements.txt", std::string(torch) + line}, {"main.py", ""}});
+      const Plan plan = plan_for(vcs);
+      const std::string df = render_plan(plan).dockerfile;
+      const auto final_stage = df.rfind("\nFROM ");
+      const auto git = df.find(" git=1:");
+      REQUIRE(git != std::string::npos);
+      CHECK(git < final_stage);
+      CHECK(df.find(" git=", final_stage) == std::string::npos);
+    }
+  }
+  ProjectDir plain({{"requirements.txt", "numpy==2.1.3\n"}, {"main.py", ""}});
+  CHECK(render_plan(plan_for(plain)).dockerfile.find(" git=") == std::string::npos);
+
+  // A wheel under dist/ (which .dockerignore leaves out) stays in the context.
+  ProjectDir wheel({{"requirements.txt", "./dist/mylib-0.1-py3-none-any.whl\nlibs/common/\n"},
+                    {"dist/mylib-0.1-py3-none-any.whl", "PK"},
+                    {"libs/common/setup.py", ""},
+                    {"main.py", ""}});
+  const std::string ignore = render_plan(plan_for(wheel)).dockerignore;
+  CHECK(ignore.find("\ndist\n") != std::string::npos);
+  const auto kept = ignore.find("\n!dist/mylib-0.1-py3-none-any.whl\n");
+  CHECK(kept != std::string::npos);
+  CHECK(kept > ignore.find("\ndist\n"));
+  CHECK(ignore.find("\n!libs/common\n") != std::string::npos);
 }

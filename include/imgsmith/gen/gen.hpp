@@ -40,9 +40,28 @@ struct PythonProject {
   // every file the build context needs for them: those plus their includes.
   std::vector<std::string> install_files;
   std::vector<std::string> requirement_files;
-  std::string lock;                        // "uv.lock", "poetry.lock" or ""
-  bool installable = false;                // pyproject has a [build-system] (or is Poetry's)
-  bool requirements_need_source = false;   // "-e ." or a local path in requirements
+  std::string lock;                       // "uv.lock", "poetry.lock" or ""
+  bool installable = false;               // pyproject has a [build-system] (or is Poetry's)
+  bool requirements_need_source = false;  // "-e ." or a local path in requirements
+  // The project's own paths the requirements install from ("dist/x.whl",
+  // "libs/common"), relative to it; "." (the project itself) left out.
+  std::vector<std::string> local_install_paths;
+  // pyproject.toml's own dependencies ([project] or Poetry's), read even
+  // when requirements files install the rest: `pip install .` brings them.
+  std::vector<Requirement> project_dependencies;
+  // The requirements install the project itself ("-e .", ".[gpu]"), with
+  // these extras: pip then resolves its pyproject.toml dependencies too.
+  bool requirements_install_project = false;
+  std::vector<std::string> requirements_project_extras;
+  // What -c constraint files pin, by name: they install nothing themselves
+  // but decide the version of a requirement named elsewhere.
+  std::map<std::string, Requirement> constraints;
+  // The project is installed with its dependencies after the requirements
+  // (plain `pip install .`): some of them are only in pyproject.toml.
+  bool project_brings_dependencies = false;
+  // Where a requirement is installed from a VCS URL ("git+https://..."),
+  // which pip clones with git: file:line, "" when none is.
+  std::string vcs_source;
   std::vector<std::string> index_options;  // --index-url/--extra-index-url lines seen
   // Indexes pyproject.toml names ([[tool.uv.index]], [[tool.poetry.source]]),
   // as pip options: pip must be given them when no lock file installs.
@@ -187,6 +206,9 @@ struct Plan {
   std::uint64_t model_vram = 0;
   std::string shm_size;  // docker run --shm-size ("8g"); "" keeps Docker's 64 MB
   int min_driver = 0;
+  // Why the driver must be that new, when it is not the image's own
+  // NVIDIA_REQUIRE_CUDA (torch's wheels of a newer CUDA beside it).
+  std::string min_driver_why;
   std::string size_class;
   std::vector<std::string> why_base;  // the chosen base and why, in sentences
   std::vector<std::string> warnings;
@@ -203,9 +225,12 @@ struct Plan {
   std::string install_mode;                        // requirements | pyproject | uv | poetry
   std::vector<std::string> requirement_files;      // copied before the install
   std::vector<std::string> requirement_files_top;  // given to pip with -r
-  std::vector<std::string> pyproject_deps;         // PEP 508 strings, for pyproject mode
-  std::vector<std::string> pip_index_args;         // e.g. --extra-index-url URL
-  std::string wheelhouse;                          // copied in before the install
+  // Paths in the project that the requirements install from ("dist/x.whl",
+  // "libs/common"): kept in the build context whatever .dockerignore says.
+  std::vector<std::string> local_install_paths;
+  std::vector<std::string> pyproject_deps;  // PEP 508 strings, for pyproject mode
+  std::vector<std::string> pip_index_args;  // e.g. --extra-index-url URL
+  std::string wheelhouse;                   // copied in before the install
   bool install_project = false;
   bool source_before_deps = false;
   std::string project_install_args;  // "--no-deps ." or "." (pip install ...)
