@@ -379,10 +379,16 @@ RuleSet with_image_rules(const RuleSet& rules, const Analysis& analysis) {
     workdir.child = "workdir";
     workdir.paths.emplace_back("/" + dir + "/**");
     workdir.source = "the image's WorkingDir";
-    const auto first_cuda =
-        std::find_if(out.rules.begin(), out.rules.end(),
-                     [](const AttributionRule& r) { return r.category == "cuda"; });
-    out.rules.insert(first_cuda, std::move(workdir));
+    // What a more particular rule names stays its own inside the WORKDIR
+    // too: a venv there (uv's /app/.venv) holds CUDA, frameworks and
+    // Python packages, not the app. The WORKDIR comes after the last of
+    // those rules, and before the generic paths (/usr, /opt, /app).
+    const auto last_particular =
+        std::find_if(out.rules.rbegin(), out.rules.rend(), [](const AttributionRule& r) {
+          return r.category == "cuda" || r.category == "framework" || r.category == "python" ||
+                 r.category == "os";
+        });
+    out.rules.insert(last_particular.base(), std::move(workdir));
   }
   return out;
 }

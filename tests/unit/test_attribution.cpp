@@ -164,6 +164,34 @@ TEST_CASE("attribution: frameworks, Python distributions, OS packages, caches, b
   CHECK(f.bytes("app") == 31);
 }
 
+TEST_CASE("attribution: weights from_pretrained left in the Hugging Face cache are weights") {
+  const std::string hub = "root/.cache/huggingface/hub/models--org--tiny/";
+  Image image;
+  image.layers = {Layer{
+      {file_with(hub + "blobs/4f3a9c", safetensors(3000000)),
+       file(hub + "blobs/9e1b27", 700),  // config.json's blob
+       file("root/.cache/huggingface/token", 40), file("root/.cache/pip/http/a/b/c", 2000000)},
+      Encoding::None,
+      true,
+      "RUN python -c 'AutoModel.from_pretrained(\"org/tiny\")'"}};
+  TempDir tmp;
+  write_file(tmp / "img.tar", docker_legacy_save(image));
+  AnalyzeOptions options;
+  options.capture = attribution_capture;  // the first bytes, which name a model's format
+  const Analysis a = analyze_image(tmp / "img.tar", options);
+  const Attribution attr = attribute(a, builtin_rules());
+  REQUIRE(attr.find("model-weights", "safetensors") != nullptr);
+  CHECK(attr.find("model-weights", "safetensors")->bytes == 3000000);
+  // The rest of the cache is cache, and pip's cache is no model.
+  CHECK(attr.find("cache", "huggingface")->bytes == 700 + 40);
+  CHECK(attr.find("cache", "pip")->bytes == 2000000);
+  const auto found = find_waste(a, attr, {}, FindingFloor{0, 0.0});
+  const auto baked = std::find_if(found.begin(), found.end(),
+                                  [](const Finding& x) { return x.id == "model-weights-baked"; });
+  REQUIRE(baked != found.end());
+  CHECK(baked->bytes == 3000000);
+}
+
 TEST_CASE("attribution: gcc-N-base is an OS package, not a compiler") {
   // It holds only docs and is required by libgcc-s1 in every Debian and
   // Ubuntu image; calling it devel-in-final flagged every runtime image.
@@ -183,6 +211,37 @@ TEST_CASE("attribution: gcc-N-base is an OS package, not a compiler") {
   const Finding* devel = f.finding("devel-in-final");
   REQUIRE(devel != nullptr);
   CHECK(devel->bytes == 900);
+}
+
+TEST_CASE("attribution: NVIDIA's versioned -dev and -static packages are build tools") {
+  // A devel image's static CUDA libraries come from libcublas-dev-12-4,
+  // cuda-nvrtc-dev-12-4, libcudnn9-static-cuda-12: gigabytes a final
+  // stage never needs, not the CUDA run time.
+  const std::string lib = "usr/local/cuda-12.4/targets/x86_64-linux/lib/";
+  Image image;
+  image.layers = {Layer{
+      {file(lib + "libcublas_static.a", 5000), file(lib + "libcublas.so.12", 700),
+       file_with("var/lib/dpkg/info/libcublas-dev-12-4.list", "/" + lib + "libcublas_static.a\n"),
+       file_with("var/lib/dpkg/info/libcublas-12-4.list", "/" + lib + "libcublas.so.12\n"),
+       file(lib + "libnvrtc_static.a", 3000),
+       file_with("var/lib/dpkg/info/cuda-nvrtc-dev-12-4.list", "/" + lib + "libnvrtc_static.a\n"),
+       file("usr/lib/x86_64-linux-gnu/libcudnn_adv_static_v9.a", 4000),
+       file_with("var/lib/dpkg/info/libcudnn9-static-cuda-12.list",
+                 "/usr/lib/x86_64-linux-gnu/libcudnn_adv_static_v9.a\n")},
+      Encoding::None,
+      true,
+      "debootstrap"}};
+  const Fixture f(image);
+  CHECK(f.bytes("build-tools", "libcublas-dev-12-4") == 5000);
+  CHECK(f.bytes("build-tools", "cuda-nvrtc-dev-12-4") == 3000);
+  CHECK(f.bytes("build-tools", "libcudnn9-static-cuda-12") == 4000);
+  CHECK(f.bytes("cuda", "cublas") == 700);  // the run-time library stays CUDA
+  const Finding* devel = f.finding("devel-in-final");
+  REQUIRE(devel != nullptr);
+  CHECK(devel->bytes == 5000 + 3000 + 4000);
+  const Finding* statics = f.finding("static-libs");
+  REQUIRE(statics != nullptr);
+  CHECK(statics->bytes == 5000 + 3000 + 4000);
 }
 
 TEST_CASE(
@@ -368,6 +427,43 @@ TEST_CASE("findings: --hash finds identical content at different paths, seekable
   }
   AnalyzeOptions plain;
   CHECK(analyze_image(tmp / "img.tar", plain).duplicates.empty());
+}
+
+TEST_CASE("attribution: a venv inside the WORKDIR is CUDA, frameworks and Python, not the app") {
+  // uv sync's layout: the project in /app, its venv in /app/.venv.
+  const std::string sp = "app/.venv/lib/python3.11/site-packages/";
+  Image image;
+  image.layers = {
+      Layer{{file("usr/local/cuda-12.4/targets/x86_64-linux/lib/libcublas.so.12", 70)},
+            Encoding::None,
+            true,
+            "ADD rootfs.tar /"},
+      Layer{{file("app/.venv/pyvenv.cfg", 3), file(sp + "torch/lib/libtorch_cuda.so", 600),
+             file(sp + "nvidia/cudnn/lib/libcudnn.so.9", 300),
+             file(sp + "nvidia/cublas/lib/libcublas.so.12", 80),
+             file(sp + "numpy/core/_multiarray.so", 40)},
+            Encoding::None,
+            true,
+            "RUN uv sync --frozen # buildkit"},
+      Layer{{file("app/main.py", 9)}, Encoding::None, true, "COPY . /app # buildkit"}};
+  TempDir tmp;
+  write_file(tmp / "img.tar", docker_legacy_save(image));
+  Analysis a = analyze_image(tmp / "img.tar", AnalyzeOptions{});
+  for (const char* dir : {"/app", "/app/"}) {
+    CAPTURE(dir);
+    a.working_dir = dir;
+    const Attribution attr = attribute(a, builtin_rules());
+    REQUIRE(attr.find("framework", "torch") != nullptr);
+    CHECK(attr.find("framework", "torch")->bytes == 600);
+    REQUIRE(attr.find("cuda", "cudnn") != nullptr);
+    CHECK(attr.find("cuda", "cudnn")->bytes == 300);
+    CHECK(attr.find("cuda", "cublas")->bytes == 80 + 70);
+    REQUIRE(attr.find("python", "site-packages") != nullptr);
+    CHECK(attr.find("python", "site-packages")->bytes == 40);
+    // The code, and the venv's own files no rule names, are the app.
+    REQUIRE(attr.find("app", "workdir") != nullptr);
+    CHECK(attr.find("app", "workdir")->bytes == 9 + 3);
+  }
 }
 
 TEST_CASE("attribution: the image's WORKDIR and files its COPY layers add are app") {
