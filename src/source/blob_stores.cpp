@@ -106,7 +106,7 @@ class TarFileStore final : public BlobStore {
                        " bytes, larger than a JSON document in an image can be");
     std::string out(static_cast<std::size_t>(r->size), '\0');
     if (file_->pread(out.data(), out.size(), r->offset) != out.size())
-      throw InputError(name() + ": truncated inside '" + path + "'");
+      throw InputError(name() + ": truncated inside '" + path + "'" + kDamagedAdvice);
     return out;
   }
   std::shared_ptr<const LayerScan> scan_layer(const std::string& path, const CaptureFn& hash,

@@ -89,7 +89,8 @@ class Decoder {
     remember(in, s.consumed);
     member_out_ += s.produced;
     if (result != ISAL_DECOMP_OK)
-      throw InputError(label + ": corrupt gzip data (" + inflate_error(result) + ")");
+      throw InputError(label + ": corrupt gzip data (" + inflate_error(result) + ")" +
+                       kDamagedAdvice);
     s.member_done = state_.block_state == ISAL_BLOCK_FINISH;
     if (s.member_done) check_length(label);
     return s;
@@ -110,14 +111,15 @@ class Decoder {
 
   void check_length(const std::string& label) const {
     if (tail_size_ < tail_.size())
-      throw InputError(label + ": corrupt gzip data (a member without its trailer)");
+      throw InputError(label + ": corrupt gzip data (a member without its trailer)" +
+                       kDamagedAdvice);
     const std::uint32_t isize =
         static_cast<std::uint32_t>(tail_[4]) | static_cast<std::uint32_t>(tail_[5]) << 8 |
         static_cast<std::uint32_t>(tail_[6]) << 16 | static_cast<std::uint32_t>(tail_[7]) << 24;
     if (isize != static_cast<std::uint32_t>(member_out_))
       throw InputError(label + ": corrupt gzip data (the trailer gives a length of " +
                        std::to_string(isize) + " bytes modulo 2^32, the member decoded to " +
-                       std::to_string(member_out_) + ")");
+                       std::to_string(member_out_) + ")" + kDamagedAdvice);
   }
 
   inflate_state state_{};
@@ -164,7 +166,8 @@ class Decoder {
     } else if (result != Z_OK && result != Z_BUF_ERROR) {  // Z_BUF_ERROR: wants more input
       throw InputError(
           label + ": corrupt gzip data (" +
-          (z_.msg != nullptr ? std::string(z_.msg) : "zlib error " + std::to_string(result)) + ")");
+          (z_.msg != nullptr ? std::string(z_.msg) : "zlib error " + std::to_string(result)) + ")" +
+          kDamagedAdvice);
     }
     return s;
   }
@@ -213,7 +216,8 @@ struct GzipStream::Impl {
   }
 
   [[noreturn]] void cut_short() const {
-    throw InputError(label + ": the gzip stream is cut short (the layer is truncated)");
+    throw InputError(label + ": the gzip stream is cut short (the layer is truncated)" +
+                     kDamagedAdvice);
   }
 
   // After a member: another one, or the end of the stream.
@@ -243,7 +247,8 @@ struct GzipStream::Impl {
         // What is here does not complete a step: more input, unless a whole
         // buffer of it already made no progress.
         if (end - begin == input.size())
-          throw InputError(label + ": corrupt gzip data (the decoder made no progress)");
+          throw InputError(label + ": corrupt gzip data (the decoder made no progress)" +
+                           kDamagedAdvice);
         if (!refill()) cut_short();
       }
     }

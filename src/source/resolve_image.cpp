@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <regex>
 #include <sstream>
 
 #include "imgsmith/source/image.hpp"
@@ -17,6 +18,30 @@ const char* const kIndexTypes[] = {
     "application/vnd.docker.distribution.manifest.list.v2+json",
 };
 
+// A document named by its digest must hash to it, as docker load and the
+// registries check: a byte changed in a manifest or config (a damaged
+// download, or an edit that altered the history or the diff_ids) is
+// refused instead of analysed. `expected` is "sha256:<hex>"; other
+// algorithms and names that are no digest (a daemon's config.json) are
+// not checked here.
+void check_digest(const BlobStore& store, const std::string& path, const std::string& text,
+                  const std::string& expected) {
+  if (expected.rfind("sha256:", 0) != 0) return;
+  const std::string actual = sha256_digest(text);
+  if (actual != expected)
+    throw InputError(store.name() + ": '" + path + "' does not match its digest: it should be " +
+                     expected + ", its bytes are " + actual + kDamagedAdvice);
+}
+
+// The digest a docker save's config is named by: "<hex>.json" (before
+// Docker 25) or "blobs/sha256/<hex>"; "" for any other name.
+std::string digest_in_name(const std::string& path) {
+  static const std::regex kNamed(R"((?:^|/)(?:blobs/sha256/)?([0-9a-f]{64})(?:\.json)?$)");
+  std::smatch m;
+  if (!std::regex_search(path, m, kNamed)) return "";
+  return "sha256:" + m[1].str();
+}
+
 // A document of the image, refused before it is read when its size is known
 // and over its limit (`limit_name` of --limit).
 std::string read_document(const BlobStore& store, const std::string& path, const char* what,
@@ -28,9 +53,11 @@ std::string read_document(const BlobStore& store, const std::string& path, const
   return store.read_text(path, limit);
 }
 
-json parse_json(const BlobStore& store, const std::string& path) {
+json parse_json(const BlobStore& store, const std::string& path,
+                const std::string& expected_digest = "") {
   const std::string text =
       read_document(store, path, "the manifest", "manifest", input_limits().manifest_bytes);
+  check_digest(store, path, text, expected_digest);
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
@@ -52,9 +79,11 @@ std::string blob_path(const BlobStore& store, const std::string& digest) {
   return "blobs/" + digest.substr(0, colon) + "/" + digest.substr(colon + 1);
 }
 
-void read_config(const BlobStore& store, const std::string& path, ResolvedImage& image) {
+void read_config(const BlobStore& store, const std::string& path, ResolvedImage& image,
+                 const std::string& expected_digest) {
   const std::string text =
       read_document(store, path, "the config", "config", input_limits().config_bytes);
+  check_digest(store, path, text, expected_digest);
   image.config_digest = sha256_digest(text);
   try {
     image.config = json::parse(text);
@@ -125,7 +154,7 @@ ResolvedImage from_docker_manifest(const BlobStore& store, const ImageSelector& 
                              " images; analysing the first (choose another with --image)");
   const std::string config = string_at(*chosen, "Config");
   if (config.empty()) throw InputError(store.name() + ": manifest.json names no Config");
-  read_config(store, config, image);
+  read_config(store, config, image, digest_in_name(config));
   const auto layers = chosen->find("Layers");
   if (layers == chosen->end() || !layers->is_array())
     throw InputError(store.name() + ": manifest.json names no Layers");
@@ -214,7 +243,8 @@ ResolvedImage from_manifest(const BlobStore& store, const json& manifest,
   const auto config = manifest.find("config");
   if (config == manifest.end() || !config->is_object())
     throw InputError(store.name() + ": image manifest has no config");
-  read_config(store, blob_path(store, string_at(*config, "digest")), image);
+  const std::string config_digest = string_at(*config, "digest");
+  read_config(store, blob_path(store, config_digest), image, config_digest);
   const auto layers = manifest.find("layers");
   if (layers == manifest.end() || !layers->is_array())
     throw InputError(store.name() + ": image manifest has no layers");
@@ -223,6 +253,15 @@ ResolvedImage from_manifest(const BlobStore& store, const json& manifest,
     LayerRef ref;
     ref.digest = string_at(l, "digest");
     ref.blob = blob_path(store, ref.digest);
+    // A blob of another size than its descriptor gives is cut short or
+    // replaced: refused before it is read. (Its digest is the registry's
+    // check; a file's layers are checked by their tar and gzip framing.)
+    if (const auto size = l.find("size"); size != l.end() && size->is_number_unsigned())
+      if (const auto actual = store.size_of(ref.blob);
+          actual && *actual != size->get<std::uint64_t>())
+        throw InputError(store.name() + ": layer '" + ref.blob + "' is " + std::to_string(*actual) +
+                         " bytes, but the manifest says " +
+                         std::to_string(size->get<std::uint64_t>()) + kDamagedAdvice);
     image.layers.push_back(std::move(ref));
   }
   attach_diff_ids(store, image);
@@ -260,7 +299,7 @@ ResolvedImage from_index(const BlobStore& store, const json& index, const ImageS
     if (!platform.empty()) seen_platforms.push_back(platform);
     if (insist && !platform_matches(desc, want)) continue;
     const std::string path = blob_path(store, string_at(desc, "digest"));
-    const json doc = parse_json(store, path);
+    const json doc = parse_json(store, path, string_at(desc, "digest"));
     std::vector<std::string> names_here = tags.empty() ? display_tags(names) : tags;
     if (is_index(doc, string_at(desc, "mediaType")))
       return from_index(store, doc, selector, format, names_here, depth + 1);

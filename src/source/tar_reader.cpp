@@ -177,20 +177,22 @@ std::string TarReader::read_data(std::uint64_t size, const char* what) {
     throw InputError(label_ + ": " + what + " header of " + std::to_string(size) +
                      " bytes is implausibly large (corrupt tar)");
   const std::size_t n = static_cast<std::size_t>(size);
-  if (fill(n) < n) throw InputError(label_ + ": truncated inside a " + what + " header");
+  if (fill(n) < n)
+    throw InputError(label_ + ": truncated inside a " + what + " header" + kDamagedAdvice);
   std::string data(data_ + pos_, n);
   pos_ += n;
   offset_ += n;
   const std::uint64_t padding = (kBlock - size % kBlock) % kBlock;
   if (skip(padding) < padding)
-    throw InputError(label_ + ": truncated inside a " + what + " header");
+    throw InputError(label_ + ": truncated inside a " + what + " header" + kDamagedAdvice);
   return data;
 }
 
 std::size_t TarReader::next_data_chunk(std::size_t want) {
   const std::size_t got = fill(want);
   if (got == 0)
-    throw InputError(label_ + ": truncated: the data of '" + pending_name_ + "' is cut short");
+    throw InputError(label_ + ": truncated: the data of '" + pending_name_ + "' is cut short" +
+                     kDamagedAdvice);
   return got;
 }
 
@@ -210,7 +212,8 @@ std::uint64_t TarReader::skip_entry_data(std::uint64_t n) {
   const std::uint64_t done = skip(n);
   pending_data_ -= done;
   if (done < n)
-    throw InputError(label_ + ": truncated: the data of '" + pending_name_ + "' is cut short");
+    throw InputError(label_ + ": truncated: the data of '" + pending_name_ + "' is cut short" +
+                     kDamagedAdvice);
   return done;
 }
 
@@ -244,7 +247,7 @@ bool TarReader::next(TarHeader& header) {
     if (skipped < pending_data_)
       throw InputError(label_ + ": truncated: the data of '" + pending_name_ + "' is cut short (" +
                        std::to_string(skipped) + " of " + std::to_string(pending_data_) +
-                       " bytes)");
+                       " bytes)" + kDamagedAdvice);
     if (skipped < pending_data_ + pending_padding_) {
       ended_early_ = true;  // only the last entry's padding is missing
       pending_data_ = pending_padding_ = 0;
@@ -264,20 +267,27 @@ bool TarReader::next(TarHeader& header) {
     }
     if (have < kBlock) {
       if (first_) throw InputError(label_ + ": not a tar archive (too short)");
+      // Zeros are what is left of the end-of-archive blocks; anything else
+      // is a header cut in two, whose entry would be lost without a word.
+      if (!all_zero(data_ + pos_, have))
+        throw InputError(label_ + ": truncated inside a tar header at offset " +
+                         std::to_string(offset_) + " (" + std::to_string(have) + " of 512 bytes)" +
+                         kDamagedAdvice);
       ended_early_ = true;
       return false;
     }
     const char* h = data_ + pos_;
     if (all_zero(h, kBlock)) return false;  // end-of-archive marker
     if (!checksum_ok(h))
-      throw InputError(label_ +
-                       (first_ ? ": not a tar archive (bad header checksum)"
-                               : ": corrupt tar header at offset " + std::to_string(offset_)));
+      throw InputError(label_ + (first_ ? ": not a tar archive (bad header checksum)"
+                                        : ": corrupt tar header at offset " +
+                                              std::to_string(offset_) + kDamagedAdvice));
     first_ = false;
     const char type = h[156] == '\0' ? '0' : h[156];
     std::uint64_t size = 0;
     if (!parse_number(h + 124, 12, size))
-      throw InputError(label_ + ": corrupt size field at offset " + std::to_string(offset_));
+      throw InputError(label_ + ": corrupt size field at offset " + std::to_string(offset_) +
+                       kDamagedAdvice);
     // Copied before the buffer moves on (reading pax data can refill it).
     const bool posix_ustar = std::memcmp(h + 257, "ustar\0", 6) == 0;
     if (posix_ustar && h[345] != '\0') {

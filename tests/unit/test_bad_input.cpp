@@ -107,6 +107,67 @@ TEST_CASE("bad input: a corrupt gzip layer names the layer") {
   CHECK_THROWS_WITH(analyze(tmp / "oci.tar"), Contains("oci.tar") && Contains(victim));
 }
 
+TEST_CASE("bad input: a layer cut inside a tar header is truncated, not a short layer") {
+  Image image;
+  image.layers = {Layer{{file("a", 70000, 'a'), file("b", 7000, 'b')}, Encoding::None}};
+  const std::string layer = layer_tar(image.layers[0]);
+  const std::string blob = "0123/layer.tar";
+  const std::size_t second_header = 512 + (70000 + 511) / 512 * 512;
+  // A docker save, whose manifest gives no layer sizes: the tar reader
+  // itself must tell a cut header from the end of the archive.
+  const auto cut_at = [&](std::size_t size) {
+    TempDir tmp;
+    write_file(
+        tmp / "save.tar",
+        tar_of({{"manifest.json",
+                 R"([{"Config":"config.json","RepoTags":["t:1"],"Layers":[")" + blob + R"("]}])"},
+                {"config.json", image.config_bytes()},
+                {blob, layer.substr(0, size)}}));
+    (void)analyze_image(tmp / "save.tar", AnalyzeOptions{});
+  };
+  // 312 bytes of b's header: b would be lost without a word.
+  CHECK_THROWS_WITH(cut_at(second_header + 312), Contains(blob) &&
+                                                     Contains("truncated inside a tar header") &&
+                                                     Contains("download the image again"));
+  // Inside the zeros that end the archive: nothing is lost.
+  const std::size_t end_of_b = second_header + 512 + (7000 + 511) / 512 * 512;
+  REQUIRE(layer.size() >= end_of_b + 1024);
+  CHECK_NOTHROW(cut_at(end_of_b + 700));
+}
+
+TEST_CASE("bad input: a manifest, config or layer that does not match its descriptor") {
+  const Image image = two_layers(Encoding::None);
+  const std::string config = "blobs/sha256/" + hex_of(sha256(image.config_bytes()));
+  const std::string layer = "blobs/sha256/" + hex_of(sha256(layer_tar(image.layers[1])));
+  std::string manifest;
+  for (const auto& m : oci_layout(image))
+    if (m.path.starts_with("blobs/") && m.data.find("\"layers\"") != std::string::npos)
+      manifest = m.path;
+  REQUIRE_FALSE(manifest.empty());
+  const auto changed = [&](const std::string& victim, bool cut) {
+    std::vector<Member> members = oci_layout(image);
+    for (auto& m : members)
+      if (m.path == victim) {
+        if (cut)
+          m.data.resize(m.data.size() - 512);
+        else
+          m.data[m.data.size() / 2] = static_cast<char>(m.data[m.data.size() / 2] ^ 0x20);
+      }
+    TempDir tmp;
+    write_tree(tmp / "layout", members);
+    (void)analyze_image(tmp / "layout", AnalyzeOptions{});
+  };
+  CHECK_NOTHROW(changed("none", false));
+  // A changed byte in a document: its digest no longer holds.
+  CHECK_THROWS_WITH(changed(manifest, false),
+                    Contains(manifest) && Contains("does not match its digest"));
+  CHECK_THROWS_WITH(changed(config, false),
+                    Contains(config) && Contains("does not match its digest"));
+  // A layer shorter than its descriptor says.
+  CHECK_THROWS_WITH(changed(layer, true), Contains(layer) && Contains("the manifest says") &&
+                                              Contains("download the image again"));
+}
+
 TEST_CASE("bad input: a manifest that is not JSON") {
   std::vector<Member> members = oci_layout(two_layers(Encoding::None));
   for (auto& m : members)

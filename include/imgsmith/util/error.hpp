@@ -18,4 +18,9 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What to do about bytes that are damaged or cut short (a tar header, a
+// gzip stream): appended to the message that names them.
+inline constexpr const char* kDamagedAdvice =
+    "; the file is damaged or incomplete: save, pull or download the image again";
+
 }  // namespace imgsmith
