@@ -27,6 +27,7 @@ void weigh_conda_environment(const fs::path& root, const CondaEnvironment& conda
     // refuse rather than write one.
     std::vector<std::string> names;
     for (const auto& [name, line] : conda.conda_packages) names.push_back(name);
+    for (const auto& [name, line] : conda.pip_requirements) names.push_back(name + " (pip)");
     if (names.size() > 5) {
       names.resize(5);
       names.push_back("...");
@@ -53,6 +54,15 @@ void weigh_conda_environment(const fs::path& root, const CondaEnvironment& conda
       continue;
     missing.push_back(name + " (line " + std::to_string(line) + ")");
   }
+  // The pip: section's packages are installed only when pip's files name
+  // them too: never dropped without a word.
+  std::vector<std::string> pip_missing;
+  for (const auto& [name, line] : conda.pip_requirements)
+    if (!depends_on(py, name)) pip_missing.push_back(name + " (line " + std::to_string(line) + ")");
+  if (!pip_missing.empty())
+    evidence.push_back({conda.file, "warning: its pip: section's packages not in " + pip_file +
+                                        " will be missing from the image: " +
+                                        join(pip_missing, ", ") + "; add them to " + pip_file});
   if (!missing.empty())
     evidence.push_back(
         {conda.file, "warning: conda packages not in " + pip_file +
@@ -64,6 +74,27 @@ void weigh_conda_environment(const fs::path& root, const CondaEnvironment& conda
     py.python_constraint = "==" + conda.python + ".*";
     py.python_constraint_source = conda.file + " python";
   }
+}
+
+// A Pipfile (pipenv) lists what the app needs, in a form pip cannot read:
+// alone, it is refused, since an image without those packages would not
+// run; beside files pip reads, it is named as not read.
+void weigh_pipfile(const fs::path& root, const std::vector<std::string>& req_files,
+                   const PythonProject& py, std::vector<Evidence>& evidence) {
+  const char* file = nullptr;
+  for (const char* name : {"Pipfile", "Pipfile.lock"})
+    if (file == nullptr && regular_or_absent(root / name)) file = name;
+  if (file == nullptr) return;
+  const bool pip_sources =
+      !req_files.empty() || !py.lock.empty() || !py.requirements.empty() || py.installable;
+  if (!pip_sources)
+    throw InputError((root / file).string() +
+                     ": pipenv's dependencies, which gen does not read, and an image without them "
+                     "would not run. Write them as requirements.txt (`pipenv requirements > "
+                     "requirements.txt`), then run gen again");
+  evidence.push_back({file,
+                      "warning: not read (gen does not read pipenv's files); the image "
+                      "gets what the project's pip files list, so keep them in step"});
 }
 
 // pip installs a requirement at the version a -c file pins, so that is
@@ -196,6 +227,7 @@ std::optional<PythonProject> detect_python(const fs::path& root,
   }
 
   if (conda) weigh_conda_environment(root, *conda, req_files, py, evidence);
+  weigh_pipfile(root, req_files, py, evidence);
   detect_cuda_extension(root, py, evidence);
 
   if (const std::string v = read_python_version_file(root); !v.empty()) {

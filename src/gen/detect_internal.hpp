@@ -90,6 +90,9 @@ struct CondaEnvironment {
   std::vector<std::pair<std::string, int>> conda_packages;  // name, line (python and pip left out)
   std::string python;                                       // "3.10"
   int pip_packages = 0;
+  // The pip: section's own requirements (not its -r includes), by the
+  // name pip gives them: name, line.
+  std::vector<std::pair<std::string, int>> pip_requirements;
 };
 
 std::optional<CondaEnvironment> read_conda_environment(const std::filesystem::path& root);

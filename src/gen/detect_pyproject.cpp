@@ -189,6 +189,9 @@ std::optional<CondaEnvironment> read_conda_environment(const fs::path& root) {
       std::string item(trim(text.substr(2)));
       if (pip_indent != std::string::npos && indent > pip_indent) {
         ++env.pip_packages;
+        if (item[0] != '-')  // options and -r includes are pip's, not packages
+          if (const auto r = parse_requirement(item, env.file + ":" + std::to_string(number)))
+            env.pip_requirements.emplace_back(r->name, number);
         continue;
       }
       pip_indent = std::string::npos;

@@ -244,6 +244,10 @@ std::string Decider::torch_cuda(const PythonProject& py, const Requirement& torc
   if (!label.empty() && label.rfind("cu", 0) == 0 && label.size() >= 4) {
     const std::string build =
         label.substr(2, label.size() - 3) + "." + label.substr(label.size() - 1);
+    if (!options_.cuda.empty() && major_minor(options_.cuda) != build)
+      throw InputError("--cuda " + options_.cuda + ": the requirements pin torch's CUDA " + build +
+                       " build (torch" + torch.specifier + ", " + torch.source +
+                       "); change that pin, or drop --cuda");
     if (py.lock.empty())
       plan_.pip_index_args.push_back("--extra-index-url " + tables_.torch_index_url + label);
     decide(torch.source, "torch's CUDA " + build + " build, from its +" + label + " pin");

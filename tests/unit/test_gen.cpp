@@ -370,6 +370,14 @@ TEST_CASE("gen: torch's version decides the CUDA build and the wheel index") {
   Options cuda125;
   cuda125.cuda = "12.5";
   CHECK_THROWS_WITH(torch("torch==2.6.0\n", cuda125), Catch::Contains("11.8, 12.4, 12.6"));
+  // A +cuXYZ pin against another --cuda is refused, as an index is.
+  Options cuda124;
+  cuda124.cuda = "12.4";
+  CHECK_THROWS_WITH(torch("torch==2.1.2+cu121\n", cuda124),
+                    Catch::Contains("--cuda 12.4") && Catch::Contains("CUDA 12.1 build"));
+  Options cuda121;
+  cuda121.cuda = "12.1";
+  CHECK(torch("torch==2.1.2+cu121\n", cuda121).final_image.find("12.1.1") != std::string::npos);
 
   const Plan unpinned = torch("torch\n");
   CHECK(mentions(unpinned.warnings, "not pinned"));
@@ -842,7 +850,8 @@ TEST_CASE("gen: a conda environment is refused, never turned into an image witho
     ProjectDir alone({{name, env}, {"main.py", "print('hi')\n"}});
     CHECK_THROWS_WITH(detect_project(alone.dir),
                       Catch::Contains(std::string(name) + ":4: a conda environment "
-                                                          "(pytorch, numpy, faiss-gpu)") &&
+                                                          "(pytorch, numpy, faiss-gpu, "
+                                                          "wandb (pip))") &&
                           Catch::Contains("requirements.txt"));
   }
   // Beside requirements.txt, pip's file is installed, and --explain and the
@@ -1580,4 +1589,37 @@ TEST_CASE("gen: requirements with a byte-order mark, from git, or from the proje
   CHECK(kept != std::string::npos);
   CHECK(kept > ignore.find("\ndist\n"));
   CHECK(ignore.find("\n!libs/common\n") != std::string::npos);
+}
+
+TEST_CASE("gen: a Pipfile alone is refused, beside requirements it is named as not read") {
+  const std::string pipfile =
+      "[packages]\ntorch = \"==2.7.1\"\nflask = \"*\"\n[requires]\npython_version = \"3.11\"\n";
+  ProjectDir alone({{"Pipfile", pipfile}, {"app.py", "from flask import Flask\n"}});
+  CHECK_THROWS_WITH(plan_for(alone),
+                    Catch::Contains("Pipfile") && Catch::Contains("pipenv requirements"));
+  ProjectDir beside(
+      {{"Pipfile", pipfile}, {"requirements.txt", "torch==2.6.0\n"}, {"main.py", ""}});
+  const Plan plan = plan_for(beside);
+  CHECK(plan.gpu);
+  CHECK(mentions(plan.warnings, "Pipfile: not read"));
+}
+
+TEST_CASE("gen: a conda environment's pip: packages are never dropped without a word") {
+  const std::string env =
+      "name: e\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n    - torch==2.3.1\n"
+      "    - -r requirements-extra.txt\n";
+  ProjectDir p(
+      {{"environment.yml", env}, {"requirements-extra.txt", "einops==0.8.0\n"}, {"main.py", ""}});
+  const Plan plan = plan_for(p);
+  CHECK(mentions(plan.warnings, "torch (line 6)"));
+  CHECK(mentions(plan.warnings, "pip: section"));
+  // Listed in pip's files too: nothing to say.
+  ProjectDir listed({{"environment.yml", env},
+                     {"requirements-extra.txt", "torch==2.3.1\neinops==0.8.0\n"},
+                     {"main.py", ""}});
+  CHECK_FALSE(mentions(plan_for(listed).warnings, "pip: section"));
+  // Alone, the refusal names the pip: packages too.
+  ProjectDir alone({{"environment.yml", "name: e\ndependencies:\n  - pip:\n    - torch==2.3.1\n"},
+                    {"main.py", ""}});
+  CHECK_THROWS_WITH(plan_for(alone), Catch::Contains("torch (pip)"));
 }
