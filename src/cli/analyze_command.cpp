@@ -396,7 +396,8 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
       ->type_name("SIZE,PCT%");
   cmd->add_option(
          "--ignore", args->ignore,
-         "Keep paths matching GLOB out of findings and waste, e.g. '/opt/models/**' (repeatable)")
+         "Keep paths matching GLOB out of findings, the waste list and the --max-wasted gates,\n"
+         "e.g. '/opt/models/**' (repeatable); the size figures stay")
       ->group(gate);
   cmd->add_option(
       "--rules", args->rules,

@@ -56,8 +56,13 @@ PipelineResult run_pipeline(const std::string& image, AnalyzeOptions options,
   PipelineResult r;
   r.analysis = analyze_image(image, options, registry);
   if (vram) r.analysis.models = image_models(r.analysis, *vram);
-  // --ignore keeps paths out of the waste list too; the size figures stay.
-  std::erase_if(r.analysis.waste, [&](const WasteGroup& w) { return matches_any(ignore, w.path); });
+  // --ignore keeps paths out of the waste list, and their bytes out of the
+  // waste the gates count; the size figures stay.
+  std::erase_if(r.analysis.waste, [&](const WasteGroup& w) {
+    if (!matches_any(ignore, w.path)) return false;
+    r.analysis.ignored_waste_bytes += w.bytes;
+    return true;
+  });
   if (options.progress) options.progress("attributing bytes");
   // The files go straight from attribution to the findings: no list of
   // every file is kept unless the format shows every file.

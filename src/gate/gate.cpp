@@ -116,10 +116,14 @@ GateResult evaluate_gate(const Analysis& a, const GateConfig& g, const Attributi
                          const std::vector<Finding>* findings) {
   GateResult r;
   if (g.max_size) check_at_most(r, "max-size", a.final_bytes, *g.max_size, "final size");
-  if (g.max_wasted) check_at_most(r, "max-wasted", a.wasted_bytes, *g.max_wasted, "wasted bytes");
+  // What --ignore names is not counted as waste.
+  const std::uint64_t wasted = a.wasted_bytes - std::min(a.ignored_waste_bytes, a.wasted_bytes);
+  const std::string wasted_label =
+      a.ignored_waste_bytes == 0 ? "wasted bytes" : "wasted bytes outside --ignore";
+  if (g.max_wasted) check_at_most(r, "max-wasted", wasted, *g.max_wasted, wasted_label);
   if (g.max_wasted_percent) {
     const double pct = a.layers_bytes == 0 ? 0.0
-                                           : 100.0 * static_cast<double>(a.wasted_bytes) /
+                                           : 100.0 * static_cast<double>(wasted) /
                                                  static_cast<double>(a.layers_bytes);
     check_ratio(r, "max-wasted-percent", pct, *g.max_wasted_percent, false,
                 "wasted share of layer bytes (%)");

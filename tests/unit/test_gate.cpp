@@ -1,7 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include "fixtures.hpp"
+#include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/gate/gate.hpp"
 #include "imgsmith/util/error.hpp"
+#include "pipeline.hpp"
 
 using namespace imgsmith;
 
@@ -95,4 +98,30 @@ TEST_CASE("dive-ci: keys outside rules and other rule names are ignored") {
       "  lowestEfficiency: '0.7'\n",
       "f", g);
   CHECK(g.dive_lowest_efficiency == 0.7);
+}
+
+TEST_CASE("gate: --ignore takes its paths' waste out of --max-wasted, not out of the sizes") {
+  const auto run = [](const std::vector<Glob>& ignore) {
+    return run_pipeline(fixture("test-docker-image.tar"), AnalyzeOptions{}, {}, builtin_rules(),
+                        ignore);
+  };
+  const PipelineResult all = run({});
+  REQUIRE(all.analysis.wasted_bytes > 0);
+  CHECK(all.analysis.ignored_waste_bytes == 0);
+  const PipelineResult some = run({Glob("/root/**")});
+  REQUIRE(some.analysis.ignored_waste_bytes > 0);
+  std::uint64_t listed = 0;
+  for (const auto& w : some.analysis.waste) {
+    CHECK_FALSE(w.path.starts_with("/root/"));
+    listed += w.bytes;
+  }
+  CHECK(some.analysis.wasted_bytes == all.analysis.wasted_bytes);  // a size figure
+  CHECK(some.analysis.wasted_bytes - some.analysis.ignored_waste_bytes == listed);
+  GateConfig g;
+  g.max_wasted = listed;
+  CHECK_FALSE(evaluate_gate(all.analysis, g).passed);
+  const GateResult r = evaluate_gate(some.analysis, g);
+  CHECK(r.passed);
+  REQUIRE(r.checks.size() == 1);
+  CHECK(std::get<std::uint64_t>(r.checks[0].actual) == listed);
 }

@@ -54,6 +54,9 @@ struct Analysis {
   std::uint64_t layers_bytes = 0;
   std::uint64_t final_bytes = 0;
   std::uint64_t wasted_bytes = 0;  // layers_bytes - final_bytes
+  // Of wasted_bytes, what lies under --ignore paths: the waste list leaves
+  // it out, and so do the --max-wasted gates.
+  std::uint64_t ignored_waste_bytes = 0;
   std::optional<std::uint64_t> compressed_bytes;
   std::uint64_t layer_entries = 0;  // tar entries over all layers
   std::uint64_t final_entries = 0;  // paths in the merged tree
