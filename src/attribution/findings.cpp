@@ -234,11 +234,13 @@ std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingF
   if (cuda != nullptr)
     for (const auto& family : cuda->children) {
       if (duplicated.count(family.name) == 0) continue;
-      // The toolkit copy is the one a base image leaves out; otherwise the smallest.
+      // The system's copy (the toolkit's, or one apt or rpm installed, as
+      // in NVIDIA's cudnn images) is the one a smaller base image leaves
+      // out, while a framework loads its own wheels; otherwise the smallest.
       std::string pick;
-      if (family.origins.count("toolkit") != 0) {
-        pick = "toolkit";
-      } else {
+      for (const char* system : {"rpm", "apt", "toolkit"})
+        if (family.origins.count(system) != 0) pick = system;
+      if (pick.empty()) {
         std::uint64_t least = UINT64_MAX;
         for (const auto& [origin, bytes] : family.origins)
           if (bytes < least) least = bytes, pick = origin;

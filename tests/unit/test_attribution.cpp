@@ -192,6 +192,30 @@ TEST_CASE("attribution: weights from_pretrained left in the Hugging Face cache a
   CHECK(baked->bytes == 3000000);
 }
 
+TEST_CASE("findings: beside pip's cuDNN, the copy apt put in the base image is the one to go") {
+  // NVIDIA's cudnn-runtime images install cuDNN with apt; torch loads the
+  // nvidia-cudnn wheel pip brings.
+  const std::string sp = "usr/local/lib/python3.10/dist-packages/";
+  Image image;
+  image.layers = {Layer{{file("usr/lib/x86_64-linux-gnu/libcudnn.so.9", 6000),
+                         file_with("var/lib/dpkg/info/libcudnn9-cuda-12.list",
+                                   "/usr/lib/x86_64-linux-gnu/libcudnn.so.9\n")},
+                        Encoding::None,
+                        true,
+                        "ADD rootfs.tar /"},
+                  Layer{{file(sp + "nvidia/cudnn/lib/libcudnn.so.9", 5700)},
+                        Encoding::None,
+                        true,
+                        "RUN pip install torch"}};
+  const Fixture f(image);
+  const Finding* dup = f.finding("cuda-duplicated");
+  REQUIRE(dup != nullptr);
+  CHECK(dup->bytes == 6000);  // the larger, apt's: not the smaller pip copy
+  CHECK_THAT(dup->message, Catch::Contains("the apt copy"));
+  REQUIRE_FALSE(dup->paths.empty());
+  CHECK(dup->paths.front().path == "/usr/lib/x86_64-linux-gnu/libcudnn.so.9");
+}
+
 TEST_CASE("attribution: gcc-N-base is an OS package, not a compiler") {
   // It holds only docs and is required by libgcc-s1 in every Debian and
   // Ubuntu image; calling it devel-in-final flagged every runtime image.
