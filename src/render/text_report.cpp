@@ -88,9 +88,9 @@ void render_findings(const std::vector<Finding>& findings, std::ostream& out) {
     const std::string head = fmt("  %10s  %s: ", format_size(f.bytes).c_str(), f.id.c_str());
     out << head << folded(visible(f.message), head.size(), 14) << "\n";
     out << "              fix: " << folded(visible(f.fix), 19, 19) << "\n";
-    for (std::size_t i = 0; i < f.paths.size() && i < 3; ++i)
-      out << fmt("              %10s  ", format_size(f.paths[i].bytes).c_str())
-          << visible(f.paths[i].path) << "\n";
+    // As many as --top left (the largest first), as in every format.
+    for (const auto& p : f.paths)
+      out << fmt("              %10s  ", format_size(p.bytes).c_str()) << visible(p.path) << "\n";
   }
 }
 

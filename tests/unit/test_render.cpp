@@ -520,3 +520,17 @@ TEST_CASE("html: one file, its own script and style allowed by hash, names from 
   CHECK(sum == r.analysis.final_bytes);
   CHECK(is_valid_utf8(page));
 }
+
+TEST_CASE("text: a finding lists as many of its paths as --top left, like every format") {
+  const Analysis a;
+  std::vector<Finding> findings(1);
+  findings[0].id = "pip-cache";
+  findings[0].bytes = 600;
+  findings[0].message = "pip's cache";
+  findings[0].fix = "use a cache mount";
+  for (int i = 0; i < 6; ++i)
+    findings[0].paths.push_back(FindingPath{"/root/.cache/pip/file" + std::to_string(i), 100});
+  std::ostringstream text;
+  render_text(Report{a, nullptr, &findings, GateResult{}}, text);
+  for (const auto& p : findings[0].paths) CHECK_THAT(text.str(), Catch::Contains(p.path));
+}
