@@ -64,8 +64,16 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
     std::istringstream lines(read_text(path));
     std::string line;
     int number = 0;
+    // The top-level function the current line is in: an app made inside
+    // one (`def create_app(): app = Flask(__name__)`) is that factory's.
+    std::string factory;
     while (std::getline(lines, line)) {
       ++number;
+      if (!line.empty() && line[0] != ' ' && line[0] != '\t' && line[0] != '#' && line[0] != '\r') {
+        static const std::regex kDef(R"(^(async\s+)?def\s+([A-Za-z_]\w*)\s*\()");
+        std::smatch d;
+        factory = line.size() < 1000 && std::regex_search(line, d, kDef) ? d[2].str() : "";
+      }
       // Only short lines that mention an app are worth a regular expression
       // (libstdc++'s recurses per character).
       if (line.size() > 1000 ||
@@ -74,11 +82,19 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
         continue;
       std::smatch m;
       const std::string where = std::string(candidate) + ":" + std::to_string(number);
+      const bool in_factory =
+          !factory.empty() && !line.empty() && (line[0] == ' ' || line[0] == '\t');
       if (std::regex_search(line, m, kFastApi)) {
         py.port = 8000;
-        py.cmd = {"uvicorn", module + ":" + m[1].str(), "--host", "0.0.0.0", "--port", "8000"};
+        if (in_factory)
+          py.cmd = {"uvicorn", module + ":" + factory, "--factory", "--host", "0.0.0.0", "--port",
+                    "8000"};
+        else
+          py.cmd = {"uvicorn", module + ":" + m[1].str(), "--host", "0.0.0.0", "--port", "8000"};
         py.cmd_source = where;
-        evidence.push_back({where, "a FastAPI app, served by uvicorn on port 8000"});
+        evidence.push_back({where, "a FastAPI app" +
+                                       (in_factory ? " made by " + factory + "()" : std::string()) +
+                                       ", served by uvicorn on port 8000"});
         if (!depends_on(py, "uvicorn"))
           evidence.push_back({where,
                               "warning: uvicorn is not among the dependencies; add it, or "
@@ -87,13 +103,16 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
       }
       if (std::regex_search(line, m, kFlask)) {
         py.port = 8000;
+        // gunicorn and flask --app call a factory named with its "()".
+        const std::string target = module + ":" + (in_factory ? factory + "()" : m[1].str());
         if (depends_on(py, "gunicorn")) {
-          py.cmd = {"gunicorn", "--bind", "0.0.0.0:8000", module + ":" + m[1].str()};
-          evidence.push_back({where, "a Flask app, served by gunicorn on port 8000"});
+          py.cmd = {"gunicorn", "--bind", "0.0.0.0:8000", target};
+          evidence.push_back(
+              {where, "a Flask app" + (in_factory ? " made by " + factory + "()" : std::string()) +
+                          ", served by gunicorn on port 8000"});
         } else {
           // Flask's own server listens on 127.0.0.1 unless told otherwise.
-          py.cmd = {"flask",  "--app", module + ":" + m[1].str(), "run", "--host", "0.0.0.0",
-                    "--port", "5000"};
+          py.cmd = {"flask", "--app", target, "run", "--host", "0.0.0.0", "--port", "5000"};
           py.port = 5000;
           evidence.push_back(
               {where,

@@ -1623,3 +1623,28 @@ TEST_CASE("gen: a conda environment's pip: packages are never dropped without a 
                     {"main.py", ""}});
   CHECK_THROWS_WITH(plan_for(alone), Catch::Contains("torch (pip)"));
 }
+
+TEST_CASE("gen: an app made by a factory function is served through the factory") {
+  const std::string flask =
+      "from flask import Flask\n\ndef create_app(config=None):\n    app = Flask(__name__)\n"
+      "    return app\n";
+  ProjectDir served({{"requirements.txt", "flask==3.1.0\ngunicorn==23.0.0\n"}, {"app.py", flask}});
+  CHECK(plan_for(served).cmd ==
+        std::vector<std::string>{"gunicorn", "--bind", "0.0.0.0:8000", "app:create_app()"});
+  ProjectDir dev({{"requirements.txt", "flask==3.1.0\n"}, {"app.py", flask}});
+  CHECK(plan_for(dev).cmd[2] == "app:create_app()");
+  const std::string fastapi =
+      "from fastapi import FastAPI\n\ndef build() -> FastAPI:\n    api = FastAPI()\n    return "
+      "api\n";
+  ProjectDir factory(
+      {{"requirements.txt", "fastapi==0.115.6\nuvicorn==0.34.0\n"}, {"main.py", fastapi}});
+  const auto cmd = plan_for(factory).cmd;
+  REQUIRE(cmd.size() >= 3);
+  CHECK(cmd[1] == "main:build");
+  CHECK(cmd[2] == "--factory");
+  // A module-level app after a function is still the module's.
+  ProjectDir module_level(
+      {{"requirements.txt", "fastapi==0.115.6\nuvicorn==0.34.0\n"},
+       {"main.py", "from fastapi import FastAPI\ndef helper():\n    pass\napp = FastAPI()\n"}});
+  CHECK(plan_for(module_level).cmd[1] == "main:app");
+}
