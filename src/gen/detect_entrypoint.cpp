@@ -30,6 +30,17 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
     py.cmd = {"python", "-c",
               "import " + module + (call.empty() ? "" : "; " + module + "." + call + "()")};
     py.cmd_source = "pyproject.toml scripts";
+    // In a src/ layout the package is not importable from the project's
+    // root, where the container starts: Python is told to look in src/.
+    const std::string top = module.substr(0, module.find('.'));
+    std::error_code ec;
+    const auto exists = [&](const fs::path& p) { return fs::exists(p, ec); };
+    if (!top.empty() && !exists(root / top) && !exists(root / (top + ".py")) &&
+        (exists(root / "src" / top) || exists(root / "src" / (top + ".py")))) {
+      py.env.push_back("PYTHONPATH=src");
+      evidence.push_back({"src/" + top, "a src/ layout: PYTHONPATH=src, so that " + module +
+                                            " imports from the working directory"});
+    }
     evidence.push_back(
         {"pyproject.toml", "entrypoint: the script '" + scripts.front().first + "' (" + target +
                                "), called directly: without a [build-system] it is not installed"});

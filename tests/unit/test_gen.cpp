@@ -1648,3 +1648,20 @@ TEST_CASE("gen: an app made by a factory function is served through the factory"
        {"main.py", "from fastapi import FastAPI\ndef helper():\n    pass\napp = FastAPI()\n"}});
   CHECK(plan_for(module_level).cmd[1] == "main:app");
 }
+
+TEST_CASE("gen: a script of a src/ layout that nothing installs imports from src/") {
+  const std::string pyproject =
+      "[project]\nname='mytool'\nversion='0.1'\ndependencies=['click']\n"
+      "[project.scripts]\nmytool='mytool.cli:main'\n";
+  ProjectDir src({{"pyproject.toml", pyproject},
+                  {"src/mytool/__init__.py", ""},
+                  {"src/mytool/cli.py", "def main(): pass\n"}});
+  const Plan plan = plan_for(src);
+  CHECK(plan.cmd.back() == "import mytool.cli; mytool.cli.main()");
+  CHECK(std::count(plan.env.begin(), plan.env.end(), "PYTHONPATH=src") == 1);
+  ProjectDir flat({{"pyproject.toml", pyproject},
+                   {"mytool/__init__.py", ""},
+                   {"mytool/cli.py", "def main(): pass\n"}});
+  const Plan flat_plan = plan_for(flat);
+  CHECK(std::count(flat_plan.env.begin(), flat_plan.env.end(), "PYTHONPATH=src") == 0);
+}
