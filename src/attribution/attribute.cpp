@@ -366,8 +366,9 @@ const CategoryNode* Attribution::find(const std::string& category, const std::st
 namespace {
 
 // The image's own application files, which no fixed path can name: its
-// WORKDIR (a rule placed before the CUDA, framework, Python and OS rules,
-// so caches, weights and build tools under it keep their categories) and
+// WORKDIR (a rule placed after the caches, weights, build tools and the
+// CUDA, framework, Python and OS rules, so that what they name under it,
+// a venv's packages included, keeps its category) and
 // files that COPY or ADD layers put outside system paths (a fallback for
 // what no rule claims).
 RuleSet with_image_rules(const RuleSet& rules, const Analysis& analysis) {

@@ -84,7 +84,9 @@ void weigh_pipfile(const fs::path& root, const std::vector<std::string>& req_fil
   const char* file = nullptr;
   for (const char* name : {"Pipfile", "Pipfile.lock"})
     if (file == nullptr && regular_or_absent(root / name)) file = name;
-  if (file == nullptr) return;
+  // Only the packages the app runs with count ([packages], or the lock's
+  // "default"); a Pipfile of development tools alone asks nothing.
+  if (file == nullptr || !pipenv_lists_packages(root, file)) return;
   const bool pip_sources =
       !req_files.empty() || !py.lock.empty() || !py.requirements.empty() || py.installable;
   if (!pip_sources)
@@ -214,8 +216,8 @@ std::optional<PythonProject> detect_python(const fs::path& root,
       evidence.push_back(
           {"setup.py", "a setuptools project: pip installs it after the requirements"});
     }
-    apply_constraints(py, evidence);
     add_project_dependencies(py, evidence);
+    apply_constraints(py, evidence);
     evidence.push_back(
         {req_files.front(), std::to_string(py.requirements.size()) + " requirements from " +
                                 std::to_string(py.requirement_files.size()) + " file(s)"});
@@ -227,7 +229,6 @@ std::optional<PythonProject> detect_python(const fs::path& root,
   }
 
   if (conda) weigh_conda_environment(root, *conda, req_files, py, evidence);
-  weigh_pipfile(root, req_files, py, evidence);
   detect_cuda_extension(root, py, evidence);
 
   if (const std::string v = read_python_version_file(root); !v.empty()) {
@@ -240,6 +241,7 @@ std::optional<PythonProject> detect_python(const fs::path& root,
   detect_entrypoint(root, py, scripts, evidence);
   if (!py.cmd.empty()) recognised = true;
   if (!recognised) return std::nullopt;
+  weigh_pipfile(root, req_files, py, evidence);
   return py;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <regex>
 #include <sstream>
+#include <string_view>
 #include <system_error>
 
 #include "detect_internal.hpp"
@@ -80,7 +81,9 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
     std::string factory;
     while (std::getline(lines, line)) {
       ++number;
-      if (!line.empty() && line[0] != ' ' && line[0] != '\t' && line[0] != '#' && line[0] != '\r') {
+      // A line at the left margin ends the function, unless it closes the
+      // brackets of a signature written over several lines ("):").
+      if (!line.empty() && std::string_view(" \t#\r)]}").find(line[0]) == std::string_view::npos) {
         static const std::regex kDef(R"(^(async\s+)?def\s+([A-Za-z_]\w*)\s*\()");
         std::smatch d;
         factory = line.size() < 1000 && std::regex_search(line, d, kDef) ? d[2].str() : "";

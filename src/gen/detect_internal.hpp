@@ -96,6 +96,8 @@ struct CondaEnvironment {
 };
 
 std::optional<CondaEnvironment> read_conda_environment(const std::filesystem::path& root);
+// Whether a Pipfile's [packages] (a Pipfile.lock's "default") lists any.
+bool pipenv_lists_packages(const std::filesystem::path& root, const std::string& file);
 
 // ----- the entrypoint (detect_entrypoint.cpp) -----------------------------
 

@@ -142,6 +142,21 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
   return true;
 }
 
+bool pipenv_lists_packages(const fs::path& root, const std::string& file) {
+  if (file == "Pipfile") {
+    const toml::table doc = parse_toml(root / file);
+    const auto* packages = doc["packages"].as_table();
+    return packages != nullptr && !packages->empty();
+  }
+  // Pipfile.lock is JSON: "default" holds what the app runs with.
+  const std::string text = read_text(root / file);
+  const auto at = text.find("\"default\"");
+  if (at == std::string::npos) return false;
+  const auto open = text.find('{', at);
+  const auto first = open == std::string::npos ? open : text.find_first_not_of(" \t\r\n", open + 1);
+  return first != std::string::npos && text[first] != '}';
+}
+
 // A lock file lists every package with its exact version, transitive ones
 // included, which is the best evidence of what the image will hold.
 void read_lock(const fs::path& root, const std::string& lock, PythonProject& py) {
@@ -189,9 +204,14 @@ std::optional<CondaEnvironment> read_conda_environment(const fs::path& root) {
       std::string item(trim(text.substr(2)));
       if (pip_indent != std::string::npos && indent > pip_indent) {
         ++env.pip_packages;
-        if (item[0] != '-')  // options and -r includes are pip's, not packages
-          if (const auto r = parse_requirement(item, env.file + ":" + std::to_string(number)))
-            env.pip_requirements.emplace_back(r->name, number);
+        // YAML may quote an item ("wandb==0.16", 'einops').
+        if (item.size() >= 2 && (item[0] == '"' || item[0] == '\'') && item.back() == item[0])
+          item = item.substr(1, item.size() - 2);
+        if (!item.empty() && item[0] != '-') {  // options and -r includes are pip's, not packages
+          const auto r = parse_requirement(item, env.file + ":" + std::to_string(number));
+          // A URL or anything else pip takes is named as written.
+          env.pip_requirements.emplace_back(r ? r->name : item, number);
+        }
         continue;
       }
       pip_indent = std::string::npos;

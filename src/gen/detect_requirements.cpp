@@ -132,6 +132,7 @@ class RequirementsReader {
                                            where, at, flag + " " + value)
                                     .path;
         const bool constraint = in_constraints_ || flag == "-c" || flag == "--constraint";
+        if (constraint) py_.constraint_files.push_back(inc);
         evidence_.push_back({where, (constraint ? "constraints from " : "includes ") + inc});
         read(inc, depth + 1, at, constraint);
       } else if (flag == "-e" || flag == "--editable") {
@@ -140,7 +141,7 @@ class RequirementsReader {
         // project's own code need not come first for it.
         const std::string local = local_path(value);
         if (!local.empty() && !reaches_in_project(local, where, at, flag + " " + value)) return;
-        if (!local.empty()) installs_local(local, value, where);
+        if (!local.empty()) installs_local(local, extras_of(value), where);
         py_.requirements_need_source = true;
         evidence_.push_back({where, "installs " + value +
                                         " from the source tree, so the code is "
@@ -156,7 +157,7 @@ class RequirementsReader {
       const std::string local = local_path(line);
       if (!local.empty() && !reaches_in_project(local, where, at, "the local path " + local))
         return;
-      if (!local.empty()) installs_local(local, line, where);
+      if (!local.empty()) installs_local(local, extras_of(line), where);
       py_.requirements_need_source = true;
       evidence_.push_back({where, "installs the local path " + line +
                                       ", so the code is copied "
@@ -174,7 +175,7 @@ class RequirementsReader {
       // name @ file:../../libs/common: a local path by URL.
       if (const std::string local = file_url_path(requirement); !local.empty())
         if (reaches_in_project(local, where, at, r->name + " @ file:" + local))
-          installs_local(local, local, where);
+          installs_local(local, r->extras, where);
       if (in_constraints_) {
         py_.constraints.emplace(r->name, *r);
         return;
@@ -238,7 +239,21 @@ class RequirementsReader {
 
   // A local install of the project's own directory ("-e .", ".[gpu]"):
   // pip resolves its pyproject.toml dependencies, with those extras.
-  void installs_local(const std::string& local, const std::string& text, const std::string& where) {
+  // The extras a local install names ("[gpu,dev]" of ".[gpu,dev]"), from
+  // the path alone: not from a comment or a marker after it.
+  static std::vector<std::string> extras_of(const std::string& text) {
+    const std::string path = text.substr(0, text.find_first_of(" \t;#"));
+    std::vector<std::string> extras;
+    const auto open = path.find('[');
+    const auto close = path.find(']', open == std::string::npos ? 0 : open);
+    if (open == std::string::npos || close == std::string::npos) return extras;
+    for (const auto& extra : split(path.substr(open + 1, close - open - 1), ","))
+      if (const std::string e(trim(extra)); !e.empty()) extras.push_back(normalise_name(e));
+    return extras;
+  }
+
+  void installs_local(const std::string& local, const std::vector<std::string>& extras,
+                      const std::string& where) {
     std::string normal = fs::path(local).lexically_normal().generic_string();
     if (normal != "." && normal != "./") {
       // A path of the project's own, relative to it, which .dockerignore
@@ -251,12 +266,8 @@ class RequirementsReader {
       return;
     }
     py_.requirements_install_project = true;
-    const auto open = text.find('[');
-    const auto close = text.find(']', open == std::string::npos ? 0 : open);
-    if (open != std::string::npos && close != std::string::npos)
-      for (const auto& extra : split(text.substr(open + 1, close - open - 1), ","))
-        if (const std::string e(trim(extra)); !e.empty())
-          py_.requirements_project_extras.push_back(normalise_name(e));
+    py_.requirements_project_extras.insert(py_.requirements_project_extras.end(), extras.begin(),
+                                           extras.end());
     evidence_.push_back(
         {where, "installs the project itself, with its pyproject.toml dependencies"});
   }

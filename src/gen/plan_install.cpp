@@ -58,6 +58,9 @@ void Decider::python_install(const PythonProject& py) {
     for (const auto& arg : plan_.pip_index_args) plan_.project_install_args += arg + " ";
     for (const auto& option : py.index_options)
       if (!contains(plan_.pip_index_args, option)) plan_.project_install_args += option + " ";
+    // The requirements' constraints hold for what only pyproject.toml names.
+    for (const auto& file : py.constraint_files)
+      plan_.project_install_args += "-c " + shell_quote(file) + " ";
     plan_.project_install_args += ".";
     decide("pyproject.toml",
            "pip installs the project with its own dependencies after the "

@@ -167,13 +167,14 @@ TEST_CASE("attribution: frameworks, Python distributions, OS packages, caches, b
 TEST_CASE("attribution: weights from_pretrained left in the Hugging Face cache are weights") {
   const std::string hub = "root/.cache/huggingface/hub/models--org--tiny/";
   Image image;
-  image.layers = {Layer{
-      {file_with(hub + "blobs/4f3a9c", safetensors(3000000)),
-       file(hub + "blobs/9e1b27", 700),  // config.json's blob
-       file("root/.cache/huggingface/token", 40), file("root/.cache/pip/http/a/b/c", 2000000)},
-      Encoding::None,
-      true,
-      "RUN python -c 'AutoModel.from_pretrained(\"org/tiny\")'"}};
+  image.layers = {
+      Layer{{file_with(hub + "blobs/4f3a9c", safetensors(3000000)),
+             file(hub + "blobs/9e1b27", 700),  // config.json's blob
+             file("root/.cache/huggingface/token", 40), file("root/.cache/pip/http/a/b/c", 2000000),
+             file_with("tmp/scratch.safetensors", safetensors(1500000))},
+            Encoding::None,
+            true,
+            "RUN python -c 'AutoModel.from_pretrained(\"org/tiny\")'"}};
   TempDir tmp;
   write_file(tmp / "img.tar", docker_legacy_save(image));
   AnalyzeOptions options;
@@ -185,6 +186,8 @@ TEST_CASE("attribution: weights from_pretrained left in the Hugging Face cache a
   // The rest of the cache is cache, and pip's cache is no model.
   CHECK(attr.find("cache", "huggingface")->bytes == 700 + 40);
   CHECK(attr.find("cache", "pip")->bytes == 2000000);
+  // What /tmp holds is still a cache to delete, a model or not.
+  CHECK(attr.find("cache", "tmp")->bytes == 1500000);
   const auto found = find_waste(a, attr, {}, FindingFloor{0, 0.0});
   const auto baked = std::find_if(found.begin(), found.end(),
                                   [](const Finding& x) { return x.id == "model-weights-baked"; });

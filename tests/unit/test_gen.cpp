@@ -1665,3 +1665,60 @@ TEST_CASE("gen: a script of a src/ layout that nothing installs imports from src
   const Plan flat_plan = plan_for(flat);
   CHECK(std::count(flat_plan.env.begin(), flat_plan.env.end(), "PYTHONPATH=src") == 0);
 }
+
+TEST_CASE("gen: review cases of the pip-file readers") {
+  // A Pipfile of development tools, or beside a CUDA C++ project, asks nothing.
+  ProjectDir cpp({{"CMakeLists.txt",
+                   "cmake_minimum_required(VERSION 3.18)\nproject(k LANGUAGES CXX CUDA)\n"
+                   "add_executable(k main.cu)\n"},
+                  {"main.cu", "int main() {}\n"},
+                  {"Pipfile", "[packages]\nnumpy = \"*\"\n"}});
+  CHECK(plan_for(cpp).kind != "python-cpu");
+  ProjectDir dev_only({{"Pipfile", "[dev-packages]\nblack = \"*\"\n"}, {"main.py", ""}});
+  CHECK_NOTHROW(plan_for(dev_only));
+
+  // Extras are read from the path, not from a comment after it; a
+  // "name[extra] @ file:." requirement keeps its extras.
+  const std::string pyproject =
+      "[project]\nname='pkg'\nversion='0.1'\ndependencies=['numpy']\n"
+      "[project.optional-dependencies]\ngpu=['torch==2.6.0']\n"
+      "[build-system]\nrequires=['setuptools']\nbuild-backend='setuptools.build_meta'\n";
+  ProjectDir comment({{"requirements.txt", "-e .  # not [gpu] here\n"},
+                      {"pyproject.toml", pyproject},
+                      {"main.py", ""}});
+  CHECK_FALSE(plan_for(comment).gpu);
+  ProjectDir named({{"requirements.txt", "pkg[gpu] @ file:.\n"},
+                    {"pyproject.toml", pyproject},
+                    {"main.py", ""}});
+  CHECK(plan_for(named).gpu);
+
+  // Constraints hold for the project's own dependencies too, in the
+  // detection and in the `pip install .` that brings them.
+  ProjectDir constrained(
+      {{"requirements.txt", "-c constraints.txt\n-e .\n"},
+       {"constraints.txt", "torch==2.4.1\n"},
+       {"pyproject.toml",
+        "[project]\nname='pkg'\nversion='0.1'\ndependencies=['torch']\n"
+        "[build-system]\nrequires=['setuptools']\nbuild-backend='setuptools.build_meta'\n"},
+       {"main.py", ""}});
+  const Plan c = plan_for(constrained);
+  CHECK(c.final_image == "nvidia/cuda:12.4.1-base-ubuntu22.04");
+  CHECK(c.project_install_args.find("-c constraints.txt") != std::string::npos);
+
+  // A quoted pip: item of a conda environment is named like any other.
+  ProjectDir quoted({{"environment.yml",
+                      "dependencies:\n  - pip\n  - pip:\n    - \"wandb==0.16\"\n    - 'einops'\n"},
+                     {"requirements.txt", "numpy==2.1.3\n"},
+                     {"main.py", ""}});
+  const Plan q = plan_for(quoted);
+  CHECK(mentions(q.warnings, "wandb (line 4)"));
+  CHECK(mentions(q.warnings, "einops (line 5)"));
+}
+
+TEST_CASE("gen: a factory whose signature spans lines is still the factory") {
+  ProjectDir p({{"requirements.txt", "flask==3.1.0\ngunicorn==23.0.0\n"},
+                {"app.py",
+                 "from flask import Flask\n\n\ndef create_app(\n    config=None,\n) -> Flask:\n"
+                 "    app = Flask(__name__)\n    return app\n"}});
+  CHECK(plan_for(p).cmd.back() == "app:create_app()");
+}

@@ -56,6 +56,7 @@ struct PythonProject {
   // What -c constraint files pin, by name: they install nothing themselves
   // but decide the version of a requirement named elsewhere.
   std::map<std::string, Requirement> constraints;
+  std::vector<std::string> constraint_files;  // relative to the project, as pip is given them
   // The project is installed with its dependencies after the requirements
   // (plain `pip install .`): some of them are only in pyproject.toml.
   bool project_brings_dependencies = false;
