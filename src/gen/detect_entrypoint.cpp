@@ -67,12 +67,39 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
   static const char* const kCandidates[] = {"app/main.py", "main.py",  "app.py",
                                             "server.py",   "serve.py", "streamlit_app.py",
                                             "demo.py",     "train.py"};
-  for (const char* candidate : kCandidates) {
+  // Then the same files inside the project's packages, flat or under src/
+  // (src/svc/main.py is the module svc.main).
+  std::vector<std::string> candidates(std::begin(kCandidates), std::end(kCandidates));
+  for (const char* parent : {"", "src/"}) {
+    std::vector<std::string> packages;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(root / parent, ec)) {
+      const std::string name = e.path().filename().string();
+      std::error_code type_ec;
+      if (e.is_directory(type_ec) && name[0] != '.' && kSkippedDirs.count(name) == 0 &&
+          name != "app" && !is_test_path(name) &&
+          fs::is_regular_file(e.path() / "__init__.py", type_ec))
+        packages.push_back(name);
+    }
+    std::sort(packages.begin(), packages.end());
+    for (const auto& package : packages)
+      for (const char* file : {"main.py", "app.py", "server.py", "api.py"})
+        candidates.push_back(parent + package + "/" + file);
+  }
+  for (const std::string& candidate : candidates) {
     const fs::path path = root / candidate;
     if (!regular_or_absent(path)) continue;
-    std::string module = candidate;
+    const bool in_src = candidate.rfind("src/", 0) == 0;
+    std::string module = in_src ? candidate.substr(4) : candidate;
     module.resize(module.size() - 3);
     std::replace(module.begin(), module.end(), '/', '.');
+    // Nothing installs a src/ package without a [build-system]: Python is
+    // told to look there, from the working directory.
+    const auto src_path = [&] {
+      if (in_src && !py.installable &&
+          std::find(py.env.begin(), py.env.end(), "PYTHONPATH=src") == py.env.end())
+        py.env.push_back("PYTHONPATH=src");
+    };
     std::istringstream lines(read_text(path));
     std::string line;
     int number = 0;
@@ -109,6 +136,7 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
         evidence.push_back({where, "a FastAPI app" +
                                        (in_factory ? " made by " + factory + "()" : std::string()) +
                                        ", served by uvicorn on port 8000"});
+        src_path();
         if (!depends_on(py, "uvicorn"))
           evidence.push_back({where,
                               "warning: uvicorn is not among the dependencies; add it, or "
@@ -134,6 +162,7 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
                "the dependencies to serve it properly)"});
         }
         py.cmd_source = where;
+        src_path();
         return;
       }
       if (std::regex_search(line, kStreamlit)) {
@@ -148,6 +177,7 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
                   "--server.headless=true"};
         py.cmd_source = where;
         evidence.push_back({where, "a Streamlit app, served by streamlit run on port 8501"});
+        src_path();
         return;
       }
       if (std::regex_search(line, kGradio)) {
@@ -161,6 +191,7 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
             {where,
              "a Gradio app on port 7860, told by GRADIO_SERVER_NAME to listen on every "
              "interface"});
+        src_path();
         return;
       }
     }

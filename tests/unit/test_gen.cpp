@@ -1722,3 +1722,29 @@ TEST_CASE("gen: a factory whose signature spans lines is still the factory") {
                  "    app = Flask(__name__)\n    return app\n"}});
   CHECK(plan_for(p).cmd.back() == "app:create_app()");
 }
+
+TEST_CASE("gen: a web app in the project's package, flat or under src/, is found") {
+  const std::string main = "from fastapi import FastAPI\napp = FastAPI()\n";
+  const std::string deps = "dependencies=['fastapi','uvicorn']\n";
+  ProjectDir installed({{"pyproject.toml", "[project]\nname='svc'\nversion='0.1'\n" + deps +
+                                               "[build-system]\nrequires=['setuptools']\n"
+                                               "build-backend='setuptools.build_meta'\n"},
+                        {"src/svc/__init__.py", ""},
+                        {"src/svc/main.py", main},
+                        {"tests/__init__.py", ""},
+                        {"tests/main.py", main}});
+  const Plan i = plan_for(installed);
+  CHECK(i.cmd ==
+        std::vector<std::string>{"uvicorn", "svc.main:app", "--host", "0.0.0.0", "--port", "8000"});
+  CHECK(i.env.empty());  // installed into the venv: importable anywhere
+  ProjectDir loose({{"pyproject.toml", "[project]\nname='svc'\nversion='0.1'\n" + deps},
+                    {"src/svc/__init__.py", ""},
+                    {"src/svc/main.py", main}});
+  const Plan l = plan_for(loose);
+  CHECK(l.cmd[1] == "svc.main:app");
+  CHECK(std::count(l.env.begin(), l.env.end(), "PYTHONPATH=src") == 1);
+  ProjectDir flat({{"requirements.txt", "fastapi==0.115.6\nuvicorn==0.34.0\n"},
+                   {"svc/__init__.py", ""},
+                   {"svc/api.py", main}});
+  CHECK(plan_for(flat).cmd[1] == "svc.api:app");
+}
