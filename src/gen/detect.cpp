@@ -106,8 +106,7 @@ void apply_constraints(PythonProject& py, std::vector<Evidence>& evidence) {
     const auto c = py.constraints.find(r.name);
     if (c == py.constraints.end() || c->second.specifier.empty()) continue;
     const std::string& pin = c->second.specifier;
-    const bool exact = pin.rfind("==", 0) == 0 && pin.find(',') == std::string::npos;
-    r.specifier = exact || r.specifier.empty() ? pin : r.specifier + "," + pin;
+    r.specifier = exact_pin(pin) || r.specifier.empty() ? pin : r.specifier + "," + pin;
     evidence.push_back(
         {c->second.source, "constrains " + r.name + " (" + r.source + ") to " + r.specifier});
   }

@@ -18,6 +18,21 @@ bool depends_on(const PythonProject& py, const std::string& name) {
   return false;
 }
 
+namespace {
+
+// Nothing installs a src/ package without a [build-system], and the
+// container starts in the project's directory: Python is told to look in
+// src/, relative to it.
+void import_from_src(PythonProject& py, const std::string& why, std::vector<Evidence>& evidence) {
+  if (std::find(py.env.begin(), py.env.end(), "PYTHONPATH=src") != py.env.end()) return;
+  py.env.push_back("PYTHONPATH=src");
+  evidence.push_back({why,
+                      "a src/ layout: PYTHONPATH=src, so that it imports from the working "
+                      "directory"});
+}
+
+}  // namespace
+
 // FastAPI/Flask apps are found by their assignment: `app = FastAPI(`.
 void detect_entrypoint(const fs::path& root, PythonProject& py,
                        const std::vector<std::pair<std::string, std::string>>& scripts,
@@ -37,11 +52,8 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
     std::error_code ec;
     const auto exists = [&](const fs::path& p) { return fs::exists(p, ec); };
     if (!top.empty() && !exists(root / top) && !exists(root / (top + ".py")) &&
-        (exists(root / "src" / top) || exists(root / "src" / (top + ".py")))) {
-      py.env.push_back("PYTHONPATH=src");
-      evidence.push_back({"src/" + top, "a src/ layout: PYTHONPATH=src, so that " + module +
-                                            " imports from the working directory"});
-    }
+        (exists(root / "src" / top) || exists(root / "src" / (top + ".py"))))
+      import_from_src(py, "src/" + top, evidence);
     evidence.push_back(
         {"pyproject.toml", "entrypoint: the script '" + scripts.front().first + "' (" + target +
                                "), called directly: without a [build-system] it is not installed"});
@@ -93,12 +105,8 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
     std::string module = in_src ? candidate.substr(4) : candidate;
     module.resize(module.size() - 3);
     std::replace(module.begin(), module.end(), '/', '.');
-    // Nothing installs a src/ package without a [build-system]: Python is
-    // told to look there, from the working directory.
     const auto src_path = [&] {
-      if (in_src && !py.installable &&
-          std::find(py.env.begin(), py.env.end(), "PYTHONPATH=src") == py.env.end())
-        py.env.push_back("PYTHONPATH=src");
+      if (in_src && !py.installable) import_from_src(py, candidate, evidence);
     };
     std::istringstream lines(read_text(path));
     std::string line;

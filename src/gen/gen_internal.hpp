@@ -161,5 +161,7 @@ bool version_less(const std::string& a, const std::string& b);
 // Poetry's "^1.2" and "~1.2" as PEP 440 ranges pip understands.
 std::string poetry_to_pep440(const std::string& specifier);
 std::string local_label(const std::string& specifier);  // "==2.6.0+cu124" -> "cu124"
+// One exact version: "==2.6.0", not "==2.6.*,>=2.6.1" or a range.
+bool exact_pin(const std::string& specifier);
 
 }  // namespace imgsmith::gen

@@ -37,10 +37,6 @@ std::string newest_allowed(const std::vector<std::string>& releases, const std::
   return best;
 }
 
-bool exact_pin(const std::string& specifier) {
-  return specifier.rfind("==", 0) == 0 && specifier.find(',') == std::string::npos;
-}
-
 }  // namespace
 
 void Decider::torch_pinned_by(const Requirement& r, const FrameworkNeed& f) {

@@ -276,6 +276,10 @@ std::string poetry_to_pep440(const std::string& specifier) {
   return join(out, ",");
 }
 
+bool exact_pin(const std::string& specifier) {
+  return specifier.rfind("==", 0) == 0 && specifier.find(',') == std::string::npos;
+}
+
 std::string local_label(const std::string& specifier) {
   const auto plus = specifier.find('+');
   if (plus == std::string::npos) return "";
