@@ -31,6 +31,7 @@ struct GenArgs {
   std::string context;  // the docker build context, DIR or above it; "" for DIR
   bool no_probe = false;
   bool no_runtime_compiler = false;
+  bool no_verify = false;
   bool to_stdout = false;
   bool force = false;
   bool explain = false;
@@ -49,6 +50,7 @@ int run_gen(GenArgs args) {
     apply_gen_policy(*policy, args.options, args.requirements);
   if (args.options.flavor.empty()) args.options.flavor = "auto";
   args.options.runtime_compiler = !args.no_runtime_compiler;
+  args.options.verify = !args.no_verify;
   const fs::path dir = args.dir;
   gen::Project project = gen::detect_project(dir, args.requirements, args.context);
   project.models = gen::detect_models(dir, args.options.models);
@@ -69,6 +71,9 @@ int run_gen(GenArgs args) {
              << "/.imgsmith/imgsmith-probe-ARCH from the build context, which\n"
                 "      `imgsmith probe --write-all "
              << (dir / ".imgsmith").string() << "` puts in place\n";
+    if (plan.verify)
+      report << "note: --stdout wrote nothing; the Dockerfile's check mounts .imgsmith/check, "
+                "which gen writes without --stdout (or build with --no-verify)\n";
     // stdout holds the Dockerfile alone, so it can be piped; the compose
     // file asked for is not dropped without a word.
     if (plan.compose)
@@ -96,11 +101,21 @@ int run_gen(GenArgs args) {
                          "or --stdout to see the Dockerfile it would write");
     }
   std::vector<std::string> written;
+  if (plan.probe || !files.check_files.empty()) {
+    const fs::path probe_dir = dir / ".imgsmith";
+    std::error_code ec;
+    fs::create_directories(plan.verify ? probe_dir / "check" : probe_dir, ec);
+    if (ec) throw InputError(probe_dir.string() + ": cannot create it (" + ec.message() + ")");
+    // The build-time check the Dockerfile mounts: gen's own files, written
+    // again each time, like the probe.
+    for (const auto& [name, text] : files.check_files) {
+      write_output((dir / name).string(), text);
+      written.push_back(name);
+    }
+  }
   if (plan.probe) {
     const fs::path probe_dir = dir / ".imgsmith";
     std::error_code ec;
-    fs::create_directories(probe_dir, ec);
-    if (ec) throw InputError(probe_dir.string() + ": cannot create it (" + ec.message() + ")");
     // One for each CPU this imgsmith carries a probe for; the Dockerfile
     // copies the one for BuildKit's TARGETARCH.
     for (const auto& arch : embedded_probe_arches()) {
@@ -116,7 +131,9 @@ int run_gen(GenArgs args) {
       write_output(
           ignore.string(),
           "# Written by imgsmith gen: the probe is rebuilt from imgsmith, not kept in git.\n"
-          "# In CI: imgsmith probe --write-all .imgsmith\n*\n");
+          "# In CI: imgsmith probe --write-all .imgsmith\n"
+          "# check/ is the image's build-time check, which the Dockerfile mounts: kept.\n"
+          "*\n!.gitignore\n!check/\n!check/*\n");
       written.push_back(".imgsmith/.gitignore");
     }
   }
@@ -165,8 +182,16 @@ void register_gen_command(CLI::App& app, int& exit_code) {
       "`runtime` with cuDNN; programs linking cuBLAS & co. get `runtime`.\n"
       "\n"
       "apt.txt (one Debian package per line) adds system packages; imgsmith.toml's\n"
-      "[gen] table (cuda, flavor, cmd, port, system_packages, requirements, extras)\n"
-      "holds what would otherwise be flags, which override it.\n"
+      "[gen] table (cuda, flavor, cmd, port, system_packages, requirements, extras,\n"
+      "packages, writable) holds what would otherwise be flags, which override it.\n"
+      "A package gen does not know is named in a warning, never taken for a CPU one\n"
+      "in silence: [gen] packages = { \"NAME\" = \"bundled\" } tells it (none, bundled,\n"
+      "system, system-cudnn).\n"
+      "\n"
+      "The final stage checks itself at build time with .imgsmith/check/ (keep it in\n"
+      "git): every Python extension's shared libraries resolve, and what the command\n"
+      "imports imports; a missing library fails the build naming its apt package.\n"
+      "--no-verify leaves that step out.\n"
       "\n"
       "It writes Dockerfile, .dockerignore (compose.yaml with --compose, k8s/*.yaml with\n"
       "--k8s) in DIR, and the probe as .imgsmith/imgsmith-probe-ARCH (amd64, arm64), the image's "
@@ -227,6 +252,9 @@ void register_gen_command(CLI::App& app, int& exit_code) {
       "project; the largest need goes into the image as IMGSMITH_MODEL_VRAM, which the\n"
       "probe checks against the GPU's free memory at start (repeatable)");
   cmd->add_flag("--no-probe", args->no_probe, "Do not bake in imgsmith-probe as the entrypoint");
+  cmd->add_flag("--no-verify", args->no_verify,
+                "Leave out the final stage's build-time check (every Python extension's shared "
+                "libraries resolve, the command's imports import)");
   cmd->add_flag("--no-runtime-compiler", args->no_runtime_compiler,
                 "Leave gcc and the Python headers out of the final image, which Triton (vllm,\n"
                 "sglang, triton) otherwise gets to compile its kernels at start");

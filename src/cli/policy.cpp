@@ -188,10 +188,27 @@ std::optional<GenPolicy> load_gen_policy(const std::string& project_dir) {
                   "' is not a Debian package name (lower case, such as \"ffmpeg\" or \"libgl1\")");
     } else if (key == "extras") {
       g.extras = list_of(path, "[gen] extras", v);
+    } else if (key == "writable") {
+      g.writable = list_of(path, "[gen] writable", v);
+    } else if (key == "packages") {
+      const auto* table = v.as_table();
+      if (table == nullptr)
+        throw bad(v, key,
+                  "must be a table of package = need, such as { \"faster-whisper\" = "
+                  "\"bundled\" }");
+      for (const auto& [name, need] : *table) {
+        const auto* text = need.as_string();
+        const std::string n = text == nullptr ? std::string() : text->get();
+        if (n != "none" && n != "bundled" && n != "system" && n != "system-cudnn")
+          throw bad(need, key + "." + std::string(name.str()),
+                    "choose none, bundled (its wheels bring their own CUDA), system (it loads "
+                    "the image's CUDA) or system-cudnn");
+        g.packages[gen::normalise_name(std::string(name.str()))] = n;
+      }
     } else {
       throw bad(v, key,
-                "unknown key; [gen] has cuda, flavor, cmd, port, system_packages, requirements and "
-                "extras");
+                "unknown key; [gen] has cuda, flavor, cmd, port, system_packages, requirements, "
+                "extras, packages and writable");
     }
   }
   return g;
@@ -205,6 +222,8 @@ void apply_gen_policy(const GenPolicy& g, gen::Options& o, std::string& requirem
   if (requirements.empty() && g.requirements) requirements = *g.requirements;
   o.system_packages = g.system_packages;
   o.extras = g.extras;
+  o.packages = g.packages;
+  o.writable = g.writable;
   o.policy_source = g.path + " [gen]";
 }
 

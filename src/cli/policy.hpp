@@ -20,6 +20,7 @@
 //   extras = ["gpu"]
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -52,6 +53,8 @@ struct GenPolicy {
   std::optional<int> port;
   std::vector<std::string> system_packages;  // Debian packages, as apt.txt lists them
   std::vector<std::string> extras;           // the project's optional dependency groups to install
+  std::map<std::string, std::string> packages;  // what an unknown package needs from the GPU image
+  std::vector<std::string> writable;            // paths under the project the app writes
 };
 
 // The [gen] table of the nearest imgsmith.toml in `project_dir` or above it;

@@ -237,7 +237,7 @@ std::optional<PythonProject> detect_python(const fs::path& root,
   if (!py.python_constraint.empty())
     evidence.push_back({py.python_constraint_source, "Python " + py.python_constraint});
 
-  detect_entrypoint(root, py, scripts, evidence);
+  detect_entrypoint(root, py, scripts, evidence, recognised);
   if (!py.cmd.empty()) recognised = true;
   if (!recognised) return std::nullopt;
   weigh_pipfile(root, req_files, py, evidence);
@@ -298,6 +298,17 @@ Project detect_project(const fs::path& dir, const std::string& requirements,
     p.evidence.push_back(
         {".", "stopped looking after " + std::to_string(kMaxEntries) + " entries"});
   p.has_cuda_sources = !walk.cuda_sources.empty();
+  for (const auto& f : walk.python_sources) p.python_sources.push_back(relative_to_root(f, dir));
+  for (const auto& [f, what] : walk.secret_files)
+    p.secret_files.push_back({relative_to_root(f, dir), what});
+  for (const auto& f : walk.lfs_pointers) p.lfs_pointers.push_back(relative_to_root(f, dir));
+  if (regular_or_absent(dir / ".gitignore")) {
+    std::istringstream lines(read_text(dir / ".gitignore"));
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      p.gitignore.push_back(line);
+    }
+  }
   p.python = detect_python(dir, requirements, p.evidence, build_context);
   if (!p.python)
     p.cuda_cpp = detect_cuda_cpp(dir, walk, p.evidence, build_context);

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "detect_internal.hpp"
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith::gen {
 namespace fs = std::filesystem;
@@ -33,10 +34,97 @@ void import_from_src(PythonProject& py, const std::string& why, std::vector<Evid
 
 }  // namespace
 
+namespace {
+
+// A Procfile's web process (or its first): the command the project's own
+// deployments run. $PORT, which the platform sets, becomes 8000 here, and
+// the container gets PORT=8000 too; a line that needs a shell gets one.
+bool procfile_command(const fs::path& root, PythonProject& py, std::vector<Evidence>& evidence) {
+  if (!regular_or_absent(root / "Procfile")) return false;
+  std::istringstream lines(read_text(root / "Procfile"));
+  std::string line, chosen, chosen_name;
+  int number = 0, chosen_line = 0;
+  static const std::regex kProcess(R"(^([A-Za-z0-9_-]+):\s*(.+?)\s*$)");
+  while (std::getline(lines, line)) {
+    ++number;
+    std::smatch m;
+    if (line.size() > 2000 || !std::regex_match(line, m, kProcess)) continue;
+    if (chosen.empty() || (m[1].str() == "web" && chosen_name != "web")) {
+      chosen = m[2].str();
+      chosen_name = m[1].str();
+      chosen_line = number;
+    }
+  }
+  if (chosen.empty()) return false;
+  const std::string where = "Procfile:" + std::to_string(chosen_line);
+  static const std::regex kPort(R"(\$\{PORT(:-(\d+))?\}|\$PORT\b)");
+  std::smatch m;
+  int port = 8000;
+  if (std::regex_search(chosen, m, kPort) && m[2].matched) port = std::stoi(m[2].str());
+  const bool uses_port = std::regex_search(chosen, kPort);
+  const std::string command = std::regex_replace(chosen, kPort, std::to_string(port));
+  if (command.find_first_of("$&|;<>`") != std::string::npos) {
+    py.cmd = {"/bin/sh", "-c", chosen};
+  } else {
+    try {
+      py.cmd = split_command(command);
+    } catch (const InputError&) {
+      py.cmd = {"/bin/sh", "-c", chosen};
+    }
+  }
+  if (py.cmd.empty()) return false;
+  if (chosen_name == "web" || uses_port) {
+    py.port = port;
+    py.env.push_back("PORT=" + std::to_string(port));
+  }
+  py.cmd_source = where;
+  evidence.push_back({where, "entrypoint: the Procfile's " + chosen_name + " process" +
+                                 (py.port != 0 ? ", on port " + std::to_string(py.port) +
+                                                     " (PORT=" + std::to_string(py.port) + ")"
+                                               : std::string())});
+  return true;
+}
+
+// Django: manage.py beside settings naming WSGI_APPLICATION ("site.wsgi.application"),
+// served by gunicorn when the project depends on it, else by runserver on
+// every interface (Django's own server, for development).
+bool django_command(const fs::path& root, PythonProject& py, std::vector<Evidence>& evidence) {
+  if (!regular_or_absent(root / "manage.py")) return false;
+  static const std::regex kWsgi(R"(^\s*WSGI_APPLICATION\s*=\s*["']([\w.]+)\.application["'])");
+  for (const auto& file : walk_project(root).python_sources) {
+    if (file.filename() != "settings.py" && file.parent_path().filename() != "settings") continue;
+    std::istringstream lines(read_text(file));
+    std::string line;
+    for (int number = 1; std::getline(lines, line); ++number) {
+      std::smatch m;
+      if (line.size() > 1000 || !std::regex_search(line, m, kWsgi)) continue;
+      const std::string where = relative_to_root(file, root) + ":" + std::to_string(number);
+      py.port = 8000;
+      py.cmd_source = where;
+      if (depends_on(py, "gunicorn")) {
+        py.cmd = {"gunicorn", "--bind", "0.0.0.0:8000", m[1].str()};
+        evidence.push_back(
+            {where, "a Django project (" + m[1].str() + "), served by gunicorn on port 8000"});
+      } else {
+        py.cmd = {"python", "manage.py", "runserver", "0.0.0.0:8000"};
+        evidence.push_back({where,
+                            "warning: a Django project served by runserver, Django's "
+                            "development server; add gunicorn to the dependencies to "
+                            "serve it properly"});
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 // FastAPI/Flask apps are found by their assignment: `app = FastAPI(`.
 void detect_entrypoint(const fs::path& root, PythonProject& py,
                        const std::vector<std::pair<std::string, std::string>>& scripts,
-                       std::vector<Evidence>& evidence) {
+                       std::vector<Evidence>& evidence, bool has_dependencies) {
+  if (procfile_command(root, py, evidence)) return;
   if (!scripts.empty() && !py.installable) {
     // Without a [build-system] nothing installs the script; call its target.
     const std::string& target = scripts.front().second;
@@ -70,6 +158,7 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
                   : "")});
     return;
   }
+  if (django_command(root, py, evidence)) return;
   static const std::regex kFastApi(R"(^\s*([A-Za-z_]\w*)\s*(:[^=]*)?=\s*(fastapi\.)?FastAPI\s*\()");
   static const std::regex kFlask(R"(^\s*([A-Za-z_]\w*)\s*(:[^=]*)?=\s*(flask\.)?Flask\s*\()");
   static const std::regex kStreamlit(R"(^\s*(import|from)\s+streamlit\b)");
@@ -98,9 +187,10 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
       for (const char* file : {"main.py", "app.py", "server.py", "api.py"})
         candidates.push_back(parent + package + "/" + file);
   }
-  for (const std::string& candidate : candidates) {
+  // Reads one file for an app a server runs; true when it set the command.
+  auto serves = [&](const std::string& candidate) {
     const fs::path path = root / candidate;
-    if (!regular_or_absent(path)) continue;
+    if (!regular_or_absent(path)) return false;
     const bool in_src = candidate.rfind("src/", 0) == 0;
     std::string module = in_src ? candidate.substr(4) : candidate;
     module.resize(module.size() - 3);
@@ -149,7 +239,7 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
           evidence.push_back({where,
                               "warning: uvicorn is not among the dependencies; add it, or "
                               "the container will not start"});
-        return;
+        return true;
       }
       if (std::regex_search(line, m, kFlask)) {
         py.port = 8000;
@@ -171,7 +261,7 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
         }
         py.cmd_source = where;
         src_path();
-        return;
+        return true;
       }
       if (std::regex_search(line, kStreamlit)) {
         // Streamlit binds every interface by default, but saying so keeps
@@ -186,7 +276,7 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
         py.cmd_source = where;
         evidence.push_back({where, "a Streamlit app, served by streamlit run on port 8501"});
         src_path();
-        return;
+        return true;
       }
       if (std::regex_search(line, kGradio)) {
         // Gradio's launch() listens on 127.0.0.1 unless GRADIO_SERVER_NAME
@@ -200,9 +290,30 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
              "a Gradio app on port 7860, told by GRADIO_SERVER_NAME to listen on every "
              "interface"});
         src_path();
-        return;
+        return true;
       }
     }
+    return false;
+  };
+  for (const std::string& candidate : candidates)
+    if (serves(candidate)) return;
+  // An app object in any other module of the project (app/webservice.py,
+  // api/routes/server_main.py), shallowest first: a server, not a script.
+  for (const auto& file :
+       has_dependencies ? walk_project(root).python_sources : std::vector<fs::path>{}) {
+    const std::string rel = relative_to_root(file, root);
+    if (std::find(candidates.begin(), candidates.end(), rel) != candidates.end()) continue;
+    // A folder of its own project (services/api with its requirements) is
+    // another image's, not this one's.
+    bool nested_project = false;
+    for (fs::path dir = file.parent_path(); dir != root && dir.has_relative_path();
+         dir = dir.parent_path()) {
+      std::error_code ec;
+      for (const char* marker : {"requirements.txt", "pyproject.toml", "setup.py", "Dockerfile"})
+        nested_project = nested_project || fs::exists(dir / marker, ec);
+    }
+    // A folder without __init__.py still imports as a namespace package.
+    if (!nested_project && serves(rel)) return;
   }
   for (const char* candidate : kCandidates) {
     if (!regular_or_absent(root / candidate)) continue;
@@ -230,6 +341,37 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
     py.cmd_source = packages.front() + "/__main__.py";
     evidence.push_back({py.cmd_source, "entrypoint: python -m " + packages.front()});
     return;
+  }
+  // A script by a conventional name, or the one script at the top, of a
+  // project whose dependency files say it is Python (a CMake project's
+  // helper script is no entrypoint).
+  if (has_dependencies && packages.empty() && notebooks.empty()) {
+    std::vector<std::string> scripts_at_top;
+    for (const auto& e : fs::directory_iterator(root, ec)) {
+      const std::string name = e.path().filename().string();
+      std::error_code type_ec;
+      if (e.path().extension() == ".py" && e.is_regular_file(type_ec) && name != "setup.py" &&
+          name != "conftest.py" && name != "noxfile.py" && name != "manage.py" &&
+          name.rfind("test_", 0) != 0 && name.rfind("_", 0) != 0)
+        scripts_at_top.push_back(name);
+    }
+    std::sort(scripts_at_top.begin(), scripts_at_top.end());
+    std::string chosen;
+    for (const char* conventional : {"run.py", "start.py", "predict.py", "inference.py", "infer.py",
+                                     "worker.py", "bot.py", "cli.py"})
+      if (chosen.empty() && std::find(scripts_at_top.begin(), scripts_at_top.end(), conventional) !=
+                                scripts_at_top.end())
+        chosen = conventional;
+    if (chosen.empty() && scripts_at_top.size() == 1) chosen = scripts_at_top.front();
+    if (!chosen.empty()) {
+      py.cmd = {"python", chosen};
+      py.cmd_source = chosen;
+      evidence.push_back(
+          {chosen, "entrypoint: python " + chosen +
+                       (scripts_at_top.size() == 1 ? " (the one script at the top)"
+                                                   : " (a script by a conventional name)")});
+      return;
+    }
   }
   if (!notebooks.empty()) {
     py.port = 8888;

@@ -41,9 +41,15 @@ bool is_test_path(const std::string& rel);
 std::string image_name(const std::filesystem::path& dir);
 
 struct Walk {
-  std::vector<std::filesystem::path> cuda_sources;  // *.cu, *.cuh
-  std::vector<std::filesystem::path> cpp_sources;   // *.cpp, *.cc, *.cxx
-  std::vector<std::filesystem::path> cmake_lists;   // every CMakeLists.txt, top first
+  std::vector<std::filesystem::path> cuda_sources;    // *.cu, *.cuh
+  std::vector<std::filesystem::path> cpp_sources;     // *.cpp, *.cc, *.cxx
+  std::vector<std::filesystem::path> cmake_lists;     // every CMakeLists.txt, top first
+  std::vector<std::filesystem::path> python_sources;  // *.py, tests left out
+  // Small files whose content is a secret (a private key, a cloud service
+  // account's key file), with what they hold, and Git LFS pointer files
+  // (a checkout without `git lfs pull`).
+  std::vector<std::pair<std::filesystem::path, std::string>> secret_files;
+  std::vector<std::filesystem::path> lfs_pointers;
   bool truncated = false;
 };
 
@@ -106,7 +112,7 @@ bool depends_on(const PythonProject& py, const std::string& name);
 // Sets py's command (and port, environment) from its scripts or its sources.
 void detect_entrypoint(const std::filesystem::path& root, PythonProject& py,
                        const std::vector<std::pair<std::string, std::string>>& scripts,
-                       std::vector<Evidence>& evidence);
+                       std::vector<Evidence>& evidence, bool has_dependencies);
 // The X.Y .python-version names; "" without one.
 std::string read_python_version_file(const std::filesystem::path& root);
 

@@ -114,6 +114,43 @@ std::string image_name(const fs::path& dir) {
   return out.empty() ? "app" : out;
 }
 
+namespace {
+
+// Files this small or smaller are read for what they are: a Git LFS
+// pointer is about 130 bytes, a key file a few KiB.
+constexpr std::uintmax_t kLfsPointerMax = 1024;
+constexpr std::uintmax_t kSecretFileMax = 64 * 1024;
+
+// Key files by content, whatever they are named (gitleaks' private-key and
+// GCP service-account rules): the names in .dockerignore miss
+// "prod-1234.json" or "deploy.txt".
+void look_inside(const fs::path& path, const std::string& ext, Walk& w) {
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (ec || size == 0) return;
+  const bool text_kind = ext.empty() || ext == ".json" || ext == ".pem" || ext == ".key" ||
+                         ext == ".txt" || ext == ".yaml" || ext == ".yml" || ext == ".toml" ||
+                         ext == ".ini" || ext == ".cfg" || ext == ".conf" || ext == ".env";
+  if (size > kLfsPointerMax && (!text_kind || size > kSecretFileMax)) return;
+  std::ifstream in(path, std::ios::binary);
+  std::string head(static_cast<std::size_t>(std::min(size, kSecretFileMax)), '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  if (size <= kLfsPointerMax && head.rfind("version https://git-lfs.github.com/spec/v1", 0) == 0) {
+    w.lfs_pointers.push_back(path);
+    return;
+  }
+  if (!text_kind) return;
+  if (head.find("\"service_account\"") != std::string::npos &&
+      head.find("\"private_key\"") != std::string::npos)
+    w.secret_files.emplace_back(path, "a cloud service account's key");
+  else if (head.find("-----BEGIN ") != std::string::npos &&
+           head.find("PRIVATE KEY-----") != std::string::npos)
+    w.secret_files.emplace_back(path, "a private key");
+}
+
+}  // namespace
+
 Walk walk_project(const fs::path& root) {
   Walk w;
   std::error_code ec;
@@ -142,6 +179,8 @@ Walk walk_project(const fs::path& root) {
     if (ext == ".cu" || ext == ".cuh") w.cuda_sources.push_back(p);
     if (ext == ".cpp" || ext == ".cc" || ext == ".cxx") w.cpp_sources.push_back(p);
     if (name == "CMakeLists.txt") w.cmake_lists.push_back(p);
+    if (ext == ".py" && !is_test_path(relative_to_root(p, root))) w.python_sources.push_back(p);
+    look_inside(p, ext, w);
   }
   auto by_path = [&](const fs::path& a, const fs::path& b) {
     const auto da = std::distance(a.begin(), a.end());
@@ -151,6 +190,7 @@ Walk walk_project(const fs::path& root) {
   std::sort(w.cuda_sources.begin(), w.cuda_sources.end(), by_path);
   std::sort(w.cpp_sources.begin(), w.cpp_sources.end(), by_path);
   std::sort(w.cmake_lists.begin(), w.cmake_lists.end(), by_path);
+  std::sort(w.python_sources.begin(), w.python_sources.end(), by_path);
   return w;
 }
 

@@ -70,6 +70,35 @@ struct FrameworkNeed {
   std::string torch_pins_source;
 };
 
+// One row of data/python-packages.json: what gen knows of a distribution
+// beyond the frameworks table, with the primary source that says so.
+struct PackageFact {
+  std::string need;  // none | bundled | system | system-cudnn | unknown
+  std::string why;
+  std::map<std::string, std::string> extras;  // extra -> need
+  std::string cuda;                           // the CUDA its wheels are built for, where known
+  std::vector<std::string> apt;               // run-time Debian packages its wheels do not bundle
+  std::vector<std::string> build_apt;         // what a source build needs in the builder
+  bool build_nvcc = false;                    // a GPU build from source compiles CUDA
+  std::vector<std::string> build_env;         // KEY=VALUE for that build (CMAKE_ARGS=...)
+  std::vector<std::string> build_pip_args;    // --no-build-isolation
+  std::vector<std::string> writes;            // directories it writes where the app runs
+  std::string gpu_note;                       // how it uses a GPU when the plain install does not
+  std::string source;
+};
+
+// A shared library's providing package on each OS gen builds on
+// ("debian" for the CPU image, "ubuntu22.04", "ubuntu24.04").
+using SonamePackages = std::map<std::string, std::string>;
+
+// A range of a package's releases with the CPython versions it has
+// wheels for (data/python-wheels.json).
+struct WheelPythons {
+  std::vector<std::string> releases;  // "2.1" (a series) or "0.4.14-0.4.16" (a range)
+  std::vector<std::string> python;    // "3.10", ...
+  std::string source;
+};
+
 struct NamePattern {
   std::string prefix, suffix, need, why, cuda;
 };
@@ -100,9 +129,14 @@ struct Tables {
   std::string runtime_compiler_size;
   std::map<std::string, FrameworkNeed> frameworks;
   std::vector<NamePattern> patterns;
-  std::map<std::string, std::string> header_libraries;  // CUDA header -> library it links
-  std::set<std::string> dev_requirement_words;          // requirements-dev.txt, -test...
-  std::set<std::string> conda_from_image;               // conda packages the CUDA image provides
+  std::map<std::string, std::vector<WheelPythons>> wheel_pythons;  // data/python-wheels.json
+  std::map<std::string, PackageFact> packages;                     // data/python-packages.json
+  std::map<std::string, SonamePackages> sonames;                   // data/soname-packages.json
+  std::vector<std::string> driver_injected;  // sonames the container toolkit mounts
+  std::map<std::string, std::set<std::string>> sonames_in_base;  // OS -> sonames its base carries
+  std::map<std::string, std::string> header_libraries;           // CUDA header -> library it links
+  std::set<std::string> dev_requirement_words;                   // requirements-dev.txt, -test...
+  std::set<std::string> conda_from_image;  // conda packages the CUDA image provides
 };
 
 const Tables& builtin_tables();
@@ -158,6 +192,9 @@ std::string major_minor(const std::string& version_text);  // "2.6.0+cu124" -> "
 std::string lower_bound_release(const std::string& specifier);
 // PEP 440 release order of two version strings ("12.10" after "12.8").
 bool version_less(const std::string& a, const std::string& b);
+// True when the one release `version` ("0.4.15") satisfies every clause of
+// a PEP 440 specifier (python_satisfies asks the same of any X.Y.Z).
+bool release_satisfies(const std::string& version, const std::string& specifier);
 // Poetry's "^1.2" and "~1.2" as PEP 440 ranges pip understands.
 std::string poetry_to_pep440(const std::string& specifier);
 std::string local_label(const std::string& specifier);  // "==2.6.0+cu124" -> "cu124"

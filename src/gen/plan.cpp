@@ -71,6 +71,121 @@ void Decider::use_port(bool detected_command) {
   plan_.port = options_.port;
 }
 
+// The packages gen cannot classify: one warning naming them all, with how
+// to tell gen, never a silent "CPU".
+void Decider::apply_unknown_packages() {
+  const auto unknown = unknown_packages(verdicts_);
+  if (unknown.empty()) return;
+  std::vector<std::string> hinted, plain;
+  for (const auto* v : unknown) {
+    plan_.unknown_packages.push_back(v->name + " (" + v->source + ")");
+    (v->basis == Basis::NameHint ? hinted : plain).push_back(v->name + " (" + v->source + ")");
+  }
+  auto how = [](const std::string& name) {
+    return "tell gen in imgsmith.toml: [gen] packages = { \"" + name +
+           "\" = \"bundled\" } (bundled: its wheels bring their own CUDA; system: it loads the "
+           "image's CUDA; system-cudnn: and cuDNN; none: CPU only)";
+  };
+  auto first_name = [](const std::vector<std::string>& labels) {
+    return labels.empty() ? std::string() : labels.front().substr(0, labels.front().find(' '));
+  };
+  const std::string first_hinted = first_name(hinted), first_plain = first_name(plain);
+  if (!hinted.empty())
+    plan_.warnings.push_back("gen does not know " + join(hinted, ", ") +
+                             ", whose name speaks of CUDA or a GPU" +
+                             (plan_.gpu ? "; the image's CUDA was chosen without it"
+                                        : "; the image has no CUDA for it") +
+                             ": " + how(first_hinted));
+  if (!plain.empty())
+    plan_.warnings.push_back(
+        "gen does not know what " + join(plain, ", ") + (plain.size() > 1 ? " need" : " needs") +
+        " from a GPU, and chose as if nothing; if one needs CUDA, " + how(first_plain));
+}
+
+// System libraries the project's wheels need and do not bundle (libGL for
+// opencv-python, ffmpeg for whisper), on the final image's OS.
+void Decider::apply_system_libraries() {
+  const std::string os = plan_.gpu ? plan_.os : std::string("debian");
+  const SystemLibraries libs = system_libraries(verdicts_, tables_, os);
+  for (const auto& need : libs.final_stage)
+    if (!contains(plan_.final_apt, need.package)) {
+      plan_.final_apt.push_back(need.package);
+      decide("data/python-packages.json",
+             need.package + ": installed in the final stage, the " + need.why);
+    }
+  // A package that runs on the CPU as installed, but can use a GPU another
+  // way (a build flag, another wheel): said, so that a CPU image is no surprise.
+  for (const auto& v : verdicts_)
+    if (v.fact != nullptr && !v.fact->gpu_note.empty() && v.need == "none" &&
+        (!v.from_lock || plan_.gpu))
+      plan_.notes.push_back(v.name + " (" + v.source + ") runs on the CPU as installed: " +
+                            v.fact->gpu_note + " (" + v.fact->source + ")");
+  for (const auto& need : libs.builder)
+    if (!contains(plan_.builder_apt, need.package)) {
+      plan_.builder_apt.push_back(need.package);
+      decide("data/python-packages.json",
+             need.package + ": installed in the builder, a " + need.why);
+    }
+}
+
+// Paths the app writes beside its code: directories become the app
+// user's (and emptyDir volumes under Kubernetes' read-only root); a file
+// there cannot be, without the code directory itself, so gen warns.
+void Decider::apply_writable_paths() {
+  const auto paths = writable_paths(project_, verdicts_, options_.writable, options_.policy_source);
+  std::vector<std::string> dirs, said;
+  for (const auto& w : paths) {
+    const std::string in_image = plan_.app_dir + "/" + w.path;
+    if (w.directory) {
+      plan_.writable_dirs.push_back(in_image);
+      said.push_back(w.path + "/");
+      decide(w.source, in_image + ": writable by the app (" + w.why + ")");
+    } else {
+      const auto slash = w.path.rfind('/');
+      if (slash != std::string::npos) {
+        const std::string dir = plan_.app_dir + "/" + w.path.substr(0, slash);
+        if (!contains(plan_.writable_dirs, dir)) plan_.writable_dirs.push_back(dir);
+        said.push_back(w.path.substr(0, slash) + "/");
+        decide(w.source,
+               dir + ": writable by the app, which writes " + w.path + " (" + w.why + ")");
+      } else {
+        plan_.warnings.push_back(
+            w.source + ": the app writes " + w.path + " (" + w.why + ") in " + plan_.app_dir +
+            ", which it cannot write (the code is read-only to it); point it into a "
+            "directory, such as data/" +
+            w.path +
+            ", and list that directory in imgsmith.toml's "
+            "[gen] writable, or mount a volume there");
+      }
+    }
+  }
+  if (!said.empty())
+    plan_.notes.push_back("the app writes " + join(said, ", ") +
+                          " beside its code: the image makes " + (said.size() > 1 ? "them" : "it") +
+                          " the app user's; mount a volume there to keep what it writes");
+}
+
+// The final stage checks itself at build time (libraries and imports).
+void Decider::apply_image_check() {
+  const ImageCheck check = image_check(plan_, options_.verify, tables_);
+  plan_.verify = check.enabled;
+  plan_.verify_roots = check.library_roots;
+  plan_.verify_allowed = check.allowed_missing;
+  plan_.verify_packages = check.soname_packages;
+  plan_.verify_entry_files = check.entry_files;
+  plan_.verify_entry_modules = check.entry_modules;
+  decide(options_.verify ? "gen" : "--no-verify", check.why);
+}
+
+void Decider::apply_context_hygiene() {
+  const ContextHygiene hygiene =
+      context_hygiene(project_, project_.context_path.empty() ? "" : project_.context_path + "/");
+  plan_.ignore_from_git = hygiene.from_git;
+  plan_.ignore_secrets = hygiene.secrets;
+  for (const auto& w : hygiene.warnings) plan_.warnings.push_back(w);
+  for (const auto& r : hygiene.reasons) decide(r.source, r.text);
+}
+
 // What the project declares outside pip (apt.txt, [gen] system_packages):
 // run-time packages into the final stage; -dev packages, which are for
 // compiling, into the builder only.
@@ -112,8 +227,8 @@ PythonProject Decider::with_extras(const PythonProject& given) {
     if (it == py.optional_dependencies.end())
       throw InputError(where + ": '" + e + "' is not an extra of this project; pyproject.toml " +
                        (names.empty()
-                            ? std::string("has no [project_.optional-dependencies]")
-                            : "[project_.optional-dependencies] has " + join(names, ", ")));
+                            ? std::string("has no [project.optional-dependencies]")
+                            : "[project.optional-dependencies] has " + join(names, ", ")));
     py.requirements.insert(py.requirements.end(), it->second.begin(), it->second.end());
     wanted.push_back(n);
   }
@@ -205,9 +320,16 @@ Plan Decider::make() {
   else
     throw InputError(project_.dir.string() + ": nothing to build");
   system_packages();
+  if (project_.python) {
+    apply_unknown_packages();
+    apply_system_libraries();
+    apply_writable_paths();
+  }
   models();
   if (plan_.template_name.empty()) plan_.template_name = plan_.flavor;
   if (!options_.probe && plan_.gpu) decide("--no-probe", "no probe: the app is the entrypoint");
+  apply_image_check();
+  apply_context_hygiene();
   if (options_.k8s_validator) {
     // The validator runs the image's probe on the GPU nodes: an image
     // without one (no GPU in the project, or --no-probe) has nothing to run.

@@ -117,13 +117,18 @@ Decider::GpuNeeds Decider::python_needs(const PythonProject& py) {
   bool cpu_index = false;
   for (const auto& opt : py.index_options)
     if (opt.find("/whl/cpu") != std::string::npos) cpu_index = true;
-  for (const auto& r : py.requirements) {
+  for (std::size_t i = 0; i < py.requirements.size(); ++i) {
+    const Requirement& r = py.requirements[i];
+    const PackageVerdict* verdict = i < verdicts_.size() ? &verdicts_[i] : nullptr;
     std::string need_text;
     std::string why;
     std::string size;
     std::string cuda;
     bool from_extra = false;  // an extra, not the package itself, decided the need
-    if (const auto it = tables_.frameworks.find(r.name); it != tables_.frameworks.end()) {
+    if (verdict != nullptr && verdict->basis == Basis::Told) {
+      need_text = verdict->need;
+      why = verdict->why;
+    } else if (const auto it = tables_.frameworks.find(r.name); it != tables_.frameworks.end()) {
       // Docker gives a container 64 MB of /dev/shm; PyTorch's DataLoader
       // workers and NCCL die with "Bus error" in it. CPU builds too.
       if (!it->second.shared_memory.empty() && plan_.shm_size.empty()) {
@@ -161,7 +166,20 @@ Decider::GpuNeeds Decider::python_needs(const PythonProject& py) {
           cuda = pat.cuda;
         }
     }
-    if (need_text.empty()) continue;
+    if (need_text.empty() && verdict != nullptr && verdict->fact != nullptr &&
+        !verdict->need.empty()) {
+      need_text = verdict->need;
+      why = verdict->why + " (" + verdict->citation + ")";
+      cuda = verdict->fact->cuda;
+      from_extra = verdict->from_extra;
+    }
+    if (need_text.empty()) {
+      // Not a CPU package: one gen cannot tell. Said in --explain, and
+      // warned about once for all (apply_unknown_packages).
+      if (verdict != nullptr && (!verdict->from_lock || verdict->basis == Basis::NameHint))
+        decide(r.source, requirement_label(r) + ": unknown: " + verdict->why);
+      continue;
+    }
     Need need = need_from(need_text);
     const bool torch_family =
         r.name == "torch" || r.name == "torchvision" || r.name == "torchaudio";

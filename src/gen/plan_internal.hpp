@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "decisions.hpp"
 #include "gen_internal.hpp"
 #include "imgsmith/gen/gen.hpp"
 
@@ -99,6 +100,12 @@ class Decider {
   void cmake_version(const CudaCppProject& cpp, const CudaRelease& release);
 
   // ----- the rest (plan.cpp) -----------------------------------------------
+  // The results of the decision functions (decisions.hpp), applied.
+  void apply_unknown_packages();
+  void apply_system_libraries();
+  void apply_writable_paths();
+  void apply_image_check();
+  void apply_context_hygiene();
   void use_port(bool detected_command);
   void system_packages();
   // plan_models.cpp: the models' VRAM, told to the probe.
@@ -115,6 +122,17 @@ class Decider {
   // torch's CUDA build decides the image, as if the project had listed it.
   Requirement implied_torch_;
   std::vector<std::string> extras_;  // the extras installed with the project ([gen] extras)
+  // What each requirement needs, parallel to the requirements python() decides on.
+  std::vector<PackageVerdict> verdicts_;
+  // The Pythons the frameworks' wheels exist for; checked by every choice
+  // of Python below.
+  PythonFromWheels wheels_;
+  bool wheels_fit(const std::string& python) const {
+    return !wheels_.constrained || wheels_.allowed.count(python) != 0;
+  }
+  // The newest Python gen knows that satisfies the project and the wheels
+  // (the preferred one first); "" when none does.
+  std::string python_for_both(const PythonProject& py) const;
 };
 
 }  // namespace imgsmith::gen

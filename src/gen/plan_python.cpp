@@ -15,8 +15,28 @@ std::string major_of(const std::string& version) { return version.substr(0, vers
 
 }  // namespace
 
+std::string Decider::python_for_both(const PythonProject& py) const {
+  auto fits = [&](const std::string& v) {
+    return (py.python_constraint.empty() || python_satisfies(v, py.python_constraint)) &&
+           wheels_fit(v);
+  };
+  if (fits(tables_.preferred_python)) return tables_.preferred_python;
+  for (auto it = tables_.known_python.rbegin(); it != tables_.known_python.rend(); ++it)
+    if (fits(*it)) return *it;
+  return {};
+}
+
 std::string Decider::python_for_cpu(const PythonProject& py) {
   if (!options_.python.empty()) return options_.python;
+  if (wheels_.constrained) {
+    const std::string both = python_for_both(py);
+    if (!both.empty()) {
+      if (both != tables_.preferred_python)
+        decide("data/python-wheels.json",
+               "Python " + both + ": the newest the project's frameworks have wheels for");
+      return both;
+    }
+  }
   if (py.python_constraint.empty()) return tables_.preferred_python;
   if (python_satisfies(tables_.preferred_python, py.python_constraint))
     return tables_.preferred_python;
@@ -32,7 +52,8 @@ std::string Decider::python_for_cpu(const PythonProject& py) {
 void Decider::choose_gpu_python(const PythonProject& py, const CudaRelease& release) {
   auto fits = [&](const std::string& version) {
     if (!options_.python.empty()) return version == options_.python;
-    return py.python_constraint.empty() || python_satisfies(version, py.python_constraint);
+    return (py.python_constraint.empty() || python_satisfies(version, py.python_constraint)) &&
+           wheels_fit(version);
   };
   std::vector<std::string> candidates;
   if (!options_.os.empty())
@@ -50,8 +71,11 @@ void Decider::choose_gpu_python(const PythonProject& py, const CudaRelease& rele
       }
   plan_.os = candidates.empty() ? choose_os(release) : candidates.front();
   plan_.managed_python = true;
+  const std::string both = wheels_.constrained ? python_for_both(py) : std::string();
   if (!options_.python.empty()) {
     plan_.python = options_.python;
+  } else if (!both.empty()) {
+    plan_.python = both;
   } else if (py.python_constraint.empty()) {
     plan_.python = tables_.os.at(plan_.os).python;
   } else if (python_satisfies(tables_.preferred_python, py.python_constraint)) {
@@ -74,7 +98,23 @@ void Decider::choose_gpu_python(const PythonProject& py, const CudaRelease& rele
 }
 
 void Decider::python(const PythonProject& py) {
+  verdicts_ = classify_packages(py.requirements, tables_,
+                                {options_.packages, options_.policy_source + " packages"}, py.lock);
   GpuNeeds g = python_needs(py);
+  const auto unknown = unknown_packages(verdicts_);
+  std::vector<Requirement> with_implied = py.requirements;
+  if (!implied_torch_.name.empty()) with_implied.push_back(implied_torch_);
+  wheels_ = python_from_wheels(with_implied, tables_);
+  for (const auto& r : wheels_.reasons) decide(r.source, r.text);
+  if (!options_.python.empty() && !wheels_fit(options_.python))
+    plan_.warnings.push_back("--python " + options_.python +
+                             ": the project's frameworks publish no wheels for it (see --explain); "
+                             "pip will build them from source or fail");
+  if (wheels_.constrained && wheels_.allowed.empty())
+    plan_.warnings.push_back(
+        "no Python has wheels of every framework the project pins (" +
+        std::string(
+            "see --explain, data/python-wheels.json); pip may fail to install them together"));
   // Detection's doubts that would stop the container are warnings, not
   // only --explain lines.
   for (const auto& e : project_.evidence)
@@ -91,15 +131,19 @@ void Decider::python(const PythonProject& py) {
     const std::string image =
         std::regex_replace(tables_.cpu_image, std::regex(R"(\{version\})"), plan_.python);
     plan_.final_image = plan_.builder_image = mirrored(image, options_.registry_mirror);
-    plan_.why_base.push_back(std::string("No GPU: nothing in this project uses one") +
-                             (g.cpu_torch ? " (torch is the CPU build)" : "") +
-                             ", so the image has no CUDA at all.");
+    plan_.why_base.push_back(
+        (unknown.empty()
+             ? std::string("No GPU: nothing in this project uses one")
+             : "No GPU as far as gen knows: no package it knows needs one, but it does not know " +
+                   std::to_string(unknown.size()) + " (see the warning)") +
+        (g.cpu_torch ? " (torch is the CPU build)" : "") + ", so the image has no CUDA at all.");
     plan_.why_base.push_back("Final stage on " + plan_.final_image + ".");
     if (!options_.cuda.empty() || options_.cudnn)
       plan_.warnings.push_back(
           "--cuda/--cudnn ignored: nothing in this project uses a GPU; pass "
           "--flavor base or runtime to build on CUDA anyway.");
-    decide(".", "CPU image: no dependency needs a GPU");
+    decide(".", unknown.empty() ? "CPU image: no dependency needs a GPU"
+                                : "CPU image: no dependency gen knows needs a GPU");
     if (project_.has_cuda_sources)
       plan_.warnings.push_back(
           "the project has CUDA sources, but no dependency needs a GPU, so the CPU image has "
@@ -210,7 +254,7 @@ void Decider::python(const PythonProject& py) {
   }
   python_install(py);
   if (!extras_.empty() && plan_.install_mode == "requirements" && plan_.install_project) {
-    // -r files do not name the extras: pip resolves them with the project_.
+    // -r files do not name the extras: pip resolves them with the project.
     plan_.project_install_args = "'.[" + join(extras_, ",") + "]'";
     decide(options_.policy_source + " extras",
            "installs the project with its extras " + join(extras_, ", "));

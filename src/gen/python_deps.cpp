@@ -221,6 +221,18 @@ bool python_satisfies(const std::string& version, const std::string& specifier) 
   return false;
 }
 
+bool release_satisfies(const std::string& version, const std::string& specifier) {
+  const auto v = parse_version(version);
+  if (!v) return false;
+  std::string spec;
+  for (char c : specifier)
+    if (!std::isspace(static_cast<unsigned char>(c))) spec += c;
+  if (spec.empty()) return true;
+  for (const auto& clause : split(spec, ","))
+    if (!clause.empty() && !clause_holds(v->parts, clause)) return false;
+  return true;
+}
+
 std::string major_minor(const std::string& version_text) {
   const auto v = parse_version(version_text);
   if (!v) return "";

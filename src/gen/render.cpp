@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 #include <kainjow/mustache.hpp>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
@@ -184,6 +185,37 @@ km::data plan_data(const Plan& p) {
   d.set("port", std::to_string(p.port));
   d.set("description", "Built from a Dockerfile by imgsmith gen (" + p.kind + ")");
   d.set("cmd_json", command_json(p.cmd));
+  d.set("has_ignore_from_git", !p.ignore_from_git.empty());
+  d.set("ignore_from_git", list_of(p.ignore_from_git));
+  d.set("has_ignore_secrets", !p.ignore_secrets.empty());
+  d.set("ignore_secrets", list_of(p.ignore_secrets));
+  d.set("has_writable_dirs", !p.writable_dirs.empty());
+  d.set("writable_dirs", join(p.writable_dirs, " "));
+  km::data writable_volumes{km::data::type::list};
+  for (std::size_t i = 0; i < p.writable_dirs.size(); ++i) {
+    km::data v;
+    v.set("name", "writable-" + std::to_string(i + 1));
+    v.set("path", p.writable_dirs[i]);
+    writable_volumes.push_back(v);
+  }
+  d.set("writable_volumes", writable_volumes);
+  d.set("image_check", p.verify);
+  d.set("verify_roots", join(p.verify_roots, " "));
+  d.set("verify_allowed", join(p.verify_allowed, " "));
+  // Six pairs a line, each line starting and ending with a space, so that
+  // the check finds " soname=" anywhere in the string.
+  std::string packages;
+  for (std::size_t i = 0; i < p.verify_packages.size(); ++i) {
+    if (i != 0 && i % 6 == 0) packages += "\n ";
+    packages += p.verify_packages[i].first + "=" + p.verify_packages[i].second + " ";
+  }
+  d.set("verify_packages", packages);
+  const bool entries = !p.verify_entry_files.empty() || !p.verify_entry_modules.empty();
+  d.set("has_verify_entries", entries && python);
+  d.set("verify_app_dir_json", nlohmann::json(p.app_dir).dump());
+  d.set("verify_entry_files_json", nlohmann::json(p.verify_entry_files).dump());
+  d.set("verify_entry_modules_json", nlohmann::json(p.verify_entry_modules).dump());
+  d.set("verify_allowed_json", nlohmann::json(p.verify_allowed).dump());
   // The files the Dockerfile names in COPY must survive .dockerignore, even
   // when they sit in a folder it leaves out (-r env/base.txt, a wheelhouse
   // under venv/): a build that cannot find them fails.
@@ -241,7 +273,7 @@ std::string render(const std::string& name, km::data& data) {
   const auto& templates = builtin_templates();
   const auto it = templates.find(name);
   if (it == templates.end()) throw std::logic_error("no template " + name);
-  for (const char* partial : {"header", "builder", "final"}) {
+  for (const char* partial : {"header", "builder", "final", "verify"}) {
     const std::string file = std::string(partial) + ".Dockerfile.mustache";
     const std::string text = templates.at(file);
     data.set(partial, km::partial{[text] { return text; }});
@@ -295,6 +327,14 @@ Rendered render_plan(const Plan& plan) {
   }
   if (plan.k8s_validator)
     r.k8s.emplace_back("gpu-node-validator.yaml", render("k8s-validator.yaml.mustache", data));
+  if (plan.verify) {
+    r.check_files.emplace_back(".imgsmith/check/libraries.sh",
+                               render("check-libraries.sh.mustache", data));
+    if (plan.kind != "cuda-cpp" &&
+        (!plan.verify_entry_files.empty() || !plan.verify_entry_modules.empty()))
+      r.check_files.emplace_back(".imgsmith/check/imports.py",
+                                 render("check-imports.py.mustache", data));
+  }
   return r;
 }
 

@@ -138,6 +138,46 @@ Tables load() {
     t.patterns.push_back({p.at("prefix").get<std::string>(), p.at("suffix").get<std::string>(),
                           p.at("need").get<std::string>(), p.at("why").get<std::string>(),
                           p.value("cuda", std::string())});
+  const json packages = table("python-packages.json");
+  for (const auto& p : packages.at("packages")) {
+    PackageFact f;
+    f.need = p.at("need").get<std::string>();
+    f.why = p.at("why").get<std::string>();
+    f.source = p.at("source").get<std::string>();
+    f.cuda = p.value("cuda", std::string());
+    if (p.contains("extras"))
+      for (const auto& [extra, n] : p.at("extras").items()) f.extras[extra] = n.get<std::string>();
+    f.apt = strings(p.value("apt", json::array()));
+    f.build_apt = strings(p.value("build_apt", json::array()));
+    f.writes = strings(p.value("writes", json::array()));
+    f.gpu_note = p.value("gpu_note", std::string());
+    if (p.contains("build")) {
+      const json& b = p.at("build");
+      f.build_nvcc = b.value("nvcc", false);
+      f.build_env = strings(b.value("env", json::array()));
+      f.build_pip_args = strings(b.value("pip_args", json::array()));
+    }
+    t.packages[p.at("name").get<std::string>()] = f;
+  }
+  const json wheels = table("python-wheels.json");
+  for (const auto& [name, rows] : wheels.at("packages").items())
+    for (const auto& r : rows)
+      t.wheel_pythons[name].push_back(
+          {strings(r.at("releases")), strings(r.at("python")), r.at("source").get<std::string>()});
+  const json sonames = table("soname-packages.json");
+  for (const auto& [soname, by_os] : sonames.at("sonames").items())
+    for (const auto& [os, package] : by_os.items())
+      if (package.is_string()) t.sonames[soname][os] = package.get<std::string>();
+  t.driver_injected = strings(sonames.at("driver_injected"));
+  // The base images gen builds on, by the OS name the other tables use.
+  const std::map<std::string, std::string> base_os = {
+      {"python:3.X-slim-bookworm", "debian"},
+      {"nvidia/cuda:*-base-ubuntu22.04", "ubuntu22.04"},
+      {"nvidia/cuda:*-base-ubuntu24.04", "ubuntu24.04"}};
+  for (const auto& [image, os] : base_os)
+    if (sonames.contains("in_base") && sonames.at("in_base").contains(image))
+      for (const auto& soname : strings(sonames.at("in_base").at(image)))
+        t.sonames_in_base[os].insert(soname);
   return t;
 }
 

@@ -83,7 +83,8 @@ cpu=$(fresh fraud-api-cpu)
 expect "a CPU project" 0 "$bin" gen "$cpu"
 check "it gets the slim Python image" grep -q "^FROM python:3.12-slim-bookworm$" "$cpu/Dockerfile"
 check "it says why" grep -q "No GPU: nothing in this project uses one" "$tmp/out"
-check "no probe for a CPU image" test ! -e "$cpu/.imgsmith"
+check "no probe for a CPU image" test ! -e "$cpu/.imgsmith/imgsmith-probe-amd64"
+check "the CPU image checks itself at build time" test -s "$cpu/.imgsmith/check/libraries.sh"
 check "no --gpus in its run command" test -z "$(grep -- '--gpus' "$tmp/out")"
 
 # The CUDA C++ project.
@@ -161,7 +162,7 @@ check "the summary's build command runs in the context" \
   grep -qF "build   DOCKER_BUILDKIT=1 docker build -f services/api/Dockerfile -t api ." "$tmp/out"
 check "the Dockerfile's header says the same" \
   grep -qF "# Build:  DOCKER_BUILDKIT=1 docker build -f services/api/Dockerfile -t api ." "$mono/services/api/Dockerfile"
-check "the written files are named" grep -q "wrote Dockerfile, Dockerfile.dockerignore in services/api$" "$tmp/out"
+check "the written files are named" grep -q "wrote .*Dockerfile, Dockerfile.dockerignore in services/api$" "$tmp/out"
 expect "from the project's own directory" 0 in_dir "$mono/services/api" "$bin" gen . --context ../.. --stdout --explain
 check "the build command names the context from there" grep -qF "docker build -f Dockerfile -t api ../.." "$tmp/err"
 check "--explain names the context" grep -q "^  --context: the build context is $mono (../.. from the project)" "$tmp/err"
@@ -277,9 +278,11 @@ if command -v git >/dev/null; then
   git -C "$repo" init -q && git -C "$repo" add -A &&
     git -C "$repo" -c user.name=t -c user.email=t@t commit -qm project
   check "git keeps the Dockerfile" git -C "$repo" ls-files --error-unmatch Dockerfile
-  check "git does not keep the probe" test -z "$(git -C "$repo" ls-files .imgsmith)"
+  check "git does not keep the probe" test -z "$(git -C "$repo" ls-files .imgsmith | grep probe)"
+  check "git keeps the build-time check" git -C "$repo" ls-files --error-unmatch .imgsmith/check/libraries.sh
   git clone -q "$repo" "$tmp/clone"
-  check "a fresh clone has no probe" test ! -e "$tmp/clone/.imgsmith"
+  check "a fresh clone has no probe" test ! -e "$tmp/clone/.imgsmith/imgsmith-probe-amd64"
+  check "a fresh clone has the check" test -s "$tmp/clone/.imgsmith/check/libraries.sh"
   step=$(grep -o 'imgsmith probe --write-all [^`]*' "$tmp/out" | head -1)
   (cd "$tmp/clone" && "$bin" ${step#imgsmith })
   for arch in amd64 arm64; do

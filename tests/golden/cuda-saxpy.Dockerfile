@@ -47,6 +47,15 @@ COPY .imgsmith/imgsmith-probe-${TARGETARCH} /usr/local/bin/imgsmith-probe
 # The code stays owned by root: the app can read it, not change it.
 WORKDIR /app
 USER app
+
+# ---- check: the image verifies itself before anyone runs it ----
+# Every program and library in /opt/app must find its shared libraries.
+# A missing library fails this build, naming the file, the library and the
+# package, instead of the container at its first start. The scripts are gen's,
+# in .imgsmith/check (kept in git), mounted for this step only.
+# `imgsmith gen --no-verify` leaves this step out.
+RUN --mount=type=bind,source=.imgsmith/check,target=/tmp/imgsmith-check \
+    bash /tmp/imgsmith-check/libraries.sh
 LABEL org.opencontainers.image.title="cuda-saxpy" \
       org.opencontainers.image.description="Built from a Dockerfile by imgsmith gen (cuda-cpp)" \
       org.opencontainers.image.base.name="nvidia/cuda:12.8.1-runtime-ubuntu24.04"

@@ -46,6 +46,17 @@ ENV VIRTUAL_ENV=/opt/venv \
 WORKDIR /app
 COPY --from=builder /app /app
 USER app
+
+# ---- check: the image verifies itself before anyone runs it ----
+# Every Python extension module the image ships must find its shared libraries.
+# What the app's command imports must import.
+# A missing library fails this build, naming the file, the library and the
+# package, instead of the container at its first start. The scripts are gen's,
+# in .imgsmith/check (kept in git), mounted for this step only.
+# `imgsmith gen --no-verify` leaves this step out.
+RUN --mount=type=bind,source=.imgsmith/check,target=/tmp/imgsmith-check \
+    bash /tmp/imgsmith-check/libraries.sh \
+ && python /tmp/imgsmith-check/imports.py
 EXPOSE 8000
 LABEL org.opencontainers.image.title="fraud-api-cpu" \
       org.opencontainers.image.description="Built from a Dockerfile by imgsmith gen (python-cpu)" \

@@ -124,6 +124,16 @@ struct Project {
   std::optional<PythonProject> python;
   std::optional<CudaCppProject> cuda_cpp;
   bool has_cuda_sources = false;  // *.cu anywhere (a Python project's extension, too)
+  // The project's Python files, relative to it, shallowest first; tests,
+  // examples and skipped directories (venvs, build trees) left out.
+  std::vector<std::string> python_sources;
+  // Files that must never reach an image, found by their content: path
+  // relative to the project -> what they hold ("a private key").
+  std::vector<Evidence> secret_files;
+  // Git LFS pointer files: the checkout holds the pointer, not the file.
+  std::vector<std::string> lfs_pointers;
+  // The project's .gitignore patterns, as written, in order.
+  std::vector<std::string> gitignore;
   // Debian packages the project declares outside pip: apt.txt, one per line
   // as repo2docker reads it. {source "apt.txt:3", text "ffmpeg"}.
   std::vector<Evidence> system_packages;
@@ -174,6 +184,13 @@ struct Options {
   std::vector<std::string> system_packages;  // Debian packages, as apt.txt lists them
   std::vector<std::string> extras;           // optional dependency groups of the project to install
   std::string policy_source;                 // "imgsmith.toml [gen]"
+  // [gen] packages: what a package gen does not know needs from the GPU
+  // image, name (PEP 503) -> none | bundled | system | system-cudnn.
+  std::map<std::string, std::string> packages;
+  // [gen] writable: paths under the project the app writes at run time.
+  std::vector<std::string> writable;
+  // false for --no-verify: the image does not check itself at build time.
+  bool verify = true;
   // --model: model files or folders to read besides the project's own (a
   // model mounted at run time, or stored elsewhere).
   std::vector<std::string> models;
@@ -222,6 +239,23 @@ struct Plan {
   std::string
       torch_cuda_arch_list;       // TORCH_CUDA_ARCH_LIST for a CUDA extension build; "" when none
   std::vector<Evidence> explain;  // detection evidence, then decisions
+  // Requirements gen could not classify, "name (file:line)": it warns,
+  // and never takes them for CPU packages in what it says.
+  std::vector<std::string> unknown_packages;
+  // Directories under the app's directory the app writes, made its own
+  // (absolute, in the image), and emptyDir volumes in the k8s manifests.
+  std::vector<std::string> writable_dirs;
+  // .dockerignore lines from the project's .gitignore (what git leaves out
+  // stays out of the build context), and files found to hold secrets.
+  std::vector<std::string> ignore_from_git;
+  std::vector<std::string> ignore_secrets;
+  // The build-time check of the final stage (decisions.hpp's ImageCheck).
+  bool verify = false;
+  std::vector<std::string> verify_roots;
+  std::vector<std::string> verify_allowed;                           // sonames allowed missing
+  std::vector<std::pair<std::string, std::string>> verify_packages;  // soname -> package
+  std::vector<std::string> verify_entry_files;                       // relative to app_dir
+  std::vector<std::string> verify_entry_modules;
   // Python install details
   std::string install_mode;                        // requirements | pyproject | uv | poetry
   std::vector<std::string> requirement_files;      // copied before the install
@@ -282,6 +316,9 @@ struct Rendered {
   std::string compose;  // "" unless the plan asks for it
   // With --k8s: k8s/<file>, in the order to apply them.
   std::vector<std::pair<std::string, std::string>> k8s;
+  // The final stage's build-time check, relative to the project:
+  // .imgsmith/check/libraries.sh (and imports.py for a Python app).
+  std::vector<std::pair<std::string, std::string>> check_files;
 };
 
 Rendered render_plan(const Plan& plan);
