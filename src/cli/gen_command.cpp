@@ -100,6 +100,27 @@ int run_gen(GenArgs args) {
                          " exists; gen changed nothing. Pass --force to replace it, "
                          "or --stdout to see the Dockerfile it would write");
     }
+  // Compose reads compose.yaml before docker-compose.yml: a compose.yaml
+  // written beside the project's own file would silently replace it.
+  if (plan.compose)
+    for (const char* other : {"compose.yml", "docker-compose.yaml", "docker-compose.yml"}) {
+      std::error_code ec;
+      if (!fs::exists(fs::symlink_status(dir / other, ec))) continue;
+      if (!args.force)
+        throw InputError((dir / other).string() +
+                         " exists, and Compose would read gen's compose.yaml in its place; gen "
+                         "changed nothing. Add gen's service to it by hand, or pass --force to "
+                         "write compose.yaml anyway");
+      report << "warning: " << other
+             << " exists; Compose now reads compose.yaml in its place (--force)\n";
+    }
+  // What --force replaces is said, file by file.
+  std::vector<std::string> replaced;
+  for (const auto& [path, content] : outputs) {
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(path, ec)))
+      replaced.push_back(fs::relative(path, dir).string());
+  }
   std::vector<std::string> written;
   if (plan.probe || !files.check_files.empty()) {
     const fs::path probe_dir = dir / ".imgsmith";
@@ -148,7 +169,13 @@ int run_gen(GenArgs args) {
   }
   std::string list;
   for (const auto& w : written) list += (list.empty() ? "" : ", ") + w;
-  report << "imgsmith gen: wrote " << list << " in " << dir.string() << "\n" << gen::summary(plan);
+  report << "imgsmith gen: wrote " << list << " in " << dir.string() << "\n";
+  if (!replaced.empty()) {
+    std::string names;
+    for (const auto& r : replaced) names += (names.empty() ? "" : ", ") + r;
+    report << "imgsmith gen: replaced " << names << " (--force)\n";
+  }
+  report << gen::summary(plan);
   if (plan.k8s && !plan.gpu)
     report << "note: the k8s/ manifests ask for no GPU: nothing in this project uses one\n";
   else if (plan.k8s)

@@ -78,15 +78,15 @@ ImageCheck image_check(const Plan& plan, bool verify, const Tables& tables) {
     const auto it = by_os.find(os);
     if (it != by_os.end()) check.soname_packages.emplace_back(soname, it->second);
   }
-  check.why = "the final stage checks at build time that every shared library under " +
-              join(check.library_roots, ", ") + " resolves (the driver's, mounted at run time, " +
-              "allowed missing)" +
-              (check.entry_files.empty() && check.entry_modules.empty()
-                   ? std::string()
-                   : " and that what " +
-                         join(check.entry_files.empty() ? check.entry_modules : check.entry_files,
-                              ", ") +
-                         " imports imports");
+  check.why =
+      "the final stage checks at build time that every shared library under " +
+      join(check.library_roots, ", ") + " resolves (the driver's, mounted at run time, " +
+      "allowed missing)" +
+      (check.entry_files.empty() && check.entry_modules.empty()
+           ? std::string()
+           : " and that what " +
+                 join(check.entry_files.empty() ? check.entry_modules : check.entry_files, ", ") +
+                 " imports imports");
   return check;
 }
 

@@ -15,7 +15,8 @@ std::string label_of(const Requirement& r) {
 // Words in a distribution's name that speak of CUDA or a GPU: such a
 // package, unknown to the tables, is the likeliest to be a GPU one.
 bool name_speaks_of_gpu(const std::string& name) {
-  static const std::regex kWord(R"(cuda\d*x?|cu\d{2,3}|gpu|nvidia|tensorrt|trt|nccl|cudnn|cublas|cutlass|triton)");
+  static const std::regex kWord(
+      R"(cuda\d*x?|cu\d{2,3}|gpu|nvidia|tensorrt|trt|nccl|cudnn|cublas|cutlass|triton)");
   std::string token;
   for (std::size_t i = 0; i <= name.size(); ++i) {
     if (i == name.size() || name[i] == '-') {
@@ -34,9 +35,9 @@ bool known_need(const std::string& need) {
 
 std::string extra_why(const std::string& extra, const std::string& need) {
   return "the [" + extra + "] extra: " +
-         (need == "bundled"  ? std::string("brings its own CUDA libraries as pip wheels")
-          : need == "none"   ? std::string("runs on the CPU")
-                             : std::string("uses the system's CUDA libraries"));
+         (need == "bundled" ? std::string("brings its own CUDA libraries as pip wheels")
+          : need == "none"  ? std::string("runs on the CPU")
+                            : std::string("uses the system's CUDA libraries"));
 }
 
 }  // namespace

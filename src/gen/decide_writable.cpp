@@ -61,7 +61,8 @@ std::vector<Found> written_by_line(const std::string& line) {
       R"(^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?:(?:os\.path\.join\(\s*[A-Za-z_][\w.()]*\s*,\s*)|(?:[A-Za-z_][\w.()]*\s*/\s*)|(?:Path\(\s*))?f?["']([^"']+)["'])");
   static const std::regex kOption(
       R"(add_argument\(\s*["']-{1,2}([\w-]+)["'][^)]*?default\s*=\s*f?["']([^"']+)["'])");
-  static const std::regex kSqlite(R"(["']NAME["']\s*:\s*(?:[A-Za-z_][\w.()]*\s*/\s*|os\.path\.join\(\s*[A-Za-z_][\w.()]*\s*,\s*)?["']([^"']+\.sqlite3?)["'])");
+  static const std::regex kSqlite(
+      R"(["']NAME["']\s*:\s*(?:[A-Za-z_][\w.()]*\s*/\s*|os\.path\.join\(\s*[A-Za-z_][\w.()]*\s*,\s*)?["']([^"']+\.sqlite3?)["'])");
   std::smatch m;
   if (std::regex_search(line, m, kMakedirs)) {
     const std::string p = relative_path(m[1].str());

@@ -35,9 +35,9 @@ struct PackageVerdict {
   Basis basis = Basis::Unknown;
   std::string need;  // none | bundled | system | system-cudnn; "" when gen cannot tell
   std::string why;
-  std::string citation;       // the table row's source, the policy file, the pattern
-  bool from_extra = false;    // an extra, not the package itself, decided the need
-  bool from_lock = false;     // named by a lock file, which lists every package
+  std::string citation;               // the table row's source, the policy file, the pattern
+  bool from_extra = false;            // an extra, not the package itself, decided the need
+  bool from_lock = false;             // named by a lock file, which lists every package
   const PackageFact* fact = nullptr;  // the table row, when there is one
 };
 
@@ -147,7 +147,7 @@ namespace imgsmith::gen {
 // ----- the Pythons the project's wheels exist for (decide_python.cpp) -------
 
 struct PythonFromWheels {
-  bool constrained = false;     // some requirement's table rows narrowed it
+  bool constrained = false;       // some requirement's table rows narrowed it
   std::set<std::string> allowed;  // X.Y that every such requirement has wheels for
   std::vector<Evidence> reasons;
 };

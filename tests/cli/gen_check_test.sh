@@ -88,5 +88,16 @@ check "it is named" grep -qF "main.py:3 imports fastapi" "$tmp/err"
 expect "gen --no-verify" 0 "$bin" gen "$project" --force --no-verify
 check "no check in the Dockerfile" sh -c "! grep -q imgsmith-check '$dockerfile'"
 
+# What exists is respected: --force names what it replaced, and a compose
+# file of the project's own is not silently shadowed by compose.yaml.
+expect "gen --force again" 0 "$bin" gen "$project" --force
+check "--force names what it replaced" grep -q "replaced Dockerfile, .dockerignore (--force)" "$tmp/out"
+printf 'services: {}\n' >"$project/docker-compose.yml"
+expect "--compose beside docker-compose.yml, without --force" 2 sh -c "rm '$project/Dockerfile' '$project/.dockerignore'; '$bin' gen '$project' --compose"
+check "it names the project's compose file" grep -q "docker-compose.yml exists, and Compose would read gen's compose.yaml" "$tmp/err"
+check "and wrote nothing" test ! -e "$project/compose.yaml" -a ! -e "$project/Dockerfile"
+expect "with --force it writes, and warns" 0 "$bin" gen "$project" --compose --force
+check "the warning names it" grep -q "warning: docker-compose.yml exists" "$tmp/out"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

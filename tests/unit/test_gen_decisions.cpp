@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "decisions.hpp"
 #include "image_builder.hpp"
@@ -81,8 +81,9 @@ TEST_CASE("gen decisions: an unknown name that speaks of CUDA is warned about as
   Tree t({{"requirements.txt", "fastapi==0.110\nuvicorn==0.29\nacme-kernels-cu12==0.3\n"},
           {"main.py", kServer}});
   const Plan plan = t.plan();
-  CHECK(any_has(plan.warnings, "acme-kernels-cu12 (requirements.txt:3), whose name speaks of "
-                               "CUDA or a GPU; the image has no CUDA for it"));
+  CHECK(any_has(plan.warnings,
+                "acme-kernels-cu12 (requirements.txt:3), whose name speaks of "
+                "CUDA or a GPU; the image has no CUDA for it"));
 }
 
 TEST_CASE("gen decisions: what imgsmith.toml tells of a package decides its need") {
@@ -110,7 +111,8 @@ TEST_CASE("gen decisions: [gen] packages refuses a need it does not know") {
 TEST_CASE("gen decisions: the package table gives GPU needs gen's frameworks table lacks") {
   // faster-whisper runs CTranslate2, which loads cuBLAS and cuDNN from the
   // system: a runtime image with cuDNN, of CUDA 12.
-  Tree t({{"requirements.txt", "faster-whisper==1.0.3\n"}, {"transcribe.py", "import faster_whisper\n"}});
+  Tree t({{"requirements.txt", "faster-whisper==1.0.3\n"},
+          {"transcribe.py", "import faster_whisper\n"}});
   const Plan plan = t.plan({.cmd = {"python", "transcribe.py"}});
   CHECK(plan.gpu);
   CHECK(plan.flavor == "runtime");
@@ -171,9 +173,10 @@ TEST_CASE("gen decisions: directories the app writes beside its code are made it
           {"main.py", std::string(kServer) +
                           "import os\nos.makedirs(\"outputs/images\", exist_ok=True)\n"
                           "UPLOAD_DIR = './uploads/'\nLOG_LEVEL = 'info'\n"},
-          {"tools/cli.py", "import argparse\np = argparse.ArgumentParser()\n"
-                           "p.add_argument('--output-dir', default='results')\n"
-                           "p.add_argument('--model', default='base')\n"},
+          {"tools/cli.py",
+           "import argparse\np = argparse.ArgumentParser()\n"
+           "p.add_argument('--output-dir', default='results')\n"
+           "p.add_argument('--model', default='base')\n"},
           {"tests/test_x.py", "import os\nos.makedirs('scratch')\n"}});
   const Plan plan = t.plan();
   CHECK(has(plan.writable_dirs, "/app/outputs/images"));
@@ -251,9 +254,11 @@ TEST_CASE("gen decisions: the check starts from the file or module the command n
   CHECK(image_check(p, true, builtin_tables()).entry_modules ==
         std::vector<std::string>{"svc.server"});
   p.cmd = {"gunicorn", "-b", "0.0.0.0:8000", "web.app:create_app()"};
-  CHECK(image_check(p, true, builtin_tables()).entry_modules == std::vector<std::string>{"web.app"});
+  CHECK(image_check(p, true, builtin_tables()).entry_modules ==
+        std::vector<std::string>{"web.app"});
   p.cmd = {"streamlit", "run", "ui/app.py"};
-  CHECK(image_check(p, true, builtin_tables()).entry_files == std::vector<std::string>{"ui/app.py"});
+  CHECK(image_check(p, true, builtin_tables()).entry_files ==
+        std::vector<std::string>{"ui/app.py"});
   p.cmd = {"my-console-script"};
   const ImageCheck none = image_check(p, true, builtin_tables());
   CHECK(none.entry_files.empty());
@@ -281,7 +286,8 @@ TEST_CASE("gen decisions: secrets by content and Git LFS pointers stay out, with
           {".gitignore", "uploads/\n*.gguf\n"},
           {"config/prod-1234.json",
            "{\"type\": \"service_account\", \"private_key\": \"-----BEGIN PRIVATE KEY-----\\n\"}"},
-          {"deploy.txt", "-----BEGIN OPENSSH PRIVATE KEY-----\nxx\n-----END OPENSSH PRIVATE KEY-----\n"},
+          {"deploy.txt",
+           "-----BEGIN OPENSSH PRIVATE KEY-----\nxx\n-----END OPENSSH PRIVATE KEY-----\n"},
           {"models/weights.safetensors",
            "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a\nsize 4294967296\n"},
           {"notes.txt", "nothing secret here\n"}});
@@ -345,10 +351,12 @@ TEST_CASE("gen decisions: python_from_wheels reads series and ranges of releases
 
 TEST_CASE("gen decisions: entrypoints real projects declare") {
   SECTION("a Procfile's web process, with $PORT") {
-    Tree t({{"requirements.txt", "flask==3.0\ngunicorn==22.0\n"},
-            {"Procfile", "worker: celery -A tasks worker\nweb: gunicorn --bind 0.0.0.0:${PORT:-5050} wsgi:app\n"},
-            {"wsgi.py", "from flask import Flask\napp = Flask(__name__)\n"},
-            {"app.py", "from flask import Flask\napp = Flask(__name__)\n"}});
+    Tree t(
+        {{"requirements.txt", "flask==3.0\ngunicorn==22.0\n"},
+         {"Procfile",
+          "worker: celery -A tasks worker\nweb: gunicorn --bind 0.0.0.0:${PORT:-5050} wsgi:app\n"},
+         {"wsgi.py", "from flask import Flask\napp = Flask(__name__)\n"},
+         {"app.py", "from flask import Flask\napp = Flask(__name__)\n"}});
     const Plan plan = t.plan();
     CHECK(plan.cmd == std::vector<std::string>{"gunicorn", "--bind", "0.0.0.0:5050", "wsgi:app"});
     CHECK(plan.port == 5050);
@@ -381,10 +389,12 @@ TEST_CASE("gen decisions: entrypoints real projects declare") {
     CHECK(any_has(plan.warnings, "Django's development server"));
   }
   SECTION("the one script at the top of a project with dependencies") {
-    Tree t({{"requirements.txt", "numpy==2.1.3\n"}, {"batch_score.py", "import numpy\n"},
+    Tree t({{"requirements.txt", "numpy==2.1.3\n"},
+            {"batch_score.py", "import numpy\n"},
             {"setup.py", "from setuptools import setup\nsetup()\n"}});
     CHECK(t.plan().cmd == std::vector<std::string>{"python", "batch_score.py"});
-    Tree named({{"requirements.txt", "numpy==2.1.3\n"}, {"run.py", "import numpy\n"},
+    Tree named({{"requirements.txt", "numpy==2.1.3\n"},
+                {"run.py", "import numpy\n"},
                 {"helpers.py", "x = 1\n"}});
     CHECK(named.plan().cmd == std::vector<std::string>{"python", "run.py"});
     Tree two({{"requirements.txt", "numpy==2.1.3\n"}, {"a.py", ""}, {"b.py", ""}});
