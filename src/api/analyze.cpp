@@ -1,6 +1,7 @@
 #include "imgsmith/api/analyze.hpp"
 
 #include <algorithm>
+#include <any>
 #include <utility>
 
 #include "imgsmith/inputs/inputs.hpp"
@@ -10,16 +11,18 @@ namespace imgsmith {
 namespace {
 
 // What the read keeps of the files it streams: attribution's package
-// databases and file heads, and when models are read, their headers (read
-// while the weights stream past) and configs.
+// databases and file heads, and when models are read, their headers (as
+// typed records, read while the weights stream past) and configs.
 CaptureFn capture_for(bool read_models) {
   if (!read_models) return CaptureFn(attribution_capture);
   return CaptureFn(
       [](std::string_view path, std::uint64_t size) {
         return std::max(attribution_capture(path, size), model_capture(path, size));
       },
-      [](std::string_view, std::uint64_t size, std::string_view head, ForwardReader& rest) {
-        return inspect_model_content(head, rest, size);
+      [](std::string_view, std::uint64_t size, std::string_view head,
+         ForwardReader& rest) -> std::any {
+        if (auto model = inspect_model_content(head, rest, size)) return std::move(*model);
+        return {};
       });
 }
 
@@ -39,9 +42,8 @@ std::vector<ModelReport> read_models(const Analysis& analysis,
   std::vector<ModelFileAt> files;
   for (const auto* kept : {&analysis.file_heads, &analysis.metadata})
     for (const auto& file : *kept)
-      if (!file.inspected.empty())
-        if (auto model = model_file_from_text(file.inspected))
-          files.push_back(ModelFileAt{"/" + file.path, std::move(*model)});
+      if (const auto* model = std::any_cast<ModelFile>(&file.inspected))
+        files.push_back(ModelFileAt{"/" + file.path, *model});
   std::vector<TextFileAt> configs;
   for (const auto& file : analysis.metadata)
     if (file.path.ends_with("config.json"))
