@@ -7,24 +7,26 @@ cmake_minimum_required(VERSION 3.22)
 # beside it, and for everything that reads image bytes, the network.
 set(network imgsmith_curl_api imgsmith_registry imgsmith_inputs)
 set(forbidden_imgsmith_util imgsmith_models imgsmith_report imgsmith_source imgsmith_registry imgsmith_analysis imgsmith_inputs imgsmith_gen
-  imgsmith_attribution imgsmith_gate imgsmith_diff imgsmith_render imgsmith_cli imgsmith_curl_api)
+  imgsmith_attribution imgsmith_gate imgsmith_diff imgsmith_render imgsmith_api imgsmith_cli imgsmith_curl_api)
 set(forbidden_imgsmith_models imgsmith_report imgsmith_source ${network} imgsmith_analysis imgsmith_gen
-  imgsmith_attribution imgsmith_gate imgsmith_diff imgsmith_render imgsmith_cli)
+  imgsmith_attribution imgsmith_gate imgsmith_diff imgsmith_render imgsmith_api imgsmith_cli)
 set(forbidden_imgsmith_source imgsmith_models imgsmith_report ${network} imgsmith_analysis imgsmith_gen imgsmith_attribution imgsmith_gate
-  imgsmith_diff imgsmith_render imgsmith_cli)
+  imgsmith_diff imgsmith_render imgsmith_api imgsmith_cli)
 set(forbidden_imgsmith_registry imgsmith_report imgsmith_inputs imgsmith_analysis imgsmith_gen imgsmith_attribution
-  imgsmith_gate imgsmith_diff imgsmith_render imgsmith_cli)
+  imgsmith_gate imgsmith_diff imgsmith_render imgsmith_api imgsmith_cli)
 set(forbidden_imgsmith_analysis imgsmith_report ${network} imgsmith_gen imgsmith_attribution imgsmith_gate imgsmith_diff
-  imgsmith_render imgsmith_cli)
+  imgsmith_render imgsmith_api imgsmith_cli)
 set(forbidden_imgsmith_inputs imgsmith_report imgsmith_gen imgsmith_attribution imgsmith_gate imgsmith_diff imgsmith_render
-  imgsmith_cli)
-set(forbidden_imgsmith_attribution imgsmith_report ${network} imgsmith_gen imgsmith_gate imgsmith_diff imgsmith_render imgsmith_cli)
-set(forbidden_imgsmith_gate imgsmith_report ${network} imgsmith_gen imgsmith_diff imgsmith_render imgsmith_cli)
-set(forbidden_imgsmith_report ${network} imgsmith_gen imgsmith_diff imgsmith_render imgsmith_cli)
-set(forbidden_imgsmith_diff ${network} imgsmith_gen imgsmith_render imgsmith_cli)
-set(forbidden_imgsmith_render ${network} imgsmith_gen imgsmith_cli)
+  imgsmith_api imgsmith_cli)
+set(forbidden_imgsmith_attribution imgsmith_report ${network} imgsmith_gen imgsmith_gate imgsmith_diff imgsmith_render
+  imgsmith_api imgsmith_cli)
+set(forbidden_imgsmith_gate imgsmith_report ${network} imgsmith_gen imgsmith_diff imgsmith_render imgsmith_api imgsmith_cli)
+set(forbidden_imgsmith_report ${network} imgsmith_gen imgsmith_diff imgsmith_render imgsmith_api imgsmith_cli)
+set(forbidden_imgsmith_diff ${network} imgsmith_gen imgsmith_render imgsmith_api imgsmith_cli)
+set(forbidden_imgsmith_render ${network} imgsmith_gen imgsmith_api imgsmith_cli)
 set(forbidden_imgsmith_gen imgsmith_report ${network} imgsmith_source imgsmith_analysis imgsmith_attribution imgsmith_gate
-  imgsmith_diff imgsmith_render imgsmith_cli)
+  imgsmith_diff imgsmith_render imgsmith_api imgsmith_cli)
+set(forbidden_imgsmith_api imgsmith_gen imgsmith_cli)
 set(forbidden_imgsmith_cli "")
 
 # Ends a check: fewer than LEAST things seen means it read nothing, and any

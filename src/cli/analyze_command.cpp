@@ -7,10 +7,7 @@
 #include <memory>
 #include <sstream>
 
-#include "imgsmith/analysis/analysis.hpp"
-#include "imgsmith/attribution/attribution.hpp"
-#include "imgsmith/attribution/findings.hpp"
-#include "imgsmith/gate/gate.hpp"
+#include "imgsmith/api/analyze.hpp"
 #include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/render/render.hpp"
 #include "imgsmith/render/renderers.hpp"
@@ -19,8 +16,8 @@
 #include "imgsmith/util/text.hpp"
 #include "limit_option.hpp"
 #include "output_file.hpp"
-#include "pipeline.hpp"
 #include "policy.hpp"
+#include "progress_line.hpp"
 
 namespace imgsmith {
 namespace {
@@ -220,11 +217,12 @@ int run_analyze(const AnalyzeArgs& given) {
     return run_manifest_only(given, options, registry_options(given));
   }
   const AnalyzeArgs args = with_policy(given);
-  const RuleSet rules = rules_with(args.rules);
-  const GateConfig gate_config = gate_from(args, rules);
-  std::vector<Glob> ignore;
-  for (const auto& g : args.ignore) ignore.emplace_back(g);
-  AnalyzeOptions options;
+  AnalyzeRequest request;
+  request.image = args.image;
+  request.rules = rules_with(args.rules);
+  request.gates = gate_from(args, request.rules);
+  for (const auto& g : args.ignore) request.ignore.emplace_back(g);
+  AnalyzeOptions& options = request.options;
   if (!args.platform.empty()) options.selector.platform = Platform::parse(args.platform);
   options.selector.image = args.image_name;
   options.top = args.top;
@@ -232,26 +230,29 @@ int run_analyze(const AnalyzeArgs& given) {
   options.hash_duplicates = args.hash;
   options.base_layers = args.base_layers;
   ProgressLine progress(args.quiet ? ProgressMode::Never : parse_progress_mode(args.progress));
-  options.progress = [&progress](const std::string& s) { progress.show(s); };
+  request.progress = [&progress](const std::string& s) { progress.show(s); };
   const std::vector<ExtraReport> extras = extra_reports(args.reports);
+  request.registry = registry_options(args);
+  request.floor = finding_floor(args.finding_floor);
+  if (args.no_models)
+    request.vram.reset();
+  else
+    request.vram = VramSettings{args.context, args.batch};
+  request.keep_files = renderer_needs_files(args.format) ||
+                       std::any_of(extras.begin(), extras.end(), [](const ExtraReport& e) {
+                         return renderer_needs_files(e.format);
+                       });
 
-  const PipelineResult result = run_pipeline(
-      args.image, options, registry_options(args), rules, ignore, finding_floor(args.finding_floor),
-      args.no_models ? std::nullopt
-                     : std::optional<VramSettings>(VramSettings{args.context, args.batch}),
-      renderer_needs_files(args.format) ||
-          std::any_of(extras.begin(), extras.end(),
-                      [](const ExtraReport& e) { return renderer_needs_files(e.format); }));
+  const AnalyzeResult result = analyze(request);
   progress.clear();
   const Analysis& analysis = result.analysis;
-  const Attribution& attribution = result.attribution;
-  const std::vector<Finding>& findings = result.findings;
-  const GateResult gate = evaluate_gate(analysis, gate_config, &attribution, &findings);
-  const Report full{analysis, &attribution, &findings, gate, &result.files};
+  const GateConfig& gate_config = request.gates;
+  const GateResult& gate = result.gate;
+  const Report full = result.report();
 
   if (!args.quiet) {
     for (const auto& w : analysis.warnings) std::cerr << "imgsmith: warning: " << w << "\n";
-    if ((gate_config.max_vram || gate_config.fits) && analysis.models.empty())
+    if ((gate_config.max_vram || gate_config.fits) && result.models.empty())
       std::cerr << "imgsmith: warning: no model files (safetensors, GGUF, PyTorch, ONNX) in the "
                    "image: --max-vram and --fits have nothing to check\n";
   }

@@ -1,20 +1,19 @@
 #include "diff_command.hpp"
 
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <sstream>
 
-#include "imgsmith/diff/diff.hpp"
+#include "imgsmith/api/analyze.hpp"
+#include "imgsmith/api/diff.hpp"
 #include "imgsmith/render/render.hpp"
 #include "imgsmith/render/renderers.hpp"
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/util/size.hpp"
 #include "limit_option.hpp"
 #include "output_file.hpp"
-#include "pipeline.hpp"
 #include "policy.hpp"
+#include "progress_line.hpp"
 
 namespace imgsmith {
 namespace {
@@ -36,66 +35,6 @@ struct DiffArgs {
   std::size_t top = 10;
 };
 
-// One side of the comparison: its report, and every file when it is an
-// image analysed now (a saved report lists only its largest files).
-struct Side {
-  SavedReport report;
-  std::optional<FileSet> files;
-};
-
-// A saved report is a JSON document; anything else is an image to analyse.
-std::optional<nlohmann::json> saved_report(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  char c = 0;
-  while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
-  }
-  if (!in || c != '{') return std::nullopt;
-  std::ostringstream text;
-  text << c << in.rdbuf();
-  try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path + ": not valid JSON (" + e.what() +
-                     "); give an image or a report "
-                     "saved with imgsmith analyze --format json");
-  }
-}
-
-Side side(const std::string& input, const DiffArgs& args, const RuleSet& rules,
-          ProgressLine& progress) {
-  if (auto report = saved_report(input)) {
-    if (report->value("schema", "") != "imgsmith.analysis/v1")
-      throw InputError(input + ": a JSON file that is not an imgsmith.analysis/v1 report");
-    try {
-      return Side{report_from_json(*report), std::nullopt};
-    } catch (const InputError& e) {
-      throw InputError(input + ": " + e.what());
-    }
-  }
-  AnalyzeOptions options;
-  if (!args.platform.empty()) options.selector.platform = Platform::parse(args.platform);
-  options.top = args.top;
-  options.progress = [&progress, &input](const std::string& s) { progress.show(input + ": " + s); };
-  RegistryOptions registry;
-  registry.docker_read = args.docker_read;
-  PipelineResult r = run_pipeline(input, options, registry, rules, {});
-  Side out{SavedReport{}, std::nullopt};
-  if (r.analysis.tree) out.files = file_set(*r.analysis.tree);
-  // Kept as a saved report would keep it: the tree and the files read for
-  // attribution go (an image can hold millions of files), the lists are cut
-  // to --top.
-  r.analysis.tree.reset();
-  r.analysis.metadata.clear();
-  r.analysis.file_heads.clear();
-  r.analysis.duplicates.clear();
-  if (r.analysis.waste.size() > r.analysis.top) r.analysis.waste.resize(r.analysis.top);
-  out.report.analysis = std::move(r.analysis);
-  out.report.attribution = std::move(r.attribution);
-  out.report.findings = std::move(r.findings);
-  return out;
-}
-
 int run_diff(DiffArgs args) {
   apply_limit_options(args.limits);
   if (const auto p = command_policy(args.policy, args.no_policy)) {
@@ -113,16 +52,19 @@ int run_diff(DiffArgs args) {
                        "': a size (50MB) or a percentage (5%)");
     }
   }
-  const RuleSet rules = rules_with(args.rules);
+  DiffRequest request;
+  request.old_input = args.old_input;
+  request.new_input = args.new_input;
+  request.rules = rules_with(args.rules);
+  request.gate = gate;
+  if (!args.platform.empty()) request.selector.platform = Platform::parse(args.platform);
+  request.registry.docker_read = args.docker_read;
+  request.top = args.top;
   ProgressLine progress(args.quiet ? ProgressMode::Never : parse_progress_mode(args.progress));
-  const Side old_side = side(args.old_input, args, rules, progress);
-  const Side new_side = side(args.new_input, args, rules, progress);
+  request.progress = [&progress](const std::string& s) { progress.show(s); };
+  const DiffResult result = diff(request);
   progress.clear();
-  DiffOptions options;
-  options.old_files = old_side.files ? &*old_side.files : nullptr;
-  options.new_files = new_side.files ? &*new_side.files : nullptr;
-  options.top = args.top;
-  const DiffReport d = diff_reports(old_side.report.view(), new_side.report.view(), gate, options);
+  const DiffReport& d = result.diff;
   std::ostringstream out;
   render_diff(args.format, d, out);
   write_output(args.output, out.str());

@@ -51,7 +51,7 @@ std::string what_would_fit(const VramEstimate& v, Precision asked, std::uint64_t
   return "no precision fits; split it over more GPUs (--fits NAMExN)";
 }
 
-void check_models(GateResult& r, const Analysis& a, const GateConfig& g) {
+void check_models(GateResult& r, const std::vector<ModelReport>& models, const GateConfig& g) {
   const std::string at = std::string(precision_name(g.precision));
   struct Limit {
     std::string rule;
@@ -63,11 +63,11 @@ void check_models(GateResult& r, const Analysis& a, const GateConfig& g) {
   if (g.fits)
     limits.push_back(Limit{"fits:" + g.fits->text(), g.fits->gpu.memory_bytes, g.fits->count});
   for (const auto& limit : limits) {
-    if (a.models.empty()) {
+    if (models.empty()) {
       r.checks.push_back(GateCheck{limit.rule, limit.bytes, std::uint64_t{0}, true, ""});
       continue;
     }
-    for (const auto& [model, vram] : a.models) {
+    for (const auto& [model, vram] : models) {
       const PrecisionNeed* need = vram.at(g.precision);
       const std::string rule = limit.rule + ":" + model.path;
       if (need == nullptr) {
@@ -113,7 +113,8 @@ std::pair<std::string, std::uint64_t> parse_budget(const std::string& text,
 }
 
 GateResult evaluate_gate(const Analysis& a, const GateConfig& g, const Attribution* attribution,
-                         const std::vector<Finding>* findings) {
+                         const std::vector<Finding>* findings,
+                         const std::vector<ModelReport>* models) {
   GateResult r;
   if (g.max_size) check_at_most(r, "max-size", a.final_bytes, *g.max_size, "final size");
   // What --ignore names is not counted as waste.
@@ -164,7 +165,7 @@ GateResult evaluate_gate(const Analysis& a, const GateConfig& g, const Attributi
         c.message = "finding " + id + " is present (" + format_count(bytes) + " B would be saved)";
       r.checks.push_back(std::move(c));
     }
-  check_models(r, a, g);
+  check_models(r, models != nullptr ? *models : std::vector<ModelReport>{}, g);
   for (const auto& c : r.checks) r.passed = r.passed && c.passed;
   return r;
 }

@@ -3,6 +3,7 @@
 // needs and tell the probe.
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <set>
 
 #include "detect_internal.hpp"
@@ -42,19 +43,17 @@ void read_candidate(const fs::path& path, std::uint64_t size, const std::string&
     return;
   }
   if (keep == 0 && size < kModelMinBytes) return;
-  std::string text;
+  std::optional<ModelFile> file;
   try {
     FileReader reader(path.string());
     std::string head;
     reader.read_exact(head,
                       static_cast<std::size_t>(std::min<std::uint64_t>(size, kModelHeadBytes)));
-    text = inspect_model_content(head, reader, size);
+    file = inspect_model_content(head, reader, size);
   } catch (const InputError&) {
     return;  // unreadable: not this project's model as far as gen can tell
   }
-  if (text.empty()) return;
-  if (auto file = model_file_from_text(text))
-    found.files.push_back(ModelFileAt{shown, std::move(*file)});
+  if (file) found.files.push_back(ModelFileAt{shown, std::move(*file)});
 }
 
 void search_models(const fs::path& root, const std::string& shown_root, Found& found) {

@@ -63,13 +63,14 @@ ModelFile read_model_file(ModelFormat format, ForwardReader& in, std::uint64_t s
   return out;
 }
 
-std::string inspect_model_content(std::string_view head, ForwardReader& rest, std::uint64_t size) {
+std::optional<ModelFile> inspect_model_content(std::string_view head, ForwardReader& rest,
+                                               std::uint64_t size) {
   const ModelFormat format = sniff_model_format(head);
   if (format != ModelFormat::Safetensors && format != ModelFormat::Gguf &&
       format != ModelFormat::PyTorch && format != ModelFormat::Onnx)
-    return {};
+    return std::nullopt;
   PrefixedReader whole(head, rest);
-  return model_file_to_text(read_model_file(format, whole, size));
+  return read_model_file(format, whole, size);
 }
 
 json shape_to_json(const ModelShape& s) {
@@ -94,49 +95,6 @@ ModelShape shape_from_json(const json& j) {
   s.context_length = j.at("context_length").get<std::uint64_t>();
   s.hidden_size = j.at("hidden_size").get<std::uint64_t>();
   return s;
-}
-
-std::string model_file_to_text(const ModelFile& f) {
-  const json shape = shape_to_json(f.shape);
-  const json doc = {{"format", std::string(model_format_name(f.format))},
-                    {"file_bytes", f.file_bytes},
-                    {"tensors", f.tensors},
-                    {"parameters", f.parameters},
-                    {"parameters_known", f.parameters_known},
-                    {"weight_bytes", f.weight_bytes},
-                    {"dtypes", f.dtype_parameters},
-                    {"packed", f.packed_elements},
-                    {"aux", f.quantization_aux_elements},
-                    {"shape", shape},
-                    {"external", f.external_data},
-                    {"warnings", f.warnings}};
-  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-std::optional<ModelFile> model_file_from_text(std::string_view text) {
-  try {
-    const json doc = json::parse(text);
-    ModelFile f;
-    const std::string format = doc.at("format").get<std::string>();
-    for (const ModelFormat known :
-         {ModelFormat::Safetensors, ModelFormat::PyTorch, ModelFormat::Gguf, ModelFormat::Onnx})
-      if (model_format_name(known) == format) f.format = known;
-    f.file_bytes = doc.at("file_bytes").get<std::uint64_t>();
-    f.tensors = doc.at("tensors").get<std::uint64_t>();
-    f.parameters = doc.at("parameters").get<std::uint64_t>();
-    f.parameters_known = doc.at("parameters_known").get<bool>();
-    f.weight_bytes = doc.at("weight_bytes").get<std::uint64_t>();
-    f.dtype_parameters = doc.at("dtypes").get<std::map<std::string, std::uint64_t>>();
-    f.packed_elements = doc.at("packed").get<std::uint64_t>();
-    f.quantization_aux_elements = doc.at("aux").get<std::uint64_t>();
-    f.shape = shape_from_json(doc.at("shape"));
-    f.external_data = doc.at("external").get<std::vector<std::string>>();
-    f.warnings = doc.at("warnings").get<std::vector<std::string>>();
-    if (f.format == ModelFormat::None) return std::nullopt;
-    return f;
-  } catch (const json::exception&) {
-    return std::nullopt;
-  }
 }
 
 }  // namespace imgsmith

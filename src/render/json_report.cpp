@@ -151,7 +151,6 @@ Analysis analysis_from(const json& doc) {
     read_fields<std::uint64_t>(w, {{"bytes", &group.bytes}, {"files", &group.files}});
     a.waste.push_back(std::move(group));
   });
-  a.models = render_detail::models_from_json(section(doc, "models"));
   a.warnings = read<std::vector<std::string>>(doc, "warnings");
   const json& io = section(doc, "io");
   a.bytes_read = read<std::uint64_t>(io, "bytes_read");
@@ -383,7 +382,8 @@ json report_to_json(const Report& report) {
                                  {"info", f.info}});
     }
   }
-  out["models"] = render_detail::models_to_json(a.models);
+  out["models"] = render_detail::models_to_json(
+      report.models != nullptr ? *report.models : std::vector<ModelReport>{});
   json violations = json::array(), checks = json::array();
   for (const auto& c : gate.checks) {
     json item = {{"rule", json_text(c.rule)},
@@ -408,6 +408,7 @@ SavedReport report_from_json(const json& doc) {
   try {
     SavedReport r;
     r.analysis = analysis_from(doc);
+    r.models = render_detail::models_from_json(section(doc, "models"));
     if (const json& categories = section(doc, "categories"); categories.is_array()) {
       r.attribution.emplace();
       for (const auto& c : categories) {

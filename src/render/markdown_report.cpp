@@ -68,7 +68,7 @@ void render_markdown(const Report& report, std::ostream& out) {
           << format_size(f.bytes) << " | " << cell(f.fix) << " |\n";
     out << "\n";
   }
-  render_detail::render_models_markdown(a.models, out);
+  if (report.models != nullptr) render_detail::render_models_markdown(*report.models, out);
   if (!report.gate.checks.empty()) {
     out << "| rule | limit | actual | |\n| --- | ---: | ---: | --- |\n";
     for (const auto& c : report.gate.checks)

@@ -226,7 +226,7 @@ void render_text(const Report& report, std::ostream& out) {
 
   if (report.attribution != nullptr) render_categories(*report.attribution, out);
   if (report.findings != nullptr) render_findings(*report.findings, out);
-  render_detail::render_models_text(a.models, out);
+  if (report.models != nullptr) render_detail::render_models_text(*report.models, out);
 
   if (!gate.checks.empty()) {
     std::size_t failed = 0;

@@ -205,7 +205,7 @@ void inspect_content(LayerScan& scan, std::string_view path, std::uint64_t size,
   ContentReader reader(content, digest ? &*digest : nullptr);
   std::string head;
   reader.read_exact(head, static_cast<std::size_t>(std::min(keep, size)));
-  std::string inspected = capture.inspect()(path, size, head, reader);
+  std::any inspected = capture.inspect()(path, size, head, reader);
   if (digest_it) {
     reader.drain();
     scan.digests.emplace_back(std::string(path), digest->digest());
@@ -225,7 +225,7 @@ void keep_content(LayerScan& scan, std::string_view path, std::uint64_t size,
     std::string whole = content.read_all();
     // A small file the inspector may know (an ONNX graph whose weights are
     // external data): all of it is the head.
-    std::string inspected;
+    std::any inspected;
     if (capture.inspect()) {
       StringReader nothing_more({});
       inspected = capture.inspect()(path, size, whole, nothing_more);

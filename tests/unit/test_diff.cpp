@@ -3,6 +3,7 @@
 
 #include "fixtures.hpp"
 #include "image_builder.hpp"
+#include "imgsmith/api/diff.hpp"
 #include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/attribution/findings.hpp"
 #include "imgsmith/diff/diff.hpp"
@@ -242,4 +243,55 @@ TEST_CASE("diff: csv, a row per changed file") {
       diff_reports(analysed(version(1), 4).report.view(), new_a.report.view(), DiffGate{}, o),
       partial);
   CHECK_THAT(partial.str(), Catch::Contains("entered_largest,/n1,,,6000,false\n"));
+}
+
+TEST_CASE("diff: an image against itself through the library shares every layer and file") {
+  DiffRequest request;
+  request.old_input = request.new_input = fixture("test-docker-image.tar");
+  request.gate.max_growth_bytes = 0;
+  const DiffResult r = diff(request);
+  // Both sides analysed now: every visible file known, kept as a saved
+  // report keeps it.
+  REQUIRE(r.old_side.files);
+  REQUIRE(r.new_side.files);
+  REQUIRE_FALSE(r.new_side.files->files.empty());
+  CHECK(r.old_side.files->files.size() == r.new_side.files->files.size());
+  for (const DiffSide* side : {&r.old_side, &r.new_side}) {
+    CHECK(side->report.analysis.tree == nullptr);
+    CHECK(side->report.analysis.metadata.empty());
+    CHECK(side->report.analysis.waste.size() <= request.top);
+    REQUIRE(side->report.attribution);
+    REQUIRE(side->report.findings);
+  }
+  const DiffReport& d = r.diff;
+  CHECK(d.files.old_complete);
+  CHECK(d.files.new_complete);
+  CHECK(d.layers.shared == 14);
+  CHECK(d.layers.shared == r.new_side.report.analysis.layers.size());
+  CHECK(d.layers.added.empty());
+  CHECK(d.layers.removed.empty());
+  CHECK(d.final_bytes.new_bytes == r.new_side.report.analysis.final_bytes);
+  CHECK(d.final_bytes.new_bytes > 0);
+  CHECK(d.final_bytes.delta() == 0);
+  CHECK(d.layers_bytes.delta() == 0);
+  CHECK(d.wasted_bytes.delta() == 0);
+  for (const FileChanges::List* list : {&d.files.added, &d.files.removed, &d.files.resized,
+                                        &d.files.entered_largest, &d.files.left_largest}) {
+    CHECK(list->count == 0);
+    CHECK(list->top.empty());
+  }
+  CHECK(d.files.added_bytes == 0);
+  CHECK(d.files.removed_bytes == 0);
+  REQUIRE_FALSE(d.categories.empty());
+  for (const CategoryChange& c : d.categories) {
+    INFO(c.name);
+    CHECK(c.bytes.delta() == 0);
+    CHECK(c.children.empty());
+  }
+  CHECK(d.findings.appeared.empty());
+  CHECK(d.findings.gone.empty());
+  CHECK(d.findings.changed.empty());
+  REQUIRE(d.checks.size() == 1);
+  CHECK(d.checks[0].passed);
+  CHECK(d.passed);
 }

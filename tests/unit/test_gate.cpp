@@ -1,10 +1,10 @@
 #include <catch2/catch.hpp>
 
 #include "fixtures.hpp"
+#include "imgsmith/api/analyze.hpp"
 #include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/gate/gate.hpp"
 #include "imgsmith/util/error.hpp"
-#include "pipeline.hpp"
 
 using namespace imgsmith;
 
@@ -102,13 +102,15 @@ TEST_CASE("dive-ci: keys outside rules and other rule names are ignored") {
 
 TEST_CASE("gate: --ignore takes its paths' waste out of --max-wasted, not out of the sizes") {
   const auto run = [](const std::vector<Glob>& ignore) {
-    return run_pipeline(fixture("test-docker-image.tar"), AnalyzeOptions{}, {}, builtin_rules(),
-                        ignore);
+    AnalyzeRequest request;
+    request.image = fixture("test-docker-image.tar");
+    request.ignore = ignore;
+    return analyze(request);
   };
-  const PipelineResult all = run({});
+  const AnalyzeResult all = run({});
   REQUIRE(all.analysis.wasted_bytes > 0);
   CHECK(all.analysis.ignored_waste_bytes == 0);
-  const PipelineResult some = run({Glob("/root/**")});
+  const AnalyzeResult some = run({Glob("/root/**")});
   REQUIRE(some.analysis.ignored_waste_bytes > 0);
   std::uint64_t listed = 0;
   for (const auto& w : some.analysis.waste) {
@@ -124,4 +126,63 @@ TEST_CASE("gate: --ignore takes its paths' waste out of --max-wasted, not out of
   CHECK(r.passed);
   REQUIRE(r.checks.size() == 1);
   CHECK(std::get<std::uint64_t>(r.checks[0].actual) == listed);
+}
+
+TEST_CASE("analyze: the findings and the gates come from the same analysis as the attribution") {
+  AnalyzeRequest request;
+  request.image = fixture("test-docker-image.tar");
+  request.floor = FindingFloor{0, 0.0};  // every finding significant: each one can fail a gate
+  request.keep_files = true;
+  request.gates.max_size = 1;
+  request.gates.max_wasted = 1;
+  request.gates.deny = finding_ids();
+  const AnalyzeResult r = analyze(request);
+  REQUIRE(r.analysis.final_bytes > 0);
+  CHECK(r.models.empty());  // dive's fixtures hold no model
+
+  // Attribution, run again on the result's analysis, places the same files
+  // in the same categories as the streamed one did.
+  const Attribution again = attribute(r.analysis, builtin_rules());
+  REQUIRE(again.categories.size() == r.attribution.categories.size());
+  for (std::size_t i = 0; i < again.categories.size(); ++i) {
+    CHECK(r.attribution.categories[i].name == again.categories[i].name);
+    CHECK(r.attribution.categories[i].bytes == again.categories[i].bytes);
+  }
+  REQUIRE(r.files.size() == again.files.size());
+  std::uint64_t kept = 0, attributed = 0;
+  for (const auto& f : r.files) kept += f.bytes;
+  for (const auto& f : again.files) attributed += f.bytes;
+  CHECK(kept == attributed);
+  CHECK(kept == again.total_bytes);
+
+  // The findings streamed from attribution are those of the same analysis.
+  const std::vector<Finding> found = find_waste(r.analysis, again, {}, request.floor);
+  REQUIRE_FALSE(found.empty());
+  REQUIRE(found.size() == r.findings.size());
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    CHECK(r.findings[i].id == found[i].id);
+    CHECK(r.findings[i].bytes == found[i].bytes);
+  }
+
+  // Each gate read this analysis's figures and these findings.
+  CHECK_FALSE(r.gate.passed);
+  std::size_t denials = 0;
+  for (const GateCheck& c : r.gate.checks) {
+    INFO(c.rule);
+    const std::uint64_t actual = std::get<std::uint64_t>(c.actual);
+    if (c.rule == "max-size") {
+      CHECK(actual == r.analysis.final_bytes);
+    } else if (c.rule == "max-wasted") {
+      CHECK(actual == r.analysis.wasted_bytes);
+    } else {
+      REQUIRE(c.rule.starts_with("deny:"));
+      ++denials;
+      std::uint64_t bytes = 0;
+      for (const Finding& f : r.findings)
+        if ("deny:" + f.id == c.rule) bytes = f.bytes;
+      CHECK(actual == bytes);
+      CHECK(c.passed == (bytes == 0));
+    }
+  }
+  CHECK(denials == finding_ids().size());
 }

@@ -392,17 +392,16 @@ TEST_CASE("sizes too large to hold saturate: no GPU holds them, no gate passes t
   }
 }
 
-TEST_CASE("a model file's summary round-trips through its text form") {
+TEST_CASE("a model file's inspection is its typed record and other content has none") {
   const auto [header, size] = safetensors_header({{"a", {3, 5}}});
-  ModelFile f = read_text(header, size);
-  f.shape.layers = 7;
-  f.warnings.push_back("w");
-  const auto back = model_file_from_text(model_file_to_text(f));
-  REQUIRE(back);
-  CHECK(back->parameters == 15);
-  CHECK(back->shape.layers == 7);
-  CHECK(back->warnings == f.warnings);
-  CHECK_FALSE(model_file_from_text("{not json"));
+  StringReader rest({});
+  const std::optional<ModelFile> f = inspect_model_content(header, rest, size);
+  REQUIRE(f);
+  CHECK(f->format == ModelFormat::Safetensors);
+  CHECK(f->parameters == 15);
+  CHECK(f->tensors == 1);
+  StringReader nothing({});
+  CHECK_FALSE(inspect_model_content("plain text, no model here", nothing, 25));
 }
 
 TEST_CASE("config.json: grouped-query attention, head_dim, quantization, text_config") {

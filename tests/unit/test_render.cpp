@@ -6,6 +6,7 @@
 
 #include "fixtures.hpp"
 #include "image_builder.hpp"
+#include "imgsmith/api/analyze.hpp"
 #include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/attribution/findings.hpp"
 #include "imgsmith/inputs/inputs.hpp"
@@ -14,7 +15,6 @@
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/util/sha256.hpp"
 #include "imgsmith/util/text.hpp"
-#include "pipeline.hpp"
 
 using namespace imgsmith;
 using imgsmith::testing::odd_names;
@@ -318,11 +318,12 @@ TEST_CASE(
         "test-oci-gzip-image.tar", "test-oci-uncompressed-image.tar", "test-oci-zstd-image.tar"}) {
     for (const std::size_t top : {std::size_t{10}, std::size_t{3}}) {
       INFO(name << " --top " << top);
-      AnalyzeOptions options;
-      options.top = top;
-      const PipelineResult r = run_pipeline(fixture(name), options, {}, builtin_rules(), {});
-      const GateResult gate = evaluate_gate(r.analysis, g, &r.attribution, &r.findings);
-      check_round_trip(Report{r.analysis, &r.attribution, &r.findings, gate}, true);
+      AnalyzeRequest request;
+      request.image = fixture(name);
+      request.options.top = top;
+      request.gates = g;
+      const AnalyzeResult r = analyze(request);
+      check_round_trip(r.report(), true);
       check_round_trip(Report{r.analysis, nullptr, nullptr, GateResult{}}, true);
     }
   }

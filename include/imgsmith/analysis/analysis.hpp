@@ -9,7 +9,6 @@
 
 #include "imgsmith/analysis/dive_metrics.hpp"
 #include "imgsmith/analysis/waste.hpp"
-#include "imgsmith/models/vram.hpp"
 #include "imgsmith/source/blob_store.hpp"
 #include "imgsmith/source/image.hpp"
 
@@ -81,10 +80,6 @@ struct Analysis {
   // the layer whose copy is visible.
   std::vector<CapturedFile> file_heads;
   std::vector<DuplicateGroup> duplicates;  // with --hash only; most bytes first
-  // The model files visible in the final filesystem, grouped into models,
-  // with the GPU memory each needs (set by whoever reads the file heads'
-  // inspections: the commands' pipeline). Largest first.
-  std::vector<ModelReport> models;
 
   std::uint64_t bytes_read = 0;  // from disk, to show what seeking saved
   double seconds = 0;

@@ -10,6 +10,7 @@
 #include "imgsmith/analysis/analysis.hpp"
 #include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/attribution/findings.hpp"
+#include "imgsmith/models/vram.hpp"
 
 namespace imgsmith {
 
@@ -27,7 +28,8 @@ struct GateConfig {
   std::vector<std::pair<std::string, std::uint64_t>> budgets;
   std::vector<std::string> deny;
   // --max-vram SIZE and --fits GPU[xN]: every model's need at `precision`
-  // (analysis.models, sized with the --context and --batch it was run with).
+  // (the models evaluate_gate is given, sized with the --context and
+  // --batch they were read with).
   std::optional<std::uint64_t> max_vram;
   std::optional<GpuTarget> fits;
   Precision precision = Precision::Stored;
@@ -52,10 +54,12 @@ struct GateResult {
 };
 
 // Budgets need the attribution and denials the findings; without them,
-// those rules are not evaluated.
+// those rules are not evaluated. The VRAM gates check `models` (none: the
+// image has no models to check).
 GateResult evaluate_gate(const Analysis& analysis, const GateConfig& config,
                          const Attribution* attribution = nullptr,
-                         const std::vector<Finding>* findings = nullptr);
+                         const std::vector<Finding>* findings = nullptr,
+                         const std::vector<ModelReport>* models = nullptr);
 
 // Reads dive's CI rules file (YAML, `rules:` mapping) into `config`.
 // Unknown keys are ignored as dive ignores them; "disabled", "off", "false"

@@ -58,11 +58,10 @@ struct ModelFile {
 // Never throws on bad content: what cannot be read becomes a warning.
 ModelFile read_model_file(ModelFormat format, ForwardReader& in, std::uint64_t size);
 
-// The model file whose first bytes are `head` and whose rest is `rest`, in a
-// compact text form for keeping beside a layer scan; "" when the content is
-// not a model format imgsmith reads (Keras, NumPy and unknown files).
-std::string inspect_model_content(std::string_view head, ForwardReader& rest, std::uint64_t size);
-std::string model_file_to_text(const ModelFile& file);
-std::optional<ModelFile> model_file_from_text(std::string_view text);
+// The model file whose first bytes are `head` and whose rest is `rest`;
+// none when the content is not a model format imgsmith reads (Keras, NumPy
+// and unknown files).
+std::optional<ModelFile> inspect_model_content(std::string_view head, ForwardReader& rest,
+                                               std::uint64_t size);
 
 }  // namespace imgsmith

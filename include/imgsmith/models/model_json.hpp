@@ -1,5 +1,5 @@
-// A model's shape as JSON, one way for the text form a layer scan keeps
-// (model_file.hpp) and for the reports' models section.
+// A model's shape as JSON, for the reports' models section: written, and
+// read back from a saved report.
 #pragma once
 
 #include <nlohmann/json.hpp>

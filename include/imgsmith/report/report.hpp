@@ -10,6 +10,7 @@
 #include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/attribution/findings.hpp"
 #include "imgsmith/gate/gate.hpp"
+#include "imgsmith/models/vram.hpp"
 
 namespace imgsmith {
 
@@ -25,13 +26,14 @@ struct ReportFile {
 // What a report shows: the analysis, and when attribution ran, the
 // categories and the findings; `files` when the format asked for every
 // file (Renderer::needs_files) and the image was read now, not a saved
-// report.
+// report; `models` when model headers were read (none: no models).
 struct Report {
   const Analysis& analysis;
   const Attribution* attribution = nullptr;
   const std::vector<Finding>* findings = nullptr;
   const GateResult& gate;
   const std::vector<ReportFile>* files = nullptr;
+  const std::vector<ModelReport>* models = nullptr;
 };
 
 // A report that owns what it shows: one read back from a saved document
@@ -46,10 +48,15 @@ struct SavedReport {
   std::optional<Attribution> attribution;
   std::optional<std::vector<Finding>> findings;
   GateResult gate;
+  std::vector<ModelReport> models;
 
   Report view() const {
-    return Report{analysis, attribution ? &*attribution : nullptr, findings ? &*findings : nullptr,
-                  gate};
+    return Report{analysis,
+                  attribution ? &*attribution : nullptr,
+                  findings ? &*findings : nullptr,
+                  gate,
+                  nullptr,
+                  &models};
   }
 };
 

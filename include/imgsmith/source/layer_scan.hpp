@@ -2,6 +2,7 @@
 // records what each entry is and how many bytes it carries.
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -36,8 +37,10 @@ struct CapturedFile {
   std::string content;
   bool whole = true;  // false: `content` is the file's first bytes
   // What the capture's inspector made of the whole file as it streamed
-  // past (a model file's headers), "" when it had nothing to say.
-  std::string inspected;
+  // past, as the inspector's own record (a ModelFile for a model
+  // file's headers: the reader is below the models library, so it holds the
+  // record without naming its type); empty when it had nothing to say.
+  std::any inspected;
 };
 
 // Receives a layer's entries, in tar order and in batches, on the thread
@@ -68,13 +71,13 @@ class EntrySink {
 // whole file). Used to pick files to digest too, where nonzero means digest.
 // An inspector, when given, reads on past the first bytes of each file
 // captured in part, stepping over what it does not need (how model headers
-// are read from the stream without keeping the weights), and says what to
-// keep of it in CapturedFile::inspected.
+// are read from the stream without keeping the weights), and returns the
+// record to keep of it in CapturedFile::inspected (empty: nothing).
 class CaptureFn {
  public:
   using Select = std::function<std::uint64_t(std::string_view path, std::uint64_t size)>;
-  using Inspect = std::function<std::string(std::string_view path, std::uint64_t size,
-                                            std::string_view head, ForwardReader& rest)>;
+  using Inspect = std::function<std::any(std::string_view path, std::uint64_t size,
+                                         std::string_view head, ForwardReader& rest)>;
 
   CaptureFn() = default;
   template <typename Fn>
