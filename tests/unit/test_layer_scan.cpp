@@ -121,7 +121,7 @@ TEST_CASE("layer scan: a corrupt gzip stream is an error") {
   CHECK_THROWS_AS(scan(blob), InputError);
 }
 
-TEST_CASE("layer scan: file data is skipped by seeking, not read") {
+TEST_CASE("layer scan: file data is skipped by seeking, not read", "[slow]") {
   TempDir tmp;
   const std::string path = tmp / "layer.tar";
   write_file(

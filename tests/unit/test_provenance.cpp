@@ -73,7 +73,7 @@ Image base_then_user() {
 
 }  // namespace
 
-TEST_CASE("provenance: the base image's layers end with its CMD; the user's files are app") {
+TEST_CASE("provenance: the base image's layers end with its CMD, and the user's files are app") {
   const Analysed a(base_then_user());
   CHECK(a.analysis.base_layers == 1);
   CHECK(a.analysis.base_evidence == "history");
@@ -95,7 +95,8 @@ TEST_CASE("provenance: the base image's layers end with its CMD; the user's file
   CHECK_THAT(lists->fix, !Catch::Contains("same RUN"));
 }
 
-TEST_CASE("provenance: --base-layers overrides the history; without either, no layer is the base") {
+TEST_CASE(
+    "provenance: --base-layers overrides the history, and without either no layer is the base") {
   const Analysed told(base_then_user(), 2);
   CHECK(told.analysis.base_layers == 2);
   CHECK(told.analysis.base_evidence == "--base-layers");
