@@ -108,6 +108,28 @@ TEST_CASE(
   CHECK(none.category_of("/root/.profile") == "app/app");
 }
 
+TEST_CASE("provenance: what the user's RUN leaves unowned under /opt is the user's build") {
+  // /opt/conda outside conda's own records is the system's, unless the
+  // user's RUN put it there (a downloaded tool, a compiled extension).
+  Image image;
+  image.layers = {
+      Layer{{file("opt/conda/etc/profile.d/conda.sh", 6000)},
+            Encoding::None,
+            true,
+            "/bin/sh -c #(nop) ADD file:0123 in / "},
+      Layer{{file("opt/conda/bin/tool", 3000), file("etc/tool.conf", 20)},
+            Encoding::None,
+            true,
+            "RUN /bin/sh -c curl -o /opt/conda/bin/tool https://example.com/tool # buildkit"},
+  };
+  image.empty_history = {{1, "/bin/sh -c #(nop)  CMD [\"bash\"]"}};
+  const Analysed a(image);
+  REQUIRE(a.analysis.base_layers == 1);
+  CHECK(a.category_of("/opt/conda/bin/tool") == "app/built");
+  CHECK(a.category_of("/opt/conda/etc/profile.d/conda.sh") == "other/system-unowned");
+  CHECK(a.category_of("/etc/tool.conf") == "other/system-unowned");
+}
+
 TEST_CASE("waste: same-size re-adds are one metadata-only change per directory and layer pair") {
   Layer data, churn;
   for (int i = 0; i < 250; ++i) {
