@@ -1,35 +1,66 @@
 #!/usr/bin/env bash
-# Sets up, checks the C++ layout (clang-format), builds and runs every test:
-# once in a normal build, then again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, then a short run of every fuzz target, then
-# the unit tests (where the threads are) under ThreadSanitizer.
+# Sets up, checks the C++ layout (clang-format), then:
+# - the normal build, every test once (unit, slow, cli, system), the check
+#   that ctest runs every unit case, and the mutation check;
+# - under AddressSanitizer and UndefinedBehaviorSanitizer, the unit and cli
+#   tests (the system tests test imgsmith among real parts, once is enough);
+# - a short run of every fuzz target;
+# - under ThreadSanitizer, the unit tests (where the threads are).
+# Each sanitizer build builds only the targets its tests run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each step says when it starts and how long the run has taken so far, so
-# that a slow CI run shows where its time went.
-step() { echo "== $(date -u +%H:%M:%S), ${SECONDS}s in: $*"; }
+# that a slow CI run shows where its time went; the end sums them up.
+steps=()
+step() {
+  steps+=("${SECONDS}s $*")
+  echo "== $(date -u +%H:%M:%S), ${SECONDS}s in: $*"
+}
+summary() {
+  local status=$?
+  if ((${#steps[@]})); then
+    echo "== time per step (exit status $status):"
+    local i start next
+    for i in "${!steps[@]}"; do
+      start=${steps[$i]%%s *}
+      next=$SECONDS
+      ((i + 1 < ${#steps[@]})) && next=${steps[$((i + 1))]%%s *}
+      printf '%6ds  %s\n' $((next - start)) "${steps[$i]#* }"
+    done
+  fi
+}
+trap summary EXIT
+jobs=$(nproc)
+sanitizer_targets=(unit_tests imgsmith imgsmith-probe fake_libcuda fake_libnvidia_ml)
+
 step "set up"
 scripts/setup.sh
 scripts/check_format.sh
 
 step "build (warnings are errors)"
 scripts/build.sh build
-step "tests"
-ctest --test-dir build --output-on-failure -j"$(nproc)"
+scripts/check_test_count.sh build
+step "unit tests"
+ctest --test-dir build -L '^(unit|slow)$' --output-on-failure -j"$jobs"
+step "cli and system tests"
+ctest --test-dir build -L '^(cli|system)$' --output-on-failure -j"$jobs"
+step "mutation check (scripts/mutation_check.sh)"
+scripts/mutation_check.sh build
 
-step "build with ASan+UBSan"
-scripts/build.sh build-asan -DIMGSMITH_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
-step "tests under ASan+UBSan"
+step "build with ASan+UBSan (the targets of the unit and cli tests)"
+cmake -S . -B build-asan -DIMGSMITH_WERROR=ON -DIMGSMITH_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-asan -j"$jobs" --target "${sanitizer_targets[@]}"
+step "unit and cli tests under ASan+UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
+  ctest --test-dir build-asan -L '^(unit|slow|cli)$' --output-on-failure -j"$jobs"
 
 step "fuzz smoke: every libFuzzer target for a few seconds (scripts/fuzz.sh)"
 scripts/fuzz.sh --seconds 8
 
 step "build with TSan (the unit tests)"
 cmake -S . -B build-tsan -DIMGSMITH_WERROR=ON -DIMGSMITH_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build-tsan -j"$(nproc)" --target unit_tests
+cmake --build build-tsan -j"$jobs" --target unit_tests
 step "unit tests under TSan"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  ctest --test-dir build-tsan -L unit --output-on-failure -j"$(nproc)"
+  ctest --test-dir build-tsan -L '^(unit|slow)$' --output-on-failure -j"$jobs"
 step "all passed"

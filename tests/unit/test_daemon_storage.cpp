@@ -375,7 +375,8 @@ TEST_CASE("daemon storage: without CAP_SYS_ADMIN a rootful daemon's layers are n
   CHECK(WEXITSTATUS(status) == 0);
 }
 
-TEST_CASE("daemon storage: a walk hands a taking sink its entries in batches and keeps none") {
+TEST_CASE("daemon storage: a walk hands a taking sink its entries in batches and keeps none",
+          "[slow]") {
   // More files than one batch, and a hard link whose first name went with
   // an earlier batch: the link must still name it.
   DaemonLayer layer;

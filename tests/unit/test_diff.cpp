@@ -56,15 +56,46 @@ TEST_CASE("diff: growth of the final size, per category and per finding") {
 }
 
 TEST_CASE("diff: an image against itself shows no change") {
+  // Two analyses of one image, not one report twice: each figure is there
+  // on both sides, and equal.
   const auto r = report_of("test-docker-image.tar");
-  const auto d = diff_json(r, r, DiffGate{std::uint64_t{0}, 0.0});
-  CHECK(d["size"]["final_bytes"]["delta"] == 0);
+  const auto again = report_of("test-docker-image.tar");
+  const auto d = diff_json(r, again, DiffGate{std::uint64_t{0}, 0.0});
+  CHECK(d["size"]["final_bytes"]["old"] == 1188573);
+  CHECK(d["size"]["final_bytes"]["new"] == 1188573);
+  for (const char* size : {"final_bytes", "layers_bytes", "wasted_bytes"}) {
+    INFO(size);
+    CHECK(d["size"][size]["old"].get<std::uint64_t>() > 0);
+    CHECK(d["size"][size]["new"] == d["size"][size]["old"]);
+    CHECK(d["size"][size]["delta"] == 0);
+  }
+  std::uint64_t category_bytes = 0;
+  REQUIRE(!d["categories"].empty());
+  for (const auto& c : d["categories"]) {
+    INFO(c["name"]);
+    CHECK(c["new"] == c["old"]);
+    CHECK(c["delta"] == 0);
+    CHECK(c["children"].empty());  // only the children that changed are listed
+    category_bytes += c["old"].get<std::uint64_t>();
+  }
+  CHECK(category_bytes == 1188573);
   CHECK(d["layers"]["shared"] == 14);
   CHECK(d["layers"]["added"].empty());
-  for (const char* list : {"added", "removed", "resized", "entered_largest", "left_largest"})
+  CHECK(d["layers"]["removed"].empty());
+  for (const char* list : {"added", "removed", "resized", "entered_largest", "left_largest"}) {
+    INFO(list);
     CHECK(d["files"][list].empty());
-  CHECK(d["findings"]["changed"].empty());
+    CHECK(d["files"]["counts"][list] == 0);
+  }
+  for (const char* list : {"appeared", "gone", "changed"}) CHECK(d["findings"][list].empty());
+  // A limit of no growth at all, in bytes and in percent, passes at exactly 0.
   CHECK(d["gate"]["passed"] == true);
+  REQUIRE(d["gate"]["checks"].size() == 2);
+  for (const auto& c : d["gate"]["checks"]) {
+    INFO(c["rule"]);
+    CHECK(c["actual"] == 0);
+    CHECK(c["passed"] == true);
+  }
 }
 
 TEST_CASE("diff: --max-growth in bytes and in percent") {
@@ -178,6 +209,24 @@ TEST_CASE("diff: images analysed now are compared file by file, then cut to --to
   CHECK(paths(f["added"]) == Paths{"/n1"});
   CHECK(f["counts"]["added"] == 2);
   CHECK(f["added_bytes"] == 11500);
+}
+
+TEST_CASE("diff: an image analysed twice, compared file by file, has no changed file") {
+  const auto one = analysed(version(1), 2), two = analysed(version(1), 2);
+  DiffOptions o;
+  o.old_files = &one.files;
+  o.new_files = &two.files;
+  REQUIRE(one.files.files.size() == 6);
+  const auto f = diff_json(one.report, two.report, DiffGate{}, o)["files"];
+  CHECK(f["old_complete"] == true);
+  CHECK(f["new_complete"] == true);
+  for (const char* list : {"added", "removed", "resized", "entered_largest", "left_largest"}) {
+    INFO(list);
+    CHECK(f[list].empty());
+    CHECK(f["counts"][list] == 0);
+  }
+  CHECK(f["added_bytes"] == 0);
+  CHECK(f["removed_bytes"] == 0);
 }
 
 TEST_CASE("diff: a saved baseline against an image analysed now") {

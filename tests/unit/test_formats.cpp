@@ -1,12 +1,15 @@
 // Every container layout imgsmith reads, built by the tests, must give the
 // same figures for the same image.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <functional>
 
 #include "image_builder.hpp"
 #include "imgsmith/analysis/analysis.hpp"
 #include "imgsmith/analysis/merged_tree.hpp"
 #include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/util/error.hpp"
+#include "same_figures.hpp"
 
 using namespace imgsmith;
 using namespace imgsmith::testing;
@@ -56,6 +59,24 @@ void check_sample(const Analysis& a) {
 
 Analysis analyze_file(const std::string& path, AnalyzeOptions options = {}) {
   return analyze_image(path, options);
+}
+
+// Every visible path of the final tree, with the size of its content and
+// the layer that wrote it, in the order a walk meets them.
+std::vector<std::string> final_tree(const Analysis& a) {
+  std::vector<std::string> out;
+  const std::function<void(const FileNode&)> walk = [&](const FileNode& node) {
+    for (const FileNode* child : node.children()) {
+      const std::int32_t content = child->inode();  // a file's, or a hard link's target's
+      const std::uint64_t size =
+          content < 0 ? 0 : a.tree->inodes()[static_cast<std::size_t>(content)].size;
+      out.push_back(child->path() + " " + std::to_string(size) + " " +
+                    std::to_string(child->layer));
+      walk(*child);
+    }
+  };
+  if (a.tree) walk(a.tree->root());
+  return out;
 }
 
 Image repeated_layer_image(Encoding encoding) {
@@ -203,17 +224,77 @@ TEST_CASE("a layer without tar end blocks (umoci) gives a warning and full figur
 }
 
 TEST_CASE("parallel and sequential layer reads give identical analyses") {
+  // A first layer past the size where it is merged while it is read (beside
+  // the other layers' scans), so the parallel read takes that path; later
+  // layers delete, hide and rewrite what it added.
+  Image image;
+  Layer base{{dir("usr"), file("usr/big.bin", 3u << 20), file("usr/tool", 500),
+              hardlink("usr/tool2", "usr/tool"), dir("data"), dir("cache")},
+             Encoding::None,
+             true,
+             "ADD rootfs.tar /"};
+  for (int i = 0; i < 2000; ++i) {
+    base.entries.push_back(file("data/f" + std::to_string(i), 100 + i % 7));
+    base.entries.push_back(file("cache/c" + std::to_string(i), 10));
+  }
+  image.layers = {
+      base,
+      Layer{{dir("data"), whiteout("data/f7"), file("data/f8", 5000), opaque("cache"),
+             file("cache/new", 70)},
+            Encoding::Gzip,
+            true,
+            "RUN change"},
+      Layer{{dir("usr"), file("usr/big.bin", 1000), whiteout("usr/tool")},
+            Encoding::Zstd,
+            true,
+            "RUN shrink"},
+  };
   TempDir tmp;
-  write_file(tmp / "oci.tar", tar_of(oci_layout(sample_image(Encoding::Gzip))));
-  AnalyzeOptions one, many;
-  one.threads = 1;
-  many.threads = 8;
-  const Analysis a = analyze_file(tmp / "oci.tar", one);
-  const Analysis b = analyze_file(tmp / "oci.tar", many);
-  CHECK(a.final_bytes == b.final_bytes);
-  CHECK(a.layers_bytes == b.layers_bytes);
+  write_file(tmp / "oci.tar", tar_of(oci_layout(image)));
+  AnalyzeOptions sequential, parallel;
+  sequential.threads = 1;
+  sequential.merge_while_reading_from = UINT64_MAX;
+  parallel.threads = 8;
+  const Analysis a = analyze_file(tmp / "oci.tar", sequential);
+  const Analysis b = analyze_file(tmp / "oci.tar", parallel);
+  REQUIRE(a.layers.size() == 3);
+  REQUIRE(a.layers[0].size_bytes >= parallel.merge_while_reading_from);
+
+  // Worked out by hand: the data files are 100..106 bytes in turn.
+  std::uint64_t data = 0;
+  for (int i = 0; i < 2000; ++i) data += 100 + i % 7;
+  const std::uint64_t layer0 = (3u << 20) + 500 + data + 2000 * 10;
+  const std::uint64_t final = 1000 + 500 + (data - (100 + 7 % 7) - (100 + 8 % 7) + 5000) + 70;
+  for (const Analysis* x : {&a, &b}) {
+    CHECK(x->layers[0].size_bytes == layer0);
+    CHECK(x->layers_bytes == layer0 + 5070 + 1000);
+    CHECK(x->final_bytes == final);
+    CHECK(x->wasted_bytes == x->layers_bytes - final);
+  }
+  CHECK(a.final_entries == b.final_entries);
+  CHECK(a.layer_entries == b.layer_entries);
   CHECK(a.dive.efficiency == b.dive.efficiency);
-  for (std::size_t i = 0; i < a.layers.size(); ++i) CHECK(a.layers[i].digest == b.layers[i].digest);
+  check_same_dive_figures(a.dive, b.dive);
+  for (std::size_t i = 0; i < a.layers.size(); ++i) {
+    CHECK(a.layers[i].digest == b.layers[i].digest);
+    CHECK(a.layers[i].size_bytes == b.layers[i].size_bytes);
+    CHECK(a.layers[i].entries == b.layers[i].entries);
+  }
+  REQUIRE(a.largest_files.size() == b.largest_files.size());
+  for (std::size_t i = 0; i < a.largest_files.size(); ++i) {
+    CHECK(a.largest_files[i].path == b.largest_files[i].path);
+    CHECK(a.largest_files[i].layer == b.largest_files[i].layer);
+  }
+  REQUIRE(a.waste.size() == b.waste.size());
+  for (std::size_t i = 0; i < a.waste.size(); ++i) {
+    CHECK(a.waste[i].path == b.waste[i].path);
+    CHECK(a.waste[i].bytes == b.waste[i].bytes);
+  }
+  const auto tree = final_tree(a);
+  CHECK(tree == final_tree(b));
+  CHECK(std::count(tree.begin(), tree.end(), "/usr/tool2 500 0") == 1);  // kept by its link
+  CHECK(std::count(tree.begin(), tree.end(), "/cache/new 70 1") == 1);
+  CHECK(std::count(tree.begin(), tree.end(), "/cache/c1 10 0") == 0);
 }
 
 TEST_CASE("image selection picks an image by tag and names the tags when none matches") {

@@ -1251,8 +1251,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "gen: --wheelhouse ships no wheel, installs the project offline; --index-url leaves no public "
-    "index") {
+    "gen: --wheelhouse ships no wheel, installs the project offline, and --index-url leaves no "
+    "public index") {
   ProjectDir p({{"pyproject.toml",
                  "[build-system]\nrequires=['setuptools']\n[project]\nname='svc'\nversion='1'\n"},
                 {"requirements.txt", "torch==2.6.0\nfastapi==0.115.6\nuvicorn==0.34.0\n"},
@@ -1384,7 +1384,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "gen: imgsmith.toml's [gen] table holds the flags a team commits; flags override; bad values "
+    "gen: imgsmith.toml's [gen] table holds the flags a team commits, flags override, bad values "
     "name the key") {
   const std::string toml =
       "[gen]\ncuda = \"12.6\"\nflavor = \"runtime\"\ncmd = \"python -m svc --fast\"\nport = 9000\n"

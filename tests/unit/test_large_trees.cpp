@@ -246,7 +246,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "attribution: files handed to a sink are those kept, in the same order, over several chunks") {
+    "attribution: files handed to a sink are those kept, in the same order, over several chunks",
+    "[slow]") {
   // More files than one chunk holds, in directories that a chunk ends inside.
   constexpr int kFiles = 150000;
   Layer layer;

@@ -196,7 +196,7 @@ TEST_CASE("bombs: link loops and a hard link to nothing give a bounded, exact re
   CHECK(a.layers.at(1).entries == 3);
 }
 
-TEST_CASE("bombs: a gzip layer that inflates 1,000 times is streamed, its size exact") {
+TEST_CASE("bombs: a gzip layer that inflates 1,000 times is streamed, its size exact", "[slow]") {
   // 64 MiB of zeros in a layer of about 64 KiB.
   const std::uint64_t size = 64ull << 20;
   TempDir tmp;

@@ -368,10 +368,28 @@ TEST_CASE("pickle bombs: doubling tuples, deep nesting, long marks and huge inte
 }
 
 TEST_CASE("config.json with fields of the wrong type is no config, not an error") {
-  CHECK_NOTHROW(
+  // Each document read with its fields well typed, then with one wrong.
+  const auto quantized = read_hf_config(
+      R"({"num_hidden_layers": 2, "quantization_config": {"quant_method": "gptq"}})");
+  REQUIRE(quantized);
+  CHECK(quantized->shape.layers == 2);
+  CHECK(quantized->quant_method == "gptq");
+  CHECK_FALSE(
       read_hf_config(R"({"num_hidden_layers": 2, "quantization_config": {"quant_method": null}})"));
-  CHECK_NOTHROW(read_hf_config(R"({"num_hidden_layers": 2, "multi_query": "yes"})"));
-  CHECK_NOTHROW(read_hf_config(R"({"architectures": [1], "torch_dtype": 5})"));
+
+  const auto multi_query = read_hf_config(R"({"num_hidden_layers": 2, "multi_query": true})");
+  REQUIRE(multi_query);
+  CHECK(multi_query->shape.kv_heads == 1);
+  CHECK_FALSE(read_hf_config(R"({"num_hidden_layers": 2, "multi_query": "yes"})"));
+
+  const auto typed =
+      read_hf_config(R"({"architectures": ["LlamaForCausalLM"], "torch_dtype": "bfloat16"})");
+  REQUIRE(typed);
+  CHECK(typed->shape.architecture == "LlamaForCausalLM");
+  CHECK(typed->torch_dtype == "bfloat16");
+  CHECK_FALSE(read_hf_config(R"({"architectures": [1], "torch_dtype": 5})"));
+  // Sizes written as a string or a list are no shape.
+  CHECK_FALSE(read_hf_config(R"({"num_hidden_layers": "32", "hidden_size": [4096]})"));
 }
 
 TEST_CASE("sizes too large to hold saturate: no GPU holds them, no gate passes them") {

@@ -275,7 +275,8 @@ TEST_CASE("rules: of two overlapping rules the first in file order wins") {
   CHECK(ba.bytes("app", "first") == 10);
 }
 
-TEST_CASE("findings: below the significance floor a finding is info, and --deny ignores it") {
+TEST_CASE("findings: below the significance floor a finding is info, and --deny ignores it",
+          "[slow]") {
   Image image;
   image.layers = {Layer{{file("usr/lib/libbig.so", 50'000'000), file("usr/lib/libsmall.a", 4000),
                          file("root/.cache/pip/x", 2'000'000)},
@@ -408,7 +409,7 @@ struct RpmHeaderWriter {
 }  // namespace
 
 TEST_CASE(
-    "rpm headers: files from dirnames and basenames; damaged headers are refused, never read "
+    "rpm headers: files from dirnames and basenames, damaged headers refused and never read "
     "past") {
   using attribution_detail::parse_rpm_header;
   using attribution_detail::RpmPackage;

@@ -73,7 +73,7 @@ Image base_then_user() {
 
 }  // namespace
 
-TEST_CASE("provenance: the base image's layers end with its CMD; the user's files are app") {
+TEST_CASE("provenance: the base image's layers end with its CMD, and the user's files are app") {
   const Analysed a(base_then_user());
   CHECK(a.analysis.base_layers == 1);
   CHECK(a.analysis.base_evidence == "history");
@@ -95,7 +95,8 @@ TEST_CASE("provenance: the base image's layers end with its CMD; the user's file
   CHECK_THAT(lists->fix, !Catch::Contains("same RUN"));
 }
 
-TEST_CASE("provenance: --base-layers overrides the history; without either, no layer is the base") {
+TEST_CASE(
+    "provenance: --base-layers overrides the history, and without either no layer is the base") {
   const Analysed told(base_then_user(), 2);
   CHECK(told.analysis.base_layers == 2);
   CHECK(told.analysis.base_evidence == "--base-layers");
@@ -105,6 +106,28 @@ TEST_CASE("provenance: --base-layers overrides the history; without either, no l
   const Analysed none(no_history);
   CHECK(none.analysis.base_layers == 0);
   CHECK(none.category_of("/root/.profile") == "app/app");
+}
+
+TEST_CASE("provenance: what the user's RUN leaves unowned under /opt is the user's build") {
+  // /opt/conda outside conda's own records is the system's, unless the
+  // user's RUN put it there (a downloaded tool, a compiled extension).
+  Image image;
+  image.layers = {
+      Layer{{file("opt/conda/etc/profile.d/conda.sh", 6000)},
+            Encoding::None,
+            true,
+            "/bin/sh -c #(nop) ADD file:0123 in / "},
+      Layer{{file("opt/conda/bin/tool", 3000), file("etc/tool.conf", 20)},
+            Encoding::None,
+            true,
+            "RUN /bin/sh -c curl -o /opt/conda/bin/tool https://example.com/tool # buildkit"},
+  };
+  image.empty_history = {{1, "/bin/sh -c #(nop)  CMD [\"bash\"]"}};
+  const Analysed a(image);
+  REQUIRE(a.analysis.base_layers == 1);
+  CHECK(a.category_of("/opt/conda/bin/tool") == "app/built");
+  CHECK(a.category_of("/opt/conda/etc/profile.d/conda.sh") == "other/system-unowned");
+  CHECK(a.category_of("/etc/tool.conf") == "other/system-unowned");
 }
 
 TEST_CASE("waste: same-size re-adds are one metadata-only change per directory and layer pair") {

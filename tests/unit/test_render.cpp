@@ -443,7 +443,7 @@ struct RenderedWithFiles {
 
 }  // namespace
 
-TEST_CASE("csv: with the files, every visible file once; the bytes sum to final_bytes") {
+TEST_CASE("csv: with the files, every visible file once, and the bytes sum to final_bytes") {
   const RenderedWithFiles rendered;
   const Rendered& r = rendered.r;
   const auto& files = rendered.files;

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Mutation check: breaks a critical line on purpose, one break at a time,
+# rebuilds unit_tests (one object and the link) and runs the cases that
+# guard that line; every break must turn them red. A break that leaves them
+# green is a behaviour no test holds: write the test, then run this again.
+#   scripts/mutation_check.sh [--list] [BUILD_DIR] [NAME...]
+# BUILD_DIR (default build/) must hold a configured build; NAME picks
+# breaks by name (all by default). Each file is put back as it was when the
+# break is done, on failure and on Ctrl-C too; a file left broken by a kill
+# -9 is put back by the next run (its copy waits in BUILD_DIR/mutation-backup/).
+set -euo pipefail
+here=$PWD
+cd "$(dirname "$0")/.."
+
+names=() files=() befores=() afters=() specs=()
+# break NAME FILE BEFORE AFTER SPEC: replace the text BEFORE (found exactly
+# once in FILE) with AFTER, and run the cases SPEC names (a Catch2 test spec).
+break_() {
+  names+=("$1") files+=("$2") befores+=("$3") afters+=("$4") specs+=("$5")
+}
+
+break_ redirect-protocols src/registry/http.cpp \
+  '  curl().easy_setopt(easy_, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl().easy_setopt(easy_, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");' \
+  '' \
+  'registry http: *'
+# (The redirect limit alone, dropped, is no break: libcurl holds redirects
+# to CURLOPT_PROTOCOLS_STR as well.)
+break_ url-protocols src/registry/http.cpp \
+  '  curl().easy_setopt(easy_, CURLOPT_PROTOCOLS_STR, "http,https");' \
+  '' \
+  'registry http: *'
+break_ gen-walk-depth src/gen/detect_walk.cpp \
+  'if (it.depth() >= kMaxDepth ||' \
+  'if (' \
+  'gen walk: *'
+break_ pax-linkpath src/source/tar_reader.cpp \
+  'else if (key == "linkpath")' \
+  'else if (key == "linkpath-ignored")' \
+  'layer scan: *,bad input: *,file names are bytes*'
+break_ provenance-usr-local src/attribution/attribute.cpp \
+  '(f.path.starts_with("/usr/local/") || f.path.starts_with("/opt/"))' \
+  'f.path.starts_with("/opt/")' \
+  'provenance: *,attribution: *'
+break_ provenance-opt src/attribution/attribute.cpp \
+  '(f.path.starts_with("/usr/local/") || f.path.starts_with("/opt/"))' \
+  'f.path.starts_with("/usr/local/")' \
+  'provenance: *,attribution: *'
+break_ dive-whiteout-of-a-directory src/analysis/dive_metrics.cpp \
+  'gone != nullptr && gone->type == EntryType::Dir ?' \
+  'gone != nullptr && gone->type != EntryType::Dir ?' \
+  'dive*,the first layer merged*,merge: *'
+break_ hard-link-keeps-content src/analysis/merged_tree.cpp \
+  '      ++inode(target->inode()).names;' \
+  '' \
+  'merge: *,dive: *,parallel and sequential*,bombs: *'
+break_ compressed-size-sum src/analysis/analyze.cpp \
+  '      compressed_total += scan.blob_bytes;' \
+  '' \
+  'dive fixture: *,OCI fixtures: *,docker save*,gzip layers: *'
+break_ gate-limit-boundary src/gate/gate.cpp \
+  'const bool ok = at_least ? !(actual < limit) : !(actual > limit);' \
+  'const bool ok = at_least ? !(actual <= limit) : !(actual >= limit);' \
+  'gate: *,dive-ci: *'
+
+list=false
+if [ "${1:-}" = --list ]; then
+  list=true
+  shift
+fi
+dir=build
+if [ $# -gt 0 ] && (cd "$here" && [ -d "$1" ]); then
+  dir=$(cd "$here" && realpath "$1")
+  shift
+fi
+if $list; then
+  for i in "${!names[@]}"; do printf '%-26s %s\n' "${names[$i]}" "${files[$i]}"; done
+  exit 0
+fi
+wanted=("$@")
+[ -f "$dir/CMakeCache.txt" ] || { echo "mutation_check: $dir is no configured build" >&2; exit 2; }
+bin=$dir/tests/unit_tests
+backup=$dir/mutation-backup
+jobs=$(nproc)
+
+# A run killed before it could put a file back: put it back now.
+if [ -d "$backup" ]; then
+  for saved in "$backup"/*; do
+    [ -f "$saved" ] || continue
+    original=$(basename "$saved" | tr '%' '/')
+    cp "$saved" "$original"
+    echo "mutation_check: put back $original, left broken by an earlier run"
+  done
+  rm -rf "$backup"
+fi
+
+current=""
+restore() {
+  if [ -n "$current" ]; then
+    cp "$backup/${current//\//%}" "$current"
+    rm -f "$backup/${current//\//%}"
+    current=""
+  fi
+}
+trap 'restore; rm -rf "$backup"' EXIT
+trap 'exit 130' INT TERM
+
+build() { cmake --build "$dir" --target unit_tests -j"$jobs" >"$dir/mutation-build.log" 2>&1; }
+run() { timeout 600 "$bin" "$1" --warn NoTests >"$dir/mutation-run.log" 2>&1; }
+
+apply_break() {
+  python3 - "$@" <<'EOF'
+import sys
+path, before, after = sys.argv[1:]
+text = open(path, encoding="utf-8").read()
+if text.count(before) != 1:
+    sys.exit(f"mutation_check: '{before}' is in {path} {text.count(before)} times, not once")
+open(path, "w", encoding="utf-8").write(text.replace(before, after))
+EOF
+}
+
+chosen=()
+for i in "${!names[@]}"; do
+  if ((${#wanted[@]})) && [[ " ${wanted[*]} " != *" ${names[$i]} "* ]]; then continue; fi
+  chosen+=("$i")
+done
+((${#chosen[@]})) || { echo "mutation_check: no break is named ${wanted[*]} (--list names them)" >&2; exit 2; }
+
+echo "mutation_check: building unit_tests in $dir"
+build || { echo "mutation_check: unit_tests does not build ($dir/mutation-build.log)"; exit 2; }
+# First, as the code is: each break applies, and its cases exist and pass
+# (a red run with the break proves nothing otherwise).
+mkdir -p "$backup"
+for i in "${chosen[@]}"; do
+  name=${names[$i]} file=${files[$i]} spec=${specs[$i]}
+  cp "$file" "$backup/check"
+  if ! apply_break "$backup/check" "${befores[$i]}" "${afters[$i]}"; then
+    echo "mutation_check: FAIL: $name: the break no longer applies to $file; update it in $0"
+    exit 1
+  fi
+  rm -f "$backup/check"
+  if ! run "$spec"; then
+    echo "mutation_check: FAIL: $name: the cases '$spec' fail without the break ($dir/mutation-run.log)"
+    exit 1
+  fi
+done
+
+survived=()
+for i in "${chosen[@]}"; do
+  name=${names[$i]} file=${files[$i]} spec=${specs[$i]}
+  start=$SECONDS
+  cases=$({ "$bin" "$spec" --list-test-names-only || true; } | grep -c . || true)
+  cp "$file" "$backup/${file//\//%}"
+  current=$file
+  apply_break "$file" "${befores[$i]}" "${afters[$i]}"
+  # The file put back after the previous break is rebuilt here too.
+  if ! build; then
+    echo "mutation_check: FAIL: $name: the broken $file does not compile ($dir/mutation-build.log)"
+    exit 1
+  fi
+  if run "$spec"; then
+    echo "mutation_check: SURVIVED $name ($file): the $cases cases of '$spec' still pass"
+    survived+=("$name")
+  else
+    failed=$(grep -E '^test cases:' "$dir/mutation-run.log" | tail -1 || true)
+    echo "mutation_check: caught $name ($file), $((SECONDS - start))s: ${failed:-the run failed}"
+  fi
+  restore
+done
+echo "mutation_check: rebuilding unit_tests as the sources are"
+build || { echo "mutation_check: unit_tests does not build after the run ($dir/mutation-build.log)"; exit 2; }
+if ((${#survived[@]})); then
+  echo "mutation_check: FAIL: ${#survived[@]} of ${#chosen[@]} breaks left their cases green: ${survived[*]}"
+  exit 1
+fi
+echo "mutation_check: all ${#chosen[@]} breaks turned their cases red"
