@@ -82,25 +82,40 @@ std::vector<PackageVerdict> classify_packages(const std::vector<Requirement>& re
       v.citation = basis_name(v.basis);
       if (const auto p = tables.packages.find(r.name); p != tables.packages.end())
         v.fact = &p->second;  // its system libraries and what it writes
-      for (const auto& extra : r.extras)
-        if (const auto e = f->second.extras.find(extra); e != f->second.extras.end()) {
-          v.need = e->second;
-          v.why = extra_why(extra, e->second);
+      for (const auto& extra : r.extras) {
+        // Extras compare as PEP 685 normalises them (cuda12_pip is cuda12-pip);
+        // the package table knows spellings the frameworks table does not.
+        const std::string e = normalise_name(extra);
+        if (const auto it = f->second.extras.find(e); it != f->second.extras.end()) {
+          v.need = it->second;
+          v.why = extra_why(e, it->second);
           v.from_extra = true;
+        } else if (v.fact != nullptr && v.fact->extras.count(e) != 0) {
+          v.need = v.fact->extras.at(e);
+          v.why = extra_why(e, v.need) + " (" + v.fact->source + ")";
+          v.citation = v.fact->source;
+          v.from_extra = true;
+        } else if (name_speaks_of_gpu(e)) {
+          v.unknown_extra = e;
         }
+      }
     } else if (const auto p = tables.packages.find(r.name); p != tables.packages.end()) {
       v.fact = &p->second;
       v.basis = known_need(p->second.need) ? Basis::Table : Basis::Unknown;
       v.need = known_need(p->second.need) ? p->second.need : "";
       v.why = p->second.why;
       v.citation = p->second.source;
-      for (const auto& extra : r.extras)
-        if (const auto e = p->second.extras.find(extra); e != p->second.extras.end()) {
-          v.need = e->second;
-          v.why = extra_why(extra, e->second);
+      for (const auto& extra : r.extras) {
+        const std::string e = normalise_name(extra);
+        if (const auto it = p->second.extras.find(e); it != p->second.extras.end()) {
+          v.need = it->second;
+          v.why = extra_why(e, it->second);
           v.from_extra = true;
           v.basis = Basis::Table;
+        } else if (name_speaks_of_gpu(e)) {
+          v.unknown_extra = e;
         }
+      }
     } else {
       for (const auto& pat : tables.patterns)
         if (r.name.rfind(pat.prefix, 0) == 0 && r.name.size() > pat.suffix.size() &&
@@ -127,8 +142,8 @@ std::vector<const PackageVerdict*> unknown_packages(const std::vector<PackageVer
   std::vector<const PackageVerdict*> out;
   std::set<std::string> seen;
   for (const auto& v : verdicts)
-    if (v.need.empty() && (!v.from_lock || v.basis == Basis::NameHint) &&
-        seen.insert(v.name).second)
+    if ((v.need.empty() || (!v.unknown_extra.empty() && !v.from_extra)) &&
+        (!v.from_lock || v.basis == Basis::NameHint) && seen.insert(v.name).second)
       out.push_back(&v);
   return out;
 }

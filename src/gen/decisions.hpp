@@ -35,8 +35,11 @@ struct PackageVerdict {
   Basis basis = Basis::Unknown;
   std::string need;  // none | bundled | system | system-cudnn; "" when gen cannot tell
   std::string why;
-  std::string citation;               // the table row's source, the policy file, the pattern
-  bool from_extra = false;            // an extra, not the package itself, decided the need
+  std::string citation;     // the table row's source, the policy file, the pattern
+  bool from_extra = false;  // an extra, not the package itself, decided the need
+  // An extra no table knows whose name speaks of CUDA ("cuda12x"): what it
+  // brings is unknown even when the package is known.
+  std::string unknown_extra;
   bool from_lock = false;             // named by a lock file, which lists every package
   const PackageFact* fact = nullptr;  // the table row, when there is one
 };

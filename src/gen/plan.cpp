@@ -78,8 +78,10 @@ void Decider::apply_unknown_packages() {
   if (unknown.empty()) return;
   std::vector<std::string> hinted, plain;
   for (const auto* v : unknown) {
-    plan_.unknown_packages.push_back(v->name + " (" + v->source + ")");
-    (v->basis == Basis::NameHint ? hinted : plain).push_back(v->name + " (" + v->source + ")");
+    const std::string label =
+        v->name + (v->need.empty() ? "" : "[" + v->unknown_extra + "]") + " (" + v->source + ")";
+    plan_.unknown_packages.push_back(label);
+    (v->basis == Basis::NameHint || !v->unknown_extra.empty() ? hinted : plain).push_back(label);
   }
   auto how = [](const std::string& name) {
     return "tell gen in imgsmith.toml: [gen] packages = { \"" + name +
@@ -87,7 +89,8 @@ void Decider::apply_unknown_packages() {
            "image's CUDA; system-cudnn: and cuDNN; none: CPU only)";
   };
   auto first_name = [](const std::vector<std::string>& labels) {
-    return labels.empty() ? std::string() : labels.front().substr(0, labels.front().find(' '));
+    return labels.empty() ? std::string()
+                          : labels.front().substr(0, labels.front().find_first_of(" ["));
   };
   const std::string first_hinted = first_name(hinted), first_plain = first_name(plain);
   if (!hinted.empty())

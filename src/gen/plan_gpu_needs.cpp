@@ -147,7 +147,8 @@ Decider::GpuNeeds Decider::python_needs(const PythonProject& py) {
       why = it->second.why;
       size = it->second.size;
       cuda = it->second.cuda;
-      for (const auto& extra : r.extras)
+      for (const auto& raw : r.extras) {
+        const std::string extra = normalise_name(raw);
         if (const auto e = it->second.extras.find(extra); e != it->second.extras.end()) {
           need_text = e->second;
           from_extra = true;
@@ -157,6 +158,13 @@ Decider::GpuNeeds Decider::python_needs(const PythonProject& py) {
           if (const auto c = it->second.extra_cuda.find(extra); c != it->second.extra_cuda.end())
             cuda = c->second;
         }
+      }
+      // An extra the package table knows (jax[cuda12_pip]) and this one does not.
+      if (!from_extra && verdict != nullptr && verdict->from_extra) {
+        need_text = verdict->need;
+        why = verdict->why;
+        from_extra = true;
+      }
     } else {
       for (const auto& pat : tables_.patterns)
         if (r.name.rfind(pat.prefix, 0) == 0 && r.name.size() > pat.suffix.size() &&

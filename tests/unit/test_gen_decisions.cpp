@@ -410,3 +410,20 @@ TEST_CASE("gen decisions: entrypoints real projects declare") {
     CHECK(plan.verify_entry_modules == std::vector<std::string>{"app.webservice"});
   }
 }
+
+TEST_CASE(
+    "gen decisions: extras compare as PEP 685 spells them, and an unknown GPU extra is said") {
+  // jax[cuda12_pip], the 0.4-era spelling, brings CUDA wheels: not the CPU.
+  Tree jax({{"requirements.txt", "jax[cuda12_pip]==0.4.20\n"}, {"run.py", "import jax\n"}});
+  const Plan j = jax.plan();
+  CHECK(j.gpu);
+  CHECK(j.flavor == "base");
+  Tree upper({{"requirements.txt", "jax[CUDA12]==0.4.30\n"}, {"run.py", "import jax\n"}});
+  CHECK(upper.plan().gpu);
+  // A known package with an extra no table knows, whose name speaks of CUDA.
+  Tree odd({{"requirements.txt", "fastapi==0.110\nuvicorn==0.29\nxgboost[cuda13x]==2.1\n"},
+            {"main.py", kServer}});
+  const Plan o = odd.plan();
+  CHECK(any_has(o.warnings, "gen does not know xgboost[cuda13x] (requirements.txt:3)"));
+  CHECK(any_has(o.warnings, "[gen] packages = { \"xgboost\" = \"bundled\" }"));
+}
