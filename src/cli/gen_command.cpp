@@ -14,6 +14,7 @@
 
 #include "imgsmith/gen/gen.hpp"
 #include "imgsmith/util/error.hpp"
+#include "imgsmith/util/text.hpp"
 #include "output_file.hpp"
 #include "policy.hpp"
 #include "probe_command.hpp"
@@ -170,11 +171,8 @@ int run_gen(GenArgs args) {
   std::string list;
   for (const auto& w : written) list += (list.empty() ? "" : ", ") + w;
   report << "imgsmith gen: wrote " << list << " in " << dir.string() << "\n";
-  if (!replaced.empty()) {
-    std::string names;
-    for (const auto& r : replaced) names += (names.empty() ? "" : ", ") + r;
-    report << "imgsmith gen: replaced " << names << " (--force)\n";
-  }
+  if (!replaced.empty())
+    report << "imgsmith gen: replaced " << join(replaced, ", ") << " (--force)\n";
   report << gen::summary(plan);
   if (plan.k8s && !plan.gpu)
     report << "note: the k8s/ manifests ask for no GPU: nothing in this project uses one\n";

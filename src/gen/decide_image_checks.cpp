@@ -10,10 +10,6 @@
 namespace imgsmith::gen {
 namespace {
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // The Python file or module the command starts, as far as its words say.
 void entry_points(const std::vector<std::string>& cmd, ImageCheck& check) {
   if (cmd.empty()) return;
@@ -27,14 +23,14 @@ void entry_points(const std::vector<std::string>& cmd, ImageCheck& check) {
         check.entry_modules.push_back(cmd[i + 1]);
         return;
       }
-      if (ends_with(w, ".py")) {
+      if (w.ends_with(".py")) {
         check.entry_files.push_back(w);
         return;
       }
       if (!w.empty() && w[0] == '-') continue;
       return;
     }
-    if (tool == "streamlit" && ends_with(w, ".py")) {
+    if (tool == "streamlit" && w.ends_with(".py")) {
       check.entry_files.push_back(w);
       return;
     }

@@ -8,24 +8,13 @@
 namespace imgsmith::gen {
 namespace {
 
-std::string label_of(const Requirement& r) {
-  return r.name + (r.extras.empty() ? "" : "[" + join(r.extras, ",") + "]") + r.specifier;
-}
-
 // Words in a distribution's name that speak of CUDA or a GPU: such a
 // package, unknown to the tables, is the likeliest to be a GPU one.
 bool name_speaks_of_gpu(const std::string& name) {
   static const std::regex kWord(
       R"(cuda\d*x?|cu\d{2,3}|gpu|nvidia|tensorrt|trt|nccl|cudnn|cublas|cutlass|triton)");
-  std::string token;
-  for (std::size_t i = 0; i <= name.size(); ++i) {
-    if (i == name.size() || name[i] == '-') {
-      if (!token.empty() && std::regex_match(token, kWord)) return true;
-      token.clear();
-    } else {
-      token += name[i];
-    }
-  }
+  for (const auto& word : split(name, "-"))
+    if (std::regex_match(word, kWord)) return true;
   return false;
 }
 
@@ -35,9 +24,10 @@ bool known_need(const std::string& need) {
 
 std::string extra_why(const std::string& extra, const std::string& need) {
   return "the [" + extra + "] extra: " +
-         (need == "bundled" ? std::string("brings its own CUDA libraries as pip wheels")
-          : need == "none"  ? std::string("runs on the CPU")
-                            : std::string("uses the system's CUDA libraries"));
+         (need == "bundled"  ? std::string("brings its own CUDA libraries as pip wheels")
+          : need == "none"   ? std::string("runs on the CPU")
+          : need == "system" ? std::string("uses the system's CUDA libraries")
+                             : std::string("uses the system's CUDA and cuDNN libraries"));
 }
 
 }  // namespace
@@ -67,7 +57,6 @@ std::vector<PackageVerdict> classify_packages(const std::vector<Requirement>& re
   for (const auto& r : requirements) {
     PackageVerdict v;
     v.name = r.name;
-    v.label = label_of(r);
     v.source = r.source;
     v.from_lock = !lock.empty() && r.source.rfind(lock, 0) == 0;
     if (const auto it = told.need.find(r.name); it != told.need.end()) {
@@ -79,6 +68,7 @@ std::vector<PackageVerdict> classify_packages(const std::vector<Requirement>& re
       v.basis = Basis::Framework;
       v.need = f->second.need;
       v.why = f->second.why;
+      v.cuda = f->second.cuda;
       v.citation = basis_name(v.basis);
       if (const auto p = tables.packages.find(r.name); p != tables.packages.end())
         v.fact = &p->second;  // its system libraries and what it writes
@@ -90,6 +80,8 @@ std::vector<PackageVerdict> classify_packages(const std::vector<Requirement>& re
           v.need = it->second;
           v.why = extra_why(e, it->second);
           v.from_extra = true;
+          if (const auto c = f->second.extra_cuda.find(e); c != f->second.extra_cuda.end())
+            v.cuda = c->second;
         } else if (v.fact != nullptr && v.fact->extras.count(e) != 0) {
           v.need = v.fact->extras.at(e);
           v.why = extra_why(e, v.need) + " (" + v.fact->source + ")";
@@ -104,6 +96,7 @@ std::vector<PackageVerdict> classify_packages(const std::vector<Requirement>& re
       v.basis = known_need(p->second.need) ? Basis::Table : Basis::Unknown;
       v.need = known_need(p->second.need) ? p->second.need : "";
       v.why = p->second.why;
+      v.cuda = p->second.cuda;
       v.citation = p->second.source;
       for (const auto& extra : r.extras) {
         const std::string e = normalise_name(extra);
@@ -118,11 +111,12 @@ std::vector<PackageVerdict> classify_packages(const std::vector<Requirement>& re
       }
     } else {
       for (const auto& pat : tables.patterns)
-        if (r.name.rfind(pat.prefix, 0) == 0 && r.name.size() > pat.suffix.size() &&
-            r.name.compare(r.name.size() - pat.suffix.size(), pat.suffix.size(), pat.suffix) == 0) {
+        if (r.name.size() > pat.suffix.size() && r.name.starts_with(pat.prefix) &&
+            r.name.ends_with(pat.suffix)) {
           v.basis = Basis::Pattern;
           v.need = pat.need;
           v.why = pat.why;
+          v.cuda = pat.cuda;
           v.citation = pat.prefix + "*" + pat.suffix;
         }
     }
@@ -174,7 +168,7 @@ SystemLibraries system_libraries(const std::vector<PackageVerdict>& verdicts, co
   };
   for (const auto& v : verdicts) {
     if (v.fact == nullptr) continue;
-    for (const auto& p : v.fact->apt) add(out.final_stage, p, v, "run-time library");
+    for (const auto& p : v.fact->apt) add(out.final_stage, p, v, "run-time dependency");
     for (const auto& p : v.fact->build_apt) add(out.builder, p, v, "build dependency");
   }
   return out;

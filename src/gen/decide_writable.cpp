@@ -15,6 +15,7 @@ namespace {
 
 // Files larger than this are data, not code worth reading for paths.
 constexpr std::uintmax_t kMaxSourceBytes = 1 << 20;
+constexpr std::size_t kMaxLineBytes = 1000;
 
 // A path as the app names it, relative to where it runs: "./outputs/" is
 // "outputs", f"outputs/{day}" is "outputs". "" when it is not a relative
@@ -54,6 +55,21 @@ struct Found {
 // What one line of Python says it writes, if anything.
 std::vector<Found> written_by_line(const std::string& line) {
   std::vector<Found> out;
+  // libstdc++'s regular expressions recurse per character: a long line (a
+  // generated data module) would overflow the stack. Code that makes a
+  // directory is never that long.
+  if (line.size() > kMaxLineBytes) return out;
+  // Each expression only where its words are: most lines have none.
+  const bool makes =
+      line.find("mkdir") != std::string::npos || line.find("makedirs") != std::string::npos;
+  const bool sqlite = line.find("sqlite") != std::string::npos;
+  const bool option = line.find("add_argument") != std::string::npos;
+  const std::string lower = to_lower(line);
+  const bool named =
+      line.find('=') != std::string::npos &&
+      (lower.find("dir") != std::string::npos || lower.find("root") != std::string::npos ||
+       lower.find("folder") != std::string::npos);
+  if (!makes && !sqlite && !option && !named) return out;
   static const std::regex kMakedirs(
       R"((?:os\.makedirs|os\.mkdir|makedirs)\(\s*f?["']([^"']+)["'])");
   static const std::regex kPathMkdir(R"(Path\(\s*f?["']([^"']+)["']\s*\)(?:\s*/[^.]*)?\.mkdir\()");
@@ -64,23 +80,23 @@ std::vector<Found> written_by_line(const std::string& line) {
   static const std::regex kSqlite(
       R"(["']NAME["']\s*:\s*(?:[A-Za-z_][\w.()]*\s*/\s*|os\.path\.join\(\s*[A-Za-z_][\w.()]*\s*,\s*)?["']([^"']+\.sqlite3?)["'])");
   std::smatch m;
-  if (std::regex_search(line, m, kMakedirs)) {
+  if (makes && std::regex_search(line, m, kMakedirs)) {
     const std::string p = relative_path(m[1].str());
     if (!p.empty()) out.push_back({p, true, "creates it (makedirs)"});
   }
-  if (std::regex_search(line, m, kPathMkdir)) {
+  if (makes && std::regex_search(line, m, kPathMkdir)) {
     const std::string p = relative_path(m[1].str());
     if (!p.empty()) out.push_back({p, true, "creates it (Path.mkdir)"});
   }
-  if (std::regex_search(line, m, kSqlite)) {
+  if (sqlite && std::regex_search(line, m, kSqlite)) {
     const std::string p = relative_path(m[1].str());
     if (!p.empty()) out.push_back({p, false, "its SQLite database"});
-  } else if (std::regex_search(line, m, kAssign) && names_written_directory(m[1].str())) {
+  } else if (named && std::regex_search(line, m, kAssign) && names_written_directory(m[1].str())) {
     const std::string p = relative_path(m[2].str());
     if (!p.empty() && p.find('.') == std::string::npos)
       out.push_back({p, true, m[1].str() + " names it"});
   }
-  if (std::regex_search(line, m, kOption)) {
+  if (option && std::regex_search(line, m, kOption)) {
     std::string option = m[1].str();
     for (char& c : option)
       if (c == '-') c = '_';

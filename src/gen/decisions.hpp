@@ -30,11 +30,11 @@ const char* basis_name(Basis basis);
 
 struct PackageVerdict {
   std::string name;    // PEP 503
-  std::string label;   // name[extras]specifier, as messages show it
   std::string source;  // where the project names it: "requirements.txt:3"
   Basis basis = Basis::Unknown;
   std::string need;  // none | bundled | system | system-cudnn; "" when gen cannot tell
   std::string why;
+  std::string cuda;         // the CUDA its build expects ("11.8", a major "12"); "" any
   std::string citation;     // the table row's source, the policy file, the pattern
   bool from_extra = false;  // an extra, not the package itself, decided the need
   // An extra no table knows whose name speaks of CUDA ("cuda12x"): what it
@@ -117,10 +117,6 @@ struct ImageCheck {
 // `verify` is false for --no-verify.
 ImageCheck image_check(const Plan& plan, bool verify, const Tables& tables);
 
-}  // namespace imgsmith::gen
-
-namespace imgsmith::gen {
-
 // ----- what stays out of the build context (decide_context.cpp) -------------
 
 struct ContextHygiene {
@@ -142,10 +138,6 @@ ContextHygiene context_hygiene(const Project& project, const std::string& prefix
 // a comment.
 std::vector<std::string> docker_patterns(const std::string& gitignore_line,
                                          const std::string& prefix);
-
-}  // namespace imgsmith::gen
-
-namespace imgsmith::gen {
 
 // ----- the Pythons the project's wheels exist for (decide_python.cpp) -------
 

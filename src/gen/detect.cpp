@@ -164,7 +164,7 @@ void detect_cuda_extension(const fs::path& root, PythonProject& py,
 std::optional<PythonProject> detect_python(const fs::path& root,
                                            const std::string& chosen_requirements,
                                            std::vector<Evidence>& evidence,
-                                           BuildContext& build_context) {
+                                           BuildContext& build_context, const Walk& walk) {
   PythonProject py;
   bool recognised = false;
   std::vector<std::pair<std::string, std::string>> scripts;  // name, module:function
@@ -237,7 +237,7 @@ std::optional<PythonProject> detect_python(const fs::path& root,
   if (!py.python_constraint.empty())
     evidence.push_back({py.python_constraint_source, "Python " + py.python_constraint});
 
-  detect_entrypoint(root, py, scripts, evidence, recognised);
+  detect_entrypoint(root, py, scripts, evidence, recognised, walk.python_sources);
   if (!py.cmd.empty()) recognised = true;
   if (!recognised) return std::nullopt;
   weigh_pipfile(root, req_files, py, evidence);
@@ -293,7 +293,7 @@ Project detect_project(const fs::path& dir, const std::string& requirements,
   BuildContext build_context(dir, context, p.evidence);
   p.context = build_context.canonical();
   p.context_path = build_context.project_path();
-  const Walk walk = walk_project(dir);
+  const Walk walk = walk_project(dir, /*look_inside=*/true);
   if (walk.truncated)
     p.evidence.push_back(
         {".", "stopped looking after " + std::to_string(kMaxEntries) + " entries"});
@@ -309,7 +309,7 @@ Project detect_project(const fs::path& dir, const std::string& requirements,
       p.gitignore.push_back(line);
     }
   }
-  p.python = detect_python(dir, requirements, p.evidence, build_context);
+  p.python = detect_python(dir, requirements, p.evidence, build_context, walk);
   if (!p.python)
     p.cuda_cpp = detect_cuda_cpp(dir, walk, p.evidence, build_context);
   else if (p.has_cuda_sources)

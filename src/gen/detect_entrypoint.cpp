@@ -88,10 +88,11 @@ bool procfile_command(const fs::path& root, PythonProject& py, std::vector<Evide
 // Django: manage.py beside settings naming WSGI_APPLICATION ("site.wsgi.application"),
 // served by gunicorn when the project depends on it, else by runserver on
 // every interface (Django's own server, for development).
-bool django_command(const fs::path& root, PythonProject& py, std::vector<Evidence>& evidence) {
+bool django_command(const fs::path& root, const std::vector<fs::path>& python_sources,
+                    PythonProject& py, std::vector<Evidence>& evidence) {
   if (!regular_or_absent(root / "manage.py")) return false;
   static const std::regex kWsgi(R"(^\s*WSGI_APPLICATION\s*=\s*["']([\w.]+)\.application["'])");
-  for (const auto& file : walk_project(root).python_sources) {
+  for (const auto& file : python_sources) {
     if (file.filename() != "settings.py" && file.parent_path().filename() != "settings") continue;
     std::istringstream lines(read_text(file));
     std::string line;
@@ -123,7 +124,8 @@ bool django_command(const fs::path& root, PythonProject& py, std::vector<Evidenc
 // FastAPI/Flask apps are found by their assignment: `app = FastAPI(`.
 void detect_entrypoint(const fs::path& root, PythonProject& py,
                        const std::vector<std::pair<std::string, std::string>>& scripts,
-                       std::vector<Evidence>& evidence, bool has_dependencies) {
+                       std::vector<Evidence>& evidence, bool has_dependencies,
+                       const std::vector<fs::path>& python_sources) {
   if (procfile_command(root, py, evidence)) return;
   if (!scripts.empty() && !py.installable) {
     // Without a [build-system] nothing installs the script; call its target.
@@ -158,7 +160,7 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
                   : "")});
     return;
   }
-  if (django_command(root, py, evidence)) return;
+  if (django_command(root, python_sources, py, evidence)) return;
   static const std::regex kFastApi(R"(^\s*([A-Za-z_]\w*)\s*(:[^=]*)?=\s*(fastapi\.)?FastAPI\s*\()");
   static const std::regex kFlask(R"(^\s*([A-Za-z_]\w*)\s*(:[^=]*)?=\s*(flask\.)?Flask\s*\()");
   static const std::regex kStreamlit(R"(^\s*(import|from)\s+streamlit\b)");
@@ -299,8 +301,7 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
     if (serves(candidate)) return;
   // An app object in any other module of the project (app/webservice.py,
   // api/routes/server_main.py), shallowest first: a server, not a script.
-  for (const auto& file :
-       has_dependencies ? walk_project(root).python_sources : std::vector<fs::path>{}) {
+  for (const auto& file : has_dependencies ? python_sources : std::vector<fs::path>{}) {
     const std::string rel = relative_to_root(file, root);
     if (std::find(candidates.begin(), candidates.end(), rel) != candidates.end()) continue;
     // A folder of its own project (services/api with its requirements) is

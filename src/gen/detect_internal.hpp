@@ -53,7 +53,9 @@ struct Walk {
   bool truncated = false;
 };
 
-Walk walk_project(const std::filesystem::path& root);
+// `look_inside`: also read small files for what they are (secrets, Git LFS
+// pointers), which only the project's own walk needs.
+Walk walk_project(const std::filesystem::path& root, bool look_inside = false);
 
 // ----- requirements files (detect_requirements.cpp) -----------------------
 
@@ -109,10 +111,12 @@ bool pipenv_lists_packages(const std::filesystem::path& root, const std::string&
 
 // True when the project's requirements name the package.
 bool depends_on(const PythonProject& py, const std::string& name);
-// Sets py's command (and port, environment) from its scripts or its sources.
+// Sets py's command (and port, environment) from its scripts or its sources
+// (`python_sources`: the project walk's).
 void detect_entrypoint(const std::filesystem::path& root, PythonProject& py,
                        const std::vector<std::pair<std::string, std::string>>& scripts,
-                       std::vector<Evidence>& evidence, bool has_dependencies);
+                       std::vector<Evidence>& evidence, bool has_dependencies,
+                       const std::vector<std::filesystem::path>& python_sources);
 // The X.Y .python-version names; "" without one.
 std::string read_python_version_file(const std::filesystem::path& root);
 

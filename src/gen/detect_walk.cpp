@@ -124,7 +124,7 @@ constexpr std::uintmax_t kSecretFileMax = 64 * 1024;
 // Key files by content, whatever they are named (gitleaks' private-key and
 // GCP service-account rules): the names in .dockerignore miss
 // "prod-1234.json" or "deploy.txt".
-void look_inside(const fs::path& path, const std::string& ext, Walk& w) {
+void read_small_file(const fs::path& path, const std::string& ext, Walk& w) {
   std::error_code ec;
   const std::uintmax_t size = fs::file_size(path, ec);
   if (ec || size == 0) return;
@@ -151,7 +151,7 @@ void look_inside(const fs::path& path, const std::string& ext, Walk& w) {
 
 }  // namespace
 
-Walk walk_project(const fs::path& root) {
+Walk walk_project(const fs::path& root, bool look_inside) {
   Walk w;
   std::error_code ec;
   fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
@@ -180,7 +180,7 @@ Walk walk_project(const fs::path& root) {
     if (ext == ".cpp" || ext == ".cc" || ext == ".cxx") w.cpp_sources.push_back(p);
     if (name == "CMakeLists.txt") w.cmake_lists.push_back(p);
     if (ext == ".py" && !is_test_path(relative_to_root(p, root))) w.python_sources.push_back(p);
-    look_inside(p, ext, w);
+    if (look_inside) read_small_file(p, ext, w);
   }
   auto by_path = [&](const fs::path& a, const fs::path& b) {
     const auto da = std::distance(a.begin(), a.end());

@@ -79,9 +79,6 @@ struct PackageFact {
   std::string cuda;                           // the CUDA its wheels are built for, where known
   std::vector<std::string> apt;               // run-time Debian packages its wheels do not bundle
   std::vector<std::string> build_apt;         // what a source build needs in the builder
-  bool build_nvcc = false;                    // a GPU build from source compiles CUDA
-  std::vector<std::string> build_env;         // KEY=VALUE for that build (CMAKE_ARGS=...)
-  std::vector<std::string> build_pip_args;    // --no-build-isolation
   std::vector<std::string> writes;            // directories it writes where the app runs
   std::string gpu_note;                       // how it uses a GPU when the plain install does not
   std::string source;

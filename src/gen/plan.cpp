@@ -74,25 +74,25 @@ void Decider::use_port(bool detected_command) {
 // The packages gen cannot classify: one warning naming them all, with how
 // to tell gen, never a silent "CPU".
 void Decider::apply_unknown_packages() {
-  const auto unknown = unknown_packages(verdicts_);
-  if (unknown.empty()) return;
+  if (unknown_.empty()) return;
+  // Labels ("name[extra] (file:line)") for the warnings, and the first name
+  // of each kind for the imgsmith.toml line that tells gen.
   std::vector<std::string> hinted, plain;
-  for (const auto* v : unknown) {
+  std::string first_hinted, first_plain;
+  for (const auto* v : unknown_) {
     const std::string label =
         v->name + (v->need.empty() ? "" : "[" + v->unknown_extra + "]") + " (" + v->source + ")";
     plan_.unknown_packages.push_back(label);
-    (v->basis == Basis::NameHint || !v->unknown_extra.empty() ? hinted : plain).push_back(label);
+    const bool gpu_words = v->basis == Basis::NameHint || !v->unknown_extra.empty();
+    (gpu_words ? hinted : plain).push_back(label);
+    std::string& first = gpu_words ? first_hinted : first_plain;
+    if (first.empty()) first = v->name;
   }
   auto how = [](const std::string& name) {
     return "tell gen in imgsmith.toml: [gen] packages = { \"" + name +
            "\" = \"bundled\" } (bundled: its wheels bring their own CUDA; system: it loads the "
            "image's CUDA; system-cudnn: and cuDNN; none: CPU only)";
   };
-  auto first_name = [](const std::vector<std::string>& labels) {
-    return labels.empty() ? std::string()
-                          : labels.front().substr(0, labels.front().find_first_of(" ["));
-  };
-  const std::string first_hinted = first_name(hinted), first_plain = first_name(plain);
   if (!hinted.empty())
     plan_.warnings.push_back("gen does not know " + join(hinted, ", ") +
                              ", whose name speaks of CUDA or a GPU" +
@@ -136,7 +136,7 @@ void Decider::apply_system_libraries() {
 // there cannot be, without the code directory itself, so gen warns.
 void Decider::apply_writable_paths() {
   const auto paths = writable_paths(project_, verdicts_, options_.writable, options_.policy_source);
-  std::vector<std::string> dirs, said;
+  std::vector<std::string> said;
   for (const auto& w : paths) {
     const std::string in_image = plan_.app_dir + "/" + w.path;
     if (w.directory) {

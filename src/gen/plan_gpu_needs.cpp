@@ -117,75 +117,41 @@ Decider::GpuNeeds Decider::python_needs(const PythonProject& py) {
   bool cpu_index = false;
   for (const auto& opt : py.index_options)
     if (opt.find("/whl/cpu") != std::string::npos) cpu_index = true;
+  // What each requirement needs was classified once (classify_packages);
+  // here it becomes the image's needs, with what only the frameworks table
+  // adds: shared memory, a run-time compiler, the torch a framework pins.
   for (std::size_t i = 0; i < py.requirements.size(); ++i) {
     const Requirement& r = py.requirements[i];
-    const PackageVerdict* verdict = i < verdicts_.size() ? &verdicts_[i] : nullptr;
-    std::string need_text;
-    std::string why;
+    const PackageVerdict& verdict = verdicts_.at(i);
+    const std::string& need_text = verdict.need;
+    std::string why = verdict.why;
     std::string size;
-    std::string cuda;
-    bool from_extra = false;  // an extra, not the package itself, decided the need
-    if (verdict != nullptr && verdict->basis == Basis::Told) {
-      need_text = verdict->need;
-      why = verdict->why;
-    } else if (const auto it = tables_.frameworks.find(r.name); it != tables_.frameworks.end()) {
+    const std::string& cuda = verdict.cuda;
+    const bool from_extra = verdict.from_extra;  // an extra, not the package itself, decided
+    if (verdict.basis == Basis::Table) why += " (" + verdict.citation + ")";
+    if (verdict.basis == Basis::Framework) {
+      const FrameworkNeed& f = tables_.frameworks.at(r.name);
       // Docker gives a container 64 MB of /dev/shm; PyTorch's DataLoader
       // workers and NCCL die with "Bus error" in it. CPU builds too.
-      if (!it->second.shared_memory.empty() && plan_.shm_size.empty()) {
+      if (!f.shared_memory.empty() && plan_.shm_size.empty()) {
         plan_.shm_size = kSharedMemory;
-        decide(r.source, r.name + ": " + it->second.shared_memory +
+        decide(r.source, r.name + ": " + f.shared_memory +
                              ", and Docker's default is 64 MB: the run "
                              "command gives --shm-size=" +
                              kSharedMemory + " (or run it with --ipc=host)");
       }
-      if (!it->second.runtime_compiler.empty() && g.runtime_compiler.empty()) {
-        g.runtime_compiler = it->second.runtime_compiler;
+      if (!f.runtime_compiler.empty() && g.runtime_compiler.empty()) {
+        g.runtime_compiler = f.runtime_compiler;
         g.runtime_compiler_source = r.source + " (" + r.name + ")";
       }
-      torch_pinned_by(r, it->second);
-      need_text = it->second.need;
-      why = it->second.why;
-      size = it->second.size;
-      cuda = it->second.cuda;
-      for (const auto& raw : r.extras) {
-        const std::string extra = normalise_name(raw);
-        if (const auto e = it->second.extras.find(extra); e != it->second.extras.end()) {
-          need_text = e->second;
-          from_extra = true;
-          why = "the [" + extra + "] extra: " +
-                (e->second == "bundled" ? "brings its own CUDA libraries as pip wheels"
-                                        : "uses the system's CUDA and cuDNN libraries");
-          if (const auto c = it->second.extra_cuda.find(extra); c != it->second.extra_cuda.end())
-            cuda = c->second;
-        }
-      }
-      // An extra the package table knows (jax[cuda12_pip]) and this one does not.
-      if (!from_extra && verdict != nullptr && verdict->from_extra) {
-        need_text = verdict->need;
-        why = verdict->why;
-        from_extra = true;
-      }
-    } else {
-      for (const auto& pat : tables_.patterns)
-        if (r.name.rfind(pat.prefix, 0) == 0 && r.name.size() > pat.suffix.size() &&
-            r.name.compare(r.name.size() - pat.suffix.size(), pat.suffix.size(), pat.suffix) == 0) {
-          need_text = pat.need;
-          why = pat.why;
-          cuda = pat.cuda;
-        }
-    }
-    if (need_text.empty() && verdict != nullptr && verdict->fact != nullptr &&
-        !verdict->need.empty()) {
-      need_text = verdict->need;
-      why = verdict->why + " (" + verdict->citation + ")";
-      cuda = verdict->fact->cuda;
-      from_extra = verdict->from_extra;
+      torch_pinned_by(r, f);
+      size = f.size;
     }
     if (need_text.empty()) {
       // Not a CPU package: one gen cannot tell. Said in --explain, and
       // warned about once for all (apply_unknown_packages).
-      if (verdict != nullptr && (!verdict->from_lock || verdict->basis == Basis::NameHint))
-        decide(r.source, requirement_label(r) + ": unknown: " + verdict->why);
+      if (!verdict.from_lock || verdict.basis == Basis::NameHint)
+        decide(r.source, requirement_label(r) + ": unknown: " + verdict.why);
       continue;
     }
     Need need = need_from(need_text);

@@ -124,15 +124,16 @@ class Decider {
   std::vector<std::string> extras_;  // the extras installed with the project ([gen] extras)
   // What each requirement needs, parallel to the requirements python() decides on.
   std::vector<PackageVerdict> verdicts_;
+  std::vector<const PackageVerdict*> unknown_;  // those of verdicts_ a user must hear about
   // The Pythons the frameworks' wheels exist for; checked by every choice
   // of Python below.
   PythonFromWheels wheels_;
   bool wheels_fit(const std::string& python) const {
     return !wheels_.constrained || wheels_.allowed.count(python) != 0;
   }
-  // The newest Python gen knows that satisfies the project and the wheels
-  // (the preferred one first); "" when none does.
-  std::string python_for_both(const PythonProject& py) const;
+  // The newest Python gen knows that satisfies the project, and the wheels
+  // too `with_wheels` (the preferred one first); "" when none does.
+  std::string newest_python(const PythonProject& py, bool with_wheels) const;
 };
 
 }  // namespace imgsmith::gen

@@ -15,10 +15,10 @@ std::string major_of(const std::string& version) { return version.substr(0, vers
 
 }  // namespace
 
-std::string Decider::python_for_both(const PythonProject& py) const {
+std::string Decider::newest_python(const PythonProject& py, bool with_wheels) const {
   auto fits = [&](const std::string& v) {
     return (py.python_constraint.empty() || python_satisfies(v, py.python_constraint)) &&
-           wheels_fit(v);
+           (!with_wheels || wheels_fit(v));
   };
   if (fits(tables_.preferred_python)) return tables_.preferred_python;
   for (auto it = tables_.known_python.rbegin(); it != tables_.known_python.rend(); ++it)
@@ -28,20 +28,17 @@ std::string Decider::python_for_both(const PythonProject& py) const {
 
 std::string Decider::python_for_cpu(const PythonProject& py) {
   if (!options_.python.empty()) return options_.python;
-  if (wheels_.constrained) {
-    const std::string both = python_for_both(py);
-    if (!both.empty()) {
-      if (both != tables_.preferred_python)
-        decide("data/python-wheels.json",
-               "Python " + both + ": the newest the project's frameworks have wheels for");
-      return both;
-    }
+  const std::string project_only = newest_python(py, false);
+  // Where no Python has every framework's wheels (warned about), the
+  // project's own constraint decides.
+  const std::string with_wheels = newest_python(py, true);
+  if (!with_wheels.empty()) {
+    if (with_wheels != project_only)
+      decide("data/python-wheels.json",
+             "Python " + with_wheels + ": the newest the project's frameworks have wheels for");
+    return with_wheels;
   }
-  if (py.python_constraint.empty()) return tables_.preferred_python;
-  if (python_satisfies(tables_.preferred_python, py.python_constraint))
-    return tables_.preferred_python;
-  for (auto it = tables_.known_python.rbegin(); it != tables_.known_python.rend(); ++it)
-    if (python_satisfies(*it, py.python_constraint)) return *it;
+  if (!project_only.empty()) return project_only;
   throw InputError(py.python_constraint_source + " asks for Python " + py.python_constraint +
                    ", which matches none gen knows (" + join(tables_.known_python, ", ") +
                    "); pass --python 3.X");
@@ -71,7 +68,7 @@ void Decider::choose_gpu_python(const PythonProject& py, const CudaRelease& rele
       }
   plan_.os = candidates.empty() ? choose_os(release) : candidates.front();
   plan_.managed_python = true;
-  const std::string both = wheels_.constrained ? python_for_both(py) : std::string();
+  const std::string both = wheels_.constrained ? newest_python(py, true) : std::string();
   if (!options_.python.empty()) {
     plan_.python = options_.python;
   } else if (!both.empty()) {
@@ -101,7 +98,7 @@ void Decider::python(const PythonProject& py) {
   verdicts_ = classify_packages(py.requirements, tables_,
                                 {options_.packages, options_.policy_source + " packages"}, py.lock);
   GpuNeeds g = python_needs(py);
-  const auto unknown = unknown_packages(verdicts_);
+  unknown_ = unknown_packages(verdicts_);
   std::vector<Requirement> with_implied = py.requirements;
   if (!implied_torch_.name.empty()) with_implied.push_back(implied_torch_);
   wheels_ = python_from_wheels(with_implied, tables_);
@@ -112,9 +109,8 @@ void Decider::python(const PythonProject& py) {
                              "pip will build them from source or fail");
   if (wheels_.constrained && wheels_.allowed.empty())
     plan_.warnings.push_back(
-        "no Python has wheels of every framework the project pins (" +
-        std::string(
-            "see --explain, data/python-wheels.json); pip may fail to install them together"));
+        "no Python has wheels of every framework the project pins (see --explain, "
+        "data/python-wheels.json); pip may fail to install them together");
   // Detection's doubts that would stop the container are warnings, not
   // only --explain lines.
   for (const auto& e : project_.evidence)
@@ -132,18 +128,18 @@ void Decider::python(const PythonProject& py) {
         std::regex_replace(tables_.cpu_image, std::regex(R"(\{version\})"), plan_.python);
     plan_.final_image = plan_.builder_image = mirrored(image, options_.registry_mirror);
     plan_.why_base.push_back(
-        (unknown.empty()
+        (unknown_.empty()
              ? std::string("No GPU: nothing in this project uses one")
              : "No GPU as far as gen knows: no package it knows needs one, but it does not know " +
-                   std::to_string(unknown.size()) + " (see the warning)") +
+                   std::to_string(unknown_.size()) + " (see the warning)") +
         (g.cpu_torch ? " (torch is the CPU build)" : "") + ", so the image has no CUDA at all.");
     plan_.why_base.push_back("Final stage on " + plan_.final_image + ".");
     if (!options_.cuda.empty() || options_.cudnn)
       plan_.warnings.push_back(
           "--cuda/--cudnn ignored: nothing in this project uses a GPU; pass "
           "--flavor base or runtime to build on CUDA anyway.");
-    decide(".", unknown.empty() ? "CPU image: no dependency needs a GPU"
-                                : "CPU image: no dependency gen knows needs a GPU");
+    decide(".", unknown_.empty() ? "CPU image: no dependency needs a GPU"
+                                 : "CPU image: no dependency gen knows needs a GPU");
     if (project_.has_cuda_sources)
       plan_.warnings.push_back(
           "the project has CUDA sources, but no dependency needs a GPU, so the CPU image has "

@@ -151,12 +151,6 @@ Tables load() {
     f.build_apt = strings(p.value("build_apt", json::array()));
     f.writes = strings(p.value("writes", json::array()));
     f.gpu_note = p.value("gpu_note", std::string());
-    if (p.contains("build")) {
-      const json& b = p.at("build");
-      f.build_nvcc = b.value("nvcc", false);
-      f.build_env = strings(b.value("env", json::array()));
-      f.build_pip_args = strings(b.value("pip_args", json::array()));
-    }
     t.packages[p.at("name").get<std::string>()] = f;
   }
   const json wheels = table("python-wheels.json");

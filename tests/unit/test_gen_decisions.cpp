@@ -427,3 +427,14 @@ TEST_CASE(
   CHECK(any_has(o.warnings, "gen does not know xgboost[cuda13x] (requirements.txt:3)"));
   CHECK(any_has(o.warnings, "[gen] packages = { \"xgboost\" = \"bundled\" }"));
 }
+
+TEST_CASE("gen decisions: a generated module with one very long line is read without a crash") {
+  // libstdc++'s regular expressions recurse per character; a 900 kB line
+  // of a data module overflowed the stack of the writable-paths scan.
+  Tree t({{"requirements.txt", "fastapi==0.110\nuvicorn==0.29\n"},
+          {"main.py", kServer},
+          {"gen_data.py", std::string(900000, 'x') + " = 1\n"},
+          {"paths.py", "UPLOAD_DIR = 'uploads'\n"}});
+  const Plan plan = t.plan();
+  CHECK(has(plan.writable_dirs, "/app/uploads"));
+}
