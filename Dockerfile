@@ -24,7 +24,7 @@ FROM ${BUILD_IMAGE} AS build
 COPY scripts/setup.sh /src/scripts/setup.sh
 RUN /src/scripts/setup.sh --build-only && rm -rf /var/lib/apt/lists/*
 COPY . /src
-COPY --from=kernels /kernels.fatbin /kernels.fatbin
+COPY --from=kernels /kernels.fatbin /kernels.fatbin.ptx /kernels.fatbin.cuda /
 RUN cmake -S /src -B /build -DCMAKE_BUILD_TYPE=Release -DIMGSMITH_BUILD_TESTS=OFF \
       -DIMGSMITH_PROBE_FATBIN=/kernels.fatbin >/dev/null \
  && cmake --build /build -j"$(nproc)" \

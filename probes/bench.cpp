@@ -11,11 +11,14 @@
 #include "cpu_race.hpp"
 #include "peak_match.hpp"
 #include "probe_report.hpp"
+#include "probe_tables.hpp"
 
-// The kernels' fatbin, embedded by the build (probes/CMakeLists.txt); absent
-// when the build had no nvcc, and the benchmark then says so.
+// The kernels, embedded by the build (probes/CMakeLists.txt): the fatbin and
+// the same kernels as low-ISA PTX text (probes/build-fatbin.sh says why);
+// absent when the build had no nvcc, and the benchmark then says so.
 #ifndef IMGSMITH_PROBE_NO_KERNELS
 extern "C" const unsigned char imgsmith_probe_kernels[];
+extern "C" const char imgsmith_probe_kernels_ptx[];
 #endif
 // The CUDA release nvcc built the kernels with (13000 for 13.0); 0 unknown.
 #ifndef IMGSMITH_PROBE_KERNELS_CUDA
@@ -84,6 +87,33 @@ float fma_expected(unsigned t, int iterations, float seed) {
   return v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
 }
 
+#ifndef IMGSMITH_PROBE_NO_KERNELS
+// The PTX ISA version a PTX text declares (".version 7.0" -> 70), 0 when
+// none: the driver compiles it only if its CUDA is at least that ISA's.
+int ptx_isa(const char* ptx) {
+  const char* v = std::strstr(ptx, "\n.version ");
+  int major = 0, minor = 0;
+  if (v == nullptr || std::sscanf(v, "\n.version %d.%d", &major, &minor) != 2) return 0;
+  return major * 10 + minor;
+}
+#endif
+
+// The first CUDA release that loads PTX of `isa` (data/cuda-drivers.json), 0 unknown.
+int cuda_for_ptx_isa(int isa) {
+  for (const auto& row : imgsmith::probe_tables::kPtxVersions)
+    if (row.isa == isa) return row.cuda;
+  return 0;
+}
+
+// The first driver branch of CUDA `cuda` (data/cuda-drivers.json), 0 unknown.
+int driver_for_cuda(int cuda) {
+  for (const auto& row : imgsmith::probe_tables::kCudaReleases)
+    if (row.cuda == cuda) return row.driver;
+  return 0;
+}
+
+std::string isa_text(int isa) { return std::to_string(isa / 10) + "." + std::to_string(isa % 10); }
+
 // The GPU half: a primary context on CUDA device 0, the kernels loaded, and
 // everything it allocates kept here and freed when it ends, so that the
 // application the probe then runs finds the GPU as the probe found it.
@@ -97,10 +127,17 @@ class Gpu {
   const CudaDriver& cu;
   std::string error;  // the first failure, named
   CUfunction copy = nullptr, fma = nullptr, gemm = nullptr, predict = nullptr, gradient = nullptr;
+  // Which embedded kernels the driver took ("fatbin" or "ptx"), how long the
+  // load took (a PTX load includes the driver's compilation), and why the
+  // fatbin was passed over or refused, when it was.
+  std::string kernels, kernels_fallback;
+  double kernels_load_ms = 0;
 
   bool ok(CUresult rc, const std::string& what) {
     if (rc == CUDA_SUCCESS) return true;
-    if (error.empty()) error = what + " failed: " + name(rc) + explain(rc);
+    if (error.empty())
+      error = what + " failed: " + name(rc) +
+              (rc == CUDA_ERROR_OUT_OF_MEMORY ? ": GPU 0's memory is taken" : "");
     return false;
   }
 
@@ -127,14 +164,7 @@ class Gpu {
       return false;
     retained_ = true;
     if (!ok(cu.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent")) return false;
-    loading_ = true;
-    const bool loaded =
-        ok(cu.cuModuleLoadData(&module_, imgsmith_probe_kernels), "loading the probe's kernels");
-    loading_ = false;
-    if (!loaded) {
-      module_ = nullptr;
-      return false;
-    }
+    if (!load_kernels()) return false;
     return ok(cu.cuModuleGetFunction(&copy, module_, "probe_copy"), "probe_copy") &&
            ok(cu.cuModuleGetFunction(&fma, module_, "probe_fma"), "probe_fma") &&
            ok(cu.cuModuleGetFunction(&gemm, module_, "probe_sgemm"), "probe_sgemm") &&
@@ -218,25 +248,21 @@ class Gpu {
            " (" + std::to_string(rc) + ")";
   }
 
-  // Why the kernels did not load, with what to do about it.
-  std::string explain(CUresult rc) const {
-    if (!loading_) return rc == CUDA_ERROR_OUT_OF_MEMORY ? ": GPU 0's memory is taken" : "";
-    const int built = IMGSMITH_PROBE_KERNELS_CUDA;
-    if (built != 0 && driver_cuda_ != 0 && driver_cuda_ / 1000 < built / 1000)
-      return ": the probe's kernels were built with CUDA " + cuda_text(built) +
-             " and this driver supports CUDA " + cuda_text(driver_cuda_) +
-             ", an older major release: upgrade the host's driver to run the benchmark (the "
-             "checks do not need it; an application built with CUDA " +
-             cuda_text(built) + " needs it too)";
+  // Why an image of the kernels did not load, with what to do about it.
+  std::string explain(CUresult rc, bool ptx) const {
     switch (rc) {
       case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
-        return ": the kernels' PTX is newer than this driver, and no SASS matches this GPU";
+        return ptx ? ": the driver refused PTX ISA " + isa_text(ptx_isa_) + ptx_need() +
+                         "; this driver supports CUDA " + cuda_text(driver_cuda_)
+                   : ": the fatbin's PTX is newer than this driver, and no SASS in it matches "
+                     "this GPU";
       case CUDA_ERROR_NO_BINARY_FOR_GPU:
-        return ": the probe has no SASS for this GPU's architecture and its PTX cannot be "
-               "compiled for it (CUDA_DISABLE_PTX_JIT set?)";
+        return ptx ? ": the driver compiles no PTX here (CUDA_DISABLE_PTX_JIT set?)"
+                   : ": the fatbin has no SASS for this GPU's architecture and its PTX cannot "
+                     "be compiled for it (CUDA_DISABLE_PTX_JIT set?)";
       case CUDA_ERROR_INVALID_PTX:
       case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
-        return ": the driver cannot compile the kernels' PTX (its JIT compiler, "
+        return ": the driver cannot compile PTX (its JIT compiler, "
                "libnvidia-ptxjitcompiler.so.1, was not mounted: NVIDIA_DRIVER_CAPABILITIES "
                "needs 'compute')";
       case CUDA_ERROR_INVALID_IMAGE:
@@ -245,6 +271,63 @@ class Gpu {
         return "";
     }
   }
+
+  // " (CUDA 11.0, driver R450 or newer)": what the embedded PTX needs.
+  std::string ptx_need() const {
+    const int cuda = cuda_for_ptx_isa(ptx_isa_);
+    if (cuda == 0) return "";
+    const int driver = driver_for_cuda(cuda);
+    return " (CUDA " + cuda_text(cuda) +
+           (driver ? ", driver R" + std::to_string(driver) + " or newer)" : " or newer)");
+  }
+
+#ifndef IMGSMITH_PROBE_NO_KERNELS
+  // The fatbin (SASS: no compilation, the fast path) loads on drivers of the
+  // CUDA major release nvcc was, or newer: CUDA 13's cubins need R580. Older
+  // drivers, most fleets' R535-R570, get the PTX text declared at a low ISA
+  // version, which the driver compiles; so does a driver that refuses the
+  // fatbin for another reason. IMGSMITH_PROBE_KERNELS=fatbin or =ptx loads
+  // that one alone (the device check measures both).
+  bool load_kernels() {
+    ptx_isa_ = ptx_isa(imgsmith_probe_kernels_ptx);
+    const std::string choice = env("IMGSMITH_PROBE_KERNELS");
+    if (!choice.empty() && choice != "fatbin" && choice != "ptx") {
+      error = "IMGSMITH_PROBE_KERNELS=" + choice + ": the choices are fatbin and ptx";
+      return false;
+    }
+    const int built = IMGSMITH_PROBE_KERNELS_CUDA;
+    const bool driver_old = built != 0 && driver_cuda_ != 0 && driver_cuda_ / 1000 < built / 1000;
+    const std::string fatbin_name =
+        "the fatbin" + (built ? " (CUDA " + cuda_text(built) + ")" : "");
+    const std::string ptx_name = "the PTX (ISA " + isa_text(ptx_isa_) + ")";
+    bool try_fatbin = choice != "ptx", try_ptx = choice != "fatbin";
+    if (choice.empty() && driver_old) {
+      try_fatbin = false;
+      kernels_fallback = fatbin_name + " needs a driver of CUDA " + std::to_string(built / 1000) +
+                         " or newer; this one supports CUDA " + cuda_text(driver_cuda_);
+    }
+    std::string failures;
+    for (const bool ptx : {false, true}) {
+      if (!(ptx ? try_ptx : try_fatbin)) continue;
+      const void* image = ptx ? static_cast<const void*>(imgsmith_probe_kernels_ptx)
+                              : static_cast<const void*>(imgsmith_probe_kernels);
+      const auto t = Clock::now();
+      const CUresult rc = cu.cuModuleLoadData(&module_, image);
+      if (rc == CUDA_SUCCESS) {
+        kernels = ptx ? "ptx" : "fatbin";
+        kernels_load_ms = ms_since(t);
+        return true;
+      }
+      module_ = nullptr;
+      const std::string failure =
+          "loading " + (ptx ? ptx_name : fatbin_name) + " failed: " + name(rc) + explain(rc, ptx);
+      failures += (failures.empty() ? "" : "; ") + failure;
+      if (!ptx) kernels_fallback = failure;
+    }
+    error = "the probe's kernels did not load: " + failures;
+    return false;
+  }
+#endif
 
   void release() {
     if (!retained_) return;
@@ -263,8 +346,8 @@ class Gpu {
   CUcontext ctx_ = nullptr;
   CUmodule module_ = nullptr;
   CUevent event_a_ = nullptr, event_b_ = nullptr;
-  bool retained_ = false, loading_ = false;
-  int driver_cuda_ = 0;
+  bool retained_ = false;
+  int driver_cuda_ = 0, ptx_isa_ = 0;
   std::vector<CUdeviceptr> device_memory_;
   std::vector<void*> host_memory_;
 };
@@ -486,11 +569,14 @@ BenchOutput run_bench(const CudaDriver* cu, const BenchDevice& device) {
   }
 
   GpuFigures f;
-  std::string error;
+  std::string error, kernels, kernels_fallback;
+  double kernels_load_ms = 0;
   {
     Gpu g(*cu);
     if (g.start(device.driver_cuda)) measure_gpu(g, net, logreg, f);
     error = g.error;
+    kernels = g.kernels, kernels_fallback = g.kernels_fallback;
+    kernels_load_ms = g.kernels_load_ms;
   }  // everything the GPU half held is freed here
   if (error.empty() && !f.wrong.empty()) {
     out.wrong_results = true;
@@ -529,7 +615,9 @@ BenchOutput run_bench(const CudaDriver* cu, const BenchDevice& device) {
           ",\"mig\":" + (device.mig ? "true" : "false") + ",\"network_step_ms\":" + num(f.net_ms) +
           ",\"logistic_regression_ms\":" + num(f.logreg_ms) +
           ",\"results_checked\":true,\"network_step_relative_error\":" + num(f.net_error, 8) +
-          ",\"logistic_regression_relative_error\":" + num(f.logreg_error, 8) + "}";
+          ",\"logistic_regression_relative_error\":" + num(f.logreg_error, 8) + ",\"kernels\":\"" +
+          kernels + "\",\"kernels_load_ms\":" + num(kernels_load_ms, 1) + ",\"kernels_fallback\":" +
+          (kernels_fallback.empty() ? std::string("null") : "\"" + kernels_fallback + "\"") + "}";
   const double net_x = f.net_ms > 0 ? cpu_net.median / f.net_ms : 0,
                lr_x = f.logreg_ms > 0 ? cpu_lr.median / f.logreg_ms : 0;
   const std::string verdict =
@@ -549,7 +637,11 @@ BenchOutput run_bench(const CudaDriver* cu, const BenchDevice& device) {
               " GB/s, device->host " + num(f.d2h_gbps, 1) + " GB/s; FP32 " + num(f.tflops, 1) +
               " TFLOP/s" + (peak ? " (" + pct(f.tflops, peak->fp32_tflops) + "% of peak)" : "") +
               "; buffers " + std::to_string(f.buffer_bytes >> 20) + " MiB, warm-up " +
-              num(f.warm_up_ms, 0) + " ms\nbench: " + verdict + "\nbench: " + cpu_line + "\n";
+              num(f.warm_up_ms, 0) + " ms\nbench: kernels: " +
+              (kernels == "ptx" ? "PTX, compiled by the driver" : std::string("the fatbin's")) +
+              ", loaded in " + num(kernels_load_ms, 1) + " ms" +
+              (kernels_fallback.empty() ? "" : " (" + kernels_fallback + ")") +
+              "\nbench: " + verdict + "\nbench: " + cpu_line + "\n";
   return out;
 }
 

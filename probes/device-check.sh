@@ -13,8 +13,10 @@
 #     copy reaches 75% of the published peak, host<->device 40 GB/s (PCIe
 #     Gen5 x16; 20 GB/s on Gen4), the network step is faster on the GPU, and
 #     the device-copy figure of the three runs spreads by at most 10%;
-#   - once with CUDA_DISABLE_PTX_JIT=1 (SASS only) and once with
-#     CUDA_FORCE_PTX_JIT=1 (PTX only): the kernels load both ways;
+#   - once with CUDA_DISABLE_PTX_JIT=1 (SASS only), once with
+#     CUDA_FORCE_PTX_JIT=1 (PTX only), and with IMGSMITH_PROBE_KERNELS=ptx
+#     (the low-ISA PTX older drivers get; again with the JIT cache off, to
+#     time a cold compile): the kernels load every way;
 #   - CUDA_VISIBLE_DEVICES=-1 in require mode exits 3 without running the
 #     command; CUDA_VISIBLE_DEVICES=<GPU 0's UUID> finds the same GPU;
 #   - the entrypoint passes the command's output and exit status through.
@@ -97,13 +99,25 @@ sys.exit(0 if b["gpu"]["network_step_ms"] < b["cpu"]["network_step_ms"] else 1)
 PY
 echo "verdict: $(json_get "$last" "r['bench']['verdict']")"
 
-for jit in CUDA_DISABLE_PTX_JIT CUDA_FORCE_PTX_JIT; do
-  echo "== --bench with $jit=1"
-  json="$out/bench-$jit.json"
-  env "$jit=1" IMGSMITH_PROBE_JSON="$json" timeout 240 "$probe" --bench >/dev/null 2>"$out/bench-$jit.stderr" ||
-    fail "--bench with $jit=1 exited non-zero"
+# The fatbin is the fast path on a driver of the kernels' CUDA or newer.
+[ "$(json_get "$last" "r['bench']['gpu']['kernels']")" = fatbin ] ||
+  echo "note: the default run loaded $(json_get "$last" "r['bench']['gpu']['kernels']"), not the fatbin: $(json_get "$last" "r['bench']['gpu']['kernels_fallback']")"
+
+# Each way the kernels load: SASS only, PTX only (the fatbin's), and the
+# low-ISA PTX text that drivers older than the fatbin's CUDA get.
+for way in CUDA_DISABLE_PTX_JIT=1 CUDA_FORCE_PTX_JIT=1 IMGSMITH_PROBE_KERNELS=ptx "IMGSMITH_PROBE_KERNELS=ptx CUDA_CACHE_DISABLE=1"; do
+  echo "== --bench with $way"
+  name=$(echo "$way" | tr ' =' '_-')
+  json="$out/bench-$name.json"
+  env $way IMGSMITH_PROBE_JSON="$json" timeout 240 "$probe" --bench >/dev/null 2>"$out/bench-$name.stderr" ||
+    fail "--bench with $way exited non-zero"
   gpu_error=$(json_get "$json" "((r.get('bench') or {}).get('gpu') or {}).get('error', '')")
-  [ -z "$gpu_error" ] || fail "with $jit=1 the kernels did not load: $gpu_error"
+  [ -z "$gpu_error" ] || fail "with $way the kernels did not load: $gpu_error"
+  json_get "$json" "'kernels %s loaded in %s ms; device copy %s GB/s; FP32 %s TFLOP/s' % tuple(r['bench']['gpu'][k] for k in ('kernels', 'kernels_load_ms', 'device_copy_gbps', 'fp32_tflops'))"
+  case $way in
+    IMGSMITH_PROBE_KERNELS=ptx*)
+      [ "$(json_get "$json" "r['bench']['gpu']['kernels']")" = ptx ] || fail "IMGSMITH_PROBE_KERNELS=ptx did not load the PTX" ;;
+  esac
 done
 
 echo "== CUDA_VISIBLE_DEVICES"

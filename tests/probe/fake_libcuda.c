@@ -21,7 +21,11 @@
  *                                the stand-in's "cannot load" path). With 0
  *                                the kernels "run": each launch computes on
  *                                the CPU what the probe's kernel computes on
- *                                the GPU, in memory the stand-in allocates
+ *                                the GPU, in memory the stand-in allocates.
+ *                                With "judge" it reads the image as a driver
+ *                                of FAKE_DRIVER_VERSION would (judge_image)
+ *   FAKE_MODULES_TRIED=<path>    each image cuModuleLoadData is given, one
+ *                                line a call: "fatbin" or "ptx <ISA>"
  *   FAKE_WRONG_RESULTS=<kernel>  that kernel (copy, fma, sgemm, logreg)
  *                                computes one value wrongly
  *   FAKE_MEMCPY=<CUresult>       what host<->device copies return
@@ -238,10 +242,73 @@ static const kernel_t kernels[] = {{"probe_copy", K_COPY},
                                    {"probe_logreg_gradient", K_GRADIENT}};
 static int loaded;
 
+/* The newest PTX ISA (major * 10 + minor) a driver of CUDA `cuda` compiles,
+ * from NVIDIA's PTX ISA release history: CUDA 11.x 7.x, 12.0-12.5 8.0-8.5,
+ * 12.7-12.9 8.6-8.8, 13.x 9.x. */
+static int newest_ptx_isa(int cuda) {
+  const int major = cuda / 1000, minor = cuda % 1000 / 10;
+  if (major == 12 && minor >= 7) return 80 + minor - 1;
+  if (major == 12 && minor == 6) return 85;
+  return (major - 4) * 10 + minor;
+}
+
+static unsigned read_u32(const unsigned char* p) {
+  return (unsigned)p[0] | (unsigned)p[1] << 8 | (unsigned)p[2] << 16 | (unsigned)p[3] << 24;
+}
+
+/* What a driver of FAKE_DRIVER_VERSION answers for `image`, as NVIDIA's
+ * compatibility rules have it:
+ *   - PTX text (".version X.Y"): compiled when the driver's CUDA knows ISA
+ *     X.Y, else 222 (UNSUPPORTED_PTX_VERSION);
+ *   - a fatbin (magic 0xBA55ED50): its cubins load on a driver of their
+ *     toolkit's CUDA major or newer. The stand-in takes the toolkit from the
+ *     fatbin's PTX entry (ISA 9.x: CUDA 13), as nvcc writes its own ISA. On
+ *     an older driver the PTX entry is tried, and refused when its ISA is
+ *     newer than the driver: 222;
+ *   - anything else: 200 (INVALID_IMAGE).
+ * The fatbin's layout: a 16-byte header (magic, version, header size, size),
+ * then entries of {u16 kind (1 PTX, 2 ELF), u16, u32 header size, u64 size,
+ * ..., at 24 u16 minor, u16 major}. */
+static int judge_image(const unsigned char* image, FILE* tried) {
+  const int driver = env_int("FAKE_DRIVER_VERSION", 12040);
+  if (read_u32(image) == 0xBA55ED50u) {
+    if (tried) fputs("fatbin\n", tried);
+    const unsigned header = image[4 + 2] | image[4 + 3] << 8;
+    const unsigned long long size = read_u32(image + 8) | (unsigned long long)read_u32(image + 12)
+                                                              << 32;
+    int ptx_isa = 0;
+    for (unsigned long long at = header; at + 32 <= header + size;) {
+      const unsigned char* e = image + at;
+      const unsigned kind = e[0] | e[1] << 8, entry_header = read_u32(e + 4);
+      const unsigned long long entry_size = read_u32(e + 8) | (unsigned long long)read_u32(e + 12)
+                                                                  << 32;
+      if (kind == 1) ptx_isa = (e[26] | e[27] << 8) * 10 + (e[24] | e[25] << 8);
+      if (entry_header == 0) break;
+      at += entry_header + entry_size;
+    }
+    if (ptx_isa == 0 || driver / 1000 >= ptx_isa / 10 + 4) return 0;
+    return ptx_isa <= newest_ptx_isa(driver) ? 0 : 222;
+  }
+  const char* text = (const char*)image;
+  const char* version = strstr(text, "\n.version ");
+  int major = 0, minor = 0;
+  if (version == NULL || sscanf(version, "\n.version %d.%d", &major, &minor) != 2) return 200;
+  if (tried) fprintf(tried, "ptx %d.%d\n", major, minor);
+  return major * 10 + minor <= newest_ptx_isa(driver) ? 0 : 222;
+}
+
 int cuModuleLoadData(void** module, const void* image) {
-  (void)image;
   *module = NULL;
-  const int rc = env_int("FAKE_MODULE_LOAD", 222);
+  const char* mode = getenv("FAKE_MODULE_LOAD");
+  int rc = 222;
+  if (mode != NULL && strcmp(mode, "judge") == 0) {
+    const char* path = getenv("FAKE_MODULES_TRIED");
+    FILE* tried = path != NULL ? fopen(path, "a") : NULL;
+    rc = judge_image((const unsigned char*)image, tried);
+    if (tried) fclose(tried);
+  } else if (mode != NULL && *mode != '\0') {
+    rc = atoi(mode);
+  }
   if (rc != 0) return rc;
   *module = (void*)&loaded;
   loaded = 1;

@@ -250,11 +250,11 @@ check "bench without GPU: verdict" grep -q "bench: no GPU; CPU: network step [0-
 check "bench: the threads follow the affinity mask (taskset -c 0: 1)" sh -c "env -i PATH='$PATH' IMGSMITH_PROBE_DEV='$tmp/no-dev' taskset -c 0 '$probe' --bench --json 2>/dev/null | grep -q '\"network_step_threads\":1,'"
 run "${withgpu[@]}" "$probe" --bench --json
 if [ "$kernels" = with-kernels ]; then
-  check "bench 222 on a CUDA 12 driver: the kernels' CUDA 13 named" grep -q "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): the probe's kernels were built with CUDA 13.[0-9] and this driver supports CUDA 12.4, an older major release" "$tmp/out"
+  check "bench 222 on a CUDA 12 driver: only the PTX tried, what it needs named" grep -q '"error":"the probe.s kernels did not load: loading the PTX (ISA 7.0) failed: CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): the driver refused PTX ISA 7.0 (CUDA 11.0, driver R450 or newer); this driver supports CUDA 12.4"' "$tmp/out"
   run "${withgpu[@]}" FAKE_DRIVER_VERSION=13000 "$probe" --bench --json
-  check "bench 222 on a CUDA 13 driver: the PTX named" grep -q "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): the kernels' PTX is newer than this driver" "$tmp/out"
+  check "bench 222 on a CUDA 13 driver: the fatbin's failure, then the PTX's" grep -q "loading the fatbin (CUDA 13.[0-9]) failed: CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): the fatbin's PTX is newer than this driver.*; loading the PTX (ISA 7.0) failed: CUDA_ERROR_UNSUPPORTED_PTX_VERSION" "$tmp/out"
   run "${withgpu[@]}" FAKE_DRIVER_VERSION=13000 FAKE_MODULE_LOAD=209 "$probe" --bench --json
-  check "bench 209: no SASS and no JIT, named" grep -q "CUDA_ERROR_NO_BINARY_FOR_GPU (209): the probe has no SASS for this GPU" "$tmp/out"
+  check "bench 209: no SASS and no JIT, named" grep -q "CUDA_ERROR_NO_BINARY_FOR_GPU (209): the fatbin has no SASS for this GPU.*the driver compiles no PTX here (CUDA_DISABLE_PTX_JIT set?)" "$tmp/out"
   run "${withgpu[@]}" FAKE_DRIVER_VERSION=13000 FAKE_MODULE_LOAD=221 "$probe" --bench --json
   check "bench 221: the JIT compiler missing, named" grep -q "libnvidia-ptxjitcompiler.so.1, was not mounted" "$tmp/out"
 else
@@ -278,6 +278,28 @@ if [ "$kernels" = with-kernels ]; then
   check "bench: results checked against the CPU's" test "$(json_gpu "r['bench']['gpu']['results_checked'] and r['bench']['gpu']['network_step_relative_error'] < 1e-3")" = True
   check "bench: the verdict names what was compared" grep -q "x faster than $cpus CPU thread.* on the network step; [0-9.]*x one CPU thread on the logistic regression.*include the copies" "$tmp/err"
   check "bench: everything the GPU half held is freed" grep -q "device_allocations=0 host_allocations=0 events=0 modules=0 contexts=0" "$tmp/ledger"
+  # Which kernels load, judged by the stand-in as a driver of that version
+  # would (fake_libcuda.c, judge_image): the fatbin on CUDA 13, the ISA 7.0
+  # PTX on the R535-R570 drivers most fleets run, nothing on a CUDA 10 one.
+  judge=("${withgpu[@]}" FAKE_MODULE_LOAD=judge FAKE_FREE_MEM=268435456 FAKE_ELAPSED_MS=10 FAKE_MODULES_TRIED="$tmp/tried")
+  rm -f "$tmp/tried"
+  run "${judge[@]}" FAKE_DRIVER_VERSION=13000 "$probe" --bench --json
+  check "kernels on a CUDA 13.0 driver: the fatbin, tried alone" test "$(json_gpu "(r['bench']['gpu']['kernels'], r['bench']['gpu']['kernels_fallback'])"):$(tr '\n' ' ' <"$tmp/tried")" = "('fatbin', None):fatbin "
+  for driver in 12020 12080; do
+    rm -f "$tmp/tried"
+    run "${judge[@]}" FAKE_DRIVER_VERSION=$driver "$probe" --bench --json
+    check "kernels on a CUDA $driver driver: the PTX, the fatbin not tried" test "$(json_gpu "r['bench']['gpu']['kernels']"):$(tr '\n' ' ' <"$tmp/tried")" = "ptx:ptx 7.0 "
+    check "kernels on a CUDA $driver driver: why not the fatbin, said" grep -q "bench: kernels: PTX, compiled by the driver, loaded in [0-9.]* ms (the fatbin (CUDA 13.[0-9]) needs a driver of CUDA 13 or newer; this one supports CUDA 12.[28])" "$tmp/err"
+    check "kernels on a CUDA $driver driver: the figures are there" test "$(json_gpu "r['bench']['gpu']['results_checked']")" = True
+  done
+  run "${judge[@]}" FAKE_DRIVER_VERSION=13000 IMGSMITH_PROBE_KERNELS=ptx "$probe" --bench --json
+  check "IMGSMITH_PROBE_KERNELS=ptx on CUDA 13: the PTX" test "$(json_gpu "r['bench']['gpu']['kernels']")" = ptx
+  run "${judge[@]}" FAKE_DRIVER_VERSION=12040 IMGSMITH_PROBE_KERNELS=fatbin "$probe" --bench --json
+  check "IMGSMITH_PROBE_KERNELS=fatbin on CUDA 12.4: refused, as a real driver would" grep -q '"error":"the probe.s kernels did not load: loading the fatbin (CUDA 13.[0-9]) failed: CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222)' "$tmp/out"
+  run "${judge[@]}" FAKE_DRIVER_VERSION=10020 "$probe" --bench --json
+  check "kernels on a CUDA 10.2 driver: none load, the PTX's need named" grep -q "the driver refused PTX ISA 7.0 (CUDA 11.0, driver R450 or newer); this driver supports CUDA 10.2" "$tmp/out"
+  run "${judge[@]}" FAKE_DRIVER_VERSION=13000 IMGSMITH_PROBE_KERNELS=sass "$probe" --bench --json
+  check "IMGSMITH_PROBE_KERNELS=sass: the choices named" grep -q '"error":"IMGSMITH_PROBE_KERNELS=sass: the choices are fatbin and ptx"' "$tmp/out"
   run "${gpu[@]}" FAKE_ELAPSED_MS=10,12 "$probe" --bench --json
   check "bench: pairs that disagree show as spread" test "$(json_gpu "r['bench']['gpu']['h2d_spread_percent'] > 10")" = True
   for kernel in copy fma sgemm logreg; do
