@@ -137,9 +137,9 @@ void write_all(int fd, const std::string& data) {
 }
 
 // The child: the checks, then the benchmark, each followed by its marker.
-[[noreturn]] void child(int fd, bool bench) {
+[[noreturn]] void child(int fd, bool bench, CheckTime when) {
   Report r;
-  run_checks(r);
+  run_checks(r, when);
   write_all(fd, encode_report(r) + "end=checks\n");
   if (bench) {
     const bool usable = r.status == Status::Ok && !r.devices.empty();
@@ -213,7 +213,8 @@ void stop(pid_t pid) {
 
 }  // namespace
 
-ChecksOutcome run_checks_in_child(bool bench, double timeout, double bench_timeout) {
+ChecksOutcome run_checks_in_child(bool bench, double timeout, double bench_timeout,
+                                  CheckTime when) {
   ChecksOutcome out;
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
@@ -233,7 +234,7 @@ ChecksOutcome run_checks_in_child(bool bench, double timeout, double bench_timeo
   }
   if (pid == 0) {
     ::close(fds[0]);
-    child(fds[1], bench);
+    child(fds[1], bench, when);
   }
   ::close(fds[1]);
   std::string pending;

@@ -22,6 +22,6 @@ struct ChecksOutcome {
 // Runs run_checks() and, when `bench`, run_bench() on GPU 0 in a child
 // process: the checks bounded by `timeout` seconds, the benchmark by
 // `bench_timeout` more. Nothing of the GPU stays in this process.
-ChecksOutcome run_checks_in_child(bool bench, double timeout, double bench_timeout);
+ChecksOutcome run_checks_in_child(bool bench, double timeout, double bench_timeout, CheckTime when);
 
 }  // namespace probe

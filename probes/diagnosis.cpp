@@ -59,9 +59,12 @@ std::string uuid_text(const CUuuid& u) {
 // A GPU in prohibited mode takes no context; one in exclusive-process mode
 // takes one process's only, so another holding it leaves the application
 // error 46. Retaining the primary context (and releasing it at once) is
-// the only way to know, and it is done only in that mode. GPU 0, the one
-// an application takes by default, decides the verdict; others get a note.
-void check_compute_mode(Report& r, const CudaDriver& cu, CUdevice dev, Device& d) {
+// the only way to know, and it is done only in that mode, and only before
+// the application: beside it (--check) the holder is most likely the
+// application itself, and taking the context could only fail, or, in the
+// instant it is free, take it from the application. GPU 0, the one an
+// application takes by default, decides the verdict; others get a note.
+void check_compute_mode(Report& r, const CudaDriver& cu, CUdevice dev, Device& d, CheckTime when) {
   int mode = CU_COMPUTEMODE_DEFAULT;
   if (cu.cuDeviceGetAttribute == nullptr ||
       cu.cuDeviceGetAttribute(&mode, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, dev) != CUDA_SUCCESS)
@@ -74,6 +77,7 @@ void check_compute_mode(Report& r, const CudaDriver& cu, CUdevice dev, Device& d
           " -c DEFAULT (or give this container another GPU)";
   } else if (mode == CU_COMPUTEMODE_EXCLUSIVE_PROCESS) {
     d.compute_mode = "exclusive-process";
+    if (when == CheckTime::BesideApp) return;
     CUcontext ctx = nullptr;
     const CUresult rc = cu.cuDevicePrimaryCtxRetain != nullptr
                             ? cu.cuDevicePrimaryCtxRetain(&ctx, dev)
@@ -222,7 +226,7 @@ void fail(Report& r, Status status, std::string reason, std::string fix) {
   r.fix = std::move(fix);
 }
 
-void run_checks(Report& r) {
+void run_checks(Report& r, CheckTime when) {
   r.image_cuda = env("CUDA_VERSION");
   r.visible_nvidia = env("NVIDIA_VISIBLE_DEVICES");
   r.visible_cuda = env("CUDA_VISIBLE_DEVICES");
@@ -355,7 +359,7 @@ void run_checks(Report& r) {
     // own; NVML spells its UUID "MIG-" (query_nvml).
     d.mig = d.name.find(" MIG ") != std::string::npos;
     if (d.mig && d.uuid.starts_with("GPU-")) d.uuid = "MIG-" + d.uuid.substr(4);
-    check_compute_mode(r, cu, dev, d);
+    check_compute_mode(r, cu, dev, d, when);
     r.devices.push_back(d);
   }
   query_nvml(r);
@@ -394,7 +398,7 @@ std::string smallest_known_gpu(unsigned long long need) {
 
 }  // namespace
 
-void check_model_vram(Report& r) {
+void check_model_vram(Report& r, CheckTime when) {
   Report::Vram& v = r.vram;
   const std::string need = env("IMGSMITH_MODEL_VRAM");
   if (need.empty()) return;
@@ -419,6 +423,19 @@ void check_model_vram(Report& r) {
     v.kv_bytes_per_token = 0;
   if (r.status != Status::Ok || r.devices.empty()) return;  // no GPU: said already
   const Device& d = r.devices.front();
+  if (when == CheckTime::BesideApp) {
+    // The running application's own memory is not a reason to restart it.
+    v.checked = d.memory_total > 0;
+    v.fits = !v.checked || d.memory_total >= v.need;
+    v.line = "the model needs " + gigabytes(v.need) + "; GPU 0 (" + d.name + ") holds " +
+             gigabytes(d.memory_total) + " in all: " +
+             (v.fits ? std::string("it can fit (a check beside the running application "
+                                   "compares with the total: the free memory is the "
+                                   "application's to take)")
+                     : "it can never fit; use a GPU with at least " + gigabytes(v.need) +
+                           smallest_known_gpu(v.need));
+    return;
+  }
   if (!d.has_free) {
     v.line = "the model needs " + gigabytes(v.need) +
              "; GPU 0's free memory is unknown (no NVML), " +

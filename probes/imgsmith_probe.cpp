@@ -62,7 +62,9 @@ void usage(FILE* to) {
       "  --check            the checks alone, whatever IMGSMITH_PROBE says, the verdict\n"
       "                     as the exit status (a Kubernetes startupProbe, a Docker\n"
       "                     HEALTHCHECK); no COMMAND; nothing of the GPU is kept:\n"
-      "                     the process ends with the checks\n"
+      "                     the process ends with the checks. It runs beside the\n"
+      "                     application: it takes no context of an exclusive-process\n"
+      "                     GPU, and compares the model with GPU 0's total memory\n"
       "\n"
       "Environment:\n"
       "  IMGSMITH_PROBE=warn     report, then run COMMAND (default)\n"
@@ -70,14 +72,15 @@ void usage(FILE* to) {
       "  IMGSMITH_PROBE=off      run COMMAND at once\n"
       "  IMGSMITH_PROBE_JSON=PATH  also write the JSON report to PATH\n"
       "  IMGSMITH_MODEL_VRAM=BYTES  the model's GPU memory need (imgsmith gen writes it):\n"
-      "                     checked against GPU 0's free memory\n"
+      "                     checked against GPU 0's free memory before COMMAND starts\n"
+      "  IMGSMITH_PROBE_KERNELS=fatbin|ptx  --bench loads only that image of its kernels\n"
       "\n"
       "Exit status: COMMAND's own; without COMMAND, 0 when a GPU is usable, else 3;\n"
       "3 in require mode when no GPU is usable; 4 in require mode when the model\n"
       "(IMGSMITH_MODEL_VRAM bytes) does not fit GPU 0's free memory; 2 bad usage;\n"
       "127 COMMAND cannot run.\n"
       "With --check: 0 a GPU is usable (and the model fits); 3 no GPU is visible;\n"
-      "4 the model does not fit GPU 0's free memory; 5 the driver is older than the\n"
+      "4 the model is larger than GPU 0's total memory; 5 the driver is older than the\n"
       "image's CUDA; 6 the checks did not finish within the timeout; 7 a GPU is there\n"
       "but cannot be used (the line says why); 2 bad usage.\n");
 }
@@ -160,10 +163,11 @@ int main(int argc, char** argv) {
   // overruns: a driver that hangs in cuInit is reported, and in warn mode
   // the application still starts.
   const auto start = std::chrono::steady_clock::now();
-  ChecksOutcome outcome = run_checks_in_child(bench, timeout, bench_timeout);
+  const CheckTime when = check ? CheckTime::BesideApp : CheckTime::BeforeApp;
+  ChecksOutcome outcome = run_checks_in_child(bench, timeout, bench_timeout, when);
   Report& report = outcome.report;
   const bool timed_out = outcome.checks_timed_out;
-  check_model_vram(report);
+  check_model_vram(report, when);
   const std::string& bench_lines = outcome.bench_lines;
   if (outcome.bench_wrong_results)
     fail(report, Status::Error, "GPU 0 " + outcome.bench_wrong_reason,

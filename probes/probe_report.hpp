@@ -80,11 +80,20 @@ bool open_nvml(Nvml& n);
 // Records why the GPU cannot be used, and the fix, unless an earlier cause
 // is already recorded.
 void fail(Report& r, Status status, std::string reason, std::string fix);
+// When the checks run. As the entrypoint, before the application: the GPU
+// is the application's to take. As a startup or liveness probe (--check),
+// beside a running application that may already hold it: an exclusive-
+// process GPU's context and most of its memory (vLLM preallocates 90%) can
+// be the application's own, and must not count against it.
+enum class CheckTime { BeforeApp, BesideApp };
+
 // The device nodes, the driver, the image's CUDA against it, each device.
-void run_checks(Report& r);
-// The model's need (IMGSMITH_MODEL_VRAM) against GPU 0's free memory,
-// after run_checks; nothing when no need is set.
-void check_model_vram(Report& r);
+void run_checks(Report& r, CheckTime when);
+// The model's need (IMGSMITH_MODEL_VRAM), after run_checks: before the
+// application, against GPU 0's free memory (what other processes leave);
+// beside it, against GPU 0's total, so that only a model that can never fit
+// fails. Nothing when no need is set.
+void check_model_vram(Report& r, CheckTime when);
 
 // ----- the report (report_output.cpp) ------------------------------------
 

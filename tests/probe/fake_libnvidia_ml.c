@@ -1,7 +1,8 @@
 /* A stand-in for libnvidia-ml.so.1, for tests on machines without an
  * NVIDIA GPU. FAKE_NVML_INIT=<nvmlReturn_t> scripts nvmlInit_v2 (default 0);
  * FAKE_NVML_FREE=<bytes>[,<bytes>...] scripts the free memory of each NVML
- * device in NVML's order (default total - used); FAKE_DEVICE_COUNT devices
+ * device in NVML's order (default total - 1 GiB), the rest counted as used;
+ * FAKE_TOTAL_MEM=<bytes> the total (as the stand-in libcuda's); FAKE_DEVICE_COUNT devices
  * (as the stand-in libcuda), in CUDA's order unless FAKE_NVML_REVERSED=1
  * puts them the other way round, as NVML's PCI order can; a handle is
  * found by index or by the UUID the stand-in libcuda gives the device;
@@ -64,14 +65,20 @@ int nvmlDeviceGetHandleByUUID(const char* uuid, void** handle) {
 }
 int nvmlDeviceGetMemoryInfo(void* handle, memory_t* m) {
   const unsigned index = (unsigned)(unsigned long)handle - 1;
-  m->total = mig() ? 19327352832ULL : 150754820096ULL;
+  const char* total = getenv("FAKE_TOTAL_MEM"); /* as the stand-in libcuda's */
+  m->total = total != NULL && *total != '\0' ? strtoull(total, NULL, 10)
+             : mig()                         ? 19327352832ULL
+                                             : 150754820096ULL;
   m->used = 1073741824ULL;
   m->free = m->total - m->used;
   const char* list = getenv("FAKE_NVML_FREE");
   for (unsigned i = 0; list != NULL && *list != '\0'; ++i) {
     char* end = NULL;
     const unsigned long long bytes = strtoull(list, &end, 10);
-    if (i == index) m->free = bytes;
+    if (i == index) {
+      m->free = bytes;
+      if (bytes <= m->total) m->used = m->total - bytes;
+    }
     list = *end == ',' ? end + 1 : end;
     if (end == list && *end != '\0') break;
   }

@@ -127,13 +127,20 @@ check "compute mode Prohibited: exit 7" test "$status" -eq 7
 check "compute mode Prohibited: named" grep -q "error: GPU 0 (.*) is in compute mode Prohibited" "$tmp/err"
 check "compute mode Prohibited: the fix" grep -q "fix: on the host: nvidia-smi -i 0 -c DEFAULT" "$tmp/err"
 check "compute mode in the JSON" grep -q '"compute_mode":"prohibited"' "$tmp/out"
-run "${withgpu[@]}" FAKE_COMPUTE_MODE=3 FAKE_CTX_RETAIN=46 "$probe" --check
-check "exclusive-process, in use: exit 7" test "$status" -eq 7
+run "${withgpu[@]}" FAKE_COMPUTE_MODE=3 FAKE_CTX_RETAIN=46 IMGSMITH_PROBE=require "$probe" -- sh -c "echo ran >'$tmp/ran-46'"
+check "exclusive-process, in use before the app: require mode exits 3" test "$status" -eq 3 -a ! -e "$tmp/ran-46"
 check "exclusive-process, in use: error 46 named" grep -q "compute mode Exclusive_Process and another process holds it (error 46)" "$tmp/err"
-run "${withgpu[@]}" FAKE_COMPUTE_MODE=3 FAKE_LEDGER="$tmp/ledger" "$probe" --check --json
+run "${withgpu[@]}" FAKE_COMPUTE_MODE=3 FAKE_LEDGER="$tmp/ledger" "$probe" --json
 check "exclusive-process, free: ok" test "$status" -eq 0
 check "exclusive-process, free: the context taken to find out is released" grep -q "contexts=0" "$tmp/ledger"
 check "exclusive-process: in the JSON" grep -q '"compute_mode":"exclusive-process"' "$tmp/out"
+# As a startupProbe (--check) the app is running and holds the context: the
+# probe takes none, and a held GPU is no failure.
+rm -f "$tmp/ledger"
+run "${withgpu[@]}" FAKE_COMPUTE_MODE=3 FAKE_CTX_RETAIN=46 FAKE_LEDGER="$tmp/ledger" "$probe" --check --json
+check "--check beside an app holding an exclusive-process GPU: exit 0" test "$status" -eq 0
+check "--check beside the app: no context taken" test ! -e "$tmp/ledger"
+check "--check beside the app: the mode still reported" grep -q '"compute_mode":"exclusive-process"' "$tmp/out"
 run "${withgpu[@]}" FAKE_DEVICE_COUNT=2 FAKE_COMPUTE_MODE=0,2 "$probe" --check
 check "GPU 1 prohibited, GPU 0 fine: ok" test "$status" -eq 0
 check "GPU 1 prohibited: a note" grep -q "note: GPU 1 (.*) is in compute mode Prohibited" "$tmp/err"
@@ -204,10 +211,18 @@ check "--check: a usable GPU exits 0 (even with IMGSMITH_PROBE=off)" test "$stat
 check "--check: and says so" grep -q "ok: 1 GPU" "$tmp/err"
 run "${nogpu[@]}" "$probe" --check
 check "--check: no GPU visible exits 3" test "$status" -eq 3
-run "${withgpu[@]}" IMGSMITH_MODEL_VRAM=14200000000 FAKE_NVML_FREE=3000000000 "$probe" --check
-check "--check: a model that does not fit exits 4" test "$status" -eq 4
-run "${withgpu[@]}" IMGSMITH_MODEL_VRAM=14200000000 FAKE_NVML_FREE=22100000000 "$probe" --check
-check "--check: a model that fits exits 0" test "$status" -eq 0
+# As a startupProbe the app has started and may hold most of the memory
+# (vLLM preallocates 90%): the need is compared with the GPU's total, so
+# only a model that can never fit fails, and the pod is not restarted for
+# memory its own app took.
+run "${withgpu[@]}" IMGSMITH_MODEL_VRAM=70000000000 FAKE_TOTAL_MEM=143771000000 FAKE_NVML_FREE=14377100000 "$probe" --check
+check "--check beside an app holding 90% of the memory: a half-GPU model exits 0" test "$status" -eq 0
+check "--check: the total, not the free memory, and why" grep -q "the model needs 70.0 GB; GPU 0 (.*) holds 143.8 GB in all: it can fit (a check beside the running application compares with the total" "$tmp/err"
+run "${withgpu[@]}" IMGSMITH_MODEL_VRAM=14200000000 FAKE_TOTAL_MEM=12000000000 "$probe" --check
+check "--check: a model over the GPU's total exits 4" test "$status" -eq 4
+check "--check: over the total: it can never fit, and what would" grep -q "holds 12.0 GB in all: it can never fit; use a GPU with at least 14.2 GB (the smallest in imgsmith's table: T4, 16 GB)" "$tmp/err"
+run "${withgpu[@]}" IMGSMITH_MODEL_VRAM=70000000000 FAKE_TOTAL_MEM=143771000000 FAKE_NVML_FREE=14377100000 IMGSMITH_PROBE=require "$probe" -- sh -c 'echo ran'
+check "the same GPU before the app starts: 90% taken by others is a refusal (4)" test "$status" -eq 4
 run "${withgpu[@]}" FAKE_DRIVER_VERSION=12040 CUDA_VERSION=13.0.1 "$probe" --check
 check "--check: a driver older than the image's CUDA exits 5" test "$status" -eq 5
 start=$(date +%s%N)
