@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -223,6 +224,7 @@ ChecksOutcome run_checks_in_child(bool bench, double timeout, double bench_timeo
          "the container has run out of file descriptors or memory");
     return out;
   }
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     fail(out.report, Status::Error,
@@ -233,6 +235,10 @@ ChecksOutcome run_checks_in_child(bool bench, double timeout, double bench_timeo
     return out;
   }
   if (pid == 0) {
+    // The checks die with the probe: a probe killed by its caller (a
+    // kubelet's probe timeout, docker stop) leaves no child holding the GPU.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);  // it died before prctl took effect
     ::close(fds[0]);
     child(fds[1], bench, when);
   }
@@ -249,9 +255,11 @@ ChecksOutcome run_checks_in_child(bool bench, double timeout, double bench_timeo
       stop(pid);
       fail(r, Status::Error,
            "the GPU checks did not finish within " + std::to_string(static_cast<int>(timeout)) +
-               " s (the driver hangs in cuInit)",
-           "check the host: nvidia-smi, dmesg; persistence mode (nvidia-smi -pm 1) shortens "
-           "driver start-up");
+               " s: the driver is slow to start the GPU (a cold GPU without persistence mode "
+               "can take longer than that) or hangs",
+           "give it longer (--timeout or IMGSMITH_PROBE_TIMEOUT, e.g. 60); persistence mode on "
+           "the host (nvidia-smi -pm 1) shortens driver start-up; if it never finishes, check "
+           "the host: nvidia-smi, dmesg");
     } else {
       fail(r, Status::Error, "the GPU checks died inside the driver (" + ending(pid) + ")",
            "check the host: nvidia-smi, dmesg (Xid errors); the driver library mounted into the "

@@ -17,7 +17,6 @@ struct CUuuid {
 // Driver API error codes the probe explains by name (cuda.h).
 inline constexpr CUresult CUDA_SUCCESS = 0;
 inline constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
-inline constexpr CUresult CUDA_ERROR_INSUFFICIENT_DRIVER = 35;
 inline constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 inline constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 inline constexpr CUresult CUDA_ERROR_DEVICE_UNAVAILABLE = 46;

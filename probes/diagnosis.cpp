@@ -271,13 +271,6 @@ void run_checks(Report& r, CheckTime when) {
            "docker run --gpus all (or --gpus '\"device=0\"'), and check that "
            "CUDA_VISIBLE_DEVICES names a device that exists");
       return;
-    case CUDA_ERROR_INSUFFICIENT_DRIVER:
-      fail(r, Status::DriverTooOld,
-           "the host driver is older than this image's CUDA (error 35): it supports CUDA " +
-               (r.driver_cuda != 0 ? cuda_text(r.driver_cuda) : std::string("?")) +
-               (r.image_cuda.empty() ? "" : ", the image has " + r.image_cuda),
-           "upgrade the host's NVIDIA driver, or use an image built for an older CUDA");
-      return;
     case CUDA_ERROR_SYSTEM_NOT_READY:
       fail(r, Status::Error,
            "the system is not yet initialized (error 802): NVIDIA Fabric Manager is not running "

@@ -185,7 +185,6 @@ int cuGetErrorName(int error, const char** name) {
   } names[] = {{1, "CUDA_ERROR_INVALID_VALUE"},
                {2, "CUDA_ERROR_OUT_OF_MEMORY"},
                {34, "CUDA_ERROR_STUB_LIBRARY"},
-               {35, "CUDA_ERROR_INSUFFICIENT_DRIVER"},
                {46, "CUDA_ERROR_DEVICE_UNAVAILABLE"},
                {100, "CUDA_ERROR_NO_DEVICE"},
                {101, "CUDA_ERROR_INVALID_DEVICE"},
