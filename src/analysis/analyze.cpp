@@ -222,9 +222,14 @@ Analysis analyze_layers(const ResolvedImage& image,
   a.top = top;
 
   // Package databases: the copy in the highest layer, if it is still visible.
-  for (auto& [path, file] : newest)
-    if (const FileNode* node = tree.find(path); node != nullptr && node->type == EntryType::File)
+  for (auto& [path, file] : newest) {
+    const FileNode* node = tree.find(path);
+    if (node == nullptr) continue;
+    if (file.symlink && node->type == EntryType::Symlink)
+      a.links.push_back(std::move(file));
+    else if (!file.symlink && node->type == EntryType::File)
       (file.whole ? a.metadata : a.file_heads).push_back(std::move(file));
+  }
   if (const auto cfg = image.config.find("config"); cfg != image.config.end() && cfg->is_object())
     a.working_dir = config_string(*cfg, "WorkingDir");
   a.tree = std::move(tree_owner);

@@ -23,7 +23,8 @@ CaptureFn capture_for(bool read_models) {
          ForwardReader& rest) -> std::any {
         if (auto model = inspect_model_content(head, rest, size)) return std::move(*model);
         return {};
-      });
+      },
+      hf_cache_link);
 }
 
 // 1. Read: the image's layers, merged and measured.
@@ -44,12 +45,14 @@ std::vector<ModelReport> read_models(const Analysis& analysis,
     for (const auto& file : *kept)
       if (const auto* model = std::any_cast<ModelFile>(&file.inspected))
         files.push_back(ModelFileAt{"/" + file.path, *model});
-  std::vector<TextFileAt> configs;
+  std::vector<TextFileAt> texts;
   for (const auto& file : analysis.metadata)
-    if (file.path.ends_with("config.json"))
-      configs.push_back(TextFileAt{"/" + file.path, file.content});
+    if (file.path.ends_with("config.json") || hf_cache_text(file.path, file.content.size()))
+      texts.push_back(TextFileAt{"/" + file.path, file.content});
+  std::vector<LinkAt> links;
+  for (const auto& link : analysis.links) links.push_back(LinkAt{"/" + link.path, link.content});
   std::vector<ModelReport> reports;
-  for (auto& model : collect_models(files, configs)) {
+  for (auto& model : collect_models(resolve_hf_caches(std::move(files), std::move(texts), links))) {
     VramEstimate vram = estimate_vram(model, *settings);
     reports.push_back(ModelReport{std::move(model), std::move(vram)});
   }

@@ -56,6 +56,25 @@ void read_candidate(const fs::path& path, std::uint64_t size, const std::string&
   if (file) found.files.push_back(ModelFileAt{shown, std::move(*file)});
 }
 
+// A Hugging Face cache (models--ORG--NAME/{blobs,snapshots,refs}) is read
+// through its snapshots' names, symlinks to the blobs: a blob has no name
+// to group shards by or to find config.json with. So the blobs folder is
+// not walked, nor a snapshot other than the one refs/main names (when that
+// one is there).
+bool skipped_in_hf_cache(const fs::path& dir) {
+  const fs::path parent = dir.parent_path();
+  const auto is_cache = [](const fs::path& p) {
+    return p.filename().string().starts_with("models--");
+  };
+  if (dir.filename() == "blobs" && is_cache(parent)) return true;
+  if (parent.filename() != "snapshots" || !is_cache(parent.parent_path())) return false;
+  std::ifstream ref(parent.parent_path() / "refs" / "main");
+  std::string main;
+  if (!(ref >> main) || main == dir.filename().string()) return false;
+  std::error_code ec;
+  return fs::is_directory(parent / main, ec);
+}
+
 void search_models(const fs::path& root, const std::string& shown_root, Found& found) {
   std::error_code ec;
   const auto status = fs::status(root, ec);
@@ -72,14 +91,16 @@ void search_models(const fs::path& root, const std::string& shown_root, Found& f
     std::error_code type_ec;
     if (it->is_directory(type_ec)) {
       if (it.depth() >= kMaxModelDepth || kSkippedDirs.count(name) != 0 ||
-          (name.size() > 1 && name[0] == '.'))
+          (name.size() > 1 && name[0] == '.') || skipped_in_hf_cache(it->path()))
         it.disable_recursion_pending();
       continue;
     }
     if (!it->is_regular_file(type_ec)) continue;
     const std::uint64_t size = it->file_size(type_ec);
     if (type_ec) continue;
-    const std::string rel = fs::relative(it->path(), root, type_ec).generic_string();
+    // Lexically: fs::relative resolves symlinks, and a link's own name is the
+    // one that counts (a Hugging Face snapshot's, over its blob's).
+    const std::string rel = it->path().lexically_relative(root).generic_string();
     read_candidate(it->path(), size, shown_root + "/" + rel, found);
   }
 }

@@ -445,6 +445,7 @@ class DiffWalk {
         entry.path = scan_.text.store(path);
         entry.link = scan_.text.store(target);
         entry.type = EntryType::Symlink;
+        keep_link(scan_, entry.path, entry.link, capture_);
         add(entry);
       } else if (!S_ISSOCK(st.st_mode)) {  // sockets never go into a layer tar
         entry.path = scan_.text.store(path);

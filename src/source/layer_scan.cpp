@@ -139,7 +139,10 @@ void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& ca
     if (entry.type == EntryType::File) entry.size = header.size;
     if (entry.type == EntryType::Hardlink)
       entry.link = scan.text.store(normalise_path(header.link));
-    if (entry.type == EntryType::Symlink) entry.link = scan.text.store(header.link);
+    if (entry.type == EntryType::Symlink) {
+      entry.link = scan.text.store(header.link);
+      keep_link(scan, entry.path, entry.link, capture);
+    }
     if (entry.type == EntryType::File) {
       TarEntryContent content(reader);
       keep_content(scan, entry.path, entry.size, capture, hash, content);
@@ -215,6 +218,14 @@ void inspect_content(LayerScan& scan, std::string_view path, std::uint64_t size,
 }
 
 }  // namespace
+
+void keep_link(LayerScan& scan, std::string_view path, std::string_view target,
+               const CaptureFn& capture) {
+  if (!capture.keeps_link(path)) return;
+  CapturedFile link{std::string(path), std::string(target), true, {}};
+  link.symlink = true;
+  scan.captured.push_back(std::move(link));
+}
 
 void keep_content(LayerScan& scan, std::string_view path, std::uint64_t size,
                   const CaptureFn& capture, const CaptureFn& hash, EntryContent& content) {

@@ -264,6 +264,36 @@ check "the summary has the model" grep -q "model   ./model/model.safetensors (sa
 cp -r "$withmodel/model" "$tmp/weights-elsewhere"
 expect "--model names weights outside the project" 0 "$bin" gen "$(fresh pytorch-api)" --model "$tmp/weights-elsewhere" --stdout
 check "their need goes into the Dockerfile" grep -q "IMGSMITH_MODEL_VRAM=$need" "$tmp/out"
+# A Hugging Face hub cache (blobs, snapshots of symlinks to them, refs/main):
+# one model, main's snapshot by its names, its config.json read through
+# the link (KV cache: 2 x 32 layers x 8 KV heads x 128 x 2 bytes a token).
+python3 - "$tmp/hub/models--meta-llama--Meta-Llama-3-8B" <<'PY'
+import hashlib, json, os, struct, sys
+cache = sys.argv[1]
+def safetensors(name, rows):
+    header = json.dumps({name: {"dtype": "BF16", "shape": [rows, 1024], "data_offsets": [0, rows * 2048]}}).encode()
+    return struct.pack("<Q", len(header)) + header + bytes(rows * 2048)
+def snapshot(rev, files):
+    os.makedirs(cache + "/blobs", exist_ok=True)
+    os.makedirs(cache + "/snapshots/" + rev, exist_ok=True)
+    for name, data in files.items():
+        sha = hashlib.sha256(data).hexdigest()
+        open(cache + "/blobs/" + sha, "wb").write(data)
+        os.symlink("../../blobs/" + sha, cache + "/snapshots/" + rev + "/" + name)
+config = {"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 32,
+          "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 8192}
+snapshot("main0rev", {"model-00001-of-00002.safetensors": safetensors("a", 700),
+                      "model-00002-of-00002.safetensors": safetensors("b", 550), "config.json": json.dumps(config).encode()})
+snapshot("old1rev", {"model.safetensors": safetensors("c", 3000), "config.json": json.dumps({**config, "num_hidden_layers": 2}).encode()})
+os.makedirs(cache + "/refs")
+open(cache + "/refs/main", "w").write("main0rev")
+PY
+expect "--model a Hugging Face cache" 0 "$bin" gen "$(fresh pytorch-api)" --model "$tmp/hub/models--meta-llama--Meta-Llama-3-8B"
+check "one model: main's snapshot, by its names" test "$(grep -c '^  model ' "$tmp/out")" = 1
+check "the snapshot main names, both shards (1,250 x 1,024 parameters)" grep -q "model   $tmp/hub/models--meta-llama--Meta-Llama-3-8B/snapshots/main0rev/ (safetensors)" "$tmp/out"
+# weights + 20% activations + 512 MiB of CUDA context + the KV cache at 8,192 tokens
+check "both shards' weights and the config's KV cache in the need" grep -q "IMGSMITH_MODEL_VRAM_BY_PRECISION=bf16:$((1250 * 1024 * 2 * 12 / 10 + 536870912 + 8192 * 131072))," "$tmp/pytorch-api/Dockerfile"
+check "its config.json read through the link: the KV cache" grep -q "IMGSMITH_MODEL_KV_BYTES_PER_TOKEN=131072" "$tmp/pytorch-api/Dockerfile"
 expect "--model that does not exist" 2 "$bin" gen "$(fresh pytorch-api)" --model "$tmp/no-such-model"
 check "it names the path" grep -q -- "--model $tmp/no-such-model: no such file or folder" "$tmp/err"
 expect "--model with no weights in it" 2 "$bin" gen "$(fresh pytorch-api)" --model "$examples/pytorch-api"

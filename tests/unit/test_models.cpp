@@ -194,6 +194,73 @@ TEST_CASE("sharded safetensors add up to one model, with the context a flag sets
         (n.weights + n.kv_cache + n.activations + 1) / 2 + n.cuda_context);
 }
 
+TEST_CASE(
+    "a Hugging Face cache: one model a snapshot, by its names, with its config through the link") {
+  auto tensors = llama_7b();
+  const std::vector<Tensor> first(tensors.begin(), tensors.begin() + 150);
+  const std::vector<Tensor> second(tensors.begin() + 150, tensors.end());
+  const auto [h1, s1] = safetensors_header(first);
+  const auto [h2, s2] = safetensors_header(second);
+  const std::string cache = "/root/.cache/huggingface/hub/models--meta-llama--Llama-2-7b-hf";
+  const auto blob = [&](const char* sha) { return cache + "/blobs/" + sha; };
+  const auto in = [&](const char* rev, const char* name) {
+    return cache + "/snapshots/" + rev + "/" + name;
+  };
+  const std::vector<ModelFileAt> files = {{blob("aa01"), read_text(h1, s1)},
+                                          {blob("aa02"), read_text(h2, s2)},
+                                          {blob("bb01"), read_text(h1, s1)}};
+  std::vector<LinkAt> links = {{in("r1", "model-00001-of-00002.safetensors"), "../../blobs/aa01"},
+                               {in("r1", "model-00002-of-00002.safetensors"), "../../blobs/aa02"},
+                               {in("r1", "config.json"), "../../blobs/cc01"},
+                               // Another revision whose only shard is an absolute link.
+                               {in("r0", "model.safetensors"), blob("bb01")}};
+  std::vector<TextFileAt> texts = {{blob("cc01"), kLlamaConfig},
+                                   {cache + "/refs/main", "r1\n"},
+                                   {"/app/config.json", "{\"port\": 8080}"}};
+
+  SECTION("refs/main names the revision that counts; the other is a warning") {
+    const std::vector<Model> models = collect_models(resolve_hf_caches(files, texts, links));
+    REQUIRE(models.size() == 1);
+    CHECK(models[0].path == in("r1", ""));
+    CHECK(models[0].files.size() == 2);
+    CHECK(models[0].parameters == 6'738'415'616);
+    CHECK(models[0].shape_from == "config.json");
+    CHECK(models[0].shape.layers == 32);
+    REQUIRE(models[0].warnings.size() == 1);
+    CHECK(models[0].warnings[0].find("other revisions than main's (r1): r0") != std::string::npos);
+  }
+  SECTION("without refs/main every snapshot is a checkpoint of its own") {
+    texts.erase(texts.begin() + 1);
+    const std::vector<Model> models = collect_models(resolve_hf_caches(files, texts, links));
+    REQUIRE(models.size() == 2);
+    CHECK(models[0].path == in("r1", ""));
+    CHECK(models[1].path == in("r0", "model.safetensors"));
+    CHECK(models[1].shape_from.empty());  // r0 has no config.json
+  }
+  SECTION("refs/main naming a snapshot the image lacks counts them all") {
+    texts[1].text = "r9";
+    CHECK(collect_models(resolve_hf_caches(files, texts, links)).size() == 2);
+  }
+  SECTION("a blob no snapshot names is no model, and files outside caches pass through") {
+    links.clear();
+    std::vector<ModelFileAt> with_plain = files;
+    with_plain.push_back({"/models/plain.safetensors", read_text(h1, s1)});
+    const ModelInputs inputs = resolve_hf_caches(with_plain, texts, links);
+    REQUIRE(inputs.files.size() == 1);
+    CHECK(inputs.files[0].path == "/models/plain.safetensors");
+    REQUIRE(inputs.configs.size() == 1);
+    CHECK(inputs.configs[0].path == "/app/config.json");
+  }
+  SECTION("which links and small files a scan keeps") {
+    CHECK(hf_cache_link(in("r1", "config.json").substr(1)));
+    CHECK_FALSE(hf_cache_link(cache.substr(1) + "/refs/main"));
+    CHECK_FALSE(hf_cache_link("usr/lib/models--x.so"));
+    CHECK(hf_cache_text(blob("cc01").substr(1), 700));
+    CHECK_FALSE(hf_cache_text(blob("aa01").substr(1), kHfCacheTextBytes + 1));
+    CHECK_FALSE(hf_cache_text("srv/blobs/x", 10));
+  }
+}
+
 TEST_CASE("a safetensors header that lies is reported, not trusted") {
   SECTION("a tensor past the end of the file") {
     auto [header, size] = safetensors_header({{"b", {16}}, {"a", {1024, 1024}}});

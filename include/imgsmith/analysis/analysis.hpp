@@ -79,6 +79,9 @@ struct Analysis {
   // The first bytes of files judged by their content (model formats), from
   // the layer whose copy is visible.
   std::vector<CapturedFile> file_heads;
+  // The visible symbolic links the capture asked for (CaptureFn::keeps_link):
+  // `content` is each one's target, as stored.
+  std::vector<CapturedFile> links;
   std::vector<DuplicateGroup> duplicates;  // with --hash only; most bytes first
 
   std::uint64_t bytes_read = 0;  // from disk, to show what seeking saved

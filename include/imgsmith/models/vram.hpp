@@ -56,6 +56,39 @@ struct TextFileAt {
 std::vector<Model> collect_models(const std::vector<ModelFileAt>& files,
                                   const std::vector<TextFileAt>& configs);
 
+// ----- Hugging Face hub caches (hf_cache.cpp) -----
+// .../models--ORG--NAME/snapshots/<rev>/<name> are symlinks to
+// ../../blobs/<sha>, and refs/main names the revision `main` is.
+
+// A symbolic link and its target, as stored.
+struct LinkAt {
+  std::string path;
+  std::string target;
+};
+// Model files and configs as a checkpoint's folder shows them, and warnings
+// for the models under a path (the cache's folder).
+struct ModelInputs {
+  std::vector<ModelFileAt> files;
+  std::vector<TextFileAt> configs;
+  std::vector<std::pair<std::string, std::string>> warnings;  // path prefix, warning
+};
+// The caches' blobs under the snapshot names that point to them: the
+// snapshot refs/main names where there is one (other revisions are a
+// warning), else every snapshot; a blob no counted snapshot names is left
+// out. Files and texts outside caches pass through; `texts` may hold any
+// captured small files (configs, refs/main, the caches' small blobs).
+ModelInputs resolve_hf_caches(std::vector<ModelFileAt> files, std::vector<TextFileAt> texts,
+                              const std::vector<LinkAt>& links);
+// collect_models, with the warnings of resolve_hf_caches given to the
+// models under their paths.
+std::vector<Model> collect_models(ModelInputs inputs);
+// Which links a scan keeps for resolve_hf_caches (a cache's snapshots), and
+// which small files it keeps whole (a cache's blobs up to
+// kHfCacheTextBytes, its refs).
+inline constexpr std::uint64_t kHfCacheTextBytes = 1 << 20;
+bool hf_cache_link(std::string_view path);
+bool hf_cache_text(std::string_view path, std::uint64_t size);
+
 // The files a model inventory needs kept whole (config.json beside weights)
 // or sniffed although small (ONNX graphs whose weights are external):
 // bytes to keep from the front, as a layer scan's capture function says it.

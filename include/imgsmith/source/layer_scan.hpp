@@ -41,6 +41,9 @@ struct CapturedFile {
   // file's headers: the reader is below the models library, so it holds the
   // record without naming its type); empty when it had nothing to say.
   std::any inspected;
+  // A symbolic link, kept because the capture asked for its target
+  // (CaptureFn::keeps_link): `content` is the target as stored.
+  bool symlink = false;
 };
 
 // Receives a layer's entries, in tar order and in batches, on the thread
@@ -73,11 +76,14 @@ class EntrySink {
 // captured in part, stepping over what it does not need (how model headers
 // are read from the stream without keeping the weights), and returns the
 // record to keep of it in CapturedFile::inspected (empty: nothing).
+// Symbolic links are kept (their targets) where `keep_link` says so: how a
+// Hugging Face cache's snapshot names reach the blobs they point to.
 class CaptureFn {
  public:
   using Select = std::function<std::uint64_t(std::string_view path, std::uint64_t size)>;
   using Inspect = std::function<std::any(std::string_view path, std::uint64_t size,
                                          std::string_view head, ForwardReader& rest)>;
+  using KeepLink = std::function<bool(std::string_view path)>;
 
   CaptureFn() = default;
   template <typename Fn>
@@ -85,18 +91,22 @@ class CaptureFn {
       (!std::is_same_v<std::remove_cvref_t<Fn>, CaptureFn>)
           CaptureFn(Fn fn)  // NOLINT(google-explicit-constructor): a plain selector converts
       : select_(std::move(fn)) {}
-  CaptureFn(Select select, Inspect inspect)
-      : select_(std::move(select)), inspect_(std::move(inspect)) {}
+  CaptureFn(Select select, Inspect inspect, KeepLink keep_link = {})
+      : select_(std::move(select)),
+        inspect_(std::move(inspect)),
+        keep_link_(std::move(keep_link)) {}
 
   std::uint64_t operator()(std::string_view path, std::uint64_t size) const {
     return select_(path, size);
   }
   explicit operator bool() const { return static_cast<bool>(select_); }
   const Inspect& inspect() const { return inspect_; }
+  bool keeps_link(std::string_view path) const { return keep_link_ && keep_link_(path); }
 
  private:
   Select select_;
   Inspect inspect_;
+  KeepLink keep_link_;
 };
 inline constexpr std::uint64_t kCaptureAll = UINT64_MAX;
 
@@ -154,6 +164,9 @@ class EntryContent {
 // content, its first bytes, its digest), as scan_layer does for a tar entry.
 void keep_content(LayerScan& scan, std::string_view path, std::uint64_t size,
                   const CaptureFn& capture, const CaptureFn& hash, EntryContent& content);
+// Keeps a symbolic link's target when `capture` asks for it.
+void keep_link(LayerScan& scan, std::string_view path, std::string_view target,
+               const CaptureFn& capture);
 
 // "./usr//lib/" -> "usr/lib"; "." and "/" -> "". ".." never climbs above the root.
 std::string normalise_path(std::string_view raw);
