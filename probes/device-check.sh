@@ -19,7 +19,9 @@
 #     time a cold compile): the kernels load every way;
 #   - CUDA_VISIBLE_DEVICES=-1 in require mode exits 3 without running the
 #     command; CUDA_VISIBLE_DEVICES=<GPU 0's UUID> finds the same GPU;
-#   - the entrypoint passes the command's output and exit status through.
+#   - the entrypoint passes the command's output and exit status through;
+#   - beside an app holding 90% of the memory (PyTorch, where there is one),
+#     --check passes a half-GPU model, and the entrypoint refuses it (4).
 # nvidia-smi's clocks, P-state, power, PCIe link and persistence mode are
 # logged before and after.
 set -euo pipefail
@@ -136,6 +138,37 @@ passed=0
 output=$("$probe" -- sh -c 'echo app-stdout; exit 5' 2>/dev/null) || passed=$?
 [ "$passed" -eq 5 ] || fail "the command's exit status 5 came back as $passed"
 [ "$output" = app-stdout ] || fail "the command's stdout came back as '$output'"
+
+echo "== a startupProbe beside an app that holds 90% of the GPU's memory"
+# An app that preallocates, as vLLM does (gpu_memory_utilization 0.9): a
+# model of half the GPU passes --check beside it (exit 0), and the same need
+# is refused before an app starts while the memory is taken (require: 4).
+# Needs PyTorch to hold the memory; skipped, and said, without it.
+if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+  rm -f "$out/holding"
+  python3 - "$out/holding" <<'PY' &
+import sys, time, torch
+free, total = torch.cuda.mem_get_info()
+held = torch.empty(int(total * 0.9) - (total - free), dtype=torch.uint8, device="cuda")
+open(sys.argv[1], "w").write(str(total))
+time.sleep(120)
+PY
+  holder=$!
+  for _ in $(seq 600); do [ -s "$out/holding" ] && break; sleep 0.1; done
+  [ -s "$out/holding" ] || { kill "$holder" 2>/dev/null; fail "the app holding 90% of the memory did not start"; }
+  half=$(($(cat "$out/holding") / 2))
+  beside=0
+  IMGSMITH_MODEL_VRAM=$half timeout 60 "$probe" --check 2>"$out/beside.stderr" || beside=$?
+  before=0
+  IMGSMITH_MODEL_VRAM=$half IMGSMITH_PROBE=require timeout 60 "$probe" -- true 2>"$out/before.stderr" || before=$?
+  kill "$holder" 2>/dev/null
+  wait "$holder" 2>/dev/null || true
+  grep -h "model needs" "$out/beside.stderr" "$out/before.stderr" || true
+  [ "$beside" -eq 0 ] || fail "--check beside an app holding 90% exited $beside for a half-GPU model (a restart loop)"
+  [ "$before" -eq 4 ] || fail "before the app, with 90% taken, a half-GPU model exited $before, not 4"
+else
+  echo "skipped: no PyTorch with CUDA here to hold the memory"
+fi
 
 smi_state after
 echo "device-check: PASS"
