@@ -126,7 +126,10 @@ ModelInputs resolve_hf_caches(std::vector<ModelFileAt> files, std::vector<TextFi
     if (!rename(f.path, [&](const std::string& name) { out.files.push_back({name, f.file}); }))
       out.files.push_back(std::move(f));
   for (auto& t : texts)
-    if (!rename(t.path, [&](const std::string& name) { out.configs.push_back({name, t.text}); }) &&
+    if (!rename(t.path,
+                [&](const std::string& name) {
+                  out.configs.push_back({name, t.text});
+                }) &&
         !cache_path(t.path))
       out.configs.push_back(std::move(t));
   for (const auto& [cache, revs] : revisions) {

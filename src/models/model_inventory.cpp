@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "imgsmith/models/vram.hpp"
+#include "models_data.hpp"
 
 namespace imgsmith {
 namespace {
@@ -36,8 +37,84 @@ std::string shard_group(const std::string& path) {
 
 }  // namespace
 
-// config.json's fields; nlohmann throws on a field of the wrong type,
-// which read_hf_config turns into "not a config".
+namespace {
+
+// One field of data/model-configs.json: the attribute's name in that
+// class, and its default (0: none, or derived).
+struct ConfigField {
+  std::string key;
+  std::uint64_t fallback = 0;
+};
+// A model_type's defaults (transformers' configuration class): what a
+// config.json that leaves a key out means. transformers writes only the
+// values that differ from them.
+struct ConfigDefaults {
+  std::string architecture;  // "decoder", "encoder", "encoder-decoder", "multimodal"
+  std::string attention;     // "mha", "gqa", "mqa", "mla"
+  std::string text_model_type;
+  ConfigField layers, heads, kv_heads, hidden, head_dim, positions;
+  std::string kv_heads_rule;  // when absent: "num_attention_heads" (every head its own), or ""
+  ConfigField kv_lora_rank, qk_rope_head_dim;
+};
+
+ConfigField config_field(const json& row, const char* name) {
+  ConfigField f;
+  if (const auto it = row.find(name); it != row.end() && it->is_object()) {
+    f.key = it->value("key", std::string());
+    if (const auto d = it->find("default"); d != it->end() && d->is_number_unsigned())
+      f.fallback = d->get<std::uint64_t>();
+  }
+  return f;
+}
+
+const std::map<std::string, ConfigDefaults>& config_defaults() {
+  static const std::map<std::string, ConfigDefaults> table = [] {
+    std::map<std::string, ConfigDefaults> out;
+    const json doc = json::parse(models_data().at("model-configs.json"));
+    for (const auto& [type, row] : doc.at("model_types").items()) {
+      ConfigDefaults d;
+      d.architecture = row.value("architecture", std::string());
+      d.attention = row.value("attention", std::string());
+      d.text_model_type = row.value("text_config_model_type", std::string());
+      d.layers = config_field(row, "layers");
+      d.heads = config_field(row, "attention_heads");
+      d.kv_heads = config_field(row, "kv_heads");
+      d.hidden = config_field(row, "hidden_size");
+      d.head_dim = config_field(row, "head_dim");
+      d.positions = config_field(row, "max_positions");
+      d.kv_lora_rank = config_field(row, "kv_lora_rank");
+      d.qk_rope_head_dim = config_field(row, "qk_rope_head_dim");
+      if (const auto r = row.find("kv_heads_default"); r != row.end() && r->is_string())
+        d.kv_heads_rule = r->get<std::string>();
+      else if (r != row.end() && r->is_number_unsigned())
+        d.kv_heads.fallback = r->get<std::uint64_t>();
+      out.emplace(type, std::move(d));
+    }
+    return out;
+  }();
+  return table;
+}
+
+// The value of `field` in `shape`: its class's key, then the generic
+// `names`, then the class's default (noted in `defaulted`); 0 unknown.
+std::uint64_t shape_value(const json& shape, const ConfigField* field,
+                          std::initializer_list<const char*> names, const char* what,
+                          std::vector<std::string>& defaulted) {
+  if (field && !field->key.empty())
+    if (const std::uint64_t v = first_number(shape, {field->key.c_str()})) return v;
+  if (const std::uint64_t v = first_number(shape, names)) return v;
+  if (field && field->fallback) {
+    defaulted.push_back(what);
+    return field->fallback;
+  }
+  return 0;
+}
+
+}  // namespace
+
+// config.json's fields, completed with its model_type's defaults; nlohmann
+// throws on a field of the wrong type, which read_hf_config turns into
+// "not a config".
 static std::optional<HfConfig> read_hf_config_json(const json& doc) {
   if (!doc.is_object()) return std::nullopt;
   HfConfig c;
@@ -53,22 +130,81 @@ static std::optional<HfConfig> read_hf_config_json(const json& doc) {
   if (const auto a = doc.find("architectures");
       a != doc.end() && a->is_array() && !a->empty() && a->front().is_string())
     c.shape.architecture = a->front().get<std::string>();
-  // Multimodal models keep the language model's shape in text_config.
+  const auto& table = config_defaults();
+  const auto defaults_of = [&](const std::string& type) -> const ConfigDefaults* {
+    const auto it = table.find(type);
+    return it == table.end() ? nullptr : &it->second;
+  };
+  std::string type = doc.value("model_type", std::string());
+  const ConfigDefaults* d = defaults_of(type);
+  // Multimodal models keep the language model's shape in text_config, whose
+  // model_type defaults to the class's text tower (Llava's: llama). A text
+  // tower with no row of its own (mllama_text_model) has its defaults in
+  // the multimodal class's row, which describes text_config.
   const json* shape = &doc;
-  if (first_number(doc, {"num_hidden_layers", "n_layer", "num_layers"}) == 0)
-    if (const auto t = doc.find("text_config"); t != doc.end() && t->is_object()) shape = &*t;
+  const bool multimodal = d && d->architecture == "multimodal";
+  if (first_number(doc, {"num_hidden_layers", "n_layer", "num_layers"}) == 0 || multimodal) {
+    static const json no_text_config = json::object();
+    const auto t = doc.find("text_config");
+    shape = t != doc.end() && t->is_object() ? &*t : multimodal ? &no_text_config : &doc;
+    if (shape != &doc) {
+      std::string text_type = shape->value("model_type", std::string());
+      if (text_type.empty() && d) text_type = d->text_model_type;
+      if (const ConfigDefaults* text = defaults_of(text_type)) {
+        type = text_type;
+        d = text;
+      } else if (!multimodal) {
+        type = text_type;
+        d = nullptr;
+      }
+    }
+  }
+  std::vector<std::string> defaulted;
   ModelShape& s = c.shape;
-  s.layers = first_number(*shape, {"num_hidden_layers", "n_layer", "num_layers"});
-  s.attention_heads = first_number(*shape, {"num_attention_heads", "n_head", "num_heads"});
-  s.kv_heads = first_number(*shape, {"num_key_value_heads", "num_kv_heads", "n_head_kv"});
-  if (s.kv_heads == 0 && shape->value("multi_query", false)) s.kv_heads = 1;
+  s.layers = shape_value(*shape, d ? &d->layers : nullptr,
+                         {"num_hidden_layers", "n_layer", "num_layers"}, "layers", defaulted);
+  s.attention_heads =
+      shape_value(*shape, d ? &d->heads : nullptr, {"num_attention_heads", "n_head", "num_heads"},
+                  "heads", defaulted);
+  s.kv_heads =
+      shape_value(*shape, d ? &d->kv_heads : nullptr,
+                  {"num_key_value_heads", "num_kv_heads", "n_head_kv"}, "KV heads", defaulted);
+  if (s.kv_heads == 0 && (shape->value("multi_query", false) || (d && d->attention == "mqa")))
+    s.kv_heads = 1;
   if (s.kv_heads == 0) s.kv_heads = s.attention_heads;  // absent: every head has its own K and V
-  s.hidden_size = first_number(*shape, {"hidden_size", "n_embd", "d_model"});
-  s.key_dim = first_number(*shape, {"head_dim"});
+  s.hidden_size = shape_value(*shape, d ? &d->hidden : nullptr,
+                              {"hidden_size", "n_embd", "d_model"}, "hidden size", defaulted);
+  s.key_dim = shape_value(*shape, d ? &d->head_dim : nullptr, {"head_dim"}, "head dim", defaulted);
   if (s.key_dim == 0 && s.attention_heads > 0) s.key_dim = s.hidden_size / s.attention_heads;
   s.value_dim = s.key_dim;
   s.context_length =
-      first_number(*shape, {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length"});
+      shape_value(*shape, d ? &d->positions : nullptr,
+                  {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length"},
+                  "positions", defaulted);
+  if (d && d->attention == "mla") {
+    // Multi-head latent attention (DeepSeek-V2/V3) caches one latent of
+    // kv_lora_rank and the rotary key of qk_rope_head_dim a layer, shared
+    // by every head: one "head" of both.
+    const std::uint64_t latent =
+        shape_value(*shape, &d->kv_lora_rank, {"kv_lora_rank"}, "kv_lora_rank", defaulted);
+    const std::uint64_t rope = shape_value(*shape, &d->qk_rope_head_dim, {"qk_rope_head_dim"},
+                                           "qk_rope_head_dim", defaulted);
+    s.kv_heads = 1, s.key_dim = rope, s.value_dim = latent;
+    c.attention_note = "multi-head latent attention: a latent of " + std::to_string(latent) +
+                       " and a rotary key of " + std::to_string(rope) + " cached a layer";
+  }
+  c.model_type = type;
+  c.encoder_only = d && d->architecture == "encoder";
+  if (c.encoder_only) {
+    s.kv_heads = 0;  // an encoder keeps no KV cache
+    c.attention_note = "an encoder: no KV cache";
+  }
+  for (const auto& v : defaulted) c.defaulted += (c.defaulted.empty() ? "" : ", ") + v;
+  if (!type.empty() && d == nullptr && !s.has_kv_cache() && !c.encoder_only)
+    c.warnings.push_back(
+        "config.json: model_type '" + type +
+        "' is not in imgsmith's table of defaults (data/model-configs.json), and the "
+        "keys it leaves out are unknown, not 0: no KV cache is estimated");
   if (s.layers == 0 && s.hidden_size == 0 && c.quant_method.empty() && c.torch_dtype.empty())
     return std::nullopt;  // some other program's config.json
   return c;
@@ -124,10 +260,16 @@ std::vector<Model> collect_models(const std::vector<ModelFileAt>& files,
     std::optional<HfConfig> config;
     if (const auto it = config_in.find(dir); it != config_in.end())
       config = read_hf_config(it->second->text);
-    if (config && !m.shape.has_kv_cache() && config->shape.has_kv_cache()) {
+    if (config && !m.shape.has_kv_cache() &&
+        (config->shape.has_kv_cache() || config->encoder_only)) {
       m.shape = config->shape;
       m.shape_from = "config.json";
+      if (!config->defaulted.empty())
+        m.shape_from += " + " + config->model_type + " defaults for " + config->defaulted;
+      if (!config->attention_note.empty()) m.shape_from += "; " + config->attention_note;
     }
+    if (config)
+      for (const auto& w : config->warnings) m.warnings.push_back(m.path + ": " + w);
     if (config && !config->quant_method.empty())
       m.quantization =
           config->quant_method +

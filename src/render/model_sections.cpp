@@ -60,7 +60,8 @@ std::string shape_line(const Model& m, const VramEstimate& v) {
   const ModelShape& s = m.shape;
   std::string line = visible(s.architecture.empty() ? "transformer" : s.architecture) + " (" +
                      m.shape_from + "): " + format_count(s.layers) + " layers, " +
-                     format_count(s.kv_heads) + " KV heads of " + format_count(s.attention_heads) +
+                     (s.kv_heads > 0 ? format_count(s.kv_heads) + " KV heads of " : std::string()) +
+                     format_count(s.attention_heads) + (s.kv_heads > 0 ? "" : " heads") +
                      ", head dim " + format_count(s.key_dim);
   if (v.kv_bytes_per_token > 0)
     line += "; KV cache " + format_size(v.kv_bytes_per_token * 1000) + " per 1,000 tokens, " +

@@ -4,7 +4,9 @@
 // tests/cli/models_test.sh.
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "imgsmith/models/model_file.hpp"
 #include "imgsmith/models/vram.hpp"
@@ -431,6 +433,103 @@ TEST_CASE("pickle bombs: doubling tuples, deep nesting, long marks and huge inte
     const std::string zip = torch_zip(p);
     const ModelFile f = read_text(zip, zip.size());
     CHECK(f.weight_bytes == 64);
+  }
+}
+
+// Published configs, as their config.json files on the Hugging Face Hub
+// have them (keys that do not bear on the shape left out); the expected
+// shapes are transformers' class defaults and the papers' cache formulas.
+TEST_CASE("config.json completed with its model_type's defaults, MLA, encoders and unknown types") {
+  SECTION("Llava-1.5-7B: text_config names only what differs from LlamaConfig") {
+    const auto c = read_hf_config(R"({"architectures": ["LlavaForConditionalGeneration"],
+      "model_type": "llava", "torch_dtype": "float16",
+      "text_config": {"_name_or_path": "lmsys/vicuna-7b-v1.5", "architectures": ["LlamaForCausalLM"],
+        "max_position_embeddings": 4096, "model_type": "llama", "rms_norm_eps": 1e-05,
+        "torch_dtype": "float16", "vocab_size": 32064},
+      "vision_config": {"hidden_size": 1024, "image_size": 336, "model_type": "clip_vision_model",
+        "num_hidden_layers": 24, "num_attention_heads": 16}})");
+    REQUIRE(c);
+    CHECK(c->model_type == "llama");
+    CHECK(c->shape.layers == 32);  // LlamaConfig's defaults, not the vision tower's 24
+    CHECK(c->shape.attention_heads == 32);
+    CHECK(c->shape.kv_heads == 32);
+    CHECK(c->shape.key_dim == 128);
+    CHECK(c->shape.context_length == 4096);  // the one it names
+    CHECK(c->defaulted.find("layers") != std::string::npos);
+    // K and V, 32 layers x 32 heads x 128 x 2 bytes: 524,288 bytes a token.
+    CHECK(c->shape.layers * c->shape.kv_heads * (c->shape.key_dim + c->shape.value_dim) * 2 ==
+          524'288);
+  }
+  SECTION("DeepSeek-V2-Lite: multi-head latent attention caches 576 values a layer") {
+    const auto c = read_hf_config(R"({"architectures": ["DeepseekV2ForCausalLM"],
+      "model_type": "deepseek_v2", "hidden_size": 2048, "num_hidden_layers": 27,
+      "num_attention_heads": 16, "num_key_value_heads": 16, "kv_lora_rank": 512,
+      "q_lora_rank": null, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+      "max_position_embeddings": 163840, "torch_dtype": "bfloat16"})");
+    REQUIRE(c);
+    // (kv_lora_rank + qk_rope_head_dim) x layers x 2 bytes = 31,104 a token
+    // (DeepSeek-V2 paper, section 2.1.2), not layers x 16 heads x 2 x 128.
+    CHECK(c->shape.layers * c->shape.kv_heads * (c->shape.key_dim + c->shape.value_dim) * 2 ==
+          31'104);
+    CHECK(c->attention_note ==
+          "multi-head latent attention: a latent of 512 and a rotary key of 64 cached a layer");
+  }
+  SECTION("BERT: an encoder keeps no KV cache") {
+    const auto c = read_hf_config(R"({"architectures": ["BertForMaskedLM"], "model_type": "bert",
+      "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
+      "max_position_embeddings": 512})");
+    REQUIRE(c);
+    CHECK(c->encoder_only);
+    CHECK_FALSE(c->shape.has_kv_cache());
+    // A model with those weights says why it has no KV cache.
+    const auto [header, size] =
+        safetensors_header({{"bert.embeddings.word_embeddings.weight", {30522, 768}}});
+    const std::vector<Model> models =
+        collect_models({{"/m/model.safetensors", read_text(header, size)}},
+                       {{"/m/config.json", R"({"model_type": "bert",
+      "architectures": ["BertForMaskedLM"], "hidden_size": 768})"}});
+    REQUIRE(models.size() == 1);
+    CHECK(models[0].shape_from ==
+          "config.json + bert defaults for layers, heads, positions; an encoder: no KV cache");
+    CHECK(estimate_vram(models[0], {}).kv_bytes_per_token == 0);
+  }
+  SECTION("a model_type imgsmith has no defaults for is said, never read as 0") {
+    const auto c = read_hf_config(R"({"architectures": ["FrobForCausalLM"],
+      "model_type": "frobnicator", "hidden_size": 1024})");
+    REQUIRE(c);
+    CHECK_FALSE(c->shape.has_kv_cache());
+    REQUIRE(c->warnings.size() == 1);
+    CHECK(c->warnings[0].find("model_type 'frobnicator' is not in imgsmith's table") !=
+          std::string::npos);
+  }
+  SECTION("a complete config of a known type takes nothing from the defaults") {
+    const auto c = read_hf_config(kLlamaConfig);
+    REQUIRE(c);
+    CHECK(c->defaulted.empty());
+    CHECK(c->warnings.empty());
+  }
+}
+
+TEST_CASE("data/model-configs.json: every row says where its defaults were read") {
+  std::ifstream in(std::string(IMGSMITH_SOURCE_DIR) + "/data/model-configs.json");
+  REQUIRE(in);
+  const auto doc = nlohmann::json::parse(in);
+  const auto& rows = doc.at("model_types");
+  CHECK(rows.size() >= 20);
+  const std::set<std::string> architectures = {"decoder", "encoder", "encoder-decoder",
+                                               "multimodal"};
+  const std::set<std::string> attentions = {"mha", "gqa", "mqa", "mla"};
+  for (const auto& [type, row] : rows.items()) {
+    INFO(type);
+    CHECK(row.at("source").get<std::string>().starts_with("https://"));
+    CHECK(architectures.count(row.at("architecture").get<std::string>()) == 1);
+    CHECK(attentions.count(row.at("attention").get<std::string>()) == 1);
+    CHECK(row.at("layers").at("default").is_number_unsigned());
+    CHECK(row.at("attention_heads").at("default").is_number_unsigned());
+    if (row.at("attention") == "mla") {
+      CHECK(row.at("kv_lora_rank").at("default").is_number_unsigned());
+      CHECK(row.at("qk_rope_head_dim").at("default").is_number_unsigned());
+    }
   }
 }
 

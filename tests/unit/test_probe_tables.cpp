@@ -102,3 +102,29 @@ TEST_CASE("probe tables: the known GPUs are data/gpus.json's, in its order") {
     CHECK(kKnownGpus[i].memory_gb == gpus[i].at("memory_gb").get<double>());
   }
 }
+
+TEST_CASE(
+    "probe tables: CUDA releases' drivers and PTX ISA versions are data/cuda-drivers.json's") {
+  const auto doc = data_file("cuda-drivers.json");
+  const auto number = [](const std::string& x_y, int major_scale, int minor_scale) {
+    const auto dot = x_y.find('.');
+    return std::stoi(x_y.substr(0, dot)) * major_scale +
+           std::stoi(x_y.substr(dot + 1)) * minor_scale;
+  };
+  using imgsmith::probe_tables::kCudaReleases;
+  using imgsmith::probe_tables::kPtxVersions;
+  REQUIRE(std::size(kCudaReleases) == doc.at("require_cuda").size());
+  std::size_t i = 0;
+  for (const auto& [cuda, driver] : doc.at("require_cuda").items()) {
+    INFO("CUDA " << cuda);
+    CHECK(kCudaReleases[i].cuda == number(cuda, 1000, 10));
+    CHECK(kCudaReleases[i++].driver == driver.get<int>());
+  }
+  REQUIRE(std::size(kPtxVersions) == doc.at("ptx_isa").size());
+  i = 0;
+  for (const auto& [isa, cuda] : doc.at("ptx_isa").items()) {
+    INFO("PTX ISA " << isa);
+    CHECK(kPtxVersions[i].isa == number(isa, 10, 1));
+    CHECK(kPtxVersions[i++].cuda == number(cuda.get<std::string>(), 1000, 10));
+  }
+}

@@ -18,8 +18,15 @@ namespace imgsmith {
 // What config.json beside the weights says (Hugging Face transformers).
 struct HfConfig {
   ModelShape shape;
-  std::string torch_dtype;   // "bfloat16", "float16", "float32"
-  std::string quant_method;  // "gptq", "awq", "bitsandbytes", ...
+  std::string model_type;     // the language model's (text_config's, for a multimodal one)
+  bool encoder_only = false;  // BERT-like: no KV cache when served
+  // The fields config.json left out, taken from model_type's defaults
+  // (data/model-configs.json): "layers, heads"; "" none.
+  std::string defaulted;
+  std::vector<std::string> warnings;  // a model_type without a table row, say
+  std::string attention_note;         // how the KV cache differs: MLA, an encoder
+  std::string torch_dtype;            // "bfloat16", "float16", "float32"
+  std::string quant_method;           // "gptq", "awq", "bitsandbytes", ...
   unsigned quant_bits = 0;
 };
 // Reads a config.json; nullopt when it is not one of a transformers model.
