@@ -252,9 +252,10 @@ std::vector<Model> collect_models(const std::vector<ModelFileAt>& files,
       }
       for (const auto& w : f->file.warnings) m.warnings.push_back(f->path + ": " + w);
     }
-    std::uint64_t packed = 0, aux = 0;
+    std::uint64_t packed = 0, packed_u8 = 0, aux = 0;
     for (const ModelFileAt* f : members) {
       packed += f->file.packed_elements;
+      packed_u8 += f->file.packed_u8_elements;
       aux += f->file.quantization_aux_elements;
     }
     std::optional<HfConfig> config;
@@ -287,6 +288,19 @@ std::vector<Model> collect_models(const std::vector<ModelFileAt>& files,
       m.parameters =
           m.parameters - packed - std::min(aux, m.parameters - packed) + packed * (32 / bits);
       if (m.quantization.empty()) m.quantization = std::to_string(bits) + "-bit packed";
+    } else if (aux > 0) {
+      // bitsandbytes: its quantization state is no parameter, and at 4 bits
+      // (NF4/FP4) each uint8 of a `.weight` holds two weights.
+      unsigned bits = config ? config->quant_bits : 0;
+      if (packed_u8 > 0 && bits == 0) {
+        bits = 4;
+        m.warnings.push_back(m.path +
+                             ": bitsandbytes weights with no config.json saying their bits; "
+                             "read as 4-bit");
+      }
+      m.parameters -= std::min(aux, m.parameters);
+      if (bits == 4) m.parameters += packed_u8;  // the second weight of each byte
+      if (m.quantization.empty()) m.quantization = "bitsandbytes " + std::to_string(bits) + "-bit";
     }
     if (m.format == ModelFormat::Gguf && m.quantization.empty()) {
       // GGUF: the quantization is the tensor type most weights have.

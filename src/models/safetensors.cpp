@@ -19,8 +19,19 @@ constexpr std::uint64_t kMaxHeaderBytes = 100ull << 20;
 // Lies are listed up to this many; the rest are counted.
 constexpr std::size_t kMaxListed = 5;
 
+// bitsandbytes' serialised quantization state (transformers saves 4-bit
+// layers as `.weight` plus these; 8-bit layers as int8 `.weight` plus SCB).
+// Names specific enough to mark a checkpoint as bitsandbytes-quantized.
+bool is_bitsandbytes_aux(const std::string& name) {
+  return name.ends_with(".weight.absmax") || name.ends_with(".weight.quant_map") ||
+         name.ends_with(".weight.nested_absmax") || name.ends_with(".weight.nested_quant_map") ||
+         name.find(".weight.quant_state.") != std::string::npos || name.ends_with(".SCB") ||
+         name.ends_with(".weight_format");
+}
+
 bool is_quantization_aux(const std::string& name) {
-  return name.ends_with(".qzeros") || name.ends_with(".scales") || name.ends_with(".g_idx");
+  return name.ends_with(".qzeros") || name.ends_with(".scales") || name.ends_with(".g_idx") ||
+         is_bitsandbytes_aux(name);
 }
 
 struct Span {
@@ -311,6 +322,7 @@ void read_safetensors(ForwardReader& in, std::uint64_t size, ModelFile& out) {
     if (++lie_count <= kMaxListed) lies.push_back("'" + name + "' " + what);
   };
   std::uint64_t aux_elements = 0;
+  bool bitsandbytes = false;
   for (const Entry& entry : events.entries) {
     const std::string& name = entry.name;
     if (!entry.complete()) {
@@ -348,10 +360,13 @@ void read_safetensors(ForwardReader& in, std::uint64_t size, ModelFile& out) {
     out.weight_bytes += end - begin;
     out.dtype_parameters[type] += elements;
     if (type == "I32" && name.ends_with(".qweight")) out.packed_elements += elements;
+    if (type == "U8" && name.ends_with(".weight")) out.packed_u8_elements += elements;
     if (is_quantization_aux(name)) aux_elements += elements;
+    if (is_bitsandbytes_aux(name)) bitsandbytes = true;
   }
   // Only a quantized checkpoint's scales and zero-points are not parameters.
-  if (out.packed_elements > 0) out.quantization_aux_elements = aux_elements;
+  if (out.packed_elements > 0 || bitsandbytes) out.quantization_aux_elements = aux_elements;
+  if (!bitsandbytes) out.packed_u8_elements = 0;  // a uint8 weight of its own, not packed
   std::sort(spans.begin(), spans.end(),
             [](const Span& a, const Span& b) { return a.begin < b.begin; });
   std::size_t overlaps = 0;

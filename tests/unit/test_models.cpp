@@ -626,6 +626,59 @@ TEST_CASE("GPTQ: packed int32 weights count as 8 parameters each, scales and zer
   CHECK(models[0].quantization == "gptq 4-bit");
 }
 
+// A bitsandbytes NF4 checkpoint with double quantization, as transformers
+// saves one (the tensor names and dtypes of a quantized Llama-3-8B layer):
+// the packed weight is uint8 [n/2, 1], its state absmax (uint8, blocks of
+// 64), nested_absmax and nested_quant_map (float32, blocks of 256),
+// quant_map (16 float32) and quant_state (its JSON as uint8).
+TEST_CASE("bitsandbytes 4-bit: two weights a byte, the quantization state no parameters") {
+  const std::uint64_t n = 4096ull * 4096;  // q_proj
+  struct Row {
+    const char* name;
+    const char* dtype;
+    std::vector<std::uint64_t> shape;
+    unsigned bytes;
+  };
+  const std::vector<Row> rows = {
+      {"model.embed_tokens.weight", "BF16", {128256, 4096}, 2},
+      {"model.layers.0.input_layernorm.weight", "BF16", {4096}, 2},
+      {"model.layers.0.self_attn.q_proj.weight", "U8", {n / 2, 1}, 1},
+      {"model.layers.0.self_attn.q_proj.weight.absmax", "U8", {n / 64}, 1},
+      {"model.layers.0.self_attn.q_proj.weight.nested_absmax", "F32", {n / 64 / 256}, 4},
+      {"model.layers.0.self_attn.q_proj.weight.nested_quant_map", "F32", {256}, 4},
+      {"model.layers.0.self_attn.q_proj.weight.quant_map", "F32", {16}, 4},
+      {"model.layers.0.self_attn.q_proj.weight.quant_state.bitsandbytes__nf4", "U8", {211}, 1}};
+  json header = json::object();
+  std::uint64_t offset = 0;
+  for (const auto& r : rows) {
+    std::uint64_t elements = 1;
+    for (auto d : r.shape) elements *= d;
+    header[r.name] = {{"dtype", r.dtype},
+                      {"shape", r.shape},
+                      {"data_offsets", {offset, offset + elements * r.bytes}}};
+    offset += elements * r.bytes;
+  }
+  const std::string text = header.dump();
+  const ModelFile f = read_text(le(text.size(), 8) + text, 8 + text.size() + offset);
+  REQUIRE(f.warnings.empty());
+  const auto models_with = [&](const char* config) {
+    return collect_models({{"/b/model.safetensors", f}}, {{"/b/config.json", config}});
+  };
+  const auto nf4 = models_with(
+      R"({"model_type": "llama", "num_hidden_layers": 32, "quantization_config": {"quant_method": "bitsandbytes",
+      "load_in_4bit": true, "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": true}})");
+  REQUIRE(nf4.size() == 1);
+  // The unquantized tensors, and q_proj's 4096 x 4096 weights.
+  CHECK(nf4[0].parameters == 128256ull * 4096 + 4096 + n);
+  CHECK(nf4[0].quantization == "bitsandbytes 4-bit");
+  // Without a config saying the bits: read as 4-bit, and said.
+  const auto unsaid = collect_models({{"/b/model.safetensors", f}}, {});
+  REQUIRE(unsaid.size() == 1);
+  CHECK(unsaid[0].parameters == 128256ull * 4096 + 4096 + n);
+  REQUIRE(unsaid[0].warnings.size() == 1);
+  CHECK(unsaid[0].warnings[0].find("read as 4-bit") != std::string::npos);
+}
+
 TEST_CASE("GPU names for --fits: a GPU, N of them, and a clear error for an unknown one") {
   const GpuTarget t = parse_gpu_target("a100-80gbx2");
   CHECK(t.gpu.name == "A100-80GB");

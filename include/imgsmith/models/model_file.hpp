@@ -45,8 +45,12 @@ struct ModelFile {
   std::uint64_t weight_bytes = 0;                         // the tensors' data as stored
   std::map<std::string, std::uint64_t> dtype_parameters;  // "BF16", "Q4_K"... -> elements
   std::uint64_t packed_elements = 0;
-  // A quantized checkpoint's scales, zero-points and group indices: part of
-  // its bytes, not of the model's parameters.
+  // A bitsandbytes checkpoint's uint8 `.weight` elements: two 4-bit weights
+  // each when its config says 4-bit (8-bit weights are int8, one each).
+  std::uint64_t packed_u8_elements = 0;
+  // A quantized checkpoint's scales, zero-points and group indices (and
+  // bitsandbytes' absmax, quant_map and quant_state): part of its bytes,
+  // not of the model's parameters.
   std::uint64_t quantization_aux_elements = 0;
   ModelShape shape;                        // GGUF's metadata
   std::vector<std::string> external_data;  // ONNX: files named as holding initializers
