@@ -39,7 +39,7 @@ void check_ratio(GateResult& r, const std::string& rule, double actual, double l
 std::string what_would_fit(const VramEstimate& v, Precision asked, std::uint64_t limit,
                            unsigned gpus) {
   for (const auto& n : v.needs)
-    if (n.precision != asked && VramEstimate::per_gpu(n, gpus) <= limit)
+    if (n.precision != asked && !n.as_stored && VramEstimate::per_gpu(n, gpus) <= limit)
       return std::string(precision_name(n.precision)) + " would fit (" +
              format_size(VramEstimate::per_gpu(n, gpus)) + ")";
   const PrecisionNeed* need = v.at(asked);

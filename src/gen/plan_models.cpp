@@ -25,10 +25,10 @@ void Decider::models() {
   }
   plan_.env.push_back("IMGSMITH_MODEL_VRAM=" + std::to_string(plan_.model_vram));
   // What the lower precisions would need, for the probe's advice when the
-  // stored one does not fit.
+  // stored one does not fit (not those the checkpoint already is).
   std::string by_precision;
   for (const auto& n : largest->vram.needs)
-    if (n.precision != Precision::Stored)
+    if (n.precision != Precision::Stored && !n.as_stored)
       by_precision += (by_precision.empty() ? "" : ",") + std::string(precision_name(n.precision)) +
                       ":" + std::to_string(n.total);
   if (!by_precision.empty())

@@ -92,6 +92,7 @@ class GgufReader {
     std::string name;
     std::uint64_t elements = 1;
     bool elements_ok = true;
+    std::uint32_t rank = 0;
     std::uint32_t type = 0;
     std::uint64_t offset = 0;
   };
@@ -158,6 +159,7 @@ class GgufReader {
     const auto dims = static_cast<std::uint32_t>(read_le(in_, 4, "a tensor's dimension count"));
     if (dims > kMaxDims)
       throw Malformed("tensor '" + info.name + "' claims " + std::to_string(dims) + " dimensions");
+    info.rank = dims;
     for (std::uint32_t d = 0; d < dims; ++d)
       info.elements_ok =
           multiply(info.elements, read_le(in_, 8, "a tensor dimension"), info.elements) &&
@@ -201,6 +203,7 @@ class GgufReader {
       out_.parameters += info.elements;
       out_.weight_bytes += bytes;
       out_.dtype_parameters[type.name] += info.elements;
+      if (kept_at_16_bits(info.name, info.rank)) out_.kept_16bit_elements += info.elements;
     }
     if (lies > 0)
       out_.warnings.push_back("its tensor infos do not hold together: " + first_lie +

@@ -1,5 +1,6 @@
 #include "imgsmith/models/model_file.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "imgsmith/models/model_json.hpp"
@@ -9,6 +10,22 @@ namespace imgsmith {
 
 using models_detail::Malformed;
 using nlohmann::json;
+
+bool kept_at_16_bits(std::string_view name, std::size_t rank) {
+  if (rank <= 1) return true;
+  // By the module's name: Llama's embed_tokens, BERT's word_embeddings,
+  // GPT-NeoX's embed_out, GPT-2's wte/wpe, T5's shared, and every lm_head.
+  std::size_t begin = 0;
+  while (begin <= name.size()) {
+    const std::size_t dot = std::min(name.find('.', begin), name.size());
+    const std::string_view part = name.substr(begin, dot - begin);
+    if (part.find("embed") != std::string_view::npos || part == "lm_head" || part == "wte" ||
+        part == "wpe" || part == "shared")
+      return true;
+    begin = dot + 1;
+  }
+  return false;
+}
 
 namespace {
 

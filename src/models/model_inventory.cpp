@@ -2,6 +2,7 @@
 // config.json beside them read for the transformer's shape and its
 // quantization.
 #include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <tuple>
@@ -106,6 +107,23 @@ std::uint64_t shape_value(const json& shape, const ConfigField* field,
   if (field && field->fallback) {
     defaulted.push_back(what);
     return field->fallback;
+  }
+  return 0;
+}
+
+// The bits a quantized checkpoint's weights are stored at, 0 for one that
+// is not: the config's quantization_config, else the dtype most weights
+// have (FP8 and int8 tensors; GGUF's Q4_K, IQ4_XS, Q8_0...: the digit
+// after the Q).
+unsigned stored_bits(const Model& m, const std::optional<HfConfig>& config) {
+  if (config && !config->quant_method.empty() && config->quant_bits > 0) return config->quant_bits;
+  const std::string& t = m.stored_dtype;
+  if (t.starts_with("F8") || t.starts_with("FLOAT8") || t == "I8" || t == "INT8") return 8;
+  if (m.format == ModelFormat::Gguf && !m.quantization.empty()) {
+    const std::size_t q = m.quantization.find('Q');
+    if (q != std::string::npos && q + 1 < m.quantization.size() &&
+        std::isdigit(static_cast<unsigned char>(m.quantization[q + 1])))
+      return static_cast<unsigned>(m.quantization[q + 1] - '0');
   }
   return 0;
 }
@@ -254,6 +272,7 @@ std::vector<Model> collect_models(const std::vector<ModelFileAt>& files,
     }
     std::uint64_t packed = 0, packed_u8 = 0, aux = 0;
     for (const ModelFileAt* f : members) {
+      m.kept_16bit += f->file.kept_16bit_elements;
       packed += f->file.packed_elements;
       packed_u8 += f->file.packed_u8_elements;
       aux += f->file.quantization_aux_elements;
@@ -288,6 +307,7 @@ std::vector<Model> collect_models(const std::vector<ModelFileAt>& files,
       m.parameters =
           m.parameters - packed - std::min(aux, m.parameters - packed) + packed * (32 / bits);
       if (m.quantization.empty()) m.quantization = std::to_string(bits) + "-bit packed";
+      m.quantized_bits = bits;
     } else if (aux > 0) {
       // bitsandbytes: its quantization state is no parameter, and at 4 bits
       // (NF4/FP4) each uint8 of a `.weight` holds two weights.
@@ -301,6 +321,7 @@ std::vector<Model> collect_models(const std::vector<ModelFileAt>& files,
       m.parameters -= std::min(aux, m.parameters);
       if (bits == 4) m.parameters += packed_u8;  // the second weight of each byte
       if (m.quantization.empty()) m.quantization = "bitsandbytes " + std::to_string(bits) + "-bit";
+      m.quantized_bits = bits == 0 ? 8 : bits;
     }
     if (m.format == ModelFormat::Gguf && m.quantization.empty()) {
       // GGUF: the quantization is the tensor type most weights have.
@@ -313,6 +334,8 @@ std::vector<Model> collect_models(const std::vector<ModelFileAt>& files,
     std::uint64_t most = 0;
     for (const auto& [dtype, n] : m.dtype_parameters)
       if (n > most) most = n, m.stored_dtype = dtype;
+    if (m.quantized_bits == 0) m.quantized_bits = stored_bits(m, config);
+    m.kept_16bit = std::min(m.kept_16bit, m.parameters);
     if (!m.parameters_known) m.parameters = 0;
     models.push_back(std::move(m));
   }

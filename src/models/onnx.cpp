@@ -101,15 +101,19 @@ class ProtoReader {
   void initializer(std::uint64_t end) {
     std::uint64_t elements = 1, data_type = 0;
     bool elements_ok = true, external = false;
+    std::size_t rank = 0;
     std::string name, location;
     while (in_.position() < end) {
       const auto [field, wire] = tag();
       if (field == kTensorDims && wire == kVarint) {
         elements_ok = multiply(elements, varint(), elements) && elements_ok;
+        ++rank;
       } else if (field == kTensorDims && wire == kLength) {  // packed
         const std::uint64_t dims_end = bounded_end(varint());
-        while (in_.position() < dims_end)
+        while (in_.position() < dims_end) {
           elements_ok = multiply(elements, varint(), elements) && elements_ok;
+          ++rank;
+        }
       } else if (field == kTensorDataType && wire == kVarint) {
         data_type = varint();
       } else if (field == kTensorName && wire == kLength) {
@@ -152,6 +156,7 @@ class ProtoReader {
     out_.parameters += elements;
     out_.weight_bytes += bytes;
     out_.dtype_parameters[type.name] += elements;
+    if (kept_at_16_bits(name, rank)) out_.kept_16bit_elements += elements;
     if (external && !location.empty() && external_.insert(location).second)
       out_.external_data.push_back(location);
   }

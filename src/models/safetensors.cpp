@@ -46,6 +46,7 @@ struct Entry {
   std::string name, dtype;
   std::uint64_t elements = 1;
   bool shape_fits = true;  // the product of the dimensions fits 64 bits
+  std::size_t rank = 0;
   std::vector<std::uint64_t> offsets;
   bool has_dtype = false, has_shape = false, malformed = false;
   bool complete() const { return has_dtype && has_shape && offsets.size() == 2 && !malformed; }
@@ -68,6 +69,7 @@ class HeaderEvents final : public nlohmann::json_sax<json> {
     if (in_tensor() && depth_ == 3 && field_ == Field::Shape) {
       current().shape_fits =
           current().shape_fits && multiply(current().elements, v, current().elements);
+      ++current().rank;
       return true;
     }
     if (in_tensor() && depth_ == 3 && field_ == Field::Offsets) {
@@ -122,7 +124,8 @@ class HeaderEvents final : public nlohmann::json_sax<json> {
     if (depth_ == 1) {
       metadata_ = k == "__metadata__";
       // Malformed until its value turns out to be an object.
-      if (!metadata_) entries.push_back(Entry{std::move(k), {}, 1, true, {}, false, false, true});
+      if (!metadata_)
+        entries.push_back(Entry{std::move(k), {}, 1, true, 0, {}, false, false, true});
     } else if (depth_ == 2 && in_tensor()) {
       field_ = k == "dtype"          ? Field::Dtype
                : k == "shape"        ? Field::Shape
@@ -173,7 +176,7 @@ class PlainHeader {
           if (!metadata()) return std::nullopt;
           continue;
         }
-        Entry e{std::string(key), {}, 1, true, {}, false, false, false};
+        Entry e{std::string(key), {}, 1, true, 0, {}, false, false, false};
         if (!tensor(e)) return std::nullopt;
         entries.push_back(std::move(e));
       } while (take(','));
@@ -257,6 +260,7 @@ class PlainHeader {
       } else if (key == "shape") {
         if (shape || !number_array([&](std::uint64_t d) {
               e.shape_fits = e.shape_fits && multiply(e.elements, d, e.elements);
+              ++e.rank;
             }))
           return false;
         e.has_shape = shape = true;
@@ -363,6 +367,8 @@ void read_safetensors(ForwardReader& in, std::uint64_t size, ModelFile& out) {
     if (type == "U8" && name.ends_with(".weight")) out.packed_u8_elements += elements;
     if (is_quantization_aux(name)) aux_elements += elements;
     if (is_bitsandbytes_aux(name)) bitsandbytes = true;
+    if (!is_quantization_aux(name) && kept_at_16_bits(name, entry.rank))
+      out.kept_16bit_elements += elements;
   }
   // Only a quantized checkpoint's scales and zero-points are not parameters.
   if (out.packed_elements > 0 || bitsandbytes) out.quantization_aux_elements = aux_elements;

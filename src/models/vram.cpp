@@ -71,12 +71,23 @@ std::uint64_t saturating_sum(std::initializer_list<std::uint64_t> terms) {
 std::uint64_t weights_at(const Model& m, Precision p) {
   if (p == Precision::Stored) return m.weight_bytes;
   const QuantizedPrecision& q = constants().precisions.at(std::string(precision_name(p)));
-  const double params = static_cast<double>(m.parameters);
-  double bytes = params * q.bits / 8.0;
+  // At 8 or 4 bits the quantizer leaves embeddings, LM head, norms and
+  // biases at 16; the rest takes the bits and the groups' scales.
+  const double kept = q.bits < 16 ? static_cast<double>(std::min(m.kept_16bit, m.parameters)) : 0;
+  const double quantized = static_cast<double>(m.parameters) - kept;
+  double bytes = kept * 2 + quantized * q.bits / 8.0;
   if (q.group_size > 0)
-    bytes += std::ceil(params / static_cast<double>(q.group_size)) * q.group_overhead_bytes;
+    bytes += std::ceil(quantized / static_cast<double>(q.group_size)) * q.group_overhead_bytes;
   // 1.8e19 is past any GPU; saturating keeps a huge claim huge.
   return bytes >= 1.8e19 ? UINT64_MAX : static_cast<std::uint64_t>(std::ceil(bytes));
+}
+
+// An int8/int4 row of a checkpoint stored at as few bits or fewer: what it
+// holds already; quantizing it again saves nothing.
+bool already_at(const Model& m, Precision p) {
+  if (m.quantized_bits == 0 || p == Precision::Stored) return false;
+  const unsigned bits = constants().precisions.at(std::string(precision_name(p))).bits;
+  return bits < 16 && m.quantized_bits <= bits;
 }
 
 bool stored_as_float32(const Model& m) {
@@ -157,7 +168,8 @@ VramEstimate estimate_vram(const Model& model, const VramSettings& settings) {
   for (const Precision p : precisions) {
     PrecisionNeed n;
     n.precision = p;
-    n.weights = weights_at(model, p);
+    n.as_stored = already_at(model, p);
+    n.weights = n.as_stored ? model.weight_bytes : weights_at(model, p);
     std::uint64_t per_token = e.kv_bytes_per_token;
     if (p == Precision::Stored && stored_as_float32(model))
       per_token = saturating_product({per_token, 2});  // float32 activations

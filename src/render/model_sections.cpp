@@ -1,5 +1,6 @@
 #include "model_sections.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "format.hpp"
@@ -51,7 +52,8 @@ std::string fits_text(const PrecisionNeed& n) {
 }
 
 std::string precision_label(const Model& m, const PrecisionNeed& n) {
-  if (n.precision != Precision::Stored) return std::string(precision_name(n.precision));
+  if (n.precision != Precision::Stored)
+    return std::string(precision_name(n.precision)) + (n.as_stored ? " (as stored)" : "");
   const std::string as = m.quantization.empty() ? m.stored_dtype : m.quantization;
   return as.empty() ? "stored" : "stored " + as;
 }
@@ -87,6 +89,7 @@ json models_to_json(const std::vector<ModelReport>& models) {
                        {"activations", n.activations},
                        {"cuda_context", n.cuda_context},
                        {"total", n.total},
+                       {"as_stored", n.as_stored},
                        {"fits_on", n.fits_on}});
     json item = json::object();
     item["path"] = utf8_replaced(m.path);
@@ -100,6 +103,8 @@ json models_to_json(const std::vector<ModelReport>& models) {
     item["dtypes"] = m.dtype_parameters;
     item["stored_dtype"] = m.stored_dtype;
     item["quantization"] = m.quantization;
+    item["quantized_bits"] = m.quantized_bits;
+    item["kept_16bit_parameters"] = m.kept_16bit;
     item["shape"] = shape_json(m);
     item["vram"] = {{"context", v.context},
                     {"batch", v.batch},
@@ -129,6 +134,9 @@ std::vector<ModelReport> models_from_json(const json& list) {
     m.dtype_parameters = item.at("dtypes").get<std::map<std::string, std::uint64_t>>();
     m.stored_dtype = item.at("stored_dtype").get<std::string>();
     m.quantization = item.at("quantization").get<std::string>();
+    // Absent from reports written before they were kept.
+    m.quantized_bits = item.value("quantized_bits", 0u);
+    m.kept_16bit = item.value("kept_16bit_parameters", std::uint64_t{0});
     if (const json& s = item.at("shape"); s.is_object()) {
       m.shape_from = s.at("from").get<std::string>();
       m.shape = shape_from_json(s);
@@ -147,6 +155,7 @@ std::vector<ModelReport> models_from_json(const json& list) {
       need.activations = n.at("activations").get<std::uint64_t>();
       need.cuda_context = n.at("cuda_context").get<std::uint64_t>();
       need.total = n.at("total").get<std::uint64_t>();
+      need.as_stored = n.value("as_stored", false);
       need.fits_on = n.at("fits_on").get<std::vector<std::string>>();
       r.vram.needs.push_back(std::move(need));
     }
@@ -168,10 +177,14 @@ void render_models_text(const std::vector<ModelReport>& models, std::ostream& ou
       out << ", parameters not readable";
     out << ", " << format_size(m.weight_bytes) << " of weights\n";
     if (!m.shape_from.empty()) out << "    " << shape_line(m, v) << "\n";
-    out << fmt("    %-16s %10s %10s %12s %10s  %s\n", "PRECISION", "WEIGHTS", "KV CACHE",
+    // The label column as wide as its widest ("stored bitsandbytes 4-bit").
+    int width = 16;
+    for (const auto& n : v.needs)
+      width = std::max(width, static_cast<int>(visible(precision_label(m, n)).size()));
+    out << fmt("    %-*s %10s %10s %12s %10s  %s\n", width, "PRECISION", "WEIGHTS", "KV CACHE",
                "ACTIVATIONS", "TOTAL", "FITS ON (one GPU)");
     for (const auto& n : v.needs)
-      out << fmt("    %-16s %10s %10s %12s %10s  ", visible(precision_label(m, n)).c_str(),
+      out << fmt("    %-*s %10s %10s %12s %10s  ", width, visible(precision_label(m, n)).c_str(),
                  format_size(n.weights).c_str(), format_size(n.kv_cache).c_str(),
                  format_size(n.activations).c_str(), format_size(n.total).c_str())
           << fits_text(n) << "\n";
@@ -182,8 +195,8 @@ void render_models_text(const std::vector<ModelReport>& models, std::ostream& ou
   out << "  TOTAL = weights + KV cache + activations (20% of the weights) + "
       << format_size(context)
       << " CUDA context. int8: 1 byte per parameter and a 16-bit scale per 128; int4: half a byte "
-         "and a 16-bit scale and 4-bit zero-point per 128; every parameter counted at the "
-         "precision.\n";
+         "and a 16-bit scale and 4-bit zero-point per 128; embeddings, LM head, norms and "
+         "biases at 16 bits, as GPTQ, AWQ and bitsandbytes keep them.\n";
 }
 
 void render_models_markdown(const std::vector<ModelReport>& models, std::ostream& out) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "imgsmith/gate/gate.hpp"
 #include "imgsmith/models/model_file.hpp"
 #include "imgsmith/models/vram.hpp"
 #include "imgsmith/util/error.hpp"
@@ -165,8 +166,17 @@ TEST_CASE("a Llama-2-7B-shaped safetensors header gives the published parameter 
   CHECK(bf16->kv_cache == 524'288ull * 4096);  // 2 GiB at 4,096 tokens
   const PrecisionNeed* int4 = v.at(Precision::Int4);
   REQUIRE(int4 != nullptr);
-  // Half a byte per parameter, and 2.5 bytes per group of 128.
-  CHECK(int4->weights == 6'738'415'616 / 2 + 6'738'415'616 / 128 * 5 / 2);
+  // The embeddings, LM head (32,000 x 4,096 each) and 65 norms stay at 16
+  // bits; the rest takes half a byte and 2.5 bytes per group of 128.
+  const std::uint64_t kept = 2 * 32'000ull * 4096 + 65 * 4096;
+  CHECK(models[0].kept_16bit == kept);
+  const std::uint64_t quantized = 6'738'415'616 - kept;
+  CHECK(int4->weights == kept * 2 + quantized / 2 + quantized / 128 * 5 / 2);
+  // An AutoGPTQ Llama-2-7b-hf at 4 bits, group 128 (TinyLamda/
+  // llama-2-7b-4bit-128g on the Hugging Face hub) lists its
+  // gptq_model-4bit-128g.safetensors as 3.89 GB: within 1%, where every
+  // parameter at 4 bits said 3.50 GB.
+  CHECK(std::abs(static_cast<double>(int4->weights) / 3.89e9 - 1) < 0.01);
   // At bf16 with 4,096 tokens it needs ~19.2 GB: an L4 (24 GB) holds it, a T4 (16 GB) does not.
   CHECK(bf16->fits_on.front() == "L4");
   CHECK(std::find(bf16->fits_on.begin(), bf16->fits_on.end(), "T4") == bf16->fits_on.end());
@@ -608,19 +618,25 @@ TEST_CASE("config.json: grouped-query attention, head_dim, quantization, text_co
   CHECK_FALSE(read_hf_config("not json"));
 }
 
+// The models of one safetensors file of `data_bytes` behind `header`, with
+// a GPTQ 4-bit config.json beside it.
+static std::vector<Model> gptq_4bit_models(const json& header, std::uint64_t data_bytes) {
+  const std::string text = header.dump();
+  const ModelFile f = read_text(le(text.size(), 8) + text, 8 + text.size() + data_bytes);
+  REQUIRE(f.warnings.empty());
+  return collect_models(
+      {{"/q/model.safetensors", f}},
+      {{"/q/config.json",
+        R"({"num_hidden_layers": 1, "quantization_config": {"quant_method": "gptq", "bits": 4}})"}});
+}
+
 TEST_CASE("GPTQ: packed int32 weights count as 8 parameters each, scales and zeros not at all") {
   json header = {
       {"l.qweight", {{"dtype", "I32"}, {"shape", {64, 512}}, {"data_offsets", {0, 131072}}}},
       {"l.qzeros", {{"dtype", "I32"}, {"shape", {4, 64}}, {"data_offsets", {131072, 132096}}}},
       {"l.scales", {{"dtype", "F16"}, {"shape", {4, 512}}, {"data_offsets", {132096, 136192}}}},
       {"norm.weight", {{"dtype", "F16"}, {"shape", {512}}, {"data_offsets", {136192, 137216}}}}};
-  const std::string text = header.dump();
-  const ModelFile f = read_text(le(text.size(), 8) + text, 8 + text.size() + 137216);
-  REQUIRE(f.warnings.empty());
-  const std::vector<Model> models = collect_models(
-      {{"/q/model.safetensors", f}},
-      {{"/q/config.json",
-        R"({"num_hidden_layers": 1, "quantization_config": {"quant_method": "gptq", "bits": 4}})"}});
+  const std::vector<Model> models = gptq_4bit_models(header, 137216);
   REQUIRE(models.size() == 1);
   CHECK(models[0].parameters == 64ull * 512 * 8 + 512);
   CHECK(models[0].quantization == "gptq 4-bit");
@@ -677,6 +693,74 @@ TEST_CASE("bitsandbytes 4-bit: two weights a byte, the quantization state no par
   CHECK(unsaid[0].parameters == 128256ull * 4096 + 4096 + n);
   REQUIRE(unsaid[0].warnings.size() == 1);
   CHECK(unsaid[0].warnings[0].find("read as 4-bit") != std::string::npos);
+  // The embeddings and the norm stay at 16 bits in the int8 row.
+  CHECK(nf4[0].kept_16bit == 128256ull * 4096 + 4096);
+  CHECK(nf4[0].quantized_bits == 4);
+}
+
+// A GPTQ checkpoint is 4-bit already: its int4 and int8 rows are the file
+// as stored, and a gate that it fails never advises int4.
+// Published 4-bit GPTQ files (group 128) beside the int4 row: the
+// parameters are the models' published counts, the 16-bit part their
+// embeddings and LM head (vocabulary x hidden, each) and 2 norms a layer
+// and a final one.
+TEST_CASE("the int4 row matches published GPTQ files of Llama-2-13B and 70B within 1%") {
+  struct Published {
+    std::uint64_t parameters, vocab, hidden, layers;
+    double file_bytes;  // the hub's file listing
+  };
+  // TheBloke/Llama-2-13B-GPTQ main (4-bit, 128g): 7.26 GB;
+  // TheBloke/Llama-2-70B-chat-GPTQ gptq-4bit-128g-actorder_True: 36.65 GB.
+  for (const Published& p : {Published{13'015'864'320, 32'000, 5120, 40, 7.26e9},
+                             Published{68'976'648'192, 32'000, 8192, 80, 36.65e9}}) {
+    Model m;
+    m.format = ModelFormat::Safetensors;
+    m.parameters = p.parameters;
+    m.weight_bytes = 2 * p.parameters;
+    m.kept_16bit = 2 * p.vocab * p.hidden + (2 * p.layers + 1) * p.hidden;
+    const VramEstimate v = estimate_vram(m, {});
+    const PrecisionNeed* int4 = v.at(Precision::Int4);
+    REQUIRE(int4 != nullptr);
+    CHECK(std::abs(static_cast<double>(int4->weights) / p.file_bytes - 1) < 0.01);
+  }
+}
+
+TEST_CASE("an already 4-bit checkpoint: its int4 row is what it stores, never advice") {
+  json header = {
+      {"model.embed_tokens.weight",
+       {{"dtype", "F16"}, {"shape", {32000, 512}}, {"data_offsets", {0, 32'768'000}}}},
+      {"l.qweight",
+       {{"dtype", "I32"}, {"shape", {64, 512}}, {"data_offsets", {32'768'000, 32'899'072}}}},
+      {"l.qzeros",
+       {{"dtype", "I32"}, {"shape", {4, 64}}, {"data_offsets", {32'899'072, 32'900'096}}}},
+      {"l.scales",
+       {{"dtype", "F16"}, {"shape", {4, 512}}, {"data_offsets", {32'900'096, 32'904'192}}}},
+      {"norm.weight",
+       {{"dtype", "F16"}, {"shape", {512}}, {"data_offsets", {32'904'192, 32'905'216}}}}};
+  const std::vector<Model> models = gptq_4bit_models(header, 32'905'216);
+  REQUIRE(models.size() == 1);
+  CHECK(models[0].quantized_bits == 4);
+  CHECK(models[0].kept_16bit == 32000ull * 512 + 512);
+  const VramEstimate v = estimate_vram(models[0], {});
+  const PrecisionNeed* stored = v.at(Precision::Stored);
+  const PrecisionNeed* bf16 = v.at(Precision::Bf16);
+  const PrecisionNeed* int8 = v.at(Precision::Int8);
+  const PrecisionNeed* int4 = v.at(Precision::Int4);
+  REQUIRE((stored && bf16 && int8 && int4));
+  CHECK(int4->as_stored);
+  CHECK(int8->as_stored);
+  CHECK_FALSE(bf16->as_stored);
+  CHECK(int4->weights == stored->weights);
+  CHECK(int4->weights == 32'905'216);
+  // One byte short of the stored need: nothing smaller is on offer.
+  GateConfig g;
+  g.max_vram = stored->total - 1;
+  const std::vector<ModelReport> reports{{models[0], v}};
+  const GateResult r = evaluate_gate(Analysis{}, g, nullptr, nullptr, &reports);
+  REQUIRE(r.checks.size() == 1);
+  CHECK_FALSE(r.checks[0].passed);
+  CHECK(r.checks[0].message.find("int4 would fit") == std::string::npos);
+  CHECK(r.checks[0].message.find("no precision fits") != std::string::npos);
 }
 
 TEST_CASE("GPU names for --fits: a GPU, N of them, and a clear error for an unknown one") {

@@ -52,10 +52,20 @@ struct ModelFile {
   // bitsandbytes' absmax, quant_map and quant_state): part of its bytes,
   // not of the model's parameters.
   std::uint64_t quantization_aux_elements = 0;
+  // Elements of the tensors a weight quantizer leaves at 16 bits
+  // (kept_at_16_bits): a 4-bit model's embeddings and LM head are a tenth
+  // or more of it.
+  std::uint64_t kept_16bit_elements = 0;
   ModelShape shape;                        // GGUF's metadata
   std::vector<std::string> external_data;  // ONNX: files named as holding initializers
   std::vector<std::string> warnings;
 };
+
+// Whether GPTQ, AWQ and bitsandbytes leave a tensor unquantized: vectors
+// (norms, biases) and the token embeddings and LM head (they quantize the
+// linear layers of the blocks; transformers' bitsandbytes integration skips
+// `lm_head`, and nn.Embedding is no linear layer). `rank` is its dimensions.
+bool kept_at_16_bits(std::string_view name, std::size_t rank);
 
 // Reads the model in `in` (positioned at its first byte) of `size` bytes,
 // whose format sniff_model_format told. Reads headers and steps over data.

@@ -47,6 +47,12 @@ struct Model {
   ModelShape shape;
   std::string shape_from;    // "gguf", "config.json", "" (unknown)
   std::string quantization;  // "gptq 4-bit", "awq 4-bit", "bitsandbytes 8-bit", ""
+  // The bits of the weights as stored when the checkpoint is quantized
+  // (GPTQ/AWQ/bitsandbytes 4 or 8, FP8 8, GGUF Q4_K 4); 0 when it is not.
+  unsigned quantized_bits = 0;
+  // Parameters a quantizer keeps at 16 bits (kept_at_16_bits): the int8 and
+  // int4 rows count them at 2 bytes.
+  std::uint64_t kept_16bit = 0;
   std::vector<std::string> warnings;
 };
 
@@ -117,7 +123,10 @@ struct PrecisionNeed {
   std::uint64_t kv_cache = 0;
   std::uint64_t activations = 0;
   std::uint64_t cuda_context = 0;
-  std::uint64_t total = 0;           // on one GPU
+  std::uint64_t total = 0;  // on one GPU
+  // An int8/int4 row of a checkpoint already quantized to as few bits or
+  // fewer: the stored weights, not an option to advise.
+  bool as_stored = false;
   std::vector<std::string> fits_on;  // GPUs of the table it fits on alone, smallest first
 };
 
