@@ -6,6 +6,7 @@
 
 #include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/models/model_file.hpp"
+#include "imgsmith/util/size.hpp"
 
 namespace imgsmith {
 namespace {
@@ -54,6 +55,17 @@ std::vector<ModelReport> read_models(const Analysis& analysis,
   std::vector<ModelReport> reports;
   for (auto& model : collect_models(resolve_hf_caches(std::move(files), std::move(texts), links))) {
     VramEstimate vram = estimate_vram(model, *settings);
+    // A context past the model's maximum is sized as asked, and said: vLLM
+    // refuses a max_model_len above it (unless VLLM_ALLOW_LONG_MAX_MODEL_LEN
+    // is set), and the model was not trained for it.
+    if (settings->context && model.shape.context_length > 0 &&
+        *settings->context > model.shape.context_length)
+      model.warnings.push_back("--context " + format_count(*settings->context) +
+                               " is above its maximum of " +
+                               format_count(model.shape.context_length) +
+                               " tokens (config.json max_position_embeddings, GGUF "
+                               "context_length); vLLM refuses it unless "
+                               "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; sized as asked");
     reports.push_back(ModelReport{std::move(model), std::move(vram)});
   }
   return reports;

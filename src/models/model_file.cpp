@@ -11,6 +11,17 @@ namespace imgsmith {
 using models_detail::Malformed;
 using nlohmann::json;
 
+std::uint64_t ModelShape::cached_layer_tokens(std::uint64_t context) const {
+  const std::uint64_t sliding = std::min(sliding_layers, layers);
+  const std::uint64_t window = sliding_window > 0 ? std::min(sliding_window, context) : context;
+  std::uint64_t full = 0, windowed = 0, sum = 0;
+  if (__builtin_mul_overflow(layers - sliding, context, &full) ||
+      __builtin_mul_overflow(sliding, window, &windowed) ||
+      __builtin_add_overflow(full, windowed, &sum))
+    return UINT64_MAX;
+  return sum;
+}
+
 bool kept_at_16_bits(std::string_view name, std::size_t rank) {
   if (rank <= 1) return true;
   // By the module's name: Llama's embed_tokens, BERT's word_embeddings,
@@ -98,7 +109,9 @@ json shape_to_json(const ModelShape& s) {
           {"key_dim", s.key_dim},
           {"value_dim", s.value_dim},
           {"context_length", s.context_length},
-          {"hidden_size", s.hidden_size}};
+          {"hidden_size", s.hidden_size},
+          {"sliding_window", s.sliding_window},
+          {"sliding_layers", s.sliding_layers}};
 }
 
 ModelShape shape_from_json(const json& j) {
@@ -111,6 +124,9 @@ ModelShape shape_from_json(const json& j) {
   s.value_dim = j.at("value_dim").get<std::uint64_t>();
   s.context_length = j.at("context_length").get<std::uint64_t>();
   s.hidden_size = j.at("hidden_size").get<std::uint64_t>();
+  // Absent from reports written before windows were read.
+  s.sliding_window = j.value("sliding_window", std::uint64_t{0});
+  s.sliding_layers = j.value("sliding_layers", std::uint64_t{0});
   return s;
 }
 

@@ -56,6 +56,11 @@ struct ConfigDefaults {
   ConfigField layers, heads, kv_heads, hidden, head_dim, positions;
   std::string kv_heads_rule;  // when absent: "num_attention_heads" (every head its own), or ""
   ConfigField kv_lora_rank, qk_rope_head_dim;
+  // Which layers keep only the last sliding_window tokens: "all",
+  // "alternate", "pattern", "after_max_window_layers", or "" (none known).
+  std::string sliding_layers;
+  std::uint64_t sliding_window = 0;  // the class default
+  bool sliding_needs_flag = false;   // only with use_sliding_window: true
 };
 
 ConfigField config_field(const json& row, const char* name) {
@@ -85,6 +90,12 @@ const std::map<std::string, ConfigDefaults>& config_defaults() {
       d.positions = config_field(row, "max_positions");
       d.kv_lora_rank = config_field(row, "kv_lora_rank");
       d.qk_rope_head_dim = config_field(row, "qk_rope_head_dim");
+      if (const auto w = row.find("sliding_window"); w != row.end() && w->is_object()) {
+        d.sliding_layers = w->value("layers", std::string());
+        if (const auto v = w->find("default"); v != w->end() && v->is_number_unsigned())
+          d.sliding_window = v->get<std::uint64_t>();
+        d.sliding_needs_flag = d.sliding_layers == "after_max_window_layers";
+      }
       if (const auto r = row.find("kv_heads_default"); r != row.end() && r->is_string())
         d.kv_heads_rule = r->get<std::string>();
       else if (r != row.end() && r->is_number_unsigned())
@@ -126,6 +137,40 @@ unsigned stored_bits(const Model& m, const std::optional<HfConfig>& config) {
       return static_cast<unsigned>(m.quantization[q + 1] - '0');
   }
   return 0;
+}
+
+// The layers that keep only the last `sliding_window` tokens of KV cache
+// (Mistral, Gemma-2's alternate layers, Gemma-3's five in six): config.json's
+// layer_types where it lists them, else the class's rule. A window whose
+// layers cannot be told is left out: every layer then keeps the whole
+// context, the larger figure.
+void read_sliding_window(const json& shape, const ConfigDefaults* d, ModelShape& s) {
+  std::uint64_t window = first_number(shape, {"sliding_window"});
+  // Absent is the class default; null (Mistral v0.2 on) is no window.
+  if (!shape.contains("sliding_window") && d) window = d->sliding_window;
+  std::uint64_t sliding = 0;
+  if (const auto types = shape.find("layer_types"); types != shape.end() && types->is_array()) {
+    for (const auto& t : *types)
+      if (t.is_string() && t.get<std::string>() == "sliding_attention") ++sliding;
+  } else if (d && window > 0) {
+    const std::string& rule = d->sliding_layers;
+    if (rule == "all") {
+      sliding = s.layers;
+    } else if (rule == "alternate") {
+      sliding = (s.layers + 1) / 2;  // indices 0, 2, 4...
+    } else if (rule == "pattern") {
+      std::uint64_t every = first_number(shape, {"sliding_window_pattern"});
+      if (every == 0) every = 6;
+      sliding = s.layers - s.layers / every;
+    } else if (rule == "after_max_window_layers" && shape.value("use_sliding_window", false) &&
+               shape.contains("max_window_layers")) {
+      const std::uint64_t full = first_number(shape, {"max_window_layers"});
+      sliding = s.layers > full ? s.layers - full : 0;
+    }
+  }
+  if (window == 0 || sliding == 0 || sliding > s.layers) return;
+  s.sliding_window = window;
+  s.sliding_layers = sliding;
 }
 
 }  // namespace
@@ -199,6 +244,7 @@ static std::optional<HfConfig> read_hf_config_json(const json& doc) {
       shape_value(*shape, d ? &d->positions : nullptr,
                   {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length"},
                   "positions", defaulted);
+  read_sliding_window(*shape, d, s);
   if (d && d->attention == "mla") {
     // Multi-head latent attention (DeepSeek-V2/V3) caches one latent of
     // kv_lora_rank and the rotary key of qk_rope_head_dim a layer, shared

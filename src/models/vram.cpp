@@ -157,10 +157,16 @@ VramEstimate estimate_vram(const Model& model, const VramSettings& settings) {
   VramEstimate e;
   e.batch = std::max<std::uint64_t>(settings.batch, 1);
   const ModelShape& s = model.shape;
+  // One layer's K and V for one token; the layers that slide keep only
+  // their window of the context.
+  std::uint64_t per_layer_token = 0, layer_tokens = 0;
   if (s.has_kv_cache()) {
-    e.kv_bytes_per_token = saturating_product(
-        {s.layers, s.kv_heads, saturating_sum({s.key_dim, s.value_dim}), c.kv_bytes_per_element});
+    per_layer_token = saturating_product(
+        {s.kv_heads, saturating_sum({s.key_dim, s.value_dim}), c.kv_bytes_per_element});
+    e.kv_bytes_per_token = saturating_product({s.layers, per_layer_token});
     e.context = settings.context ? *settings.context : s.context_length;
+    layer_tokens = s.cached_layer_tokens(e.context);
+    e.kv_cache_bytes = saturating_product({per_layer_token, layer_tokens, e.batch});
   }
   std::vector<Precision> precisions{Precision::Stored};
   if (model.parameters_known && model.parameters > 0)
@@ -170,10 +176,10 @@ VramEstimate estimate_vram(const Model& model, const VramSettings& settings) {
     n.precision = p;
     n.as_stored = already_at(model, p);
     n.weights = n.as_stored ? model.weight_bytes : weights_at(model, p);
-    std::uint64_t per_token = e.kv_bytes_per_token;
+    std::uint64_t per = per_layer_token;
     if (p == Precision::Stored && stored_as_float32(model))
-      per_token = saturating_product({per_token, 2});  // float32 activations
-    n.kv_cache = saturating_product({per_token, e.context, e.batch});
+      per = saturating_product({per, 2});  // float32 activations
+    n.kv_cache = saturating_product({per, layer_tokens, e.batch});
     const double activations = static_cast<double>(n.weights) * c.activation_fraction;
     n.activations =
         activations >= 1.8e19 ? UINT64_MAX : static_cast<std::uint64_t>(std::ceil(activations));

@@ -67,12 +67,14 @@ std::string shape_line(const Model& m, const VramEstimate& v) {
                      ", head dim " + format_count(s.key_dim);
   if (v.kv_bytes_per_token > 0)
     line += "; KV cache " + format_size(v.kv_bytes_per_token * 1000) + " per 1,000 tokens, " +
-            format_size(v.kv_bytes_per_token * v.context * v.batch) + " at " +
-            format_count(v.context) + " tokens" +
+            format_size(v.kv_cache_bytes) + " at " + format_count(v.context) + " tokens" +
             (v.batch > 1 ? " x batch " + format_count(v.batch) : std::string()) +
             (s.context_length > 0 && v.context != s.context_length
                  ? " (max " + format_count(s.context_length) + ")"
                  : std::string(" (its maximum)"));
+  if (s.sliding_layers > 0)
+    line += "; " + format_count(s.sliding_layers) + " of " + format_count(s.layers) +
+            " layers keep a window of " + format_count(s.sliding_window) + " tokens";
   return line;
 }
 
@@ -109,6 +111,7 @@ json models_to_json(const std::vector<ModelReport>& models) {
     item["vram"] = {{"context", v.context},
                     {"batch", v.batch},
                     {"kv_bytes_per_token", v.kv_bytes_per_token},
+                    {"kv_cache_bytes", v.kv_cache_bytes},
                     {"precisions", needs}};
     json warnings = json::array();
     for (const auto& w : m.warnings) warnings.push_back(utf8_replaced(w));
@@ -146,6 +149,9 @@ std::vector<ModelReport> models_from_json(const json& list) {
     r.vram.context = v.at("context").get<std::uint64_t>();
     r.vram.batch = v.at("batch").get<std::uint64_t>();
     r.vram.kv_bytes_per_token = v.at("kv_bytes_per_token").get<std::uint64_t>();
+    // Reports from before sliding windows: every layer kept the context.
+    r.vram.kv_cache_bytes =
+        v.value("kv_cache_bytes", r.vram.kv_bytes_per_token * r.vram.context * r.vram.batch);
     for (const auto& n : v.at("precisions")) {
       PrecisionNeed need;
       need.precision =

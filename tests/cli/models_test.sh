@@ -228,6 +228,8 @@ expect "--fits fails on a context the GPU cannot hold" 1 "$bin" analyze "$tmp/im
 check "the message names the model and what would do" grep -q "fits:L4:/models/llama/.*no precision fits; use a GPU with at least .* (L40S or larger)" "$tmp/err"
 expect "two L4s hold it" 0 "$bin" analyze "$tmp/img.tar" --fits L4x2 -q
 expect "--fits passes with a shorter context" 0 "$bin" analyze "$tmp/img.tar" --fits T4 --context 1000 -q
+expect "a context past the model's maximum is sized" 0 "$bin" analyze "$tmp/img.tar" --context 200000
+check "and said, with the maximum" grep -q "warning: .*--context 200,000 is above its maximum of 131,072 tokens" "$tmp/out"
 # Between the int4 and the stored need of the float32 MLP: the stored
 # precision fails, the message says which precision would fit.
 limit=$(json_field "$tmp/report.json" '[(m["vram"]["precisions"][0]["total"] + m["vram"]["precisions"][3]["total"]) // 2 for m in d["models"] if m["path"] == "/models/torch/mlp.pt"][0]')

@@ -520,6 +520,77 @@ TEST_CASE("config.json completed with its model_type's defaults, MLA, encoders a
   }
 }
 
+// The KV cache of one sequence at `context` tokens, from a config.json.
+static std::uint64_t kv_cache_at(const char* config, std::uint64_t context) {
+  const auto c = read_hf_config(config);
+  REQUIRE(c);
+  Model m;
+  m.shape = c->shape;
+  return estimate_vram(m, {context, 1}).kv_cache_bytes;
+}
+
+// The published config.json fields of each model that bear on its KV
+// cache; the expected figures are the windows' arithmetic.
+TEST_CASE("sliding windows: layers that slide keep only their window of the KV cache") {
+  SECTION("Mistral-7B-v0.1: every layer keeps 4,096 tokens of 32,768") {
+    const char* config = R"({"architectures": ["MistralForCausalLM"], "model_type": "mistral",
+      "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "max_position_embeddings": 32768, "sliding_window": 4096})";
+    // 32 layers x 4,096 tokens x (8 KV heads x 2 x 128 x 2 bytes): 512 MiB,
+    // not the 4 GiB of the whole context.
+    CHECK(kv_cache_at(config, 32768) == 32ull * 4096 * 4096);
+    CHECK(kv_cache_at(config, 1000) == 32ull * 1000 * 4096);  // within the window
+  }
+  SECTION("Mistral-7B-Instruct-v0.2: sliding_window null, every layer keeps the context") {
+    CHECK(kv_cache_at(R"({"model_type": "mistral", "hidden_size": 4096, "num_hidden_layers": 32,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 32768,
+      "sliding_window": null})",
+                      32768) == 32ull * 32768 * 4096);
+  }
+  SECTION("Gemma-2-9B: 21 of 42 layers slide over 4,096 of 8,192") {
+    const auto c = read_hf_config(R"({"model_type": "gemma2", "hidden_size": 3584,
+      "num_hidden_layers": 42, "num_attention_heads": 16, "num_key_value_heads": 8,
+      "head_dim": 256, "max_position_embeddings": 8192, "sliding_window": 4096})");
+    REQUIRE(c);
+    CHECK(c->shape.sliding_layers == 21);
+    Model m;
+    m.shape = c->shape;
+    const std::uint64_t per_layer_token = 8 * 2 * 256 * 2;
+    CHECK(estimate_vram(m, {}).kv_cache_bytes == (21ull * 8192 + 21ull * 4096) * per_layer_token);
+  }
+  SECTION("Gemma-3-27B: five in six of 62 text layers slide over 1,024") {
+    const char* config = R"({"architectures": ["Gemma3ForConditionalGeneration"],
+      "model_type": "gemma3", "text_config": {"model_type": "gemma3_text", "head_dim": 128,
+      "hidden_size": 5376, "num_attention_heads": 32, "num_hidden_layers": 62,
+      "num_key_value_heads": 16, "sliding_window": 1024}})";
+    // 10 global layers keep the 131,072 tokens (gemma3_text's default
+    // maximum), 52 keep 1,024.
+    CHECK(kv_cache_at(config, 131072) == (10ull * 131072 + 52ull * 1024) * 16 * 2 * 128 * 2);
+  }
+  SECTION("layer_types, where config.json lists them, say which layers slide") {
+    const auto c = read_hf_config(R"({"model_type": "mistral", "hidden_size": 512,
+      "num_hidden_layers": 4, "num_attention_heads": 8, "sliding_window": 128,
+      "layer_types": ["sliding_attention", "full_attention", "full_attention",
+                      "sliding_attention"]})");
+    REQUIRE(c);
+    CHECK(c->shape.sliding_layers == 2);
+  }
+  SECTION("Qwen2.5-7B: a sliding_window with use_sliding_window false slides nothing") {
+    const auto c = read_hf_config(R"({"model_type": "qwen2", "hidden_size": 3584,
+      "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+      "max_position_embeddings": 32768, "sliding_window": 131072, "use_sliding_window": false,
+      "max_window_layers": 28})");
+    REQUIRE(c);
+    CHECK(c->shape.sliding_layers == 0);
+    // With it on, the layers past max_window_layers slide.
+    const auto on = read_hf_config(R"({"model_type": "qwen2", "hidden_size": 3584,
+      "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+      "sliding_window": 4096, "use_sliding_window": true, "max_window_layers": 21})");
+    REQUIRE(on);
+    CHECK(on->shape.sliding_layers == 7);
+  }
+}
+
 TEST_CASE("data/model-configs.json: every row says where its defaults were read") {
   std::ifstream in(std::string(IMGSMITH_SOURCE_DIR) + "/data/model-configs.json");
   REQUIRE(in);

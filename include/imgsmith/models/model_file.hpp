@@ -28,9 +28,16 @@ struct ModelShape {
   std::uint64_t value_dim = 0;  // per head
   std::uint64_t context_length = 0;
   std::uint64_t hidden_size = 0;
+  // `sliding_layers` of the layers keep only the last `sliding_window`
+  // tokens (0: every layer keeps the whole context).
+  std::uint64_t sliding_window = 0;
+  std::uint64_t sliding_layers = 0;
 
   // Enough to size a KV cache.
   bool has_kv_cache() const { return layers > 0 && kv_heads > 0 && key_dim > 0 && value_dim > 0; }
+  // Of `context` tokens, how many each layer keeps on average, times the
+  // layers: what the KV cache of one sequence holds, in layer-tokens.
+  std::uint64_t cached_layer_tokens(std::uint64_t context) const;
 };
 
 struct ModelFile {

@@ -133,9 +133,12 @@ struct PrecisionNeed {
 struct VramEstimate {
   std::uint64_t context = 0;  // tokens the KV cache is sized for (0: no KV cache known)
   std::uint64_t batch = 1;
-  std::uint64_t kv_bytes_per_token = 0;  // at 2 bytes per element
-  std::vector<PrecisionNeed> needs;      // stored, bf16, int8, int4; only stored when
-                                         // the parameters are not known
+  std::uint64_t kv_bytes_per_token = 0;  // at 2 bytes per element, every layer
+  // The KV cache at `context` x `batch`, 2 bytes per element: less than
+  // kv_bytes_per_token x context where layers slide over a window.
+  std::uint64_t kv_cache_bytes = 0;
+  std::vector<PrecisionNeed> needs;  // stored, bf16, int8, int4; only stored when
+                                     // the parameters are not known
   // The need per GPU on `gpus` of them (tensor parallel): the weights, KV
   // cache and activations split, each GPU holding its own CUDA context.
   static std::uint64_t per_gpu(const PrecisionNeed& need, unsigned gpus);
