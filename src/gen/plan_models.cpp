@@ -16,7 +16,20 @@ void Decider::models() {
         (largest == nullptr || report.vram.needs.front().total > largest->vram.needs.front().total))
       largest = &report;
   if (largest == nullptr) return;
-  plan_.model_vram = largest->vram.needs.front().total;
+  // The precision the project will load it at: as stored, but a float32
+  // checkpoint at 16 bits where an engine that does so by default serves it.
+  const PrecisionNeed* row = &largest->vram.needs.front();
+  std::string at = "at its stored precision";
+  if (stored_as_float32(largest->model) && project_.python)
+    for (const auto& r : project_.python->requirements)
+      if (contains(engines_serving_float32_at_16_bits(), r.name))
+        if (const PrecisionNeed* half = largest->vram.at(Precision::Bf16)) {
+          row = half;
+          at = "at 16 bits, as " + r.name + " (" + r.source +
+               ") loads a float32 checkpoint with its default --dtype auto";
+          break;
+        }
+  plan_.model_vram = row->total;
   const std::string need = format_size(plan_.model_vram);
   if (!plan_.gpu) {
     plan_.notes.push_back("the project holds model weights (" + largest->model.path + ", " + need +
@@ -39,8 +52,8 @@ void Decider::models() {
     plan_.env.push_back("IMGSMITH_MODEL_KV_BYTES_PER_TOKEN=" +
                         std::to_string(largest->vram.kv_bytes_per_token));
   decide(largest->model.path,
-         "the largest model needs " + need +
-             " of GPU memory at its stored precision (weights, KV cache at its maximum context, "
+         "the largest model needs " + need + " of GPU memory " + at +
+             " (weights, KV cache at its maximum context, "
              "activations, CUDA context): IMGSMITH_MODEL_VRAM, which the probe checks at start");
 }
 

@@ -90,10 +90,6 @@ bool already_at(const Model& m, Precision p) {
   return bits < 16 && m.quantized_bits <= bits;
 }
 
-bool stored_as_float32(const Model& m) {
-  return m.stored_dtype == "F32" || m.stored_dtype == "FLOAT";
-}
-
 std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -234,5 +230,17 @@ GpuTarget parse_gpu_target(std::string_view text) {
 }
 
 std::string vram_assumptions() { return constants().assumptions; }
+
+bool stored_as_float32(const Model& m) {
+  return m.stored_dtype == "F32" || m.stored_dtype == "FLOAT";
+}
+
+const std::vector<std::string>& engines_serving_float32_at_16_bits() {
+  static const std::vector<std::string> engines = json::parse(models_data().at("vram.json"))
+                                                      .at("engines_serving_float32_at_16_bits")
+                                                      .at("packages")
+                                                      .get<std::vector<std::string>>();
+  return engines;
+}
 
 }  // namespace imgsmith

@@ -167,5 +167,10 @@ GpuTarget parse_gpu_target(std::string_view text);
 
 // What data/vram.json says of the estimate, for reports to state beside it.
 std::string vram_assumptions();
+// Python packages (PEP 503 names) that serve a float32 checkpoint at 16
+// bits by default (data/vram.json).
+const std::vector<std::string>& engines_serving_float32_at_16_bits();
+// Whether most of the model's parameters are float32.
+bool stored_as_float32(const Model& model);
 
 }  // namespace imgsmith
