@@ -364,10 +364,12 @@ std::vector<Model> collect_models(const std::vector<ModelFileAt>& files,
                              ": bitsandbytes weights with no config.json saying their bits; "
                              "read as 4-bit");
       }
+      // No packed uint8 weights: LLM.int8's int8 weights and their SCB.
+      if (bits == 0) bits = 8;
       m.parameters -= std::min(aux, m.parameters);
       if (bits == 4) m.parameters += packed_u8;  // the second weight of each byte
       if (m.quantization.empty()) m.quantization = "bitsandbytes " + std::to_string(bits) + "-bit";
-      m.quantized_bits = bits == 0 ? 8 : bits;
+      m.quantized_bits = bits;
     }
     if (m.format == ModelFormat::Gguf && m.quantization.empty()) {
       // GGUF: the quantization is the tensor type most weights have.

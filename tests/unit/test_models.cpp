@@ -769,6 +769,29 @@ TEST_CASE("bitsandbytes 4-bit: two weights a byte, the quantization state no par
   CHECK(nf4[0].quantized_bits == 4);
 }
 
+// LLM.int8 (load_in_8bit) saves int8 weights and a float32 SCB a row.
+TEST_CASE("bitsandbytes 8-bit: int8 weights one each, SCB no parameters, with or without config") {
+  json header = {
+      {"l.weight", {{"dtype", "I8"}, {"shape", {512, 256}}, {"data_offsets", {0, 131072}}}},
+      {"l.SCB", {{"dtype", "F32"}, {"shape", {512}}, {"data_offsets", {131072, 133120}}}},
+      {"l.weight_format", {{"dtype", "U8"}, {"shape", {1}}, {"data_offsets", {133120, 133121}}}}};
+  const std::string text = header.dump();
+  const ModelFile f = read_text(le(text.size(), 8) + text, 8 + text.size() + 133121);
+  REQUIRE(f.warnings.empty());
+  for (const char* config :
+       {R"({"num_hidden_layers": 1, "quantization_config": {"quant_method": "bitsandbytes",
+         "load_in_8bit": true}})",
+        ""}) {
+    const auto models = collect_models(
+        {{"/b/model.safetensors", f}},
+        *config ? std::vector<TextFileAt>{{"/b/config.json", config}} : std::vector<TextFileAt>{});
+    REQUIRE(models.size() == 1);
+    CHECK(models[0].parameters == 512ull * 256);
+    CHECK(models[0].quantization == "bitsandbytes 8-bit");
+    CHECK(models[0].quantized_bits == 8);
+  }
+}
+
 // A GPTQ checkpoint is 4-bit already: its int4 and int8 rows are the file
 // as stored, and a gate that it fails never advises int4.
 // Published 4-bit GPTQ files (group 128) beside the int4 row: the
