@@ -12,6 +12,7 @@
 #include <set>
 
 #include "imgsmith/models/vram.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith {
 namespace {
@@ -46,32 +47,8 @@ std::optional<std::pair<std::string, std::string>> snapshot_entry(const std::str
 // A link's target made absolute against the folder the link is in, ".."
 // resolved: "../../blobs/abc" from ".../snapshots/r/x" is ".../blobs/abc".
 std::string resolve(const std::string& link_path, const std::string& target) {
-  std::vector<std::string> parts;
-  const auto push = [&](const std::string& path) {
-    std::size_t at = 0;
-    while (at <= path.size()) {
-      const std::size_t slash = std::min(path.find('/', at), path.size());
-      const std::string part = path.substr(at, slash - at);
-      if (part == "..") {
-        if (!parts.empty()) parts.pop_back();
-      } else if (!part.empty() && part != ".") {
-        parts.push_back(part);
-      }
-      at = slash + 1;
-    }
-  };
-  if (!target.starts_with('/')) push(link_path.substr(0, link_path.rfind('/')));
-  push(target);
-  std::string out;
-  for (const auto& p : parts) out += "/" + p;
-  return out;
-}
-
-std::string trimmed(std::string_view text) {
-  const std::size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const std::size_t last = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(first, last - first + 1));
+  if (target.starts_with('/')) return "/" + normalise_path(target);
+  return "/" + normalise_path(link_path.substr(0, link_path.rfind('/') + 1) + target);
 }
 
 }  // namespace
@@ -94,16 +71,20 @@ ModelInputs resolve_hf_caches(std::vector<ModelFileAt> files, std::vector<TextFi
   std::map<std::string, std::string> main_revision;
   for (const auto& t : texts)
     if (const auto at = cache_path(t.path); at && at->rest == "refs/main")
-      main_revision[at->cache] = trimmed(t.text);
+      main_revision[at->cache] = std::string(trim(t.text));
   // Every snapshot of every cache, and what its links point to.
   std::map<std::string, std::set<std::string>> revisions;  // cache -> revisions
-  std::map<std::string, std::vector<const LinkAt*>> by_target;
+  struct SnapshotLink {
+    const std::string* path;  // the link's, the name its blob takes
+    std::string cache, revision;
+  };
+  std::map<std::string, std::vector<SnapshotLink>> by_target;
   for (const auto& link : links) {
     const auto at = cache_path(link.path);
     const auto entry = at ? snapshot_entry(at->rest) : std::nullopt;
     if (!entry) continue;
     revisions[at->cache].insert(entry->first);
-    by_target[resolve(link.path, link.target)].push_back(&link);
+    by_target[resolve(link.path, link.target)].push_back({&link.path, at->cache, entry->first});
   }
   // The snapshot that counts: refs/main's where the image has it and it is
   // there; otherwise each snapshot is a checkpoint of its own.
@@ -116,10 +97,8 @@ ModelInputs resolve_hf_caches(std::vector<ModelFileAt> files, std::vector<TextFi
     const auto at = cache_path(path);
     if (!at || !at->rest.starts_with("blobs/")) return false;  // not a cache's blob
     if (const auto it = by_target.find(path); it != by_target.end())
-      for (const LinkAt* link : it->second) {
-        const auto entry = snapshot_entry(cache_path(link->path)->rest);
-        if (counts(cache_path(link->path)->cache, entry->first)) add(link->path);
-      }
+      for (const SnapshotLink& link : it->second)
+        if (counts(link.cache, link.revision)) add(*link.path);
     return true;  // a blob no counted snapshot names is no model: left out
   };
   for (auto& f : files)

@@ -54,13 +54,11 @@ struct ConfigDefaults {
   std::string attention;     // "mha", "gqa", "mqa", "mla"
   std::string text_model_type;
   ConfigField layers, heads, kv_heads, hidden, head_dim, positions;
-  std::string kv_heads_rule;  // when absent: "num_attention_heads" (every head its own), or ""
   ConfigField kv_lora_rank, qk_rope_head_dim;
   // Which layers keep only the last sliding_window tokens: "all",
   // "alternate", "pattern", "after_max_window_layers", or "" (none known).
   std::string sliding_layers;
   std::uint64_t sliding_window = 0;  // the class default
-  bool sliding_needs_flag = false;   // only with use_sliding_window: true
 };
 
 ConfigField config_field(const json& row, const char* name) {
@@ -94,11 +92,10 @@ const std::map<std::string, ConfigDefaults>& config_defaults() {
         d.sliding_layers = w->value("layers", std::string());
         if (const auto v = w->find("default"); v != w->end() && v->is_number_unsigned())
           d.sliding_window = v->get<std::uint64_t>();
-        d.sliding_needs_flag = d.sliding_layers == "after_max_window_layers";
       }
-      if (const auto r = row.find("kv_heads_default"); r != row.end() && r->is_string())
-        d.kv_heads_rule = r->get<std::string>();
-      else if (r != row.end() && r->is_number_unsigned())
+      // A number: the class's KV heads (a string: derived from the heads,
+      // which read_hf_config_json does when config.json leaves them out).
+      if (const auto r = row.find("kv_heads_default"); r != row.end() && r->is_number_unsigned())
         d.kv_heads.fallback = r->get<std::uint64_t>();
       out.emplace(type, std::move(d));
     }

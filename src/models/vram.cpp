@@ -27,6 +27,7 @@ struct VramConstants {
   double activation_fraction = 0.2;
   std::uint64_t cuda_context_bytes = 0;
   std::string assumptions;
+  std::vector<std::string> float32_at_16_bits;  // engines_serving_float32_at_16_bits
 };
 
 const VramConstants& constants() {
@@ -43,6 +44,8 @@ const VramConstants& constants() {
     out.kv_bytes_per_element = doc.at("kv_cache_bytes_per_element").get<std::uint64_t>();
     out.activation_fraction = doc.at("activation_fraction").get<double>();
     out.cuda_context_bytes = doc.at("cuda_context_bytes").get<std::uint64_t>();
+    out.float32_at_16_bits =
+        doc.at("engines_serving_float32_at_16_bits").at("packages").get<std::vector<std::string>>();
     out.assumptions = doc.at("kv_cache_about").get<std::string>() +
                       ". Activations: " + doc.at("activation_source").get<std::string>() +
                       ". CUDA context: " + doc.at("cuda_context_source").get<std::string>() + ". " +
@@ -236,11 +239,7 @@ bool stored_as_float32(const Model& m) {
 }
 
 const std::vector<std::string>& engines_serving_float32_at_16_bits() {
-  static const std::vector<std::string> engines = json::parse(models_data().at("vram.json"))
-                                                      .at("engines_serving_float32_at_16_bits")
-                                                      .at("packages")
-                                                      .get<std::vector<std::string>>();
-  return engines;
+  return constants().float32_at_16_bits;
 }
 
 }  // namespace imgsmith

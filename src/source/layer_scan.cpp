@@ -11,49 +11,10 @@
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/util/sha256.hpp"
 #include "imgsmith/util/size.hpp"
+#include "imgsmith/util/text.hpp"
 #include "tar_reader.hpp"
 
 namespace imgsmith {
-
-namespace {
-
-// Most tar names are already clean ("usr/lib/x.so"); only "./", "//", "/",
-// "." and ".." need the general path.
-bool already_normal(std::string_view p) {
-  if (p.empty() || p.front() == '/' || p.back() == '/') return p.empty();
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t slash = p.find('/', start);
-    const std::string_view part = p.substr(start, slash - start);
-    if (part.empty() || part == "." || part == "..") return false;
-    if (slash == std::string_view::npos) return true;
-    start = slash + 1;
-  }
-}
-
-}  // namespace
-
-std::string normalise_path(std::string_view raw) {
-  if (already_normal(raw)) return std::string(raw);
-  std::vector<std::string_view> parts;
-  while (!raw.empty()) {
-    const std::size_t slash = raw.find('/');
-    const std::string_view part = raw.substr(0, slash);
-    raw = slash == std::string_view::npos ? std::string_view() : raw.substr(slash + 1);
-    if (part.empty() || part == ".") continue;
-    if (part == "..") {
-      if (!parts.empty()) parts.pop_back();
-      continue;
-    }
-    parts.push_back(part);
-  }
-  std::string out;
-  for (const auto& p : parts) {
-    if (!out.empty()) out.push_back('/');
-    out.append(p);
-  }
-  return out;
-}
 
 namespace {
 
@@ -123,7 +84,7 @@ void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& ca
                        " bytes ('" + header.path.substr(0, 60) + "...'), over " +
                        limit_hint("path") + "; the layer is damaged or hostile");
     TarEntry entry;
-    entry.path = already_normal(header.path) ? scan.text.store(header.path)
+    entry.path = is_normal_path(header.path) ? scan.text.store(header.path)
                                              : scan.text.store(normalise_path(header.path));
     if (entry.path.empty()) continue;  // the root directory itself
     // The merge and the walks recurse once per directory level.

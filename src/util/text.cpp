@@ -287,4 +287,40 @@ std::string base64_decode(const std::string& in) {
   return out;
 }
 
+// Most tar names are already clean ("usr/lib/x.so"); only "./", "//", "/",
+// "." and ".." need the general path.
+bool is_normal_path(std::string_view p) {
+  if (p.empty() || p.front() == '/' || p.back() == '/') return p.empty();
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t slash = p.find('/', start);
+    const std::string_view part = p.substr(start, slash - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    if (slash == std::string_view::npos) return true;
+    start = slash + 1;
+  }
+}
+
+std::string normalise_path(std::string_view raw) {
+  if (is_normal_path(raw)) return std::string(raw);
+  std::vector<std::string_view> parts;
+  while (!raw.empty()) {
+    const std::size_t slash = raw.find('/');
+    const std::string_view part = raw.substr(0, slash);
+    raw = slash == std::string_view::npos ? std::string_view() : raw.substr(slash + 1);
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+      continue;
+    }
+    parts.push_back(part);
+  }
+  std::string out;
+  for (const auto& p : parts) {
+    if (!out.empty()) out.push_back('/');
+    out.append(p);
+  }
+  return out;
+}
+
 }  // namespace imgsmith

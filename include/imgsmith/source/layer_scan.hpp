@@ -15,6 +15,7 @@
 #include "imgsmith/source/byte_stream.hpp"
 #include "imgsmith/util/bulk_memory.hpp"
 #include "imgsmith/util/forward_reader.hpp"
+#include "imgsmith/util/text.hpp"
 #include "imgsmith/util/text_arena.hpp"
 
 namespace imgsmith {
@@ -167,8 +168,5 @@ void keep_content(LayerScan& scan, std::string_view path, std::uint64_t size,
 // Keeps a symbolic link's target when `capture` asks for it.
 void keep_link(LayerScan& scan, std::string_view path, std::string_view target,
                const CaptureFn& capture);
-
-// "./usr//lib/" -> "usr/lib"; "." and "/" -> "". ".." never climbs above the root.
-std::string normalise_path(std::string_view raw);
 
 }  // namespace imgsmith

@@ -16,6 +16,10 @@ std::string to_lower(std::string_view s);
 // The pieces between each `sep` ("a,,b" -> {"a", "", "b"}).
 std::vector<std::string> split(const std::string& s, const std::string& sep);
 std::string join(const std::vector<std::string>& parts, const std::string& sep);
+// "./usr//lib/" -> "usr/lib"; "." and "/" -> "". ".." never climbs above the root.
+std::string normalise_path(std::string_view raw);
+// Whether normalise_path would return `p` as it is (most tar names).
+bool is_normal_path(std::string_view p);
 
 // File names are bytes: these keep them safe in reports.
 //
