@@ -584,8 +584,8 @@ BenchOutput run_bench(const CudaDriver* cu, const BenchDevice& device) {
     error = f.wrong;
   }
   if (!error.empty()) {
-    json += ",\"gpu\":{\"error\":\"" + error +
-            "\"},\"verdict\":\"the GPU half did not run: " + error + "\"}";
+    json += ",\"gpu\":{\"error\":" + json_string(error) +
+            "},\"verdict\":" + json_string("the GPU half did not run: " + error) + "}";
     out.json = json;
     out.lines = "bench: GPU half did not run: " + error + "\nbench: " + cpu_line + "\n";
     return out;
@@ -617,7 +617,7 @@ BenchOutput run_bench(const CudaDriver* cu, const BenchDevice& device) {
           ",\"results_checked\":true,\"network_step_relative_error\":" + num(f.net_error, 8) +
           ",\"logistic_regression_relative_error\":" + num(f.logreg_error, 8) + ",\"kernels\":\"" +
           kernels + "\",\"kernels_load_ms\":" + num(kernels_load_ms, 1) + ",\"kernels_fallback\":" +
-          (kernels_fallback.empty() ? std::string("null") : "\"" + kernels_fallback + "\"") + "}";
+          (kernels_fallback.empty() ? std::string("null") : json_string(kernels_fallback)) + "}";
   const double net_x = f.net_ms > 0 ? cpu_net.median / f.net_ms : 0,
                lr_x = f.logreg_ms > 0 ? cpu_lr.median / f.logreg_ms : 0;
   const std::string verdict =
@@ -627,7 +627,7 @@ BenchOutput run_bench(const CudaDriver* cu, const BenchDevice& device) {
       " (GPU times include the copies to and from it, not the context's creation; results "
       "checked against the CPU's)";
   json += ",\"speedup\":{\"network_step\":" + num(net_x) + ",\"logistic_regression\":" + num(lr_x) +
-          "},\"verdict\":\"" + verdict + "\"}";
+          "},\"verdict\":" + json_string(verdict) + "}";
   out.json = json;
   const std::string peak_text =
       peak ? pct(f.d2d_gbps, peak->memory_gbps) + "% of " + peak->name + " peak"

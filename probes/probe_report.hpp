@@ -98,6 +98,9 @@ void check_model_vram(Report& r, CheckTime when);
 // ----- the report (report_output.cpp) ------------------------------------
 
 std::string to_json(const Report& r);
+// `s` as a JSON string, quotes included, with `"`, `\` and control
+// characters escaped.
+std::string json_string(const std::string& s);
 void print_human(const Report& r);  // on stderr
 
 }  // namespace probe

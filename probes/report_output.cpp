@@ -8,7 +8,6 @@
 #include "probe_report.hpp"
 
 namespace probe {
-namespace {
 
 std::string json_string(const std::string& s) {
   std::string out = "\"";
@@ -35,6 +34,8 @@ std::string json_string(const std::string& s) {
   }
   return out + "\"";
 }
+
+namespace {
 
 // Which machine the report is from, for `imgsmith probe --summarize` over a
 // cluster's reports: IMGSMITH_NODE_NAME (a DaemonSet sets it to the node's

@@ -332,6 +332,8 @@ if [ "$kernels" = with-kernels ]; then
   check "kernels on a CUDA 10.2 driver: none load, the PTX's need named" grep -q "the driver refused PTX ISA 7.0 (CUDA 11.0, driver R450 or newer); this driver supports CUDA 10.2" "$tmp/out"
   run "${judge[@]}" FAKE_DRIVER_VERSION=13000 IMGSMITH_PROBE_KERNELS=sass "$probe" --bench --json
   check "IMGSMITH_PROBE_KERNELS=sass: the choices named" grep -q '"error":"IMGSMITH_PROBE_KERNELS=sass: the choices are fatbin and ptx"' "$tmp/out"
+  run "${judge[@]}" FAKE_DRIVER_VERSION=13000 IMGSMITH_PROBE_KERNELS='s"a\ss' "$probe" --bench --json
+  check "a quote in what the error repeats: the JSON still parses" test "$(json_gpu "r['bench']['gpu']['error']")" = 'IMGSMITH_PROBE_KERNELS=s"a\ss: the choices are fatbin and ptx'
   run "${gpu[@]}" FAKE_ELAPSED_MS=10,12 "$probe" --bench --json
   check "bench: pairs that disagree show as spread" test "$(json_gpu "r['bench']['gpu']['h2d_spread_percent'] > 10")" = True
   for kernel in copy fma sgemm logreg; do
