@@ -153,4 +153,32 @@ struct PythonFromWheels {
 PythonFromWheels python_from_wheels(const std::vector<Requirement>& requirements,
                                     const Tables& tables);
 
+// ----- where a server listens (decide_server.cpp) --------------------------
+
+struct ServerListen {
+  const ServerFact* server = nullptr;  // the table's row; nullptr: no server gen knows
+  int port = 0;                        // 0: cannot tell
+  std::string port_from;               // "--port 9000", "uvicorn's default"
+  std::string host;                    // the address it binds, "" when it cannot tell
+  std::string host_from;
+  bool host_by_argument = false;  // an argument of the command set the address
+  // It binds the loopback address only, which no port mapping reaches.
+  bool loopback_only = false;
+  std::vector<std::string> fix;  // the arguments that make it listen on every interface
+  std::string fix_env;           // or the KEY=VALUE that does
+};
+
+// Reads a container command (as detected, or --cmd) against
+// data/servers.json: which server it runs, on which port and address, from
+// its arguments, `env` (KEY=VALUE as the image sets it) or the server's
+// defaults. `top_level` names the project's top-level files and folders,
+// for servers that are a project's own script (ComfyUI's main.py). A shell
+// line (`sh -c "exec uvicorn ..."`) is read when it is one plain command.
+// `configured_host` is the address the project's own config gives the
+// server (Ray Serve's http_options), "" when none does; an argument still
+// comes first.
+ServerListen server_listen(const std::vector<std::string>& cmd, const std::vector<std::string>& env,
+                           const Tables& tables, const std::set<std::string>& top_level,
+                           const std::string& configured_host = "");
+
 }  // namespace imgsmith::gen

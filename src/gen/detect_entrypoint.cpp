@@ -2,6 +2,7 @@
 // (a script it declares, a web app a server runs, a module, notebooks), and
 // the Python its .python-version names.
 #include <algorithm>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string_view>
@@ -9,6 +10,7 @@
 
 #include "detect_internal.hpp"
 #include "imgsmith/util/error.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith::gen {
 namespace fs = std::filesystem;
@@ -119,13 +121,130 @@ bool django_command(const fs::path& root, const std::vector<fs::path>& python_so
   return false;
 }
 
+// Ray Serve: a config file at the top naming applications by import path
+// (`serve build` writes one, `serve deploy`/`serve run` read it). Its
+// http_options say where the proxy listens.
+bool ray_serve_command(const fs::path& root, PythonProject& py, std::vector<Evidence>& evidence) {
+  std::vector<std::string> configs;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    const auto ext = e.path().extension();
+    std::error_code type_ec;
+    if ((ext == ".yaml" || ext == ".yml") && e.is_regular_file(type_ec))
+      configs.push_back(e.path().filename().string());
+  }
+  std::sort(configs.begin(), configs.end());
+  // "key: value" or "- key: value" (a list item), with its indentation.
+  static const std::regex kKey(
+      R"(^(\s*(?:-\s+)?)([A-Za-z_]+)\s*:\s*["']?([^"'#\s]*)["']?\s*(#.*)?$)");
+  for (const auto& name : configs) {
+    if (!regular_or_absent(root / name)) continue;
+    std::istringstream lines(read_text(root / name));
+    std::string line, host, port;
+    bool applications = false, import_path = false, in_http = false;
+    std::size_t http_indent = 0;
+    while (std::getline(lines, line)) {
+      std::smatch m;
+      if (line.size() > 1000 || !std::regex_match(line, m, kKey)) continue;
+      const std::size_t indent = m[1].length();
+      const std::string key = m[2].str();
+      if (in_http && indent <= http_indent) in_http = false;
+      if (key == "applications" && indent == 0) applications = true;
+      if (key == "import_path") import_path = true;
+      if (key == "http_options") {
+        in_http = true;
+        http_indent = indent;
+      } else if (in_http && key == "host") {
+        host = m[3].str();
+      } else if (in_http && key == "port") {
+        port = m[3].str();
+      }
+    }
+    if (!applications || !import_path) continue;
+    py.cmd = {"serve", "run", name};
+    py.cmd_source = name;
+    py.port = 8000;
+    if (!port.empty() && std::all_of(port.begin(), port.end(), ::isdigit) && port.size() <= 5)
+      py.port = std::stoi(port);
+    evidence.push_back({name,
+                        "entrypoint: a Ray Serve config (applications with an import_path), "
+                        "run by serve run on port " +
+                            std::to_string(py.port)});
+    // Where the proxy listens is decided with the command's server
+    // (data/servers.json's row for serve run), from this host.
+    py.server_host = host;
+    if (!depends_on(py, "ray"))
+      evidence.push_back({name,
+                          "warning: ray is not among the dependencies; add ray[serve], or "
+                          "the container will not start"});
+    return true;
+  }
+  return false;
+}
+
+// A Makefile target a project runs itself by (serve, run, start, in that
+// order), when its recipe is one command with no make variables in it:
+// that command, since the image has no make.
+bool makefile_command(const fs::path& root, PythonProject& py, std::vector<Evidence>& evidence) {
+  if (!regular_or_absent(root / "Makefile")) return false;
+  std::istringstream lines(read_text(root / "Makefile"));
+  std::string line;
+  std::map<std::string, std::pair<std::vector<std::string>, int>> recipes;
+  std::string target;
+  int target_line = 0;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    if (!line.empty() && line[0] == '\t') {
+      if (!target.empty()) recipes[target].first.push_back(line.substr(1));
+      continue;
+    }
+    static const std::regex kTarget(R"(^([A-Za-z0-9_.-]+)\s*:([^=]|$).*)");
+    std::smatch m;
+    target.clear();
+    if (line.size() < 1000 && std::regex_match(line, m, kTarget)) {
+      target = m[1].str();
+      target_line = number;
+      recipes[target] = {{}, target_line};
+    }
+  }
+  for (const char* wanted : {"serve", "run", "start"}) {
+    const auto it = recipes.find(wanted);
+    if (it == recipes.end()) continue;
+    const auto& [recipe, number] = it->second;
+    const std::string where = "Makefile:" + std::to_string(number);
+    std::string command = recipe.size() == 1 ? std::string(trim(recipe.front())) : "";
+    while (!command.empty() && (command[0] == '@' || command[0] == '-')) command.erase(0, 1);
+    if (command.empty() || command.find('$') != std::string::npos ||
+        command.find_first_of("&|;<>`") != std::string::npos) {
+      evidence.push_back({where, "the Makefile's " + std::string(wanted) +
+                                     " target is not one plain command; gen does not run make "
+                                     "in the image (--cmd gives the command)"});
+      continue;
+    }
+    try {
+      py.cmd = split_command(command);
+    } catch (const InputError&) {
+      continue;
+    }
+    // A development server's auto-reload watches files that never change
+    // in an image.
+    py.cmd.erase(std::remove(py.cmd.begin(), py.cmd.end(), "--reload"), py.cmd.end());
+    py.cmd_source = where;
+    evidence.push_back({where, "entrypoint: the Makefile's " + std::string(wanted) + " target (" +
+                                   join(py.cmd, " ") + ")"});
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
+namespace {
+
 // FastAPI/Flask apps are found by their assignment: `app = FastAPI(`.
-void detect_entrypoint(const fs::path& root, PythonProject& py,
-                       const std::vector<std::pair<std::string, std::string>>& scripts,
-                       std::vector<Evidence>& evidence, bool has_dependencies,
-                       const std::vector<fs::path>& python_sources) {
+void find_entrypoint(const fs::path& root, PythonProject& py,
+                     const std::vector<std::pair<std::string, std::string>>& scripts,
+                     std::vector<Evidence>& evidence, bool has_dependencies,
+                     const std::vector<fs::path>& python_sources) {
   if (procfile_command(root, py, evidence)) return;
   if (!scripts.empty() && !py.installable) {
     // Without a [build-system] nothing installs the script; call its target.
@@ -161,6 +280,7 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
     return;
   }
   if (django_command(root, python_sources, py, evidence)) return;
+  if (ray_serve_command(root, py, evidence)) return;
   static const std::regex kFastApi(R"(^\s*([A-Za-z_]\w*)\s*(:[^=]*)?=\s*(fastapi\.)?FastAPI\s*\()");
   static const std::regex kFlask(R"(^\s*([A-Za-z_]\w*)\s*(:[^=]*)?=\s*(flask\.)?Flask\s*\()");
   static const std::regex kStreamlit(R"(^\s*(import|from)\s+streamlit\b)");
@@ -316,6 +436,7 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
     // A folder without __init__.py still imports as a namespace package.
     if (!nested_project && serves(rel)) return;
   }
+  if (makefile_command(root, py, evidence)) return;
   for (const char* candidate : kCandidates) {
     if (!regular_or_absent(root / candidate)) continue;
     py.cmd = {"python", candidate};
@@ -387,6 +508,41 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
                           "warning: jupyterlab is not among the dependencies; add it, or the "
                           "container will not start"});
   }
+}
+
+// A script that hands its command line to Lightning's LightningCLI stops
+// with "expected one of fit, validate, test, predict" when given none:
+// `python main.py` becomes `python main.py fit`, said so. A CLI made with
+// run=False parses its own arguments, and is left as it is.
+void lightning_subcommand(const fs::path& root, PythonProject& py,
+                          std::vector<Evidence>& evidence) {
+  if (py.cmd.size() != 2 || py.cmd[0] != "python" || !regular_or_absent(root / py.cmd[1])) return;
+  // Plain searches: libstdc++'s regex recurses per character of a file.
+  const std::string text = read_text(root / py.cmd[1]);
+  bool called = false;
+  for (auto at = text.find("LightningCLI"); at != std::string::npos && !called;
+       at = text.find("LightningCLI", at + 1)) {
+    auto next = at + 12;
+    while (next < text.size() && (text[next] == ' ' || text[next] == '\t')) ++next;
+    called = next < text.size() && text[next] == '(';
+  }
+  if (!called || text.find("run=False") != std::string::npos ||
+      text.find("run = False") != std::string::npos)
+    return;
+  py.cmd.push_back("fit");
+  evidence.push_back({py.cmd[1], "a LightningCLI script: it runs as `python " + py.cmd[1] +
+                                     " fit` (--cmd picks validate, test or predict, and a "
+                                     "--config)"});
+}
+
+}  // namespace
+
+void detect_entrypoint(const fs::path& root, PythonProject& py,
+                       const std::vector<std::pair<std::string, std::string>>& scripts,
+                       std::vector<Evidence>& evidence, bool has_dependencies,
+                       const std::vector<fs::path>& python_sources) {
+  find_entrypoint(root, py, scripts, evidence, has_dependencies, python_sources);
+  lightning_subcommand(root, py, evidence);
 }
 
 std::string read_python_version_file(const fs::path& root) {

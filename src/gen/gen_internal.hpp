@@ -96,6 +96,28 @@ struct WheelPythons {
   std::string source;
 };
 
+// One row of data/servers.json: how a server program picks the address and
+// port it listens on, from its own docs or source.
+struct ServerFact {
+  std::string name;
+  std::vector<std::string> programs;  // argv[0] names that run it
+  std::vector<std::string> modules;   // `python -m` modules that run it
+  std::string subcommand;             // a word its args must hold ("run"), "" none
+  std::string script;                 // `python SCRIPT`: the script's name, "" none
+  std::vector<std::string> markers;   // top-level paths of the project it belongs to
+  std::string default_host;           // as it binds with no argument
+  int default_port = 0;
+  std::vector<std::string> port_flags, host_flags, bind_flags;
+  bool positional_addrport = false;     // `runserver [ADDR:]PORT`
+  std::string bare_listen_flag;         // a flag that alone means every interface
+  std::string env_host, env_port;       // environment variables it reads
+  std::string env_port_host;            // the address it binds when env_port sets the port
+  std::vector<std::string> listen_all;  // the arguments that make it listen on every interface
+  std::string listen_all_env;           // or the KEY=VALUE that does
+  std::string listen_all_hint;          // or how, in words (a config file's line)
+  std::string source;
+};
+
 struct NamePattern {
   std::string prefix, suffix, need, why, cuda;
 };
@@ -129,6 +151,7 @@ struct Tables {
   std::map<std::string, std::vector<WheelPythons>> wheel_pythons;  // data/python-wheels.json
   std::map<std::string, PackageFact> packages;                     // data/python-packages.json
   std::map<std::string, SonamePackages> sonames;                   // data/soname-packages.json
+  std::vector<ServerFact> servers;                                 // data/servers.json
   std::vector<std::string> driver_injected;  // sonames the container toolkit mounts
   std::map<std::string, std::set<std::string>> sonames_in_base;  // OS -> sonames its base carries
   std::map<std::string, std::string> header_libraries;           // CUDA header -> library it links

@@ -71,6 +71,52 @@ void Decider::use_port(bool detected_command) {
   plan_.port = options_.port;
 }
 
+void Decider::listen_outside(bool told, const std::string& source,
+                             const std::string& configured_host) {
+  std::set<std::string> top_level;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(project_.dir, ec))
+    top_level.insert(e.path().filename().string());
+  const ServerListen sl = server_listen(plan_.cmd, plan_.env, tables_, top_level, configured_host);
+  if (sl.server == nullptr) return;
+  const std::string& name = sl.server->name;
+  if (sl.port != 0 && sl.port != plan_.port && (told || plan_.port == 0)) {
+    decide(source, name + " listens on port " + std::to_string(sl.port) + " (" + sl.port_from +
+                       ")" +
+                       (plan_.port != 0 ? ", in place of the detected " + std::to_string(plan_.port)
+                                        : std::string()) +
+                       "; source: " + sl.server->source);
+    plan_.port = sl.port;
+  }
+  if (!sl.loopback_only) return;
+  const std::string fix = !sl.fix.empty() ? join(sl.fix, " ") : sl.fix_env;
+  // The user's own command, a shell line, or an address the command or the
+  // project's config sets on purpose is theirs to change: said, not done.
+  const bool shell = plan_.cmd.size() == 3 && plan_.cmd[1] == "-c";
+  if (told || shell || sl.host_by_argument || fix.empty()) {
+    std::string how = sl.server->listen_all_hint.empty() ? "make it listen on 0.0.0.0"
+                                                         : sl.server->listen_all_hint;
+    if (sl.host_from == "the project's config")
+      how = "set its address to 0.0.0.0 in " + source;
+    else if (!sl.fix.empty())
+      how = "add " + fix + " to the command";
+    else if (!fix.empty())
+      how = "set " + fix + " in the image's environment";
+    plan_.warnings.push_back(source + ": " + name + " listens on " + sl.host + " only (" +
+                             sl.host_from +
+                             "), which no port mapping reaches from outside the container: " + how +
+                             " (" + sl.server->source + ")");
+    return;
+  }
+  if (!sl.fix.empty())
+    plan_.cmd.insert(plan_.cmd.end(), sl.fix.begin(), sl.fix.end());
+  else
+    plan_.env.push_back(sl.fix_env);
+  decide(source, name + " listens on " + sl.host + " only (" + sl.host_from + "): gen " +
+                     (sl.fix.empty() ? "sets " : "adds ") + fix +
+                     " so that it listens on every interface (" + sl.server->source + ")");
+}
+
 // The packages gen cannot classify: one warning naming them all, with how
 // to tell gen, never a silent "CPU".
 void Decider::apply_unknown_packages() {

@@ -108,6 +108,7 @@ void Decider::cuda_cpp(const CudaCppProject& cpp) {
                                    std::to_string(plan_.targets.size()) +
                                    " executables (--cmd picks another)");
   }
+  if (!options_.cmd.empty()) listen_outside(true, "--cmd");
   if (options_.port != 0) use_port(false);
   size_class(" plus the program");
 }

@@ -107,6 +107,11 @@ class Decider {
   void apply_image_check();
   void apply_context_hygiene();
   void use_port(bool detected_command);
+  // The port and address the command's server listens on (decide_server.cpp's
+  // table): the port from the command, and on a loopback-only server the
+  // arguments that open it, added to a detected command or said for --cmd.
+  void listen_outside(bool told, const std::string& source,
+                      const std::string& configured_host = "");
   void system_packages();
   // plan_models.cpp: the models' VRAM, told to the probe.
   void models();

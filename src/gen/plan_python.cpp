@@ -275,6 +275,11 @@ void Decider::python(const PythonProject& py) {
   }
   plan_.port = py.port;
   plan_.env = py.env;
+  listen_outside(!options_.cmd.empty(),
+                 !options_.cmd.empty()   ? "--cmd"
+                 : py.cmd_source.empty() ? "the command"
+                                         : py.cmd_source,
+                 options_.cmd.empty() ? py.server_host : "");
   if (options_.port != 0) use_port(options_.cmd.empty());
 }
 

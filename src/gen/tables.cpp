@@ -163,6 +163,31 @@ Tables load() {
     for (const auto& [os, package] : by_os.items())
       if (package.is_string()) t.sonames[soname][os] = package.get<std::string>();
   t.driver_injected = strings(sonames.at("driver_injected"));
+  const json servers = table("servers.json");
+  for (const auto& r : servers.at("servers")) {
+    ServerFact f;
+    f.name = r.at("name").get<std::string>();
+    f.programs = strings(r.value("program", json::array()));
+    f.modules = strings(r.value("module", json::array()));
+    f.subcommand = r.value("subcommand", std::string());
+    f.script = r.value("script", std::string());
+    f.markers = strings(r.value("markers", json::array()));
+    f.default_host = r.value("default_host", std::string());
+    f.default_port = r.value("default_port", 0);
+    f.port_flags = strings(r.value("port_flags", json::array()));
+    f.host_flags = strings(r.value("host_flags", json::array()));
+    f.bind_flags = strings(r.value("bind_flags", json::array()));
+    f.positional_addrport = r.value("positional_addrport", false);
+    f.bare_listen_flag = r.value("bare_listen_flag", std::string());
+    f.env_host = r.value("env_host", std::string());
+    f.env_port = r.value("env_port", std::string());
+    f.env_port_host = r.value("env_port_host", std::string());
+    f.listen_all = strings(r.value("listen_all", json::array()));
+    f.listen_all_env = r.value("listen_all_env", std::string());
+    f.listen_all_hint = r.value("listen_all_hint", std::string());
+    f.source = r.at("source").get<std::string>();
+    t.servers.push_back(std::move(f));
+  }
   // The base images gen builds on, by the OS name the other tables use.
   const std::map<std::string, std::string> base_os = {
       {"python:3.X-slim-bookworm", "debian"},

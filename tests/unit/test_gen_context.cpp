@@ -13,6 +13,7 @@
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/util/glob.hpp"
 #include "imgsmith/util/text.hpp"
+#include "project_tree.hpp"
 
 using namespace imgsmith;
 using namespace imgsmith::gen;
@@ -22,17 +23,10 @@ namespace fs = std::filesystem;
 namespace {
 
 // A repository written from {path, content} pairs, relative to its root.
-struct Repo {
-  TempDir tmp;
-  fs::path root;
-  explicit Repo(std::initializer_list<std::pair<std::string, std::string>> files) {
-    root = fs::path(tmp.path()) / "mono";
-    fs::create_directories(root);
-    for (const auto& [path, content] : files) {
-      fs::create_directories((root / path).parent_path());
-      std::ofstream(root / path, std::ios::binary) << content;
-    }
-  }
+struct Repo : imgsmith::testing::ProjectTree {
+  const fs::path& root = dir;
+  explicit Repo(std::initializer_list<std::pair<std::string, std::string>> files)
+      : ProjectTree(files, "mono") {}
 };
 
 // The working directory for one scope, restored after it.

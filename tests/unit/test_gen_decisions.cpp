@@ -13,6 +13,7 @@
 #include "imgsmith/gen/gen.hpp"
 #include "imgsmith/util/error.hpp"
 #include "policy.hpp"
+#include "project_tree.hpp"
 
 using namespace imgsmith;
 using namespace imgsmith::gen;
@@ -21,17 +22,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Tree {
-  TempDir tmp;
-  fs::path dir;
-  explicit Tree(std::initializer_list<std::pair<std::string, std::string>> files) {
-    dir = fs::path(tmp.path()) / "proj";
-    fs::create_directories(dir);
-    for (const auto& [path, content] : files) {
-      fs::create_directories((dir / path).parent_path());
-      std::ofstream(dir / path, std::ios::binary) << content;
-    }
-  }
+struct Tree : imgsmith::testing::ProjectTree {
+  using ProjectTree::ProjectTree;
   Plan plan(Options o = {}) const { return make_plan(detect_project(dir), o); }
 };
 

@@ -71,7 +71,10 @@ struct PythonProject {
   std::string python_constraint_source;
   std::vector<std::string> cmd;  // the detected entrypoint, JSON-form words
   std::string cmd_source;
-  int port = 0;                  // the port a web server listens on
+  int port = 0;  // the port a web server listens on
+  // The address the project's own config gives its server (Ray Serve's
+  // http_options host); "" when none does.
+  std::string server_host;
   std::vector<std::string> env;  // KEY=VALUE the entrypoint needs (GRADIO_SERVER_NAME=0.0.0.0)
   // A torch CUDA extension (torch.utils.cpp_extension / CUDAExtension in
   // setup.py or pyproject.toml): built against the installed torch on devel.

@@ -1,0 +1,362 @@
+// Where a container command listens (src/gen/decide_server.cpp): the port
+// and address from the command's arguments, the image's environment or the
+// server's defaults, and what gen does with a server that binds 127.0.0.1
+// only: adds the arguments to a command it found, warns about --cmd.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "decisions.hpp"
+#include "image_builder.hpp"
+#include "imgsmith/gen/gen.hpp"
+#include "project_tree.hpp"
+
+using namespace imgsmith;
+using namespace imgsmith::gen;
+using imgsmith::testing::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Rows written here, not read from data/, so that each case states the
+// server facts it depends on.
+Tables server_rows() {
+  Tables t;
+  // Designated in ServerFact's order (gen_internal.hpp).
+  t.servers = {
+      {.name = "uvicorn",
+       .programs = {"uvicorn"},
+       .modules = {"uvicorn"},
+       .default_host = "127.0.0.1",
+       .default_port = 8000,
+       .port_flags = {"--port"},
+       .host_flags = {"--host"},
+       .listen_all = {"--host", "0.0.0.0"},
+       .source = "uvicorn docs"},
+      {.name = "gunicorn",
+       .programs = {"gunicorn"},
+       .default_host = "127.0.0.1",
+       .default_port = 8000,
+       .bind_flags = {"-b", "--bind"},
+       .listen_all = {"--bind", "0.0.0.0:8000"},
+       .source = "gunicorn docs"},
+      {.name = "Django runserver",
+       .subcommand = "runserver",
+       .script = "manage.py",
+       .default_host = "127.0.0.1",
+       .default_port = 8000,
+       .positional_addrport = true,
+       .listen_all = {"0.0.0.0:8000"},
+       .source = "django docs"},
+      {.name = "ComfyUI",
+       .script = "main.py",
+       .markers = {"comfy", "custom_nodes"},
+       .default_host = "127.0.0.1",
+       .default_port = 8188,
+       .port_flags = {"--port"},
+       .bare_listen_flag = "--listen",
+       .listen_all = {"--listen", "0.0.0.0"},
+       .source = "comfy/cli_args.py"},
+      {.name = "vLLM",
+       .programs = {"vllm"},
+       .subcommand = "serve",
+       .default_host = "0.0.0.0",
+       .default_port = 8000,
+       .port_flags = {"--port"},
+       .host_flags = {"--host"},
+       .source = "vllm docs"},
+      {.name = "flask run",
+       .programs = {"flask"},
+       .subcommand = "run",
+       .default_host = "127.0.0.1",
+       .default_port = 5000,
+       .port_flags = {"--port", "-p"},
+       .host_flags = {"--host", "-h"},
+       .env_host = "FLASK_RUN_HOST",
+       .env_port = "FLASK_RUN_PORT",
+       .listen_all = {"--host", "0.0.0.0"},
+       .source = "flask docs"},
+  };
+  return t;
+}
+
+ServerListen listen(const std::vector<std::string>& cmd, const std::vector<std::string>& env = {},
+                    const std::set<std::string>& top = {}) {
+  static const Tables rows = server_rows();
+  return server_listen(cmd, env, rows, top);
+}
+
+bool any_has(const std::vector<std::string>& lines, const std::string& part) {
+  for (const auto& l : lines)
+    if (l.find(part) != std::string::npos) return true;
+  return false;
+}
+
+struct Tree : imgsmith::testing::ProjectTree {
+  using ProjectTree::ProjectTree;
+  Plan plan(Options o = {}) const { return make_plan(detect_project(dir), o); }
+};
+
+}  // namespace
+
+TEST_CASE("gen server: the port and address come from the command's own arguments") {
+  auto l = listen({"uvicorn", "app:app", "--port", "9000"});
+  REQUIRE(l.server != nullptr);
+  CHECK(l.server->name == "uvicorn");
+  CHECK(l.port == 9000);
+  CHECK(l.port_from == "--port 9000");
+  CHECK(l.host == "127.0.0.1");
+  CHECK(l.loopback_only);
+  CHECK(l.fix == std::vector<std::string>{"--host", "0.0.0.0"});
+
+  l = listen({"/opt/venv/bin/uvicorn", "app:app", "--host=0.0.0.0", "--port=8080"});
+  CHECK(l.port == 8080);
+  CHECK_FALSE(l.loopback_only);
+  CHECK(l.fix.empty());
+
+  l = listen({"gunicorn", "-b", ":9001", "svc.wsgi"});
+  CHECK(l.port == 9001);
+  CHECK(l.host == "0.0.0.0");
+  CHECK_FALSE(l.loopback_only);
+
+  l = listen({"gunicorn", "--bind=[::]:9002", "svc.wsgi"});
+  CHECK(l.port == 9002);
+  CHECK(l.host == "::");
+
+  // A unix socket is no port at all.
+  l = listen({"gunicorn", "--bind", "unix:/run/app.sock", "svc.wsgi"});
+  CHECK(l.port == 0);
+  CHECK_FALSE(l.loopback_only);
+}
+
+TEST_CASE("gen server: with no argument, the server's own default") {
+  auto l = listen({"uvicorn", "app:app"});
+  CHECK(l.port == 8000);
+  CHECK(l.port_from == "uvicorn's default");
+  CHECK(l.host_from == "uvicorn's default");
+  CHECK(l.loopback_only);
+
+  l = listen({"vllm", "serve", "meta-llama/Llama-3.1-8B"});
+  REQUIRE(l.server != nullptr);
+  CHECK(l.port == 8000);
+  CHECK_FALSE(l.loopback_only);
+
+  // A subcommand the row names must be there: `vllm bench` serves nothing.
+  CHECK(listen({"vllm", "bench", "throughput"}).server == nullptr);
+  CHECK(listen({"flask", "routes"}).server == nullptr);
+}
+
+TEST_CASE("gen server: the environment and shell variables give the port") {
+  auto l = listen({"flask", "--app", "svc", "run"}, {"FLASK_RUN_PORT=7001"});
+  CHECK(l.port == 7001);
+  CHECK(l.port_from == "FLASK_RUN_PORT=7001");
+  CHECK(l.loopback_only);
+  l = listen({"flask", "--app", "svc", "run"}, {"FLASK_RUN_HOST=0.0.0.0"});
+  CHECK(l.port == 5000);
+  CHECK_FALSE(l.loopback_only);
+
+  l = listen(
+      {"/bin/sh", "-c", "cd /app && exec uvicorn app:app --host 0.0.0.0 --port ${PORT:-7000}"});
+  REQUIRE(l.server != nullptr);
+  CHECK(l.port == 7000);
+  CHECK_FALSE(l.loopback_only);
+  l = listen({"/bin/sh", "-c", "uvicorn app:app --port $PORT"}, {"PORT=8123"});
+  CHECK(l.port == 8123);
+  // A variable nothing sets is not guessed at.
+  l = listen({"/bin/sh", "-c", "uvicorn app:app --port $PORT"});
+  CHECK(l.port == 0);
+  CHECK(l.port_from == "--port $PORT (not a port gen can read)");
+  // A pipeline is not one command.
+  CHECK(listen({"/bin/sh", "-c", "uvicorn app:app | tee log"}).server == nullptr);
+}
+
+TEST_CASE("gen server: runners and interpreters in front of the server are seen through") {
+  CHECK(listen({"uv", "run", "uvicorn", "app:app"}).port == 8000);
+  CHECK(listen({"env", "A=1", "uvicorn", "app:app", "--port", "81"}).port == 81);
+  CHECK(listen({"python3.11", "-u", "-m", "uvicorn", "app:app", "--port", "82"}).port == 82);
+  CHECK(listen({"python", "-X", "dev", "-m", "uvicorn", "app:app"}).port == 8000);
+  CHECK(listen({"python", "-c", "import uvicorn"}).server == nullptr);
+  CHECK(listen({"node", "server.js"}).server == nullptr);
+}
+
+TEST_CASE("gen server: Django's runserver takes its address as a positional argument") {
+  auto l = listen({"python", "manage.py", "runserver"});
+  REQUIRE(l.server != nullptr);
+  CHECK(l.port == 8000);
+  CHECK(l.loopback_only);
+  CHECK(l.fix == std::vector<std::string>{"0.0.0.0:8000"});
+  l = listen({"python", "manage.py", "runserver", "0.0.0.0:8001"});
+  CHECK(l.port == 8001);
+  CHECK_FALSE(l.loopback_only);
+  l = listen({"python", "manage.py", "runserver", "8002"});
+  CHECK(l.port == 8002);
+  CHECK(l.loopback_only);
+  CHECK(listen({"python", "manage.py", "migrate"}).server == nullptr);
+}
+
+TEST_CASE("gen server: a project's own script is the server only in that project") {
+  const std::set<std::string> comfy_tree = {"main.py", "comfy", "custom_nodes", "nodes.py"};
+  auto l = listen({"python", "main.py"}, {}, comfy_tree);
+  REQUIRE(l.server != nullptr);
+  CHECK(l.server->name == "ComfyUI");
+  CHECK(l.port == 8188);
+  CHECK(l.loopback_only);
+  CHECK(l.fix == std::vector<std::string>{"--listen", "0.0.0.0"});
+  CHECK(listen({"python", "main.py"}, {}, {"main.py", "comfy"}).server == nullptr);
+  // --listen alone is every interface; with an address, that address.
+  CHECK_FALSE(listen({"python", "main.py", "--listen"}, {}, comfy_tree).loopback_only);
+  l = listen({"python", "main.py", "--listen", "127.0.0.1", "--port", "8190"}, {}, comfy_tree);
+  CHECK(l.loopback_only);
+  CHECK(l.port == 8190);
+}
+
+TEST_CASE("gen server: every row of the server table says where it comes from") {
+  const Tables& t = builtin_tables();
+  REQUIRE(t.servers.size() >= 15);
+  for (const auto& row : t.servers) {
+    INFO(row.name);
+    CHECK_FALSE(row.source.empty());
+    CHECK((!row.programs.empty() || !row.modules.empty() || !row.script.empty() ||
+           !row.env_host.empty()));
+    // A server that binds the loopback address by default must say how to
+    // open it, or gen could only warn.
+    if (row.default_host == "127.0.0.1" || row.default_host == "localhost")
+      CHECK((!row.listen_all.empty() || !row.env_host.empty()));
+  }
+}
+
+TEST_CASE("gen server: --cmd keeps the server's port, and a loopback-only one is warned about") {
+  Tree t({{"requirements.txt", "ray[serve]==2.9.0\nfastapi==0.110\n"},
+          {"serve_config.yaml", "applications:\n  - name: app\n    import_path: svc:app\n"},
+          {"svc.py", "from ray import serve\n"}});
+  Options o;
+  o.cmd = {"uvicorn", "svc:app"};
+  Plan plan = t.plan(o);
+  CHECK(plan.port == 8000);
+  CHECK(any_has(plan.warnings, "--cmd: uvicorn listens on 127.0.0.1 only"));
+  CHECK(any_has(plan.warnings, "add --host 0.0.0.0 to the command"));
+  // gen does not change the user's command.
+  CHECK(plan.cmd == std::vector<std::string>{"uvicorn", "svc:app"});
+
+  o.cmd = {"uvicorn", "svc:app", "--host", "0.0.0.0", "--port", "9100"};
+  plan = t.plan(o);
+  CHECK(plan.port == 9100);
+  CHECK_FALSE(any_has(plan.warnings, "listens on 127.0.0.1"));
+
+  // A program no row names gets no port from the table.
+  Tree worker({{"requirements.txt", "numpy\n"}, {"worker.py", "print(1)\n"}});
+  o.cmd = {"./run-my-thing", "--port", "9000"};
+  plan = worker.plan(o);
+  CHECK(plan.port == 0);
+  o.cmd = {"gunicorn", "svc:app", "-b", "0.0.0.0"};
+  CHECK(worker.plan(o).port == 8000);
+}
+
+TEST_CASE("gen server: a detected server that binds 127.0.0.1 is told to listen everywhere") {
+  // ComfyUI's checkout, as its repository lays it out.
+  Tree t({{"requirements.txt", "torch==2.5.1\naiohttp\n"},
+          {"main.py", "import comfy\n"},
+          {"nodes.py", "x = 1\n"},
+          {"folder_paths.py", "x = 1\n"},
+          {"comfy/__init__.py", ""},
+          {"comfy_extras/__init__.py", ""},
+          {"custom_nodes/README.md", "nodes\n"}});
+  const Plan plan = t.plan();
+  CHECK(plan.cmd == std::vector<std::string>{"python", "main.py", "--listen", "0.0.0.0"});
+  CHECK(plan.port == 8188);
+  bool said = false;
+  for (const auto& e : plan.explain)
+    said = said || e.text.find("gen adds --listen 0.0.0.0") != std::string::npos;
+  CHECK(said);
+}
+
+TEST_CASE("gen server: a Ray Serve config is the entrypoint, on the port its http_options name") {
+  Tree t({{"requirements.txt", "ray[serve]==2.9.0\n"},
+          {"serve_config.yaml",
+           "# serve build output\nproxy_location: EveryNode\nhttp_options:\n  host: 0.0.0.0\n"
+           "  port: 8001\napplications:\n  - name: app\n    route_prefix: /\n"
+           "    import_path: svc:app\n"},
+          {"svc.py", "from fastapi import FastAPI\napp = FastAPI()\n"}});
+  Plan plan = t.plan();
+  CHECK(plan.cmd == std::vector<std::string>{"serve", "run", "serve_config.yaml"});
+  CHECK(plan.port == 8001);
+  CHECK_FALSE(any_has(plan.warnings, "no port mapping reaches"));
+
+  // Without http_options, Ray's proxy keeps 127.0.0.1:8000: the file is
+  // the user's to change, and gen says how.
+  Tree bare({{"requirements.txt", "ray[serve]==2.9.0\n"},
+             {"config.yaml", "applications:\n- name: app\n  import_path: svc:app\n"},
+             {"svc.py", "x = 1\n"}});
+  plan = bare.plan();
+  CHECK(plan.cmd == std::vector<std::string>{"serve", "run", "config.yaml"});
+  CHECK(plan.port == 8000);
+  CHECK(any_has(plan.warnings, "config.yaml: ray serve run listens on 127.0.0.1 only"));
+  CHECK(any_has(plan.warnings, "set http_options: {host: 0.0.0.0} in the config file"));
+
+  // A host the config sets to the loopback address on purpose is the
+  // file's to change.
+  Tree local(
+      {{"requirements.txt", "ray[serve]\n"},
+       {"serve.yaml", "http_options:\n  host: 127.0.0.1\napplications:\n- import_path: a:b\n"}});
+  plan = local.plan();
+  CHECK(any_has(plan.warnings, "set its address to 0.0.0.0 in serve.yaml"));
+
+  // A YAML file that names no applications is not Ray's.
+  Tree other({{"requirements.txt", "fastapi\nuvicorn\n"},
+              {"config.yaml", "import_path: x\n"},
+              {"main.py", "from fastapi import FastAPI\napp = FastAPI()\n"}});
+  CHECK(other.plan().cmd.front() == "uvicorn");
+}
+
+TEST_CASE("gen server: a Makefile's serve or run target with one plain command is the entrypoint") {
+  Tree t({{"requirements.txt", "fastapi\nuvicorn\n"},
+          {"Makefile",
+           "install:\n\tpip install -r requirements.txt\n\nserve: install\n"
+           "\t@uvicorn service.api:app --reload --host 0.0.0.0 --port 8080\n"},
+          {"service/api.py", "from fastapi import FastAPI\nrouter = 1\n"},
+          {"tools.py", "print(1)\n"},
+          {"cli.py", "print(2)\n"}});
+  const Plan plan = t.plan();
+  CHECK(plan.cmd == std::vector<std::string>{"uvicorn", "service.api:app", "--host", "0.0.0.0",
+                                             "--port", "8080"});
+  CHECK(plan.port == 8080);
+
+  // A recipe with make variables is not a command gen can copy.
+  Tree vars({{"requirements.txt", "numpy\n"},
+             {"Makefile", "PORT ?= 9000\nrun:\n\tpython serve_it.py --port $(PORT)\n"},
+             {"worker.py", "print(1)\n"}});
+  const Plan p2 = vars.plan();
+  CHECK(p2.cmd == std::vector<std::string>{"python", "worker.py"});
+}
+
+TEST_CASE("gen server: a LightningCLI script runs with the fit subcommand") {
+  Tree t({{"requirements.txt", "lightning==2.2.0\n"},
+          {"main.py",
+           "from lightning.pytorch.cli import LightningCLI\n\ndef cli_main():\n"
+           "    cli = LightningCLI (Model, DataModule)\n\nif __name__ == '__main__':\n"
+           "    cli_main()\n"}});
+  CHECK(t.plan().cmd == std::vector<std::string>{"python", "main.py", "fit"});
+  Tree norun({{"requirements.txt", "lightning==2.2.0\n"},
+              {"main.py",
+               "from lightning.pytorch.cli import LightningCLI\ncli = LightningCLI(M, run=False)\n"
+               "cli.trainer.fit(cli.model)\n"}});
+  CHECK(norun.plan().cmd == std::vector<std::string>{"python", "main.py"});
+}
+
+TEST_CASE("gen server: a Procfile's server is read with the PORT it is given") {
+  // gunicorn binds 0.0.0.0:$PORT when PORT is set: nothing to add.
+  Tree g({{"requirements.txt", "flask\ngunicorn\n"},
+          {"Procfile", "web: gunicorn app:app\n"},
+          {"app.py", "x = 1\n"}});
+  Plan plan = g.plan();
+  CHECK(plan.cmd == std::vector<std::string>{"gunicorn", "app:app"});
+  CHECK(plan.port == 8000);
+  CHECK_FALSE(any_has(plan.warnings, "no port mapping reaches"));
+  // uvicorn keeps 127.0.0.1 whatever the port: gen adds the address.
+  Tree u({{"requirements.txt", "fastapi\nuvicorn\n"},
+          {"Procfile", "web: uvicorn app:app --port $PORT\n"},
+          {"app.py", "x = 1\n"}});
+  plan = u.plan();
+  CHECK(plan.cmd ==
+        std::vector<std::string>{"uvicorn", "app:app", "--port", "8000", "--host", "0.0.0.0"});
+}
