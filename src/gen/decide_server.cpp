@@ -34,21 +34,36 @@ std::string env_value(const std::vector<std::string>& env, const std::string& ke
   return "";
 }
 
-// $PORT, ${PORT} and ${PORT:-8000} as the shell expands them with `env`;
-// "" when the value cannot be told here.
-std::string expand(const std::string& word, const std::vector<std::string>& env) {
-  if (word.empty() || word[0] != '$') return word;
-  std::string name = word.substr(1), fallback;
-  if (!name.empty() && name.front() == '{') {
-    if (name.back() != '}') return "";
-    name = name.substr(1, name.size() - 2);
+// $PORT, ${PORT} and ${PORT:-8000} anywhere in a word ("0.0.0.0:$PORT"),
+// as a shell expands them with `env`; "" when a value cannot be told here.
+// Docker runs an exec-form command with no shell: there a variable stays
+// as written, which no server reads as a port, so the word is "" too.
+std::string expand(const std::string& word, const std::vector<std::string>& env, bool shell) {
+  const auto dollar = word.find('$');
+  if (dollar == std::string::npos) return word;
+  if (!shell) return "";
+  std::string name, fallback;
+  std::size_t end;
+  if (dollar + 1 < word.size() && word[dollar + 1] == '{') {
+    end = word.find('}', dollar);
+    if (end == std::string::npos) return "";
+    name = word.substr(dollar + 2, end - dollar - 2);
+    ++end;
     if (const auto dash = name.find(":-"); dash != std::string::npos) {
       fallback = name.substr(dash + 2);
       name = name.substr(0, dash);
     }
+  } else {
+    end = dollar + 1;
+    while (end < word.size() &&
+           (std::isalnum(static_cast<unsigned char>(word[end])) != 0 || word[end] == '_'))
+      ++end;
+    name = word.substr(dollar + 1, end - dollar - 1);
   }
-  const std::string value = env_value(env, name);
-  return value.empty() ? fallback : value;
+  std::string value = env_value(env, name);
+  if (value.empty()) value = fallback;
+  if (value.empty()) return "";
+  return word.substr(0, dollar) + value + expand(word.substr(end), env, shell);
 }
 
 int port_number(const std::string& text) {
@@ -94,9 +109,11 @@ bool loopback(const std::string& host) {
 // `uv run`, `poetry run`, `pdm run`, `pipenv run` prefixes are dropped.
 // Returns false when the command cannot be read.
 bool unwrap(std::vector<std::string> cmd, std::vector<std::string>& words,
-            std::vector<std::string>& env) {
+            std::vector<std::string>& env, bool& shell) {
+  shell = false;
   if (cmd.size() == 3 && (base_name(cmd[0]) == "sh" || base_name(cmd[0]) == "bash") &&
       (cmd[1] == "-c" || cmd[1] == "-lc")) {
+    shell = true;
     std::string line = cmd[2];
     for (const std::string sep : {"&&", ";"})
       if (const auto at = line.rfind(sep); at != std::string::npos)
@@ -168,9 +185,17 @@ int match(const ServerFact& row, const Invocation& inv, const std::set<std::stri
   bool named = false;
   if (!inv.program.empty()) named = contains(row.programs, inv.program);
   if (!inv.module.empty()) named = contains(row.modules, inv.module);
-  if (!inv.script.empty() && !row.script.empty() && inv.script == row.script)
-    named = std::all_of(row.markers.begin(), row.markers.end(),
-                        [&](const std::string& m) { return top_level.count(m) != 0; });
+  // Half the project's marker paths at least (two when it names two): a
+  // checkout of another release may lack one.
+  if (!inv.script.empty() && !row.script.empty() && inv.script == row.script) {
+    const auto present =
+        std::count_if(row.markers.begin(), row.markers.end(),
+                      [&](const std::string& m) { return top_level.count(m) != 0; });
+    const auto needed = std::max<std::ptrdiff_t>(
+        std::min<std::ptrdiff_t>(2, static_cast<std::ptrdiff_t>(row.markers.size())),
+        static_cast<std::ptrdiff_t>((row.markers.size() + 1) / 2));
+    named = present >= needed;
+  }
   if (!named) return 0;
   if (row.subcommand.empty()) return 1;
   return contains(inv.args, row.subcommand) ? 2 : 0;
@@ -184,7 +209,8 @@ ServerListen server_listen(const std::vector<std::string>& cmd,
                            const std::string& configured_host) {
   ServerListen out;
   std::vector<std::string> words, env = env_in;
-  if (cmd.empty() || !unwrap(cmd, words, env)) return out;
+  bool shell = false;
+  if (cmd.empty() || !unwrap(cmd, words, env, shell)) return out;
   const Invocation inv = invocation(words);
   int best = 0;
   for (const auto& row : tables.servers)
@@ -217,17 +243,23 @@ ServerListen server_listen(const std::vector<std::string>& cmd,
     return false;
   };
   bool positional_seen = false, after_subcommand = row.subcommand.empty();
+  bool config = false;
+  for (const auto& file : row.config_files) config = config || top_level.count(file) != 0;
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string value, from;
-    if (value_of(row.port_flags, i, value, from)) {
-      port = expand(value, env);
+    // After `--` the words are the app's own (streamlit run app.py -- ...).
+    if (args[i] == "--") break;
+    if (value_of(row.config_flags, i, value, from)) {
+      config = true;
+    } else if (value_of(row.port_flags, i, value, from)) {
+      port = expand(value, env, shell);
       out.port_from = from;
     } else if (value_of(row.host_flags, i, value, from)) {
-      host = expand(value, env);
+      host = expand(value, env, shell);
       out.host_from = from;
     } else if (value_of(row.bind_flags, i, value, from)) {
       std::string h, p;
-      const std::string address = expand(value, env);
+      const std::string address = expand(value, env, shell);
       split_address(address, h, p);
       // HOST alone keeps the default port; a socket or a variable is no
       // port gen can read.
@@ -250,16 +282,23 @@ ServerListen server_listen(const std::vector<std::string>& cmd,
       // Only [ADDR:]PORT: another positional (an app, a directory) is
       // not the address.
       std::string h, p;
-      split_address(expand(args[i], env), h, p);
+      split_address(expand(args[i], env, shell), h, p);
       if (port_number(p) == 0) continue;
       positional_seen = true;
       port = p;
-      out.port_from = args[i];
-      if (!h.empty()) {
-        host = h;
-        out.host_from = args[i];
-      }
+      out.port_from = "its address argument " + args[i];
+      // The argument is there even when it names a port only: a fix
+      // would change it, not add a second.
+      out.host_from = out.port_from;
+      if (!h.empty()) host = h;
     }
+  }
+  // A config file the server reads may set either: what the arguments do
+  // not say, gen cannot tell.
+  if (config) {
+    out.config = true;
+    if (out.port_from.empty()) out.port_from = "its config file";
+    if (out.host_from.empty()) out.host_from = "its config file";
   }
   out.host_by_argument = !out.host_from.empty();
   if (host.empty() && out.host_from.empty() && !configured_host.empty()) {
@@ -300,8 +339,10 @@ ServerListen server_listen(const std::vector<std::string>& cmd,
     host = row.default_host;
     out.host_from = row.name + "'s default";
   }
+  if (host.empty() && positional_seen) host = row.default_host;  // runserver 9000
   out.port = port_number(port);
-  if (out.port == 0 && !out.port_from.empty()) out.port_from += " (not a port gen can read)";
+  if (out.port == 0 && !out.port_from.empty() && !out.config)
+    out.port_from += " (not a port gen can read)";
   out.host = host;
   out.loopback_only = loopback(host);
   if (out.loopback_only) {

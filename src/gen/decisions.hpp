@@ -162,6 +162,7 @@ struct ServerListen {
   std::string host;                    // the address it binds, "" when it cannot tell
   std::string host_from;
   bool host_by_argument = false;  // an argument of the command set the address
+  bool config = false;            // a config file it reads may set either
   // It binds the loopback address only, which no port mapping reaches.
   bool loopback_only = false;
   std::vector<std::string> fix;  // the arguments that make it listen on every interface

@@ -2,6 +2,7 @@
 // image. Every conclusion is recorded with the file (and line) it came from,
 // so `--explain` can show the reasoning and a wrong guess can be traced.
 #include <algorithm>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -9,6 +10,7 @@
 
 #include "detect_internal.hpp"
 #include "imgsmith/util/error.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith::gen {
 namespace fs = std::filesystem;
@@ -161,6 +163,107 @@ void detect_cuda_extension(const fs::path& root, PythonProject& py,
   }
 }
 
+// The string literals of a Python list literal that starts at text[open]
+// ('['), with the line each starts on; expressions between them are
+// skipped (`'a' if cond else 'b'` yields both).
+std::vector<std::pair<std::string, int>> list_strings(const std::string& text, std::size_t open) {
+  std::vector<std::pair<std::string, int>> out;
+  int depth = 0;
+  int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + open, '\n'));
+  for (std::size_t i = open; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') ++line;
+    if (c == '#') {
+      i = text.find('\n', i);
+      if (i == std::string::npos) break;
+      ++line;
+      continue;
+    }
+    if (c == '[' || c == '(' || c == '{') ++depth;
+    if (c == ']' || c == ')' || c == '}') {
+      if (--depth == 0) break;
+    }
+    if (c == '\'' || c == '"') {
+      const auto close = text.find(c, i + 1);
+      if (close == std::string::npos || text.find('\n', i + 1) < close) break;
+      if (depth == 1) out.emplace_back(text.substr(i + 1, close - i - 1), line);
+      i = close;
+    }
+  }
+  return out;
+}
+
+// setup.py's install_requires and console_scripts, where they are literal
+// lists: the dependencies pip installs with the project, which decide what
+// it needs from a GPU image as a requirements file's would.
+void read_setup_py(const fs::path& root, PythonProject& py,
+                   std::vector<std::pair<std::string, std::string>>& scripts,
+                   std::vector<Evidence>& evidence, bool dependencies) {
+  const std::string text = read_text(root / "setup.py");
+  if (text.size() > 1'000'000) return;
+  auto list_after = [&](const std::string& key) -> std::size_t {
+    for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
+      const auto next = text.find_first_not_of(" \t\r\n=:\"'", at + key.size());
+      // install_requires=[ or "console_scripts": [
+      if (next != std::string::npos && text[next] == '[') return next;
+    }
+    return std::string::npos;
+  };
+  std::map<std::string, int> seen;
+  std::vector<Requirement> found;
+  if (const auto open = list_after("install_requires"); open != std::string::npos && dependencies)
+    for (const auto& [literal, line] : list_strings(text, open))
+      if (auto r = parse_requirement(literal, "setup.py:" + std::to_string(line))) {
+        // A name written twice is a conditional (`'a<2' if old else 'a'`):
+        // it is installed unpinned, the condition being pip's to judge.
+        if (++seen[r->name] > 1) {
+          for (auto& f : found)
+            if (f.name == r->name) f.text = f.name, f.specifier.clear();
+          continue;
+        }
+        found.push_back(*r);
+      }
+  for (const auto& r : found) py.requirements.push_back(r);
+  py.requirements_from_setup_py = !found.empty();
+  if (!found.empty())
+    evidence.push_back(
+        {found.front().source,
+         std::to_string(found.size()) + " requirements from setup.py's install_requires"});
+  if (const auto open = list_after("console_scripts"); open != std::string::npos && scripts.empty())
+    for (const auto& [literal, line] : list_strings(text, open)) {
+      const auto eq = literal.find('=');
+      if (eq == std::string::npos) continue;
+      const std::string name(trim(literal.substr(0, eq)));
+      const std::string target(trim(literal.substr(eq + 1)));
+      if (!name.empty() && !target.empty()) scripts.emplace_back(name, target);
+    }
+}
+
+// Code that imports what no dependency file names: said, with the files
+// below the top that may be the project's real requirements.
+void undeclared_dependencies(const fs::path& root, const std::vector<fs::path>& python_sources,
+                             PythonProject& py, std::vector<Evidence>& evidence) {
+  const auto imports = third_party_imports(root, python_sources, builtin_tables().stdlib_modules);
+  if (imports.empty()) return;
+  std::string named;
+  for (std::size_t i = 0; i < imports.size() && i < 6; ++i) {
+    py.undeclared_imports.push_back(imports[i].text + " (" + imports[i].source + ")");
+    named += (i == 0 ? "" : ", ") + py.undeclared_imports.back();
+  }
+  if (imports.size() > 6) named += " and " + std::to_string(imports.size() - 6) + " more";
+  const auto nested = nested_requirement_files(root);
+  evidence.push_back(
+      {imports.front().source,
+       "warning: the code imports " + named +
+           ", but no dependency file at the top names a package, so the image will not have "
+           "them and gen cannot tell whether they need a GPU" +
+           (nested.empty() ? std::string("; list them in requirements.txt")
+                           : "; " + nested.front() + " lists dependencies: pass --requirements " +
+                                 nested.front() +
+                                 (nested.size() > 1 ? " (or one of " + join(nested, ", ") + ")"
+                                                    : std::string()))});
+}
+
 std::optional<PythonProject> detect_python(const fs::path& root,
                                            const std::string& chosen_requirements,
                                            std::vector<Evidence>& evidence,
@@ -214,6 +317,7 @@ std::optional<PythonProject> detect_python(const fs::path& root,
       py.installable = true;
       evidence.push_back(
           {"setup.py", "a setuptools project: pip installs it after the requirements"});
+      read_setup_py(root, py, scripts, evidence, false);
     }
     add_project_dependencies(py, evidence);
     apply_constraints(py, evidence);
@@ -225,6 +329,7 @@ std::optional<PythonProject> detect_python(const fs::path& root,
     py.installable = true;
     py.requirements_need_source = true;
     evidence.push_back({"setup.py", "a setuptools project: pip installs it from the source tree"});
+    read_setup_py(root, py, scripts, evidence, true);
   }
 
   if (conda) weigh_conda_environment(root, *conda, req_files, py, evidence);
@@ -240,6 +345,8 @@ std::optional<PythonProject> detect_python(const fs::path& root,
   detect_entrypoint(root, py, scripts, evidence, recognised, walk.python_sources);
   if (!py.cmd.empty()) recognised = true;
   if (!recognised) return std::nullopt;
+  if (py.requirements.empty() && py.lock.empty())
+    undeclared_dependencies(root, walk.python_sources, py, evidence);
   weigh_pipfile(root, req_files, py, evidence);
   return py;
 }

@@ -77,6 +77,9 @@ bool procfile_command(const fs::path& root, PythonProject& py, std::vector<Evide
   if (py.cmd.empty()) return false;
   if (chosen_name == "web" || uses_port) {
     py.port = port;
+    // A web process that does not read $PORT listens where its server
+    // does: 8000 until the server's row says otherwise.
+    py.port_guessed = !uses_port;
     py.env.push_back("PORT=" + std::to_string(port));
   }
   py.cmd_source = where;
@@ -144,6 +147,26 @@ bool ray_serve_command(const fs::path& root, PythonProject& py, std::vector<Evid
     bool applications = false, import_path = false, in_http = false;
     std::size_t http_indent = 0;
     while (std::getline(lines, line)) {
+      // A flow mapping on one line: http_options: {host: 0.0.0.0, port: 9000}.
+      if (const auto at = line.find("http_options:");
+          at != std::string::npos && line.size() < 1000) {
+        const auto open = line.find('{', at), close = line.rfind('}');
+        if (open != std::string::npos && close != std::string::npos && close > open) {
+          std::istringstream items(line.substr(open + 1, close - open - 1));
+          std::string item;
+          while (std::getline(items, item, ',')) {
+            const auto colon = item.find(':');
+            if (colon == std::string::npos) continue;
+            const std::string key(trim(item.substr(0, colon)));
+            std::string value(trim(item.substr(colon + 1)));
+            value.erase(std::remove(value.begin(), value.end(), '"'), value.end());
+            value.erase(std::remove(value.begin(), value.end(), '\''), value.end());
+            if (key == "host") host = value;
+            if (key == "port") port = value;
+          }
+          continue;
+        }
+      }
       std::smatch m;
       if (line.size() > 1000 || !std::regex_match(line, m, kKey)) continue;
       const std::size_t indent = m[1].length();
@@ -164,7 +187,8 @@ bool ray_serve_command(const fs::path& root, PythonProject& py, std::vector<Evid
     py.cmd = {"serve", "run", name};
     py.cmd_source = name;
     py.port = 8000;
-    if (!port.empty() && std::all_of(port.begin(), port.end(), ::isdigit) && port.size() <= 5)
+    if (!port.empty() && std::all_of(port.begin(), port.end(), ::isdigit) && port.size() <= 5 &&
+        std::stoi(port) >= 1 && std::stoi(port) <= 65535)
       py.port = std::stoi(port);
     evidence.push_back({name,
                         "entrypoint: a Ray Serve config (applications with an import_path), "
@@ -220,11 +244,31 @@ bool makefile_command(const fs::path& root, PythonProject& py, std::vector<Evide
                                      "in the image (--cmd gives the command)"});
       continue;
     }
+    std::vector<std::string> words;
     try {
-      py.cmd = split_command(command);
+      words = split_command(command);
     } catch (const InputError&) {
       continue;
     }
+    // uv, poetry, pdm and pipenv are not in the image: what they run is.
+    while (words.size() > 2 && words[1] == "run" &&
+           (words[0] == "uv" || words[0] == "poetry" || words[0] == "pdm" || words[0] == "pipenv"))
+      words.erase(words.begin(), words.begin() + 2);
+    // Only Python or a server gen knows: `docker run`, `mkdocs serve` or
+    // `docker compose up` run something else than the image's app.
+    const std::string program = words.front().substr(words.front().rfind('/') + 1);
+    bool known = program.rfind("python", 0) == 0;
+    for (const auto& row : builtin_tables().servers)
+      known = known ||
+              std::find(row.programs.begin(), row.programs.end(), program) != row.programs.end();
+    if (!known) {
+      evidence.push_back({where, "the Makefile's " + std::string(wanted) + " target runs " +
+                                     program +
+                                     ", neither Python nor a server gen knows: not the "
+                                     "entrypoint (--cmd gives one)"});
+      continue;
+    }
+    py.cmd = words;
     // A development server's auto-reload watches files that never change
     // in an image.
     py.cmd.erase(std::remove(py.cmd.begin(), py.cmd.end(), "--reload"), py.cmd.end());
@@ -516,19 +560,29 @@ void find_entrypoint(const fs::path& root, PythonProject& py,
 // run=False parses its own arguments, and is left as it is.
 void lightning_subcommand(const fs::path& root, PythonProject& py,
                           std::vector<Evidence>& evidence) {
-  if (py.cmd.size() != 2 || py.cmd[0] != "python" || !regular_or_absent(root / py.cmd[1])) return;
-  // Plain searches: libstdc++'s regex recurses per character of a file.
-  const std::string text = read_text(root / py.cmd[1]);
-  bool called = false;
-  for (auto at = text.find("LightningCLI"); at != std::string::npos && !called;
-       at = text.find("LightningCLI", at + 1)) {
-    auto next = at + 12;
-    while (next < text.size() && (text[next] == ' ' || text[next] == '\t')) ++next;
-    called = next < text.size() && text[next] == '(';
-  }
-  if (!called || text.find("run=False") != std::string::npos ||
-      text.find("run = False") != std::string::npos)
+  if (py.cmd.size() != 2 || py.cmd[0].rfind("python", 0) != 0 ||
+      !regular_or_absent(root / py.cmd[1]))
     return;
+  // Plain searches: libstdc++'s regex recurses per character of a file.
+  std::istringstream lines(read_text(root / py.cmd[1]));
+  std::string line;
+  bool called = false, no_run = false, in_string = false;
+  while (std::getline(lines, line)) {
+    for (auto at = line.find("\"\"\""); at != std::string::npos; at = line.find("\"\"\"", at + 3))
+      in_string = !in_string;
+    const auto code = line.find_first_not_of(" \t");
+    if (in_string || code == std::string::npos || line[code] == '#') continue;
+    const std::string text = line.substr(0, line.find('#'));
+    for (auto at = text.find("LightningCLI"); at != std::string::npos && !called;
+         at = text.find("LightningCLI", at + 1)) {
+      auto next = at + 12;
+      while (next < text.size() && (text[next] == ' ' || text[next] == '\t')) ++next;
+      called = next < text.size() && text[next] == '(';
+    }
+    no_run = no_run || text.find("run=False") != std::string::npos ||
+             text.find("run = False") != std::string::npos;
+  }
+  if (!called || no_run) return;
   py.cmd.push_back("fit");
   evidence.push_back({py.cmd[1], "a LightningCLI script: it runs as `python " + py.cmd[1] +
                                      " fit` (--cmd picks validate, test or predict, and a "

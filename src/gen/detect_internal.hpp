@@ -57,6 +57,18 @@ struct Walk {
 // pointers), which only the project's own walk needs.
 Walk walk_project(const std::filesystem::path& root, bool look_inside = false);
 
+// ----- imports no dependency names (detect_imports.cpp) -------------------
+
+// The top-level modules the project's code imports at module level that
+// are neither in `stdlib` nor the project's own, first-seen order, each as
+// {"server.py:3", "gradio"}.
+std::vector<Evidence> third_party_imports(const std::filesystem::path& root,
+                                          const std::vector<std::filesystem::path>& python_sources,
+                                          const std::set<std::string>& stdlib);
+// requirements*.txt files below the top (requirements/full/requirements.txt),
+// two folders deep at most, relative to the project.
+std::vector<std::string> nested_requirement_files(const std::filesystem::path& root);
+
 // ----- requirements files (detect_requirements.cpp) -----------------------
 
 // The requirements files that install the app, relative to the project.

@@ -3,8 +3,11 @@
 // dependencies, its Python, its scripts, where its packages come from.
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <sstream>
+#include <tuple>
 
 #include "detect_internal.hpp"
 #include "imgsmith/util/error.hpp"
@@ -46,6 +49,20 @@ void read_path_source(const std::string& name, const toml::node& value, const st
           {normalise_name(name), path->get(), static_cast<int>(value.source().begin.line), table});
 }
 
+// A table of scripts in the order its author wrote them (toml++ keeps a
+// table sorted by key: "bench" would come before "gpt-engineer"), the one
+// named as the project first: that is the command its README runs.
+void add_scripts(const toml::table& table, const std::string& project,
+                 std::vector<std::pair<std::string, std::string>>& scripts) {
+  std::vector<std::tuple<bool, std::uint32_t, std::string, std::string>> ordered;
+  for (const auto& [name, target] : table)
+    ordered.emplace_back(normalise_name(std::string(name.str())) != normalise_name(project),
+                         target.source().begin.line, std::string(name.str()),
+                         target.is_string() ? target.as_string()->get() : std::string());
+  std::sort(ordered.begin(), ordered.end());
+  for (const auto& [not_named, line, name, target] : ordered) scripts.emplace_back(name, target);
+}
+
 }  // namespace
 
 // Returns false when the file only configures tools ([tool.black]...), as
@@ -83,9 +100,7 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
       py.python_constraint_source = "pyproject.toml requires-python";
     }
     if (const auto* s = (*project)["scripts"].as_table())
-      for (const auto& [name, target] : *s)
-        scripts.emplace_back(std::string(name.str()),
-                             target.is_string() ? target.as_string()->get() : std::string());
+      add_scripts(*s, (*project)["name"].value_or(std::string()), scripts);
   }
   // Where uv and Poetry fetch packages (PyTorch's CUDA indexes, mostly):
   // ignored, pip would install PyPI's build, another CUDA than asked for.
@@ -135,9 +150,7 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
         if (use_deps) py.requirements.push_back(r);
       }
     if (const auto* s = (*poetry)["scripts"].as_table())
-      for (const auto& [name, target] : *s)
-        scripts.emplace_back(std::string(name.str()),
-                             target.is_string() ? target.as_string()->get() : std::string());
+      add_scripts(*s, (*poetry)["name"].value_or(std::string()), scripts);
   }
   return true;
 }

@@ -108,13 +108,15 @@ struct ServerFact {
   std::string default_host;           // as it binds with no argument
   int default_port = 0;
   std::vector<std::string> port_flags, host_flags, bind_flags;
-  bool positional_addrport = false;     // `runserver [ADDR:]PORT`
-  std::string bare_listen_flag;         // a flag that alone means every interface
-  std::string env_host, env_port;       // environment variables it reads
-  std::string env_port_host;            // the address it binds when env_port sets the port
-  std::vector<std::string> listen_all;  // the arguments that make it listen on every interface
-  std::string listen_all_env;           // or the KEY=VALUE that does
-  std::string listen_all_hint;          // or how, in words (a config file's line)
+  bool positional_addrport = false;       // `runserver [ADDR:]PORT`
+  std::string bare_listen_flag;           // a flag that alone means every interface
+  std::vector<std::string> config_flags;  // flags naming a config file that may set either
+  std::vector<std::string> config_files;  // files it reads from the working directory
+  std::string env_host, env_port;         // environment variables it reads
+  std::string env_port_host;              // the address it binds when env_port sets the port
+  std::vector<std::string> listen_all;    // the arguments that make it listen on every interface
+  std::string listen_all_env;             // or the KEY=VALUE that does
+  std::string listen_all_hint;            // or how, in words (a config file's line)
   std::string source;
 };
 
@@ -152,6 +154,7 @@ struct Tables {
   std::map<std::string, PackageFact> packages;                     // data/python-packages.json
   std::map<std::string, SonamePackages> sonames;                   // data/soname-packages.json
   std::vector<ServerFact> servers;                                 // data/servers.json
+  std::set<std::string> stdlib_modules;                            // data/python-stdlib.json
   std::vector<std::string> driver_injected;  // sonames the container toolkit mounts
   std::map<std::string, std::set<std::string>> sonames_in_base;  // OS -> sonames its base carries
   std::map<std::string, std::string> header_libraries;           // CUDA header -> library it links

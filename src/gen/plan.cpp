@@ -80,7 +80,8 @@ void Decider::listen_outside(bool told, const std::string& source,
   const ServerListen sl = server_listen(plan_.cmd, plan_.env, tables_, top_level, configured_host);
   if (sl.server == nullptr) return;
   const std::string& name = sl.server->name;
-  if (sl.port != 0 && sl.port != plan_.port && (told || plan_.port == 0)) {
+  const bool guessed = !told && project_.python && project_.python->port_guessed;
+  if (sl.port != 0 && sl.port != plan_.port && (told || plan_.port == 0 || guessed)) {
     decide(source, name + " listens on port " + std::to_string(sl.port) + " (" + sl.port_from +
                        ")" +
                        (plan_.port != 0 ? ", in place of the detected " + std::to_string(plan_.port)
@@ -88,16 +89,27 @@ void Decider::listen_outside(bool told, const std::string& source,
                        "; source: " + sl.server->source);
     plan_.port = sl.port;
   }
+  const bool shell = plan_.cmd.size() == 3 && plan_.cmd[1] == "-c";
+  if (sl.port == 0 && sl.port_from.find('$') != std::string::npos && !shell)
+    plan_.warnings.push_back(source + ": Docker runs an exec-form command without a shell, so " +
+                             name + " gets " + sl.port_from.substr(0, sl.port_from.find(" (")) +
+                             " as written, which is no port; give the number, or run the "
+                             "command under sh -c");
+  if (sl.config)
+    decide(source, name +
+                       " reads a config file that may set its address and port; gen takes "
+                       "neither from it (--port publishes one)");
   if (!sl.loopback_only) return;
   const std::string fix = !sl.fix.empty() ? join(sl.fix, " ") : sl.fix_env;
   // The user's own command, a shell line, or an address the command or the
   // project's config sets on purpose is theirs to change: said, not done.
-  const bool shell = plan_.cmd.size() == 3 && plan_.cmd[1] == "-c";
   if (told || shell || sl.host_by_argument || fix.empty()) {
     std::string how = sl.server->listen_all_hint.empty() ? "make it listen on 0.0.0.0"
                                                          : sl.server->listen_all_hint;
     if (sl.host_from == "the project's config")
       how = "set its address to 0.0.0.0 in " + source;
+    else if (sl.host_by_argument && !sl.fix.empty())
+      how = "make " + sl.host_from + " listen on 0.0.0.0 (" + fix + ")";
     else if (!sl.fix.empty())
       how = "add " + fix + " to the command";
     else if (!fix.empty())

@@ -23,7 +23,7 @@ void Decider::python_install(const PythonProject& py) {
     plan_.requirement_files = py.requirement_files;
     plan_.requirement_files_top = py.install_files;
     plan_.local_install_paths = py.local_install_paths;
-  } else if (!py.requirements.empty()) {
+  } else if (!py.requirements.empty() && !py.requirements_from_setup_py) {
     plan_.install_mode = "pyproject";
     for (const auto& r : py.requirements) {
       const auto local = py.outside_path_sources.find(r.name);

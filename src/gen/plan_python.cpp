@@ -128,7 +128,10 @@ void Decider::python(const PythonProject& py) {
         std::regex_replace(tables_.cpu_image, std::regex(R"(\{version\})"), plan_.python);
     plan_.final_image = plan_.builder_image = mirrored(image, options_.registry_mirror);
     plan_.why_base.push_back(
-        (unknown_.empty()
+        (!py.undeclared_imports.empty()
+             ? std::string("No GPU as far as gen knows: the code imports modules no dependency "
+                           "file names (see the warning)")
+         : unknown_.empty()
              ? std::string("No GPU: nothing in this project uses one")
              : "No GPU as far as gen knows: no package it knows needs one, but it does not know " +
                    std::to_string(unknown_.size()) + " (see the warning)") +

@@ -163,6 +163,8 @@ Tables load() {
     for (const auto& [os, package] : by_os.items())
       if (package.is_string()) t.sonames[soname][os] = package.get<std::string>();
   t.driver_injected = strings(sonames.at("driver_injected"));
+  const json stdlib = table("python-stdlib.json");  // kept: .at() refers into it
+  for (const auto& m : stdlib.at("modules")) t.stdlib_modules.insert(m.get<std::string>());
   const json servers = table("servers.json");
   for (const auto& r : servers.at("servers")) {
     ServerFact f;
@@ -179,6 +181,8 @@ Tables load() {
     f.bind_flags = strings(r.value("bind_flags", json::array()));
     f.positional_addrport = r.value("positional_addrport", false);
     f.bare_listen_flag = r.value("bare_listen_flag", std::string());
+    f.config_flags = strings(r.value("config_flags", json::array()));
+    f.config_files = strings(r.value("config_files", json::array()));
     f.env_host = r.value("env_host", std::string());
     f.env_port = r.value("env_port", std::string());
     f.env_port_host = r.value("env_port_host", std::string());

@@ -360,3 +360,133 @@ TEST_CASE("gen server: a Procfile's server is read with the PORT it is given") {
   CHECK(plan.cmd ==
         std::vector<std::string>{"uvicorn", "app:app", "--port", "8000", "--host", "0.0.0.0"});
 }
+
+TEST_CASE("gen server: a Makefile recipe that runs no Python and no known server is skipped") {
+  Tree docker({{"requirements.txt", "flask\n"},
+               {"Makefile", "run:\n\tdocker run --gpus all -it myimage\n"},
+               {"train.py", "print(1)\n"}});
+  CHECK(docker.plan().cmd == std::vector<std::string>{"python", "train.py"});
+  // A runner is not in the image: what it runs is the command.
+  Tree poetry({{"requirements.txt", "fastapi\nuvicorn\n"},
+               {"Makefile", "run:\n\tpoetry run uvicorn app:app --port 9000\n"},
+               {"main.py", "print(1)\n"}});
+  const Plan plan = poetry.plan();
+  CHECK(plan.cmd ==
+        std::vector<std::string>{"uvicorn", "app:app", "--port", "9000", "--host", "0.0.0.0"});
+  CHECK(plan.port == 9000);
+}
+
+TEST_CASE("gen server: an address argument already there is changed by the user, not doubled") {
+  Tree t({{"requirements.txt", "django\n"},
+          {"manage.py", "import django\n"},
+          {"Procfile", "web: python manage.py runserver 9000\n"}});
+  const Plan plan = t.plan();
+  CHECK(plan.cmd == std::vector<std::string>{"python", "manage.py", "runserver", "9000"});
+  CHECK(plan.port == 9000);
+  CHECK(any_has(plan.warnings, "its address argument 9000"));
+}
+
+TEST_CASE("gen server: a Procfile web process without $PORT listens where its server does") {
+  Tree t({{"requirements.txt", "streamlit\n"},
+          {"app.py", "import streamlit as st\n"},
+          {"Procfile", "web: streamlit run app.py\n"}});
+  CHECK(t.plan().port == 8501);
+}
+
+TEST_CASE("gen server: Ray's http_options as a flow mapping, and a port out of range") {
+  Tree t({{"requirements.txt", "ray[serve]\n"},
+          {"serve.yaml",
+           "http_options: {host: 0.0.0.0, port: 9000}\napplications:\n- import_path: a:b\n"}});
+  Plan plan = t.plan();
+  CHECK(plan.port == 9000);
+  CHECK_FALSE(any_has(plan.warnings, "no port mapping reaches"));
+  Tree big({{"requirements.txt", "ray[serve]\n"},
+            {"serve.yaml", "http_options:\n  port: 99999\napplications:\n- import_path: a:b\n"}});
+  CHECK(big.plan().port == 8000);
+}
+
+TEST_CASE("gen server: a variable is a port under a shell only") {
+  auto l = listen({"/bin/sh", "-c", "exec gunicorn -b 0.0.0.0:${PORT:-9000} app:app"});
+  CHECK(l.port == 9000);
+  CHECK_FALSE(l.loopback_only);
+  // Docker's exec form passes ${PORT:-9000} to the server as it is.
+  l = listen({"gunicorn", "--bind", "0.0.0.0:${PORT:-9000}", "app:app"});
+  CHECK(l.port == 0);
+  Tree t({{"requirements.txt", "fastapi\nuvicorn\n"}, {"worker.py", "print(1)\n"}});
+  Options o;
+  o.cmd = {"uvicorn", "app:app", "--host", "0.0.0.0", "--port", "${PORT:-9000}"};
+  const Plan plan = t.plan(o);
+  CHECK(plan.port == 0);
+  CHECK(any_has(plan.warnings, "Docker runs an exec-form command without a shell"));
+}
+
+TEST_CASE("gen server: a server's own config file may set the address: gen claims neither") {
+  Tree t({{"requirements.txt", "gunicorn\nflask\n"},
+          {"gunicorn.conf.py", "bind = \"0.0.0.0:5000\"\n"},
+          {"Makefile", "serve:\n\tgunicorn wsgi:app\n"},
+          {"wsgi.py", "app = 1\n"}});
+  const Plan plan = t.plan();
+  CHECK(plan.cmd == std::vector<std::string>{"gunicorn", "wsgi:app"});
+  CHECK(plan.port == 0);
+  CHECK_FALSE(any_has(plan.warnings, "no port mapping reaches"));
+}
+
+TEST_CASE("gen server: LightningCLI in a comment is no call") {
+  Tree t({{"requirements.txt", "lightning\n"},
+          {"train.py",
+           "import argparse\n# TODO: cli = "
+           "LightningCLI(Model)\n\"\"\"\nLightningCLI(Model)\n\"\"\"\n"}});
+  CHECK(t.plan().cmd == std::vector<std::string>{"python", "train.py"});
+}
+
+TEST_CASE("gen server: code that imports what no dependency file names is warned about") {
+  Tree t({{"server.py",
+           "import os, sys\nimport yaml\nfrom torch import nn\nfrom modules import shared\n"
+           "from . import sibling\nimport gradio as gr\n"},
+          {"modules/shared.py", "x = 1\n"},
+          {"requirements/full/requirements.txt", "torch==2.5.1\ngradio\n"}});
+  const Plan plan = t.plan();
+  CHECK(any_has(plan.warnings,
+                "the code imports yaml (server.py:2), torch (server.py:3), "
+                "gradio (server.py:6), but no dependency file"));
+  CHECK(any_has(plan.warnings, "pass --requirements requirements/full/requirements.txt"));
+  CHECK(any_has(plan.why_base, "No GPU as far as gen knows: the code imports modules"));
+  // Nothing to say when the imports are the standard library's and the project's.
+  Tree plain({{"server.py", "import os\nimport json\nfrom modules import shared\n"},
+              {"modules/shared.py", "x = 1\n"}});
+  CHECK_FALSE(any_has(plain.plan().warnings, "the code imports"));
+}
+
+TEST_CASE("gen server: of several scripts, the one named as the project, else its author's first") {
+  Tree t({{"pyproject.toml",
+           "[project]\nname = \"open-thing\"\ndependencies = [\"rich\"]\n"
+           "[project.scripts]\nzed = \"thing.cli:main\"\nalpha = \"thing.alt:main\"\n"
+           "[build-system]\nrequires = [\"hatchling\"]\nbuild-backend = \"hatchling.build\"\n"},
+          {"thing/__init__.py", ""}});
+  CHECK(t.plan().cmd == std::vector<std::string>{"zed"});
+  Tree named(
+      {{"pyproject.toml",
+        "[tool.poetry]\nname = \"gpt-thing\"\n[tool.poetry.dependencies]\npython = \"^3.10\"\n"
+        "[tool.poetry.scripts]\nbench = \"x.b:app\"\ngpt-thing = \"x.cli:app\"\n"
+        "[build-system]\nrequires = [\"poetry-core\"]\n"
+        "build-backend = \"poetry.core.masonry.api\"\n"},
+       {"x/__init__.py", ""}});
+  CHECK(named.plan().cmd == std::vector<std::string>{"gpt-thing"});
+}
+
+TEST_CASE("gen server: setup.py's literal install_requires and console_scripts are read") {
+  Tree t(
+      {{"setup.py",
+        "import sys\nfrom setuptools import setup\nsetup(\n    name='clipper',\n"
+        "    install_requires=[\n        'ftfy',  # text\n        'torch>=2.1',\n"
+        "        'torchvision<=0.13.0' if sys.version_info <= (3, 7, 2) else 'torchvision',\n"
+        "    ],\n    entry_points={\"console_scripts\": [\"clipper = clipper.cli:main\"]},\n)\n"},
+       {"clipper/__init__.py", ""},
+       {"clipper/cli.py", "import torch\n"}});
+  const Plan plan = t.plan();
+  CHECK(plan.gpu);
+  CHECK(plan.cmd == std::vector<std::string>{"clipper"});
+  // Read to classify; `pip install .` installs them as setup.py says.
+  CHECK(plan.install_mode == "none");
+  CHECK(plan.project_install_args == ".");
+}

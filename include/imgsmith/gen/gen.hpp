@@ -59,6 +59,10 @@ struct PythonProject {
   std::vector<std::string> constraint_files;  // relative to the project, as pip is given them
   // The project is installed with its dependencies after the requirements
   // (plain `pip install .`): some of them are only in pyproject.toml.
+  // The requirements are setup.py's install_requires, read to classify
+  // them: `pip install .` installs them with the project, as setup.py says
+  // (gen's reading of a Python expression may be partial).
+  bool requirements_from_setup_py = false;
   bool project_brings_dependencies = false;
   // Where a requirement is installed from a VCS URL ("git+https://..."),
   // which pip clones with git: file:line, "" when none is.
@@ -71,7 +75,11 @@ struct PythonProject {
   std::string python_constraint_source;
   std::vector<std::string> cmd;  // the detected entrypoint, JSON-form words
   std::string cmd_source;
-  int port = 0;  // the port a web server listens on
+  int port = 0;               // the port a web server listens on
+  bool port_guessed = false;  // a Procfile web process that names no $PORT: 8000 assumed
+  // Modules the code imports that no dependency file names, when the
+  // project declares no dependency at all: "gradio (server.py:3)".
+  std::vector<std::string> undeclared_imports;
   // The address the project's own config gives its server (Ray Serve's
   // http_options host); "" when none does.
   std::string server_host;

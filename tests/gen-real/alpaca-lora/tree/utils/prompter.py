@@ -1,0 +1,3 @@
+import json
+import os.path as osp
+from typing import Union

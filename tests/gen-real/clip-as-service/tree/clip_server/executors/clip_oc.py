@@ -1,0 +1,3 @@
+import os
+import torch
+from jina import Executor, requests, DocumentArray

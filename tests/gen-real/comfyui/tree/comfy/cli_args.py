@@ -1,0 +1,7 @@
+import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--listen", type=str, default="127.0.0.1", nargs="?", const="0.0.0.0,::")
+parser.add_argument("--port", type=int, default=8188)
+parser.add_argument("--output-directory", type=str, default=None)
+args = parser.parse_args()

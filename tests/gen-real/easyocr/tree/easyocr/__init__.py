@@ -1,0 +1,3 @@
+from .easyocr import Reader
+
+__version__ = '1.1.4'

@@ -1,0 +1,3 @@
+from fastapi import APIRouter
+
+api_router = APIRouter()

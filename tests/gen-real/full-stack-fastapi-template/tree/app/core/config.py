@@ -1,0 +1,3 @@
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+settings = Settings()  # reads .env one level above ./backend/

@@ -1,0 +1,4 @@
+from .archs import *
+from .data import *
+from .models import *
+from .utils import *

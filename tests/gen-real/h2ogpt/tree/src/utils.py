@@ -1,0 +1,5 @@
+import fire
+
+
+def H2O_Fire(component=None):
+    fire.Fire(component=component)

@@ -1,0 +1,3 @@
+#!/bin/bash
+# starts nginx + uwsgi / label-studio
+exec "$@"

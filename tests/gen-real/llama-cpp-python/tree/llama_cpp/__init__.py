@@ -1,0 +1,2 @@
+from .llama_cpp import *
+from .llama import *

@@ -1,0 +1,2 @@
+out_dir = 'out-shakespeare-char'
+dataset = 'shakespeare_char'

@@ -1,0 +1,2 @@
+import sys
+from ast import literal_eval

@@ -1,0 +1,4 @@
+import os
+import pickle
+import requests
+import numpy as np

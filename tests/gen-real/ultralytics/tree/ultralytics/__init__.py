@@ -1,0 +1,3 @@
+__version__ = "8.3.20"
+
+from ultralytics.models import YOLO

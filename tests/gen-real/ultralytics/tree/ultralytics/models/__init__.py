@@ -1,0 +1,1 @@
+from .yolo import YOLO

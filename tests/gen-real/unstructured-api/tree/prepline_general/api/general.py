@@ -1,0 +1,4 @@
+from fastapi import APIRouter
+from unstructured.partition.auto import partition
+
+router = APIRouter()

@@ -1,0 +1,10 @@
+import os
+from subprocess import CalledProcessError, run
+
+import numpy as np
+import torch
+
+
+def load_audio(file: str, sr: int = 16000):
+    cmd = ["ffmpeg", "-nostdin", "-threads", "0", "-i", file, "-f", "s16le", "-ac", "1", "-acodec", "pcm_s16le", "-ar", str(sr), "-"]
+    out = run(cmd, capture_output=True, check=True).stdout
