@@ -424,13 +424,20 @@ Project detect_project(const fs::path& dir, const std::string& requirements,
         {relative_to_root(walk.cuda_sources.front(), dir),
          "CUDA sources in a Python project (an extension): a GPU image builds them on devel"});
   if (p.python || p.cuda_cpp) read_apt_txt(dir, p);
-  if (!p.python && !p.cuda_cpp)
+  if (!p.python && !p.cuda_cpp) {
+    // Requirements one folder down (requirements/base.txt) are the likely
+    // answer: named, with the flag that takes them.
+    const auto nested = nested_requirement_files(dir);
     throw InputError(
         dir.string() +
         ": found nothing gen knows how to build. It looked for Python "
         "(requirements*.txt, pyproject.toml, setup.py, main.py, app.py, app/main.py, "
         "server.py, train.py, a package with __main__.py, *.ipynb) and CUDA C/C++ (CMakeLists.txt "
-        "with CUDA, *.cu files)");
+        "with CUDA, *.cu files)" +
+        (nested.empty() ? std::string()
+                        : "; " + nested.front() + " lists dependencies: pass --requirements " +
+                              nested.front() + " and --cmd"));
+  }
   p.outside_paths = build_context.outside_paths();
   return p;
 }

@@ -106,11 +106,17 @@ class CMakeReader {
       evidence_.push_back({list.rel, "enable_language(CUDA)"});
     } else if (c.name == "find_package" && !c.args.empty() && c.args.front() == "CUDAToolkit") {
       find_cuda_toolkit(c, list);
+    } else if (c.name == "find_package" && !c.args.empty() && c.args.front() == "CUDA") {
+      // FindCUDA, deprecated since CMake 3.10 and still in many projects
+      // (tensorrtx, older samples): cuda_add_executable() compiles the .cu.
+      cuda_ = true;
+      evidence_.push_back({list.rel, "find_package(CUDA): the FindCUDA module"});
     } else if (c.name == "cmake_minimum_required") {
       minimum_cmake(c, list);
     } else if (c.name == "install") {
       if (!list.outside) cpp_.cmake_install = true;
-    } else if (c.name == "add_executable" && !c.args.empty() && !list.outside) {
+    } else if ((c.name == "add_executable" || c.name == "cuda_add_executable") && !c.args.empty() &&
+               !list.outside) {
       // An executable that is not the project's program: its arguments
       // link nothing the image needs either.
       if (!add_executable(c, list)) return;
@@ -203,8 +209,26 @@ class CMakeReader {
                                           "): the program uses " +
                                           (name == "cudnn" ? "cuDNN" : "NCCL")});
       }
+      // Libraries NVIDIA's CUDA images do not carry: gen installs nothing
+      // for them yet, so the build would fail at configure or link. Said
+      // once each, with the way out.
+      const bool tensorrt = l == "tensorrt" || l.rfind("nvinfer", 0) == 0 ||
+                            l.rfind("nvonnxparser", 0) == 0 || l.rfind("libnvinfer", 0) == 0;
+      const bool opencv = c.name == "find_package" && l == "opencv" && &a == &c.args.front();
+      if ((tensorrt || opencv) && unsupplied_.insert(tensorrt ? "TensorRT" : "OpenCV").second)
+        evidence_.push_back(
+            {where, "warning: " + c.name + "(" + join(c.args, " ").substr(0, 60) + ") needs " +
+                        (tensorrt ? std::string("TensorRT (libnvinfer), which NVIDIA's CUDA images "
+                                                "do not carry: build on nvcr.io/nvidia/tensorrt "
+                                                "(--base for the final stage), or add TensorRT's "
+                                                "apt packages (libnvinfer-dev, libnvinfer10)")
+                                  : std::string("OpenCV, which the CUDA images do not carry: add "
+                                                "libopencv-dev to the builder and the runtime "
+                                                "libraries to the final stage (imgsmith.toml: "
+                                                "[gen] system_packages)"))});
     }
   }
+  std::set<std::string> unsupplied_;  // TensorRT, OpenCV: warned about once
 
   fs::path root_;
   std::vector<Evidence>& evidence_;

@@ -508,6 +508,39 @@ void find_entrypoint(const fs::path& root, PythonProject& py,
     evidence.push_back({py.cmd_source, "entrypoint: python -m " + packages.front()});
     return;
   }
+  // A subpackage run as `python -m pkg.server` (llama_cpp/server/__main__.py),
+  // one level down in the project's own packages, a server's name first.
+  {
+    std::vector<std::string> runnable;
+    for (const auto& e : fs::directory_iterator(root, ec)) {
+      const std::string name = e.path().filename().string();
+      std::error_code type_ec;
+      if (!e.is_directory(type_ec) || name[0] == '.' || kSkippedDirs.count(name) != 0 ||
+          is_test_path(name) || !regular_or_absent(e.path() / "__init__.py"))
+        continue;
+      for (const auto& sub : fs::directory_iterator(e.path(), type_ec))
+        if (sub.is_directory(type_ec) && regular_or_absent(sub.path() / "__main__.py") &&
+            fs::exists(sub.path() / "__main__.py", type_ec))
+          runnable.push_back(name + "." + sub.path().filename().string());
+    }
+    std::sort(runnable.begin(), runnable.end(), [](const std::string& a, const std::string& b) {
+      auto rank = [](const std::string& m) {
+        const std::string last = m.substr(m.rfind('.') + 1);
+        return last == "server" || last == "serve" || last == "api" || last == "app" ? 0 : 1;
+      };
+      return std::make_pair(rank(a), a) < std::make_pair(rank(b), b);
+    });
+    if (!runnable.empty()) {
+      py.cmd = {"python", "-m", runnable.front()};
+      py.cmd_source = runnable.front().substr(0, runnable.front().find('.')) + "/" +
+                      runnable.front().substr(runnable.front().find('.') + 1) + "/__main__.py";
+      evidence.push_back({py.cmd_source, "entrypoint: python -m " + runnable.front() +
+                                             (runnable.size() > 1 ? " (of " + join(runnable, ", ") +
+                                                                        "; --cmd picks another)"
+                                                                  : std::string())});
+      return;
+    }
+  }
   // A script by a conventional name, or the one script at the top, of a
   // project whose dependency files say it is Python (a CMake project's
   // helper script is no entrypoint).
@@ -536,6 +569,23 @@ void find_entrypoint(const fs::path& root, PythonProject& py,
           {chosen, "entrypoint: python " + chosen +
                        (scripts_at_top.size() == 1 ? " (the one script at the top)"
                                                    : " (a script by a conventional name)")});
+      return;
+    }
+  }
+  // A training or serving script in the folders repositories keep them in
+  // (detectron2's tools/train_net.py): a guess among the project's scripts,
+  // so a warning says which and how to choose.
+  if (has_dependencies && notebooks.empty()) {
+    for (const char* path :
+         {"tools/train_net.py", "tools/train.py", "scripts/train.py", "tools/serve.py",
+          "scripts/serve.py", "demo/app.py", "demo/demo.py", "scripts/run.py"}) {
+      if (!fs::exists(root / path, ec) || !regular_or_absent(root / path)) continue;
+      py.cmd = {"python", path};
+      py.cmd_source = path;
+      evidence.push_back({path, "warning: no entrypoint at the top; gen runs python " +
+                                    std::string(path) +
+                                    ", a script where repositories keep them (--cmd picks "
+                                    "another)"});
       return;
     }
   }

@@ -110,7 +110,10 @@ std::vector<std::string> nested_requirement_files(const fs::path& root) {
       continue;
     }
     if (it.depth() == 0) continue;  // the top's own were read already
-    if (name.rfind("requirements", 0) == 0 && it->path().extension() == ".txt" &&
+    // requirements*.txt anywhere, and any .txt in a requirements/ folder
+    // (requirements/base.txt).
+    const bool in_folder = it->path().parent_path().filename() == "requirements";
+    if ((name.rfind("requirements", 0) == 0 || in_folder) && it->path().extension() == ".txt" &&
         it->is_regular_file(type_ec))
       found.push_back(relative_to_root(it->path(), root));
   }

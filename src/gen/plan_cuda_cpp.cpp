@@ -13,6 +13,10 @@ namespace imgsmith::gen {
 void Decider::cuda_cpp(const CudaCppProject& cpp) {
   plan_.kind = "cuda-cpp";
   plan_.gpu = true;
+  // Detection's doubts that would fail the build are warnings.
+  for (const auto& e : project_.evidence)
+    if (e.text.rfind("warning: ", 0) == 0)
+      plan_.warnings.push_back(e.source + ": " + e.text.substr(9));
   Need need = Need::Bundled;
   std::vector<std::string> reasons;
   std::vector<std::string> system_libs;

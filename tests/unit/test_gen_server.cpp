@@ -490,3 +490,45 @@ TEST_CASE("gen server: setup.py's literal install_requires and console_scripts a
   CHECK(plan.install_mode == "none");
   CHECK(plan.project_install_args == ".");
 }
+
+TEST_CASE(
+    "gen real repos: FindCUDA projects build CUDA, and TensorRT and OpenCV are warned about") {
+  Tree t({{"CMakeLists.txt",
+           "cmake_minimum_required(VERSION 2.6)\nproject(yolov5)\nfind_package(CUDA REQUIRED)\n"
+           "cuda_add_library(plugins SHARED layer.cu)\ntarget_link_libraries(plugins nvinfer "
+           "cudart)\nfind_package(OpenCV)\ncuda_add_executable(yolov5 main.cpp pre.cu)\n"},
+          {"layer.cu", ""},
+          {"pre.cu", ""},
+          {"main.cpp", "int main() {}\n"}});
+  const Plan plan = t.plan();
+  CHECK(plan.kind == "cuda-cpp");
+  CHECK(plan.cmd == std::vector<std::string>{"/opt/app/bin/yolov5"});
+  CHECK(any_has(plan.warnings, "needs TensorRT (libnvinfer)"));
+  CHECK(any_has(plan.warnings, "find_package(OpenCV) needs OpenCV"));
+}
+
+TEST_CASE("gen real repos: a subpackage's __main__ and a script in tools/ are entrypoints") {
+  Tree sub({{"pyproject.toml",
+             "[project]\nname = \"llama-thing\"\ndependencies = [\"uvicorn\", \"fastapi\"]\n"},
+            {"llama_thing/__init__.py", ""},
+            {"llama_thing/server/__init__.py", ""},
+            {"llama_thing/server/__main__.py", "import uvicorn\n"}});
+  CHECK(sub.plan().cmd == std::vector<std::string>{"python", "-m", "llama_thing.server"});
+  Tree tools({{"requirements.txt", "torch==2.5.1\n"},
+              {"tools/train_net.py", "import torch\n"},
+              {"tools/analyze.py", "import torch\n"}});
+  const Plan plan = tools.plan();
+  CHECK(plan.cmd == std::vector<std::string>{"python", "tools/train_net.py"});
+  CHECK(any_has(plan.warnings, "gen runs python tools/train_net.py"));
+}
+
+TEST_CASE("gen real repos: with nothing at the top, the requirements below are named") {
+  Tree t({{"requirements/base.txt", "fastapi\n"}, {"prepline_general/api/app.py", "x = 1\n"}});
+  try {
+    (void)t.plan();
+    FAIL("gen built a project it could not read");
+  } catch (const std::exception& e) {
+    CHECK(std::string(e.what()).find("pass --requirements requirements/base.txt") !=
+          std::string::npos);
+  }
+}
