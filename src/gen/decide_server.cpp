@@ -211,6 +211,7 @@ ServerListen server_listen(const std::vector<std::string>& cmd,
   std::vector<std::string> words, env = env_in;
   bool shell = false;
   if (cmd.empty() || !unwrap(cmd, words, env, shell)) return out;
+  out.shell = shell;
   const Invocation inv = invocation(words);
   int best = 0;
   for (const auto& row : tables.servers)
@@ -341,6 +342,7 @@ ServerListen server_listen(const std::vector<std::string>& cmd,
   }
   if (host.empty() && positional_seen) host = row.default_host;  // runserver 9000
   out.port = port_number(port);
+  out.unexpanded_port = out.port == 0 && !shell && out.port_from.find('$') != std::string::npos;
   if (out.port == 0 && !out.port_from.empty() && !out.config)
     out.port_from += " (not a port gen can read)";
   out.host = host;

@@ -163,6 +163,10 @@ struct ServerListen {
   std::string host_from;
   bool host_by_argument = false;  // an argument of the command set the address
   bool config = false;            // a config file it reads may set either
+  bool shell = false;             // a shell reads the command (sh -c "...")
+  // A $VARIABLE where the port goes in an exec-form command: Docker passes
+  // it to the server as written.
+  bool unexpanded_port = false;
   // It binds the loopback address only, which no port mapping reaches.
   bool loopback_only = false;
   std::vector<std::string> fix;  // the arguments that make it listen on every interface

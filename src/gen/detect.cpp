@@ -251,17 +251,12 @@ void undeclared_dependencies(const fs::path& root, const std::vector<fs::path>& 
     named += (i == 0 ? "" : ", ") + py.undeclared_imports.back();
   }
   if (imports.size() > 6) named += " and " + std::to_string(imports.size() - 6) + " more";
-  const auto nested = nested_requirement_files(root);
-  evidence.push_back(
-      {imports.front().source,
-       "warning: the code imports " + named +
-           ", but no dependency file at the top names a package, so the image will not have "
-           "them and gen cannot tell whether they need a GPU" +
-           (nested.empty() ? std::string("; list them in requirements.txt")
-                           : "; " + nested.front() + " lists dependencies: pass --requirements " +
-                                 nested.front() +
-                                 (nested.size() > 1 ? " (or one of " + join(nested, ", ") + ")"
-                                                    : std::string()))});
+  const std::string hint = nested_requirements_hint(root);
+  evidence.push_back({imports.front().source,
+                      "warning: the code imports " + named +
+                          ", but no dependency file at the top names a package, so the image "
+                          "will not have them and gen cannot tell whether they need a GPU; " +
+                          (hint.empty() ? std::string("list them in requirements.txt") : hint)});
 }
 
 std::optional<PythonProject> detect_python(const fs::path& root,
@@ -427,16 +422,14 @@ Project detect_project(const fs::path& dir, const std::string& requirements,
   if (!p.python && !p.cuda_cpp) {
     // Requirements one folder down (requirements/base.txt) are the likely
     // answer: named, with the flag that takes them.
-    const auto nested = nested_requirement_files(dir);
+    const std::string hint = nested_requirements_hint(dir);
     throw InputError(
         dir.string() +
         ": found nothing gen knows how to build. It looked for Python "
         "(requirements*.txt, pyproject.toml, setup.py, main.py, app.py, app/main.py, "
         "server.py, train.py, a package with __main__.py, *.ipynb) and CUDA C/C++ (CMakeLists.txt "
         "with CUDA, *.cu files)" +
-        (nested.empty() ? std::string()
-                        : "; " + nested.front() + " lists dependencies: pass --requirements " +
-                              nested.front() + " and --cmd"));
+        (hint.empty() ? std::string() : "; " + hint + ", and --cmd"));
   }
   p.outside_paths = build_context.outside_paths();
   return p;

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "detect_internal.hpp"
+#include "imgsmith/util/text.hpp"
 
 namespace imgsmith::gen {
 namespace fs = std::filesystem;
@@ -119,6 +120,13 @@ std::vector<std::string> nested_requirement_files(const fs::path& root) {
   }
   std::sort(found.begin(), found.end());
   return found;
+}
+
+std::string nested_requirements_hint(const fs::path& root) {
+  const auto nested = nested_requirement_files(root);
+  if (nested.empty()) return "";
+  return nested.front() + " lists dependencies: pass --requirements " + nested.front() +
+         (nested.size() > 1 ? " (or one of " + join(nested, ", ") + ")" : std::string());
 }
 
 }  // namespace imgsmith::gen

@@ -68,6 +68,9 @@ std::vector<Evidence> third_party_imports(const std::filesystem::path& root,
 // requirements*.txt files below the top (requirements/full/requirements.txt),
 // two folders deep at most, relative to the project.
 std::vector<std::string> nested_requirement_files(const std::filesystem::path& root);
+// "requirements/base.txt lists dependencies: pass --requirements ..." for
+// messages; "" when there are none.
+std::string nested_requirements_hint(const std::filesystem::path& root);
 
 // ----- requirements files (detect_requirements.cpp) -----------------------
 

@@ -89,8 +89,7 @@ void Decider::listen_outside(bool told, const std::string& source,
                        "; source: " + sl.server->source);
     plan_.port = sl.port;
   }
-  const bool shell = plan_.cmd.size() == 3 && plan_.cmd[1] == "-c";
-  if (sl.port == 0 && sl.port_from.find('$') != std::string::npos && !shell)
+  if (sl.unexpanded_port)
     plan_.warnings.push_back(source + ": Docker runs an exec-form command without a shell, so " +
                              name + " gets " + sl.port_from.substr(0, sl.port_from.find(" (")) +
                              " as written, which is no port; give the number, or run the "
@@ -103,7 +102,7 @@ void Decider::listen_outside(bool told, const std::string& source,
   const std::string fix = !sl.fix.empty() ? join(sl.fix, " ") : sl.fix_env;
   // The user's own command, a shell line, or an address the command or the
   // project's config sets on purpose is theirs to change: said, not done.
-  if (told || shell || sl.host_by_argument || fix.empty()) {
+  if (told || sl.shell || sl.host_by_argument || fix.empty()) {
     std::string how = sl.server->listen_all_hint.empty() ? "make it listen on 0.0.0.0"
                                                          : sl.server->listen_all_hint;
     if (sl.host_from == "the project's config")
