@@ -45,8 +45,8 @@ cd "$workdir"
 
 if [ ! -f "models-$gb.tar" ] || [ ! -f "models-$gb.oci.tar" ]; then
   echo "writing an image with $gb GB of weights in $workdir ..." >&2
-  python3 - "$gb" <<'PY'
-import gzip, hashlib, io, json, os, struct, tarfile, zipfile
+  python3 - "$gb" "$script_dir" <<'PY'
+import io, json, os, struct, sys, tarfile, zipfile
 gb = float(__import__("sys").argv[1])
 total = int(gb * 1e9)
 chunk = os.urandom(1 << 24)
@@ -82,71 +82,22 @@ with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
         z.writestr("archive/data/%d" % i, random_bytes(int(total * 0.1) // 8))
     z.writestr("archive/version", b"3\n")
 files["models/torch/model.pt"] = buf.getvalue()
-def layer(compress):
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w") as t:
-        for name, data in sorted(files.items()):
-            info = tarfile.TarInfo(name); info.size = len(data); t.addfile(info, io.BytesIO(data))
-    plain = raw.getvalue()
-    return plain, (gzip.compress(plain, compresslevel=1) if compress else plain)
-plain, _ = layer(False)
-diff_id = "sha256:" + hashlib.sha256(plain).hexdigest()
-config = json.dumps({"architecture": "amd64", "os": "linux", "config": {},
-                     "rootfs": {"type": "layers", "diff_ids": [diff_id]},
-                     "history": [{"created_by": "COPY models /models"}]}).encode()
-def add(t, name, data):
-    info = tarfile.TarInfo(name); info.size = len(data); t.addfile(info, io.BytesIO(data))
-with tarfile.open("models-%s.tar" % __import__("sys").argv[1], "w") as t:
-    add(t, "l0/layer.tar", plain); add(t, "config.json", config)
-    add(t, "manifest.json", json.dumps([{"Config": "config.json", "RepoTags": ["models:bench"], "Layers": ["l0/layer.tar"]}]).encode())
-gz = gzip.compress(plain, compresslevel=1)
-def blob(data): return "sha256:" + hashlib.sha256(data).hexdigest()
-manifest = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-    "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": blob(config), "size": len(config)},
-    "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": blob(gz), "size": len(gz)}]}).encode()
-index = json.dumps({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
-    "digest": blob(manifest), "size": len(manifest), "annotations": {"org.opencontainers.image.ref.name": "bench"}}]}).encode()
-with tarfile.open("models-%s.oci.tar" % __import__("sys").argv[1], "w") as t:
-    add(t, "oci-layout", b'{"imageLayoutVersion": "1.0.0"}')
-    add(t, "index.json", index)
-    for data in (config, manifest, gz):
-        add(t, "blobs/sha256/" + blob(data)[7:], data)
+raw = io.BytesIO()
+with tarfile.open(fileobj=raw, mode="w") as t:
+    for name, data in sorted(files.items()):
+        info = tarfile.TarInfo(name); info.size = len(data); t.addfile(info, io.BytesIO(data))
+sys.path.insert(0, sys.argv[2])
+import save_and_oci
+save_and_oci.write(raw.getvalue(), "models-%s" % sys.argv[1], "models:bench", "COPY models /models")
 PY
 fi
 
-# One sample is one run, timed alone; the two variants alternate run by run
-# (which goes first alternates too), so that drift in the machine's speed
-# falls on both alike. The uncompressed image, read in milliseconds, gets
-# 40 times the rounds: one run's jitter is as large as the difference.
-time_run() {
-  local start end
-  start=$(date +%s%N)
-  "$imgsmith" analyze "$@" -q --format json -o /dev/null
-  end=$(date +%s%N)
-  awk -v ns=$((end - start)) 'BEGIN { printf "%.6f\n", ns / 1e9 }'
-}
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-
+# The uncompressed image, read in milliseconds, gets 40 times the rounds:
+# one run's jitter is as large as the difference.
+# shellcheck source=bench/side_by_side.sh
+source "$script_dir/side_by_side.sh"
 echo "bench/models.sh: imgsmith analyze with model headers vs --no-models, alternating run by run"
 printf '%-34s %8s %12s %12s %8s  %s\n' "image" "runs" "--no-models" "models" "ratio" "target <= 1.05"
-for image in "models-$gb.tar" "models-$gb.oci.tar"; do
-  runs=$rounds
-  [ "$image" = "models-$gb.tar" ] && runs=$((rounds * 40))
-  "$imgsmith" analyze "$image" -q --format json -o /dev/null  # warm the page cache
-  with=() without=()
-  for i in $(seq "$runs"); do
-    if ((i % 2)); then
-      without+=("$(time_run "$image" --no-models)")
-      with+=("$(time_run "$image")")
-    else
-      with+=("$(time_run "$image")")
-      without+=("$(time_run "$image" --no-models)")
-    fi
-  done
-  a=$(median "${without[@]}")
-  b=$(median "${with[@]}")
-  ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", b / a }')
-  verdict=$(awk -v r="$ratio" 'BEGIN { print (r <= 1.05) ? "PASS" : "FAIL" }')
-  printf '%-34s %8s %11.4fs %11.4fs %8s  %s\n' "$image ($(du -h "$image" | cut -f1))" "$runs" "$a" "$b" "$ratio" "$verdict"
-done
+side_by_side "models-$gb.tar" $((rounds * 40)) --no-models
+side_by_side "models-$gb.oci.tar" "$rounds" --no-models
 "$imgsmith" analyze "models-$gb.tar" -q | sed -n '/^MODELS/,/^  TOTAL/p'

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (tests/fuzz/, clang-14, ASan+UBSan) in
-# build-fuzz/ and runs each for SECONDS (default 8: a smoke run of all six in
-# under a minute, as CI does), starting from the seed corpus in
+# build-fuzz/ and runs each for SECONDS (default 8: a smoke run of all seven
+# in about a minute, as CI does), starting from the seed corpus in
 # tests/fuzz/corpus/<target>/ and growing build-fuzz/corpus/<target>/.
 # A crash, leak, timeout or out-of-memory is kept in
 # build-fuzz/crashes/<target>/ and makes the script exit 1; reproduce one
@@ -22,7 +22,8 @@ while (($#)); do
     *) targets+=("$1"); shift ;;
   esac
 done
-all=(fuzz_tar_scan fuzz_image_resolver fuzz_policy fuzz_registry fuzz_gen_readers fuzz_model_headers)
+all=(fuzz_tar_scan fuzz_image_resolver fuzz_policy fuzz_registry fuzz_gen_readers fuzz_model_headers
+  fuzz_cuda_binary)
 ((${#targets[@]})) || targets=("${all[@]}")
 command -v clang++-14 >/dev/null || { echo "fuzz.sh: clang++-14 is missing (scripts/setup.sh installs it)" >&2; exit 2; }
 

@@ -54,6 +54,23 @@ break_ hard-link-keeps-content src/analysis/merged_tree.cpp \
   '      ++inode(target->inode()).names;' \
   '' \
   'merge: *,dive: *,parallel and sequential*,bombs: *'
+# A cubin runs on a later minor of its major only (sm_86 on 8.9, never
+# sm_89 on 8.6), and an arch-specific build on its own GPU alone.
+break_ sass-minor-rule src/kernels/kernel_inventory.cpp \
+  'return major_of(code.arch) == major_of(cc) && minor_of(code.arch) <= minor_of(cc);
+}
+
+// PTX' \
+  'return major_of(code.arch) == major_of(cc);
+}
+
+// PTX' \
+  'kernels: *'
+break_ arch-specific-sass src/kernels/kernel_inventory.cpp \
+  "  if (code.variant == 'a') return code.arch == cc;
+  return major_of" \
+  "  return major_of" \
+  'kernels: *'
 break_ compressed-size-sum src/analysis/analyze.cpp \
   '      compressed_total += scan.blob_bytes;' \
   '' \

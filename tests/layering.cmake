@@ -6,25 +6,27 @@ cmake_minimum_required(VERSION 3.22)
 # For each library, what it must never reach: the libraries above it or
 # beside it, and for everything that reads image bytes, the network.
 set(network imgsmith_curl_api imgsmith_registry imgsmith_inputs)
-set(forbidden_imgsmith_util imgsmith_models imgsmith_report imgsmith_source imgsmith_registry imgsmith_analysis imgsmith_inputs imgsmith_gen
+set(forbidden_imgsmith_util imgsmith_models imgsmith_kernels imgsmith_report imgsmith_source imgsmith_registry imgsmith_analysis imgsmith_inputs imgsmith_gen
   imgsmith_attribution imgsmith_gate imgsmith_diff imgsmith_render imgsmith_api imgsmith_cli imgsmith_curl_api)
-set(forbidden_imgsmith_models imgsmith_report imgsmith_source ${network} imgsmith_analysis imgsmith_gen
+set(forbidden_imgsmith_models imgsmith_kernels imgsmith_report imgsmith_source ${network} imgsmith_analysis imgsmith_gen
   imgsmith_attribution imgsmith_gate imgsmith_diff imgsmith_render imgsmith_api imgsmith_cli)
-set(forbidden_imgsmith_source imgsmith_models imgsmith_report ${network} imgsmith_analysis imgsmith_gen imgsmith_attribution imgsmith_gate
+set(forbidden_imgsmith_kernels imgsmith_report imgsmith_source ${network} imgsmith_analysis imgsmith_gen
+  imgsmith_attribution imgsmith_gate imgsmith_diff imgsmith_render imgsmith_api imgsmith_cli)
+set(forbidden_imgsmith_source imgsmith_models imgsmith_kernels imgsmith_report ${network} imgsmith_analysis imgsmith_gen imgsmith_attribution imgsmith_gate
   imgsmith_diff imgsmith_render imgsmith_api imgsmith_cli)
-set(forbidden_imgsmith_registry imgsmith_report imgsmith_inputs imgsmith_analysis imgsmith_gen imgsmith_attribution
+set(forbidden_imgsmith_registry imgsmith_kernels imgsmith_report imgsmith_inputs imgsmith_analysis imgsmith_gen imgsmith_attribution
   imgsmith_gate imgsmith_diff imgsmith_render imgsmith_api imgsmith_cli)
-set(forbidden_imgsmith_analysis imgsmith_report ${network} imgsmith_gen imgsmith_attribution imgsmith_gate imgsmith_diff
+set(forbidden_imgsmith_analysis imgsmith_kernels imgsmith_report ${network} imgsmith_gen imgsmith_attribution imgsmith_gate imgsmith_diff
   imgsmith_render imgsmith_api imgsmith_cli)
-set(forbidden_imgsmith_inputs imgsmith_report imgsmith_gen imgsmith_attribution imgsmith_gate imgsmith_diff imgsmith_render
+set(forbidden_imgsmith_inputs imgsmith_kernels imgsmith_report imgsmith_gen imgsmith_attribution imgsmith_gate imgsmith_diff imgsmith_render
   imgsmith_api imgsmith_cli)
-set(forbidden_imgsmith_attribution imgsmith_report ${network} imgsmith_gen imgsmith_gate imgsmith_diff imgsmith_render
+set(forbidden_imgsmith_attribution imgsmith_kernels imgsmith_report ${network} imgsmith_gen imgsmith_gate imgsmith_diff imgsmith_render
   imgsmith_api imgsmith_cli)
 set(forbidden_imgsmith_gate imgsmith_report ${network} imgsmith_gen imgsmith_diff imgsmith_render imgsmith_api imgsmith_cli)
 set(forbidden_imgsmith_report ${network} imgsmith_gen imgsmith_diff imgsmith_render imgsmith_api imgsmith_cli)
 set(forbidden_imgsmith_diff ${network} imgsmith_gen imgsmith_render imgsmith_api imgsmith_cli)
 set(forbidden_imgsmith_render ${network} imgsmith_gen imgsmith_api imgsmith_cli)
-set(forbidden_imgsmith_gen imgsmith_report ${network} imgsmith_source imgsmith_analysis imgsmith_attribution imgsmith_gate
+set(forbidden_imgsmith_gen imgsmith_kernels imgsmith_report ${network} imgsmith_source imgsmith_analysis imgsmith_attribution imgsmith_gate
   imgsmith_diff imgsmith_render imgsmith_api imgsmith_cli)
 set(forbidden_imgsmith_api imgsmith_gen imgsmith_cli)
 set(forbidden_imgsmith_cli "")
@@ -70,7 +72,7 @@ foreach(library IN LISTS libraries)
     endif()
   endforeach()
 endforeach()
-conclude(${checked} 12 "only ${checked} libraries in ${CLOSURES}" ${failures} "link(s) against the order"
+conclude(${checked} 15 "only ${checked} libraries in ${CLOSURES}" ${failures} "link(s) against the order"
          "${checked} libraries, each reaching only those below it")
 
 # Includes follow the links: a library's files (src/LIB/, and its headers in

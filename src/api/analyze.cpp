@@ -12,26 +12,36 @@ namespace imgsmith {
 namespace {
 
 // What the read keeps of the files it streams: attribution's package
-// databases and file heads, and when models are read, their headers (as
-// typed records, read while the weights stream past) and configs.
-CaptureFn capture_for(bool read_models) {
-  if (!read_models) return CaptureFn(attribution_capture);
+// databases and file heads; when models are read, their headers (as typed
+// records, read while the weights stream past) and configs; when kernels
+// are read, the GPU code of CUDA binaries (fatbin entries' headers).
+CaptureFn capture_for(bool read_models, bool read_kernels) {
+  if (!read_models && !read_kernels) return CaptureFn(attribution_capture);
   return CaptureFn(
-      [](std::string_view path, std::uint64_t size) {
-        return std::max(attribution_capture(path, size), model_capture(path, size));
+      [=](std::string_view path, std::uint64_t size) {
+        std::uint64_t keep = attribution_capture(path, size);
+        if (read_models) keep = std::max(keep, model_capture(path, size));
+        if (read_kernels) keep = std::max(keep, kernel_capture(path, size));
+        return keep;
       },
-      [](std::string_view, std::uint64_t size, std::string_view head,
-         ForwardReader& rest) -> std::any {
-        if (auto model = inspect_model_content(head, rest, size)) return std::move(*model);
+      [=](std::string_view, std::uint64_t size, std::string_view head,
+          ForwardReader& rest) -> std::any {
+        // The model reader reads on only from a model's head: a file it
+        // passes over is still at its first byte after the head.
+        const std::uint64_t after_head = rest.position();
+        if (read_models)
+          if (auto model = inspect_model_content(head, rest, size)) return std::move(*model);
+        if (read_kernels && rest.position() == after_head)
+          if (auto binary = inspect_cuda_binary(head, rest, size)) return std::move(*binary);
         return {};
       },
-      hf_cache_link);
+      read_models ? CaptureFn::KeepLink(hf_cache_link) : CaptureFn::KeepLink());
 }
 
 // 1. Read: the image's layers, merged and measured.
 Analysis read_image(const AnalyzeRequest& request) {
   AnalyzeOptions options = request.options;
-  options.capture = capture_for(request.vram.has_value());
+  options.capture = capture_for(request.vram.has_value(), request.read_kernels);
   options.progress = request.progress;
   return analyze_image(request.image, options, request.registry);
 }
@@ -69,6 +79,18 @@ std::vector<ModelReport> read_models(const Analysis& analysis,
     reports.push_back(ModelReport{std::move(model), std::move(vram)});
   }
   return reports;
+}
+
+// 2b. Kernels: the CUDA binaries among the read's captured files.
+KernelInventory read_kernels(const Analysis& analysis) {
+  KernelInventory inventory;
+  for (const auto* kept : {&analysis.file_heads, &analysis.metadata})
+    for (const auto& file : *kept)
+      if (const auto* binary = std::any_cast<CudaBinary>(&file.inspected))
+        inventory.binaries.push_back(CudaBinaryAt{"/" + file.path, *binary});
+  std::sort(inventory.binaries.begin(), inventory.binaries.end(),
+            [](const CudaBinaryAt& a, const CudaBinaryAt& b) { return a.path < b.path; });
+  return inventory;
 }
 
 // 3. --ignore keeps paths out of the waste list, and their bytes out of the
@@ -110,13 +132,15 @@ AnalyzeResult analyze(const AnalyzeRequest& request) {
   AnalyzeResult r;
   r.analysis = read_image(request);
   r.models = read_models(r.analysis, request.vram);
+  if (request.read_kernels) r.kernels = read_kernels(r.analysis);
   leave_out_ignored(r.analysis, request.ignore);
   if (request.progress) request.progress("attributing bytes");
   Attributed attributed = attribute_and_find(r.analysis, request);
   r.attribution = std::move(attributed.attribution);
   r.findings = std::move(attributed.findings);
   r.files = std::move(attributed.files);
-  r.gate = evaluate_gate(r.analysis, request.gates, &r.attribution, &r.findings, &r.models);
+  r.gate = evaluate_gate(r.analysis, request.gates, &r.attribution, &r.findings, &r.models,
+                         r.kernels ? &*r.kernels : nullptr);
   return r;
 }
 

@@ -52,12 +52,15 @@ struct AnalyzeArgs {
   std::optional<std::uint64_t> context;
   std::uint64_t batch = 1;
   bool no_models = false;
+  // Kernels: the GPUs every CUDA binary must run on.
+  std::vector<std::string> gpus;
+  bool no_kernels = false;
 };
 
 bool has_gate_flags(const AnalyzeArgs& a) {
   return !a.max_size.empty() || !a.max_wasted.empty() || !a.dive_ci.empty() || !a.budgets.empty() ||
          !a.deny.empty() || a.min_efficiency || a.max_user_wasted_percent || !a.max_vram.empty() ||
-         !a.fits.empty();
+         !a.fits.empty() || !a.gpus.empty();
 }
 
 // --manifest-only: the manifest and config, no layer; no gates apply.
@@ -131,6 +134,11 @@ GateConfig gate_from(const AnalyzeArgs& args, const RuleSet& rules) {
   }
   if (!args.max_vram.empty()) g.max_vram = size_flag("--max-vram", args.max_vram);
   if (!args.fits.empty()) g.fits = parse_gpu_target(args.fits);
+  for (const auto& list : args.gpus)
+    for (const Gpu& gpu : parse_gpu_list(list))
+      if (std::none_of(g.gpus.begin(), g.gpus.end(),
+                       [&](const Gpu& x) { return x.name == gpu.name; }))
+        g.gpus.push_back(gpu);
   if (const auto p = parse_precision(args.precision.empty() ? "stored" : args.precision))
     g.precision = *p;
   else
@@ -156,6 +164,7 @@ AnalyzeArgs with_policy(AnalyzeArgs args) {
     if (args.fits.empty() && p.fits) args.fits = *p.fits;
   }
   if (args.precision.empty() && p.precision) args.precision = *p.precision;
+  if (!args.no_kernels && args.gpus.empty() && p.gpus) args.gpus = *p.gpus;
   if (args.dive_ci.empty() && p.dive_ci) args.dive_ci = *p.dive_ci;
   if (args.rules.empty() && p.rules) args.rules = *p.rules;
   if (!args.min_efficiency) args.min_efficiency = p.min_efficiency;
@@ -238,6 +247,7 @@ int run_analyze(const AnalyzeArgs& given) {
     request.vram.reset();
   else
     request.vram = VramSettings{args.context, args.batch};
+  request.read_kernels = !args.no_kernels;
   request.keep_files = renderer_needs_files(args.format) ||
                        std::any_of(extras.begin(), extras.end(), [](const ExtraReport& e) {
                          return renderer_needs_files(e.format);
@@ -387,6 +397,15 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
       ->group(models)
       ->excludes(cmd->get_option("--max-vram"))
       ->excludes(cmd->get_option("--fits"));
+  const auto* kernels = "CUDA kernels";
+  cmd->add_option("--gpu", args->gpus,
+                  "Fail when a CUDA binary in the image has no code that runs on this GPU:\n"
+                  "H100,B200 (data/gpus.json; repeatable); SASS for it, or PTX the driver compiles")
+      ->group(kernels);
+  cmd->add_flag("--no-kernels", args->no_kernels,
+                "Read no CUDA binary's GPU code: no KERNELS section, no --gpu gates")
+      ->group(kernels)
+      ->excludes(cmd->get_option("--gpu"));
   cmd->add_option("--base-layers", args->base_layers,
                   "The first N layers are the base image's (default: read from the history, where\n"
                   "the base's CMD/ENTRYPOINT ends it); findings and attribution tell them apart")

@@ -85,6 +85,8 @@ Policy load_policy(const std::string& path) {
           p.fits = text_of(path, key, v);
         else if (key == "precision")
           p.precision = text_of(path, key, v);
+        else if (key == "gpus")
+          p.gpus = list_of(path, key, v);
         else if (key == "dive-ci")
           p.dive_ci = relative_to(path, text_of(path, key, v));
         else if (key == "rules")

@@ -7,6 +7,7 @@
 //   deny = ["devel-in-final"]
 //   ignore = ["/opt/models/**"]
 //   fits = "L4"                      # also max-vram, precision
+//   gpus = ["H100", "L4"]            # every CUDA binary runs on these
 //   [analyze.budget]
 //   cuda = "3GiB"
 //   "cuda/cudnn" = "1GiB"
@@ -34,6 +35,7 @@ struct Policy {
   std::string path;  // the file it was read from
   std::optional<std::string> max_size, max_wasted, dive_ci, rules, max_growth;
   std::optional<std::string> max_vram, fits, precision;  // the models' VRAM gates
+  std::optional<std::vector<std::string>> gpus;          // the kernels' --gpu gates
   std::optional<double> min_efficiency, max_user_wasted_percent;
   std::vector<std::pair<std::string, std::string>> budgets;  // name, size text
   std::optional<std::vector<std::string>> deny, ignore;

@@ -90,6 +90,35 @@ void check_models(GateResult& r, const std::vector<ModelReport>& models, const G
   }
 }
 
+// "gpu:H100": no CUDA binary of the image lacks code for it. The actual
+// figure is the number of binaries that do.
+void check_gpus(GateResult& r, const std::vector<Gpu>& gpus, const KernelInventory* kernels) {
+  if (gpus.empty()) return;
+  if (kernels == nullptr) {
+    for (const Gpu& gpu : gpus)
+      r.checks.push_back(GateCheck{"gpu:" + gpu.name, std::uint64_t{0}, std::uint64_t{0}, false,
+                                   "the image's CUDA binaries were not read (--no-kernels), so "
+                                   "whether it runs on " +
+                                       gpu.name + " is unknown"});
+    return;
+  }
+  for (const GpuKernelVerdict& v : verdicts_per_gpu(*kernels, gpus)) {
+    GateCheck c{"gpu:" + v.gpu.name, std::uint64_t{0}, std::uint64_t{v.none.size()}, v.runs(), ""};
+    if (!c.passed) {
+      std::string names;
+      for (std::size_t i = 0; i < v.none.size() && i < 3; ++i)
+        names += (i == 0 ? "" : ", ") + v.none[i];
+      if (v.none.size() > 3) names += " and " + std::to_string(v.none.size() - 3) + " more";
+      c.message = std::to_string(v.none.size()) + " CUDA binar" +
+                  (v.none.size() == 1 ? "y has" : "ies have") + " no code for " + v.gpu.name +
+                  " (compute capability " + compute_capability_text(v.gpu.compute_capability) +
+                  "): " + names + "; they fail there with \"no kernel image is available for " +
+                  "execution on the device\"";
+    }
+    r.checks.push_back(std::move(c));
+  }
+}
+
 }  // namespace
 
 std::pair<std::string, std::uint64_t> parse_budget(const std::string& text,
@@ -114,7 +143,7 @@ std::pair<std::string, std::uint64_t> parse_budget(const std::string& text,
 
 GateResult evaluate_gate(const Analysis& a, const GateConfig& g, const Attribution* attribution,
                          const std::vector<Finding>* findings,
-                         const std::vector<ModelReport>* models) {
+                         const std::vector<ModelReport>* models, const KernelInventory* kernels) {
   GateResult r;
   if (g.max_size) check_at_most(r, "max-size", a.final_bytes, *g.max_size, "final size");
   // What --ignore names is not counted as waste.
@@ -166,6 +195,7 @@ GateResult evaluate_gate(const Analysis& a, const GateConfig& g, const Attributi
       r.checks.push_back(std::move(c));
     }
   check_models(r, models != nullptr ? *models : std::vector<ModelReport>{}, g);
+  check_gpus(r, g.gpus, kernels);
   for (const auto& c : r.checks) r.passed = r.passed && c.passed;
   return r;
 }

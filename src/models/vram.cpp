@@ -195,9 +195,18 @@ const std::vector<Gpu>& known_gpus() {
   static const std::vector<Gpu> gpus = [] {
     std::vector<Gpu> out;
     const json doc = json::parse(models_data().at("gpus.json"));
-    for (const auto& g : doc.at("gpus"))
+    for (const auto& g : doc.at("gpus")) {
+      // "10.3" -> 103: the minor is one digit in every compute capability.
+      const std::string cc = g.at("compute_capability").get<std::string>();
+      const std::size_t dot = cc.find('.');
+      const unsigned capability = dot == std::string::npos || dot + 2 != cc.size()
+                                      ? 0
+                                      : static_cast<unsigned>(std::stoul(cc.substr(0, dot)) * 10 +
+                                                              std::stoul(cc.substr(dot + 1)));
       out.push_back(Gpu{g.at("name").get<std::string>(),
-                        static_cast<std::uint64_t>(g.at("memory_gb").get<double>() * 1e9)});
+                        static_cast<std::uint64_t>(g.at("memory_gb").get<double>() * 1e9),
+                        capability});
+    }
     std::stable_sort(out.begin(), out.end(),
                      [](const Gpu& a, const Gpu& b) { return a.memory_bytes < b.memory_bytes; });
     return out;

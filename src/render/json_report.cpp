@@ -9,6 +9,7 @@
 #include "imgsmith/render/render.hpp"
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/util/text.hpp"
+#include "kernel_sections.hpp"
 #include "model_sections.hpp"
 
 namespace imgsmith {
@@ -384,6 +385,7 @@ json report_to_json(const Report& report) {
   }
   out["models"] = render_detail::models_to_json(
       report.models != nullptr ? *report.models : std::vector<ModelReport>{});
+  if (report.kernels != nullptr) out["kernels"] = render_detail::kernels_to_json(*report.kernels);
   json violations = json::array(), checks = json::array();
   for (const auto& c : gate.checks) {
     json item = {{"rule", json_text(c.rule)},
@@ -409,6 +411,8 @@ SavedReport report_from_json(const json& doc) {
     SavedReport r;
     r.analysis = analysis_from(doc);
     r.models = render_detail::models_from_json(section(doc, "models"));
+    if (const json& kernels = section(doc, "kernels"); kernels.is_object())
+      r.kernels = render_detail::kernels_from_json(kernels);
     if (const json& categories = section(doc, "categories"); categories.is_array()) {
       r.attribution.emplace();
       for (const auto& c : categories) {

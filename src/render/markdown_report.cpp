@@ -7,6 +7,7 @@
 #include "imgsmith/render/render.hpp"
 #include "imgsmith/util/size.hpp"
 #include "imgsmith/util/text.hpp"
+#include "kernel_sections.hpp"
 #include "model_sections.hpp"
 
 namespace imgsmith {
@@ -69,6 +70,7 @@ void render_markdown(const Report& report, std::ostream& out) {
     out << "\n";
   }
   if (report.models != nullptr) render_detail::render_models_markdown(*report.models, out);
+  if (report.kernels != nullptr) render_detail::render_kernels_markdown(*report.kernels, out);
   if (!report.gate.checks.empty()) {
     out << "| rule | limit | actual | |\n| --- | ---: | ---: | --- |\n";
     for (const auto& c : report.gate.checks)

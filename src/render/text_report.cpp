@@ -7,6 +7,7 @@
 #include "imgsmith/render/render.hpp"
 #include "imgsmith/util/size.hpp"
 #include "imgsmith/util/text.hpp"
+#include "kernel_sections.hpp"
 #include "model_sections.hpp"
 
 namespace imgsmith {
@@ -227,6 +228,7 @@ void render_text(const Report& report, std::ostream& out) {
   if (report.attribution != nullptr) render_categories(*report.attribution, out);
   if (report.findings != nullptr) render_findings(*report.findings, out);
   if (report.models != nullptr) render_detail::render_models_text(*report.models, out);
+  if (report.kernels != nullptr) render_detail::render_kernels_text(*report.kernels, a.top, out);
 
   if (!gate.checks.empty()) {
     std::size_t failed = 0;

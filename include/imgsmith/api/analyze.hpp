@@ -11,6 +11,7 @@
 #include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/attribution/findings.hpp"
 #include "imgsmith/gate/gate.hpp"
+#include "imgsmith/kernels/kernel_inventory.hpp"
 #include "imgsmith/models/vram.hpp"
 #include "imgsmith/registry/registry.hpp"
 #include "imgsmith/report/report.hpp"
@@ -32,6 +33,8 @@ struct AnalyzeRequest {
   // The models' VRAM estimate assumes these; unset reads no model header
   // (--no-models) and the result has no models.
   std::optional<VramSettings> vram = VramSettings{};
+  // Read the GPU code of the image's CUDA binaries (--no-kernels: not).
+  bool read_kernels = true;
   GateConfig gates;         // none set: every gate passes, with no checks
   bool keep_files = false;  // every visible file in AnalyzeResult::files (csv, html, ncdu)
   ProgressFn progress;      // each stage as it starts, layers and bytes done
@@ -45,6 +48,9 @@ struct AnalyzeResult {
   // 2. The model files visible in the final filesystem, grouped into
   // models, with the GPU memory each needs; largest first.
   std::vector<ModelReport> models;
+  // 2b. The CUDA binaries visible in the final filesystem, with the GPU
+  // code each carries (none read: the request's read_kernels was false).
+  std::optional<KernelInventory> kernels;
   // 3. Every visible file's category, and 4. the findings, made from the
   // same files as attribution hands them out.
   Attribution attribution;
@@ -54,10 +60,13 @@ struct AnalyzeResult {
   GateResult gate;
 
   // What the renderers show; valid as long as this result.
-  Report report() const { return Report{analysis, &attribution, &findings, gate, &files, &models}; }
+  Report report() const {
+    return Report{
+        analysis, &attribution, &findings, gate, &files, &models, kernels ? &*kernels : nullptr};
+  }
 };
 
-// Runs the stages in order: read, models, --ignore, attribution with
+// Runs the stages in order: read, models and kernels, --ignore, attribution with
 // findings, gates. Throws InputError for an input it cannot read.
 AnalyzeResult analyze(const AnalyzeRequest& request);
 

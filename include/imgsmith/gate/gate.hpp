@@ -10,6 +10,7 @@
 #include "imgsmith/analysis/analysis.hpp"
 #include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/attribution/findings.hpp"
+#include "imgsmith/kernels/kernel_inventory.hpp"
 #include "imgsmith/models/vram.hpp"
 
 namespace imgsmith {
@@ -33,6 +34,9 @@ struct GateConfig {
   std::optional<std::uint64_t> max_vram;
   std::optional<GpuTarget> fits;
   Precision precision = Precision::Stored;
+  // --gpu H100,B200: every CUDA binary of the image has code (SASS, or PTX
+  // the driver compiles) that runs on each of them.
+  std::vector<Gpu> gpus;
 };
 
 // Parses "cuda=3GiB" or "cuda/cudnn=1GiB" against the known categories.
@@ -55,11 +59,13 @@ struct GateResult {
 
 // Budgets need the attribution and denials the findings; without them,
 // those rules are not evaluated. The VRAM gates check `models` (none: the
-// image has no models to check).
+// image has no models to check); the --gpu gates check `kernels` (none:
+// the kernels were not read, and each --gpu check fails saying so).
 GateResult evaluate_gate(const Analysis& analysis, const GateConfig& config,
                          const Attribution* attribution = nullptr,
                          const std::vector<Finding>* findings = nullptr,
-                         const std::vector<ModelReport>* models = nullptr);
+                         const std::vector<ModelReport>* models = nullptr,
+                         const KernelInventory* kernels = nullptr);
 
 // Reads dive's CI rules file (YAML, `rules:` mapping) into `config`.
 // Unknown keys are ignored as dive ignores them; "disabled", "off", "false"

@@ -154,6 +154,8 @@ struct ModelReport {
 struct Gpu {
   std::string name;
   std::uint64_t memory_bytes = 0;
+  // major * 10 + minor: 90 for 9.0, 103 for 10.3 (the GPU code it runs).
+  unsigned compute_capability = 0;
 };
 // data/gpus.json, smallest memory first.
 const std::vector<Gpu>& known_gpus();

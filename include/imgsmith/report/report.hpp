@@ -10,6 +10,7 @@
 #include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/attribution/findings.hpp"
 #include "imgsmith/gate/gate.hpp"
+#include "imgsmith/kernels/kernel_inventory.hpp"
 #include "imgsmith/models/vram.hpp"
 
 namespace imgsmith {
@@ -34,6 +35,9 @@ struct Report {
   const GateResult& gate;
   const std::vector<ReportFile>* files = nullptr;
   const std::vector<ModelReport>* models = nullptr;
+  // The CUDA binaries' GPU code, when the image was read now with kernels
+  // (none: a saved report, or --no-kernels).
+  const KernelInventory* kernels = nullptr;
 };
 
 // A report that owns what it shows: one read back from a saved document
@@ -49,6 +53,7 @@ struct SavedReport {
   std::optional<std::vector<Finding>> findings;
   GateResult gate;
   std::vector<ModelReport> models;
+  std::optional<KernelInventory> kernels;  // when the report has a kernels section
 
   Report view() const {
     return Report{analysis,
@@ -56,7 +61,8 @@ struct SavedReport {
                   findings ? &*findings : nullptr,
                   gate,
                   nullptr,
-                  &models};
+                  &models,
+                  kernels ? &*kernels : nullptr};
   }
 };
 

@@ -1,0 +1,80 @@
+// The GPU code a CUDA binary carries, read from its bytes as they stream
+// past: the fatbin containers of an ELF file (shared libraries, executables,
+// Python extension modules), a standalone .fatbin, a .cubin or a .ptx text.
+// What is read is headers only: each fatbin entry's kind (SASS or PTX), GPU
+// architecture, variant and size; the code itself is stepped over.
+//
+// A fatbin container (NVIDIA documents no format; this follows the layout
+// nvcc 13 writes here and the CUDA libraries of the toolkit, as read by the
+// tests): a 16-byte header (magic 0xBA55ED50, version 1, header size 16,
+// the size of the entries that follow), then entries, each a header of 64
+// bytes or more (kind 1 PTX, 2 ELF; its header size; the payload's size as
+// stored; the code's version; the SM architecture; flags: 0x2000 or 0x8000
+// compressed, 0x100000 arch-specific `a`, 0x200000 family `f`) and its payload.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "imgsmith/util/forward_reader.hpp"
+
+namespace imgsmith {
+
+enum class KernelKind : std::uint8_t { Sass, Ptx, Other };
+
+// One kind of code for one architecture, summed over every entry of it.
+struct KernelCode {
+  KernelKind kind = KernelKind::Sass;
+  unsigned arch = 0;  // SM architecture as major * 10 + minor: 90 for sm_90
+  // ' ': runs by the general rule; 'a': arch-specific (sm_90a: this exact
+  // architecture only); 'f': family-specific (sm_100f: the same major).
+  char variant = ' ';
+  // SASS: the cubin's ELF ABI version; PTX: its ISA version, major * 10 +
+  // minor (90 for ISA 9.0). The highest of the entries.
+  unsigned version = 0;
+  std::uint64_t entries = 0;
+  std::uint64_t bytes = 0;  // as stored in the file (compressed where it is)
+  std::uint64_t compressed_entries = 0;
+
+  // "sm_90a", "compute_120", "other_80".
+  std::string name() const;
+};
+
+struct CudaBinary {
+  enum class Form : std::uint8_t { Elf, Fatbin, Cubin, Ptx };
+  Form form = Form::Elf;
+  std::vector<KernelCode> code;  // sorted: kind, arch, variant
+  std::uint64_t containers = 0;
+  std::uint64_t fatbin_bytes = 0;  // containers' bytes, headers included
+  // The shared CUDA runtime it names ("libcudart.so.12"); empty when it
+  // names none (static cudart, the driver API alone).
+  std::string cudart;
+  std::vector<std::string> warnings;  // malformed containers, cut short files
+
+  std::uint64_t sass_bytes() const;
+  std::uint64_t ptx_bytes() const;
+  // The highest PTX ISA carried (major * 10 + minor), 0 with no PTX.
+  unsigned newest_ptx_isa() const;
+};
+
+// Whether the file at `path` of `size` bytes may be a CUDA binary, and how
+// many of its first bytes the inspector wants: shared libraries and
+// extension modules by name (.so, .so.N), .cubin, .fatbin and .ptx.
+// (Executables without a name to tell them are read when they are large
+// enough for analyze to keep their heads anyway.)
+std::uint64_t kernel_capture(std::string_view path, std::uint64_t size);
+inline constexpr std::uint64_t kKernelHeadBytes = 64;
+
+// Reads the CUDA code of the file whose first bytes are `head` and whose
+// rest is `rest` (`size` bytes in all). None when it carries no GPU code: no
+// ELF, fatbin, cubin or PTX, or an ELF without a fatbin container. Of an
+// ELF, reads only its loadable read-only segments (where the linker puts
+// .nv_fatbin), stepping over code, data and debug sections. Never throws on
+// bad content: what cannot be read becomes a warning.
+std::optional<CudaBinary> inspect_cuda_binary(std::string_view head, ForwardReader& rest,
+                                              std::uint64_t size);
+
+}  // namespace imgsmith

@@ -1,0 +1,80 @@
+// Will the image's GPU code run on a GPU? Each CUDA binary's code against a
+// compute capability, by CUDA's compatibility rules (the CUDA C++
+// Programming Guide, "Binary Compatibility" and "PTX Compatibility"):
+//   SASS sm_XY runs on compute capability X.Z with Z >= Y (same major);
+//     an arch-specific sm_XYa on X.Y alone; a family sm_XYf as sm_XY;
+//   PTX compute_XY is compiled by the driver (JIT) for any compute
+//     capability >= X.Y (compute_XYa: X.Y alone; compute_XYf: the same
+//     major), by a driver no older than the PTX's ISA;
+//   with neither, the binary fails: "no kernel image is available for
+//     execution on the device".
+// A binary is judged on all its containers together: NVIDIA's libraries
+// hold kernels for one architecture in modules of their own and load only
+// those of the GPU at hand, so a module without code for this GPU is not a
+// failure, and a binary with no code for it anywhere is.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "imgsmith/kernels/cuda_binary.hpp"
+#include "imgsmith/models/vram.hpp"
+
+namespace imgsmith {
+
+struct CudaBinaryAt {
+  std::string path;  // "/usr/local/cuda/lib64/libcublas.so.13"
+  CudaBinary binary;
+};
+
+// The image's CUDA binaries, by path.
+struct KernelInventory {
+  std::vector<CudaBinaryAt> binaries;
+  std::uint64_t sass_bytes() const;
+  std::uint64_t ptx_bytes() const;
+};
+
+enum class KernelVerdict : std::uint8_t { Sass, Jit, None };
+
+// How one binary's code meets one compute capability.
+struct BinaryOnGpu {
+  KernelVerdict verdict = KernelVerdict::None;
+  std::string code;             // what runs: "sm_80" (SASS), "compute_90" (PTX)
+  std::uint64_t jit_bytes = 0;  // the PTX the driver compiles at first load
+  unsigned ptx_isa = 0;         // its ISA, major * 10 + minor
+  // SASS of this binary no GPU of capability `cc` can run: what an
+  // architecture-pruned build leaves out.
+  std::uint64_t other_sass_bytes = 0;
+};
+BinaryOnGpu binary_on_gpu(const CudaBinary& binary, unsigned compute_capability);
+
+// One GPU's answer for the whole image.
+struct GpuKernelVerdict {
+  Gpu gpu;
+  std::vector<std::string> none;  // paths of binaries with no code for it
+  std::vector<std::string> jit;   // paths of binaries it runs only through PTX JIT
+  std::uint64_t jit_bytes = 0;
+  unsigned jit_ptx_isa = 0;  // the newest ISA among what it compiles
+  bool runs() const { return none.empty(); }
+};
+std::vector<GpuKernelVerdict> verdicts_per_gpu(const KernelInventory& inventory,
+                                               const std::vector<Gpu>& gpus);
+
+// "8.9" for 89, "10.3" for 103.
+std::string compute_capability_text(unsigned compute_capability);
+// "9.0" for ISA 90.
+std::string ptx_isa_text(unsigned isa);
+// The CUDA release that first loads PTX of this ISA ("13.0"), and the
+// first driver branch of that release (0: not in data/cuda-drivers.json).
+std::string cuda_for_ptx_isa(unsigned isa);
+unsigned driver_for_cuda(const std::string& cuda_release);
+// The oldest driver a shared CUDA runtime's major release runs on (minor
+// version compatibility): libcudart.so.12 -> 525; 0 when unknown.
+unsigned driver_for_cudart(const std::string& cudart);
+
+// GPUs named as --gpu takes them: "H100,B200", case-insensitive, from
+// data/gpus.json. Throws InputError naming the known GPUs.
+std::vector<Gpu> parse_gpu_list(const std::string& text);
+
+}  // namespace imgsmith

@@ -1,0 +1,365 @@
+// Reading a CUDA binary's fatbin entries from a forward-only stream: the
+// layer streams past once, so the reader cannot seek back to the section
+// headers at the end of an ELF file. It reads the program headers at the
+// front instead, steps to each loadable segment that holds read-only data,
+// and finds the fatbin containers in them by their magic at 8-byte aligned
+// offsets (.nv_fatbin is 8-aligned, and every container's size is a
+// multiple of 8), each checked whole before it counts.
+#include "imgsmith/kernels/cuda_binary.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
+#include <tuple>
+
+namespace imgsmith {
+namespace {
+
+constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
+constexpr std::size_t kChunk = 1 << 20;
+constexpr std::uint64_t kEntryHeadBytes = 64;
+// No entry header nvcc writes is near this; a larger one is not an entry.
+constexpr std::uint64_t kMaxEntryHeadBytes = 4096;
+constexpr std::size_t kMaxWarnings = 8;
+constexpr std::uint64_t kMaxProgramHeaderBytes = 1 << 16;
+constexpr std::uint16_t kElfMachineCuda = 190;
+
+std::uint16_t u16(const char* p) {
+  std::uint16_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+std::uint32_t u32(const char* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+std::uint64_t u64(const char* p) {
+  std::uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// The file read front to back through a window: bytes [at, at + n) are
+// available while no later call asks for bytes past them; asking for bytes
+// behind the window is not possible (the stream has gone by).
+class Window {
+ public:
+  Window(std::string_view head, ForwardReader& rest, std::uint64_t size)
+      : in_(head, rest), size_(size) {}
+
+  std::uint64_t size() const { return size_; }
+
+  // A pointer to bytes [at, at + n), reading on (and stepping over what
+  // lies before `at`) as needed; null when they are behind the window or
+  // past the end.
+  const char* bytes(std::uint64_t at, std::size_t n) {
+    if (at < start_ || n > size_ || at > size_ - n) return nullptr;
+    if (at + n <= start_ + buf_.size()) return buf_.data() + (at - start_);
+    if (at >= start_ + buf_.size()) {
+      const std::uint64_t here = in_.position();
+      if (at > here && in_.skip(at - here) != at - here) return nullptr;
+      buf_.clear();
+      start_ = at;
+    } else {
+      buf_.erase(0, static_cast<std::size_t>(at - start_));
+      start_ = at;
+    }
+    const std::size_t want = std::max(n, std::min<std::size_t>(kChunk, size_ - at));
+    if (buf_.size() < want && !in_.read_exact(buf_, want - buf_.size()) && buf_.size() < n)
+      return nullptr;
+    return buf_.data();
+  }
+
+ private:
+  PrefixedReader in_;
+  std::uint64_t size_;
+  std::string buf_;
+  std::uint64_t start_ = 0;  // the file offset of buf_[0]
+};
+
+struct Range {
+  std::uint64_t begin = 0, end = 0;
+};
+
+using CodeKey = std::tuple<KernelKind, unsigned, char>;
+
+class Reader {
+ public:
+  explicit Reader(CudaBinary& out) : out_(out) {}
+
+  void warn(std::string text) {
+    if (out_.warnings.size() < kMaxWarnings) out_.warnings.push_back(std::move(text));
+  }
+
+  void add(KernelKind kind, unsigned arch, char variant, unsigned version, std::uint64_t bytes,
+           bool compressed) {
+    KernelCode& c = code_[{kind, arch, variant}];
+    c.kind = kind;
+    c.arch = arch;
+    c.variant = variant;
+    c.version = std::max(c.version, version);
+    ++c.entries;
+    c.bytes += bytes;
+    if (compressed) ++c.compressed_entries;
+  }
+
+  // The container whose header is at `at`, within `limit`. Returns its end,
+  // or `at` when the bytes there are no container.
+  std::uint64_t container(Window& w, std::uint64_t at, std::uint64_t limit) {
+    const char* h = w.bytes(at, 16);
+    if (h == nullptr || u32(h) != kFatbinMagic || u16(h + 4) != 1) return at;
+    const std::uint64_t header = u16(h + 6);
+    const std::uint64_t entries = u64(h + 8);
+    if (header < 16 || header > 256 || entries > limit - at || header > limit - at - entries)
+      return at;
+    const std::uint64_t end = at + header + entries;
+    ++out_.containers;
+    out_.fatbin_bytes += end - at;
+    std::uint64_t e = at + header;
+    while (e < end) {
+      const char* p = end - e >= kEntryHeadBytes ? w.bytes(e, kEntryHeadBytes) : nullptr;
+      if (p == nullptr) {
+        warn("fatbin container at offset " + std::to_string(at) + ": an entry is cut short");
+        return end;
+      }
+      const std::uint16_t kind = u16(p);
+      const std::uint64_t head = u32(p + 4);
+      const std::uint64_t payload = u64(p + 8);
+      if (head < kEntryHeadBytes || head > kMaxEntryHeadBytes || head > end - e ||
+          payload > end - e - head) {
+        warn("fatbin container at offset " + std::to_string(at) + ": an entry at offset " +
+             std::to_string(e) + " claims more bytes than the container holds; the rest of it " +
+             "is not counted");
+        return end;
+      }
+      const unsigned version = u16(p + 26) * 10u + std::min<unsigned>(u16(p + 24), 9);
+      const std::uint32_t arch = u32(p + 28);
+      const std::uint64_t flags = u64(p + 40);
+      const char variant = (flags & 0x100000) != 0 ? 'a' : (flags & 0x200000) != 0 ? 'f' : ' ';
+      const KernelKind k = kind == 1   ? KernelKind::Ptx
+                           : kind == 2 ? KernelKind::Sass
+                                       : KernelKind::Other;
+      add(k, arch > 10000 ? 0 : arch, variant, version, payload, (flags & 0xA000) != 0);
+      e += head + payload;
+    }
+    return end;
+  }
+
+  // Every container in [begin, end), and the shared CUDA runtime named
+  // there (.dynstr lies in a read-only segment).
+  void scan(Window& w, std::uint64_t begin, std::uint64_t end) {
+    std::uint64_t at = (begin + 7) & ~std::uint64_t{7};
+    while (at < end && end - at >= 16) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, end - at));
+      const char* p = w.bytes(at, n);
+      if (p == nullptr) {
+        warn("the file ends inside a segment its program headers name");
+        return;
+      }
+      note_cudart(std::string_view(p, n));
+      std::uint64_t next = at + n - 15;  // the next chunk overlaps a header's worth
+      for (std::size_t i = 0; i + 16 <= n; i += 8) {
+        if (u32(p + i) != kFatbinMagic) continue;
+        const std::uint64_t after = container(w, at + i, end);
+        if (after != at + i) {  // the window has moved on: go on from there
+          next = (after + 7) & ~std::uint64_t{7};
+          break;
+        }
+      }
+      at = std::max((next + 7) & ~std::uint64_t{7}, at + 8);
+    }
+  }
+
+  void note_cudart(std::string_view text) {
+    if (!out_.cudart.empty()) return;
+    constexpr std::string_view name = "libcudart.so.";
+    for (std::size_t at = text.find(name); at != std::string_view::npos;
+         at = text.find(name, at + 1)) {
+      std::size_t end = at + name.size();
+      while (end < text.size() && end - at < name.size() + 4 && text[end] >= '0' &&
+             text[end] <= '9')
+        ++end;
+      if (end > at + name.size() && end < text.size() && text[end] == '\0') {
+        out_.cudart = std::string(text.substr(at, end - at));
+        return;
+      }
+    }
+  }
+
+  void finish() {
+    for (auto& [key, code] : code_) out_.code.push_back(code);
+  }
+
+ private:
+  CudaBinary& out_;
+  std::map<CodeKey, KernelCode> code_;
+};
+
+// The loadable segments of a 64-bit little-endian ELF file that hold
+// read-only data: where a linker separates code from data (a segment that
+// is neither executable nor writable exists), those; else every segment
+// that is not writable. Sorted, merged, within the file.
+std::optional<std::vector<Range>> readonly_segments(Window& w, CudaBinary& out) {
+  const char* eh = w.bytes(0, 64);
+  if (eh == nullptr) return std::nullopt;
+  const std::uint64_t phoff = u64(eh + 32);
+  const std::uint16_t phentsize = u16(eh + 54);
+  const std::uint16_t phnum = u16(eh + 56);
+  if (phnum == 0) return std::vector<Range>{};
+  // Real files have a few dozen program headers; a table of more than
+  // kMaxProgramHeaderBytes is a lie, not something to read.
+  if (phentsize < 56 || phoff < 64 || phoff > w.size() ||
+      std::uint64_t{phentsize} * phnum > std::min(w.size() - phoff, kMaxProgramHeaderBytes)) {
+    out.warnings.push_back("its ELF program headers lie outside the file");
+    return std::vector<Range>{};
+  }
+  const char* ph = w.bytes(phoff, std::size_t{phentsize} * phnum);
+  if (ph == nullptr) return std::vector<Range>{};
+  struct Segment {
+    Range range;
+    bool exec = false, write = false;
+  };
+  std::vector<Segment> loads;
+  for (std::uint16_t i = 0; i < phnum; ++i) {
+    const char* s = ph + std::size_t{i} * phentsize;
+    if (u32(s) != 1) continue;  // PT_LOAD
+    const std::uint32_t flags = u32(s + 4);
+    const std::uint64_t offset = u64(s + 8);
+    const std::uint64_t filesz = u64(s + 32);
+    if (offset >= w.size() || filesz == 0) continue;
+    loads.push_back(Segment{Range{offset, offset + std::min(filesz, w.size() - offset)},
+                            (flags & 1) != 0, (flags & 2) != 0});
+  }
+  const bool separated =
+      std::any_of(loads.begin(), loads.end(), [](const Segment& s) { return !s.exec && !s.write; });
+  std::vector<Range> ranges;
+  for (const Segment& s : loads)
+    if (!s.write && (!separated || !s.exec)) ranges.push_back(s.range);
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  std::vector<Range> merged;
+  for (const Range& r : ranges) {
+    if (!merged.empty() && r.begin <= merged.back().end)
+      merged.back().end = std::max(merged.back().end, r.end);
+    else
+      merged.push_back(r);
+  }
+  return merged;
+}
+
+// ".version 9.0" and ".target sm_90a" of a PTX text's first lines.
+std::optional<CudaBinary> read_ptx_text(std::string_view head, std::uint64_t size) {
+  const std::size_t version = head.find(".version ");
+  const std::size_t target = head.find(".target sm_");
+  if (version == std::string_view::npos || target == std::string_view::npos) return std::nullopt;
+  unsigned major = 0, minor = 0, arch = 0;
+  std::size_t i = version + 9;
+  while (i < head.size() && head[i] >= '0' && head[i] <= '9' && major < 100)
+    major = major * 10 + static_cast<unsigned>(head[i++] - '0');
+  if (i < head.size() && head[i] == '.' && i + 1 < head.size() && head[i + 1] >= '0' &&
+      head[i + 1] <= '9')
+    minor = static_cast<unsigned>(head[i + 1] - '0');
+  i = target + 11;
+  while (i < head.size() && head[i] >= '0' && head[i] <= '9' && arch < 10000)
+    arch = arch * 10 + static_cast<unsigned>(head[i++] - '0');
+  if (major == 0 || arch == 0) return std::nullopt;
+  const char variant = i < head.size() && (head[i] == 'a' || head[i] == 'f') ? head[i] : ' ';
+  CudaBinary out;
+  out.form = CudaBinary::Form::Ptx;
+  out.code.push_back(KernelCode{KernelKind::Ptx, arch, variant, major * 10 + minor, 1, size, 0});
+  return out;
+}
+
+}  // namespace
+
+std::string KernelCode::name() const {
+  const char* prefix = kind == KernelKind::Sass  ? "sm_"
+                       : kind == KernelKind::Ptx ? "compute_"
+                                                 : "other_";
+  std::string text = prefix + std::to_string(arch);
+  if (variant != ' ') text += variant;
+  return text;
+}
+
+std::uint64_t CudaBinary::sass_bytes() const {
+  std::uint64_t n = 0;
+  for (const auto& c : code)
+    if (c.kind == KernelKind::Sass) n += c.bytes;
+  return n;
+}
+
+std::uint64_t CudaBinary::ptx_bytes() const {
+  std::uint64_t n = 0;
+  for (const auto& c : code)
+    if (c.kind == KernelKind::Ptx) n += c.bytes;
+  return n;
+}
+
+unsigned CudaBinary::newest_ptx_isa() const {
+  unsigned isa = 0;
+  for (const auto& c : code)
+    if (c.kind == KernelKind::Ptx) isa = std::max(isa, c.version);
+  return isa;
+}
+
+std::uint64_t kernel_capture(std::string_view path, std::uint64_t size) {
+  if (size < 64) return 0;
+  const std::size_t slash = path.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  const bool library = name.ends_with(".so") || name.find(".so.") != std::string_view::npos;
+  if (library || name.ends_with(".cubin") || name.ends_with(".fatbin") || name.ends_with(".ptx"))
+    return kKernelHeadBytes;
+  return 0;
+}
+
+std::optional<CudaBinary> inspect_cuda_binary(std::string_view head, ForwardReader& rest,
+                                              std::uint64_t size) {
+  if (head.size() >= 16 && u32(head.data()) == kFatbinMagic) {
+    CudaBinary out;
+    out.form = CudaBinary::Form::Fatbin;
+    Window w(head, rest, size);
+    Reader reader(out);
+    reader.scan(w, 0, size);
+    reader.finish();
+    if (out.containers == 0) return std::nullopt;
+    return out;
+  }
+  if (head.starts_with("//") || head.starts_with(".version") || head.starts_with("\n//")) {
+    // The .version and .target lines follow a few lines of comments.
+    Window w(head, rest, size);
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(size, 4096));
+    const char* text = w.bytes(0, n);
+    if (text == nullptr) return std::nullopt;
+    return read_ptx_text(std::string_view(text, n), size);
+  }
+  // 64-bit (class 2), little-endian (data 1) ELF.
+  if (head.size() < 64 ||
+      !head.starts_with("\x7f"
+                        "ELF") ||
+      head[4] != 2 || head[5] != 1)
+    return std::nullopt;
+  if (u16(head.data() + 18) == kElfMachineCuda) {
+    // A cubin: one architecture's SASS, in e_flags (bits 8-15 from ELF ABI
+    // version 8, CUDA 12.8's; the low byte before).
+    const std::uint32_t flags = u32(head.data() + 48);
+    const unsigned abi = static_cast<unsigned char>(head[8]);
+    const unsigned arch = abi >= 8 ? (flags >> 8) & 0xff : flags & 0xff;
+    CudaBinary out;
+    out.form = CudaBinary::Form::Cubin;
+    out.code.push_back(KernelCode{KernelKind::Sass, arch, ' ', abi, 1, size, 0});
+    return out;
+  }
+  CudaBinary out;
+  Window w(head, rest, size);
+  const auto segments = readonly_segments(w, out);
+  if (!segments) return std::nullopt;
+  Reader reader(out);
+  for (const Range& r : *segments) reader.scan(w, r.begin, r.end);
+  reader.finish();
+  if (out.containers == 0) return std::nullopt;
+  return out;
+}
+
+}  // namespace imgsmith

@@ -1,0 +1,154 @@
+#include "imgsmith/kernels/kernel_inventory.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "imgsmith/util/error.hpp"
+#include "imgsmith/util/text.hpp"
+#include "kernels_data.hpp"
+
+namespace imgsmith {
+namespace {
+
+unsigned major_of(unsigned arch) { return arch / 10; }
+unsigned minor_of(unsigned arch) { return arch % 10; }
+
+// SASS for `code` runs on `cc` without compiling.
+bool sass_runs(const KernelCode& code, unsigned cc) {
+  if (code.variant == 'a') return code.arch == cc;
+  return major_of(code.arch) == major_of(cc) && minor_of(code.arch) <= minor_of(cc);
+}
+
+// PTX for `code` can be compiled for `cc` by the driver.
+bool ptx_compiles(const KernelCode& code, unsigned cc) {
+  if (code.variant == 'a') return code.arch == cc;
+  if (code.variant == 'f')
+    return major_of(code.arch) == major_of(cc) && minor_of(code.arch) <= minor_of(cc);
+  return code.arch <= cc;
+}
+
+const nlohmann::json& drivers() {
+  static const nlohmann::json doc = nlohmann::json::parse(kernels_data().at("cuda-drivers.json"));
+  return doc;
+}
+
+}  // namespace
+
+std::uint64_t KernelInventory::sass_bytes() const {
+  std::uint64_t n = 0;
+  for (const auto& b : binaries) n += b.binary.sass_bytes();
+  return n;
+}
+
+std::uint64_t KernelInventory::ptx_bytes() const {
+  std::uint64_t n = 0;
+  for (const auto& b : binaries) n += b.binary.ptx_bytes();
+  return n;
+}
+
+BinaryOnGpu binary_on_gpu(const CudaBinary& binary, unsigned cc) {
+  BinaryOnGpu out;
+  const KernelCode* best_sass = nullptr;
+  const KernelCode* best_ptx = nullptr;
+  for (const KernelCode& c : binary.code) {
+    if (c.kind == KernelKind::Sass) {
+      if (sass_runs(c, cc)) {
+        // The driver takes the closest: the highest architecture that runs.
+        if (best_sass == nullptr || c.arch > best_sass->arch) best_sass = &c;
+      } else {
+        out.other_sass_bytes += c.bytes;
+      }
+    } else if (c.kind == KernelKind::Ptx && ptx_compiles(c, cc)) {
+      if (best_ptx == nullptr || c.arch > best_ptx->arch) best_ptx = &c;
+    }
+  }
+  if (best_sass != nullptr) {
+    out.verdict = KernelVerdict::Sass;
+    out.code = best_sass->name();
+  } else if (best_ptx != nullptr) {
+    out.verdict = KernelVerdict::Jit;
+    out.code = best_ptx->name();
+    out.ptx_isa = best_ptx->version;
+    // Every module compiles the PTX of that architecture.
+    for (const KernelCode& c : binary.code)
+      if (c.kind == KernelKind::Ptx && c.arch == best_ptx->arch && c.variant == best_ptx->variant)
+        out.jit_bytes += c.bytes;
+  }
+  return out;
+}
+
+std::vector<GpuKernelVerdict> verdicts_per_gpu(const KernelInventory& inventory,
+                                               const std::vector<Gpu>& gpus) {
+  std::vector<GpuKernelVerdict> out;
+  for (const Gpu& gpu : gpus) {
+    GpuKernelVerdict v{gpu, {}, {}, 0, 0};
+    for (const auto& b : inventory.binaries) {
+      const BinaryOnGpu on = binary_on_gpu(b.binary, gpu.compute_capability);
+      if (on.verdict == KernelVerdict::None) {
+        v.none.push_back(b.path);
+      } else if (on.verdict == KernelVerdict::Jit) {
+        v.jit.push_back(b.path);
+        v.jit_bytes += on.jit_bytes;
+        v.jit_ptx_isa = std::max(v.jit_ptx_isa, on.ptx_isa);
+      }
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::string compute_capability_text(unsigned cc) {
+  return std::to_string(cc / 10) + "." + std::to_string(cc % 10);
+}
+
+std::string ptx_isa_text(unsigned isa) {
+  return std::to_string(isa / 10) + "." + std::to_string(isa % 10);
+}
+
+std::string cuda_for_ptx_isa(unsigned isa) {
+  const auto& table = drivers().at("ptx_isa");
+  if (const auto it = table.find(ptx_isa_text(isa)); it != table.end() && it->is_string())
+    return it->get<std::string>();
+  return {};
+}
+
+unsigned driver_for_cuda(const std::string& cuda_release) {
+  const auto& table = drivers().at("require_cuda");
+  if (const auto it = table.find(cuda_release); it != table.end() && it->is_number_unsigned())
+    return it->get<unsigned>();
+  return 0;
+}
+
+unsigned driver_for_cudart(const std::string& cudart) {
+  constexpr std::string_view prefix = "libcudart.so.";
+  if (!std::string_view(cudart).starts_with(prefix)) return 0;
+  const auto& table = drivers().at("minimum_driver");
+  if (const auto it = table.find(cudart.substr(prefix.size()));
+      it != table.end() && it->is_number_unsigned())
+    return it->get<unsigned>();
+  return 0;
+}
+
+std::vector<Gpu> parse_gpu_list(const std::string& text) {
+  std::vector<Gpu> out;
+  std::string names;
+  for (const Gpu& gpu : known_gpus()) names += (names.empty() ? "" : ", ") + gpu.name;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string name(trim(std::string_view(text).substr(start, comma - start)));
+    start = comma + 1;
+    if (name.empty()) continue;
+    const auto it = std::find_if(known_gpus().begin(), known_gpus().end(),
+                                 [&](const Gpu& g) { return to_lower(g.name) == to_lower(name); });
+    if (it == known_gpus().end())
+      throw InputError("--gpu '" + name + "': unknown GPU (one of: " + names +
+                       "; data/gpus.json lists them with their compute capability)");
+    if (std::none_of(out.begin(), out.end(), [&](const Gpu& g) { return g.name == it->name; }))
+      out.push_back(*it);
+  }
+  if (out.empty()) throw InputError("--gpu '" + text + "': no GPU named (one of: " + names + ")");
+  return out;
+}
+
+}  // namespace imgsmith

@@ -1,0 +1,353 @@
+// The kernel inventory: CUDA binaries compiled here by nvcc with known
+// -gencode sets (tests/kernels/build-fixtures.sh, at build time), the CUDA
+// toolkit's own libraries, and hostile bytes. What each fixture must hold is
+// stated from its build flags; the toolkit's libraries are checked against
+// an independent reading of their .nv_fatbin section through the ELF
+// section headers (which the streaming reader never uses).
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "imgsmith/gate/gate.hpp"
+#include "imgsmith/kernels/cuda_binary.hpp"
+#include "imgsmith/kernels/kernel_inventory.hpp"
+#include "imgsmith/util/error.hpp"
+#include "piece_reader.hpp"
+
+using namespace imgsmith;
+
+namespace {
+
+const std::string kFixtures = IMGSMITH_KERNEL_FIXTURES;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// As analyze calls it: the first kKernelHeadBytes, then the rest.
+std::optional<CudaBinary> inspect(const std::string& bytes, std::size_t step = 1 << 16,
+                                  std::uint64_t claimed_size = 0) {
+  const std::size_t head = std::min<std::size_t>(bytes.size(), kKernelHeadBytes);
+  testing::PieceReader rest(std::string_view(bytes).substr(head), step);
+  return inspect_cuda_binary(std::string_view(bytes).substr(0, head), rest,
+                             claimed_size != 0 ? claimed_size : bytes.size());
+}
+
+std::optional<CudaBinary> inspect_fixture(const std::string& name) {
+  return inspect(read_file(kFixtures + "/" + name));
+}
+
+std::set<std::string> names(const CudaBinary& b) {
+  std::set<std::string> out;
+  for (const auto& c : b.code) out.insert(c.name());
+  return out;
+}
+
+const KernelCode* code_named(const CudaBinary& b, const std::string& name) {
+  for (const auto& c : b.code)
+    if (c.name() == name) return &c;
+  return nullptr;
+}
+
+template <class T>
+T le(const std::string& d, std::size_t at) {
+  T v{};
+  if (at + sizeof v <= d.size()) std::memcpy(&v, d.data() + at, sizeof v);
+  return v;
+}
+
+// The oracle: .nv_fatbin found by name through the section headers, its
+// containers walked from the section's start, each entry's code named as
+// nvcc's -gencode does. name -> (entries, bytes).
+std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> by_section_headers(
+    const std::string& d) {
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> out;
+  const auto shoff = le<std::uint64_t>(d, 0x28);
+  const auto shentsize = le<std::uint16_t>(d, 0x3a);
+  const auto shnum = le<std::uint16_t>(d, 0x3c);
+  const auto shstrndx = le<std::uint16_t>(d, 0x3e);
+  const auto strtab = le<std::uint64_t>(d, shoff + std::size_t{shstrndx} * shentsize + 0x18);
+  for (std::size_t i = 0; i < shnum; ++i) {
+    const std::size_t sh = shoff + i * shentsize;
+    const std::string name(d.c_str() + strtab + le<std::uint32_t>(d, sh));
+    if (name != ".nv_fatbin") continue;
+    std::size_t at = le<std::uint64_t>(d, sh + 0x18);
+    const std::size_t end = at + le<std::uint64_t>(d, sh + 0x20);
+    while (at + 16 <= end) {
+      if (le<std::uint32_t>(d, at) != 0xBA55ED50) {
+        at += 8;  // padding between containers
+        continue;
+      }
+      const std::size_t container_end =
+          at + le<std::uint16_t>(d, at + 6) + le<std::uint64_t>(d, at + 8);
+      for (std::size_t e = at + le<std::uint16_t>(d, at + 6); e < container_end;) {
+        const auto kind = le<std::uint16_t>(d, e);
+        const auto flags = le<std::uint64_t>(d, e + 40);
+        std::string code = (kind == 1   ? "compute_"
+                            : kind == 2 ? "sm_"
+                                        : "other_") +
+                           std::to_string(le<std::uint32_t>(d, e + 28));
+        if (flags & 0x100000)
+          code += "a";
+        else if (flags & 0x200000)
+          code += "f";
+        auto& [entries, bytes] = out[code];
+        ++entries;
+        bytes += le<std::uint64_t>(d, e + 8);
+        e += le<std::uint32_t>(d, e + 4) + le<std::uint64_t>(d, e + 8);
+      }
+      at = container_end;
+    }
+  }
+  return out;
+}
+
+// Where .nv_fatbin starts (0: nowhere).
+std::size_t fatbin_section(const std::string& d) {
+  const auto shoff = le<std::uint64_t>(d, 0x28);
+  const auto shentsize = le<std::uint16_t>(d, 0x3a);
+  const auto shstrndx = le<std::uint16_t>(d, 0x3e);
+  const auto strtab = le<std::uint64_t>(d, shoff + std::size_t{shstrndx} * shentsize + 0x18);
+  for (std::size_t i = 0; i < le<std::uint16_t>(d, 0x3c); ++i) {
+    const std::size_t sh = shoff + i * shentsize;
+    if (std::string(d.c_str() + strtab + le<std::uint32_t>(d, sh)) == ".nv_fatbin")
+      return le<std::uint64_t>(d, sh + 0x18);
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("kernels: each fixture holds the code its build flags asked for", "[kernels]") {
+  const std::map<std::string, std::set<std::string>> expected = {
+      {"sass.so", {"sm_75", "sm_90"}},
+      {"ptx.so", {"compute_80"}},
+      {"arch90a.so", {"sm_90a"}},
+      {"arch100a.so", {"sm_100a"}},
+      {"family100f.so", {"sm_100f"}},
+      {"old-torch.so", {"sm_75", "sm_80", "sm_86", "sm_90", "compute_90"}},
+      {"new-torch.so", {"sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"}},
+      {"compressed.so", {"sm_80", "compute_80"}},
+      {"plain.so", {"sm_80", "compute_80"}},
+      {"ext.cpython-311-x86_64-linux-gnu.so", {"sm_86"}},
+      {"app", {"sm_89"}},
+      {"kernel.fatbin", {"sm_80", "compute_80"}},
+      {"kernel.cubin", {"sm_120"}},
+      {"kernel.ptx", {"compute_90"}},
+  };
+  for (const auto& [file, code] : expected) {
+    INFO(file);
+    const auto b = inspect_fixture(file);
+    REQUIRE(b);
+    CHECK(names(*b) == code);
+    CHECK(b->warnings.empty());
+  }
+}
+
+TEST_CASE("kernels: forms, compression, PTX ISA and the shared CUDA runtime", "[kernels]") {
+  const auto plain = inspect_fixture("plain.so");
+  const auto compressed = inspect_fixture("compressed.so");
+  REQUIRE(plain);
+  REQUIRE(compressed);
+  CHECK(plain->form == CudaBinary::Form::Elf);
+  CHECK(code_named(*plain, "sm_80")->compressed_entries == 0);
+  CHECK(code_named(*plain, "compute_80")->compressed_entries == 0);
+  CHECK(code_named(*compressed, "sm_80")->compressed_entries ==
+        code_named(*compressed, "sm_80")->entries);
+  CHECK(code_named(*compressed, "compute_80")->compressed_entries == 1);
+  // The same code, compressed, is stored in fewer bytes.
+  CHECK(compressed->sass_bytes() < plain->sass_bytes());
+  // nvcc 13 writes PTX ISA 9.0; its SASS is one cubin per module.
+  CHECK(plain->newest_ptx_isa() == 90);
+  CHECK(cuda_for_ptx_isa(90) == "13.0");
+  CHECK(driver_for_cuda("13.0") == 580);
+  // -cudart shared names libcudart.so.13; the static runtime names none.
+  CHECK(inspect_fixture("ext.cpython-311-x86_64-linux-gnu.so")->cudart == "libcudart.so.13");
+  CHECK(driver_for_cudart("libcudart.so.13") == 580);
+  CHECK(driver_for_cudart("libcudart.so.12") == 525);
+  CHECK(inspect_fixture("app")->cudart.empty());
+  CHECK(inspect_fixture("kernel.fatbin")->form == CudaBinary::Form::Fatbin);
+  CHECK(inspect_fixture("kernel.cubin")->form == CudaBinary::Form::Cubin);
+  CHECK(inspect_fixture("kernel.ptx")->form == CudaBinary::Form::Ptx);
+  CHECK(code_named(*inspect_fixture("kernel.ptx"), "compute_90")->version == 90);
+}
+
+TEST_CASE("kernels: the stream read equals the section headers' reading, in any piece size",
+          "[kernels]") {
+  std::vector<std::string> files = {kFixtures + "/old-torch.so", kFixtures + "/compressed.so",
+                                    kFixtures + "/app"};
+  // The toolkit's own libraries: SASS for several architectures, hundreds
+  // of containers, 64-, 80-, 88-, 104- and 112-byte entry headers.
+  for (const char* lib : {"libcublas.so.13", "libcudnn_cnn.so.9"}) {
+    const std::string path = std::string("/usr/local/cuda/lib64/") + lib;
+    if (std::filesystem::exists(path)) files.push_back(path);
+  }
+  REQUIRE(files.size() == 5);
+  for (const auto& path : files) {
+    INFO(path);
+    const std::string bytes = read_file(path);
+    const auto oracle = by_section_headers(bytes);
+    REQUIRE(!oracle.empty());
+    for (const std::size_t step : {std::size_t{7}, std::size_t{4093}, std::size_t{1} << 20}) {
+      if (step == 7 && bytes.size() > 8'000'000) continue;  // a minute for a byte-wise 50 MB
+      const auto b = inspect(bytes, step);
+      REQUIRE(b);
+      std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> read;
+      for (const auto& c : b->code) read[c.name()] = {c.entries, c.bytes};
+      CHECK(read == oracle);
+    }
+  }
+}
+
+TEST_CASE("kernels: NVIDIA's cuBLAS 13 carries what its release notes say", "[kernels]") {
+  // CUDA 13.0 dropped Maxwell, Pascal and Volta: cuBLAS ships SASS for
+  // Turing to Blackwell and PTX for the newest, compiled by the driver for
+  // GPUs after it.
+  const std::string path = "/usr/local/cuda/lib64/libcublas.so.13";
+  REQUIRE(std::filesystem::exists(path));
+  const auto b = inspect(read_file(path));
+  REQUIRE(b);
+  CHECK(names(*b) == std::set<std::string>{"sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120",
+                                           "compute_120"});
+  CHECK(b->containers > 100);
+  CHECK(b->fatbin_bytes > 40'000'000);
+  CHECK(binary_on_gpu(*b, 89).code == "sm_86");  // L4 runs the Ampere SASS
+  CHECK(binary_on_gpu(*b, 103).code == "sm_100");
+  CHECK(binary_on_gpu(*b, 121).code == "sm_120");
+}
+
+TEST_CASE("kernels: the verdict per GPU follows CUDA's compatibility rules", "[kernels]") {
+  const auto old_torch = inspect_fixture("old-torch.so");  // SASS 75-90, PTX 90
+  const auto new_torch = inspect_fixture("new-torch.so");  // SASS 75-120, PTX 120
+  const auto a90 = inspect_fixture("arch90a.so");
+  const auto f100 = inspect_fixture("family100f.so");
+  const auto ptx80 = inspect_fixture("ptx.so");
+  const auto a100 = inspect_fixture("arch100a.so");
+  REQUIRE((old_torch && new_torch && a90 && f100 && ptx80 && a100));
+  struct Row {
+    unsigned cc;
+    const char *old_code, *new_code, *a90_code, *f100_code, *ptx_code, *a100_code;
+  };
+  // By hand: SASS runs on the same major at an equal or higher minor; PTX
+  // JITs to anything at or above it; `a` only on its exact GPU.
+  const Row rows[] = {
+      {75, "sm_75", "sm_75", "", "", "", ""},                                 // T4
+      {80, "sm_80", "sm_80", "", "", "compute_80", ""},                       // A100
+      {86, "sm_86", "sm_86", "", "", "compute_80", ""},                       // A10
+      {87, "sm_86", "sm_86", "", "", "compute_80", ""},                       // Jetson Orin
+      {89, "sm_86", "sm_86", "", "", "compute_80", ""},                       // L4, RTX 4090
+      {90, "sm_90", "sm_90", "sm_90a", "", "compute_80", ""},                 // H100, H200
+      {100, "compute_90", "sm_100", "", "sm_100f", "compute_80", "sm_100a"},  // B200
+      {103, "compute_90", "sm_100", "", "sm_100f", "compute_80", ""},         // B300: no sm_100a
+      {120, "compute_90", "sm_120", "", "", "compute_80", ""},                // RTX 5090
+  };
+  for (const Row& r : rows) {
+    INFO("compute capability " << r.cc);
+    CHECK(binary_on_gpu(*old_torch, r.cc).code == r.old_code);
+    CHECK(binary_on_gpu(*new_torch, r.cc).code == r.new_code);
+    CHECK(binary_on_gpu(*a90, r.cc).code == r.a90_code);
+    CHECK(binary_on_gpu(*f100, r.cc).code == r.f100_code);
+    CHECK(binary_on_gpu(*ptx80, r.cc).code == r.ptx_code);
+    CHECK(binary_on_gpu(*a100, r.cc).code == r.a100_code);
+  }
+  const BinaryOnGpu jit = binary_on_gpu(*old_torch, 120);
+  CHECK(jit.verdict == KernelVerdict::Jit);
+  CHECK(jit.ptx_isa == 90);
+  CHECK(jit.jit_bytes == code_named(*old_torch, "compute_90")->bytes);
+  // On an H100, the SASS for every other GPU is what a pruned build drops.
+  CHECK(binary_on_gpu(*new_torch, 90).other_sass_bytes ==
+        new_torch->sass_bytes() - code_named(*new_torch, "sm_90")->bytes);
+  CHECK(binary_on_gpu(*a90, 100).verdict == KernelVerdict::None);
+}
+
+TEST_CASE("kernels: the image's answer per GPU and the --gpu gate", "[kernels]") {
+  KernelInventory inventory;
+  inventory.binaries.push_back(
+      {"/opt/venv/torch/lib/libtorch_cuda.so", *inspect_fixture("old-torch.so")});
+  inventory.binaries.push_back({"/opt/venv/flash_attn_2_cuda.so", *inspect_fixture("arch90a.so")});
+  const std::vector<Gpu> gpus = parse_gpu_list("H100, b200,RTX-5090,h100");
+  REQUIRE(gpus.size() == 3);
+  const auto verdicts = verdicts_per_gpu(inventory, gpus);
+  CHECK(verdicts[0].runs());  // H100: SASS for both
+  CHECK(verdicts[0].jit.empty());
+  CHECK(!verdicts[1].runs());  // B200: torch by JIT, flash-attn's sm_90a not at all
+  CHECK(verdicts[1].none == std::vector<std::string>{"/opt/venv/flash_attn_2_cuda.so"});
+  CHECK(verdicts[1].jit == std::vector<std::string>{"/opt/venv/torch/lib/libtorch_cuda.so"});
+  CHECK(verdicts[1].jit_ptx_isa == 90);
+
+  GateConfig config;
+  config.gpus = gpus;
+  const Analysis analysis;
+  const GateResult gate = evaluate_gate(analysis, config, nullptr, nullptr, nullptr, &inventory);
+  REQUIRE(gate.checks.size() == 3);
+  CHECK(!gate.passed);
+  CHECK(gate.checks[0].passed);
+  CHECK(!gate.checks[1].passed);
+  CHECK(gate.checks[1].message.find("flash_attn_2_cuda.so") != std::string::npos);
+  CHECK(gate.checks[1].message.find("10.0") != std::string::npos);
+  // Without the inventory, --gpu cannot pass.
+  CHECK(!evaluate_gate(analysis, config).passed);
+  CHECK_THROWS_AS(parse_gpu_list("H100,V100"), InputError);
+  CHECK_THROWS_WITH(parse_gpu_list(" , "), Catch::Contains("no GPU named"));
+}
+
+TEST_CASE("kernels: hostile and cut-short binaries are warnings, never a crash", "[kernels]") {
+  const std::string good = read_file(kFixtures + "/old-torch.so");
+  // Cut anywhere: the file's size as the tar header claims it, its bytes fewer.
+  for (const std::size_t cut :
+       {std::size_t{10}, std::size_t{64}, std::size_t{600}, good.size() / 2, good.size() - 1}) {
+    INFO("cut at " << cut);
+    CHECK_NOTHROW(inspect(good.substr(0, cut), 4096, good.size()));
+  }
+  // A container whose size runs past its segment, and entries that lie.
+  const std::size_t magic = fatbin_section(good);
+  REQUIRE(magic != 0);
+  std::string lying = good;
+  const std::uint64_t huge = 1ull << 50;
+  std::memcpy(lying.data() + magic + 8, &huge, 8);
+  CHECK_NOTHROW(inspect(lying));
+  lying = good;
+  std::memcpy(lying.data() + magic + 16 + 8, &huge, 8);  // the first entry's payload
+  const auto lied = inspect(lying);
+  REQUIRE(lied);
+  CHECK(!lied->warnings.empty());
+  // Program headers pointing outside the file.
+  std::string bad_ph = good;
+  const std::uint64_t far = 1ull << 40;
+  std::memcpy(bad_ph.data() + 32, &far, 8);
+  CHECK(!inspect(bad_ph));
+  // The magic in data that is no container, and a 32-bit ELF.
+  std::string noise(100'000, '\0');
+  for (std::size_t i = 0; i + 4 < noise.size(); i += 24)
+    std::memcpy(noise.data() + i, "\x50\xed\x55\xba", 4);
+  CHECK(!inspect(noise));
+  CHECK(!inspect(std::string("\x7f"
+                             "ELF\x01\x01\x01",
+                             7) +
+                 std::string(200, '\0')));
+  CHECK(!inspect("not a binary"));
+}
+
+TEST_CASE("kernels: which files are read, and every GPU of the table has a compute capability",
+          "[kernels]") {
+  CHECK(kernel_capture("usr/lib/libcublas.so.13", 50'000'000) == kKernelHeadBytes);
+  CHECK(kernel_capture("opt/venv/lib/python3.11/site-packages/x.cpython-311-x86_64-linux-gnu.so",
+                       4096) == kKernelHeadBytes);
+  CHECK(kernel_capture("app/kernels/k.cubin", 5000) == kKernelHeadBytes);
+  CHECK(kernel_capture("app/kernels/k.ptx", 1000) == kKernelHeadBytes);
+  CHECK(kernel_capture("app/main.py", 5000) == 0);
+  CHECK(kernel_capture("usr/lib/libtiny.so", 10) == 0);
+  for (const Gpu& gpu : known_gpus()) {
+    INFO(gpu.name);
+    CHECK(gpu.compute_capability >= 75);
+  }
+  CHECK(compute_capability_text(103) == "10.3");
+}
