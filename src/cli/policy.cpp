@@ -192,6 +192,8 @@ std::optional<GenPolicy> load_gen_policy(const std::string& project_dir) {
       g.extras = list_of(path, "[gen] extras", v);
     } else if (key == "writable") {
       g.writable = list_of(path, "[gen] writable", v);
+    } else if (key == "gpus") {
+      g.gpus = list_of(path, "[gen] gpus", v);
     } else if (key == "packages") {
       const auto* table = v.as_table();
       if (table == nullptr)
@@ -210,7 +212,7 @@ std::optional<GenPolicy> load_gen_policy(const std::string& project_dir) {
     } else {
       throw bad(v, key,
                 "unknown key; [gen] has cuda, flavor, cmd, port, system_packages, requirements, "
-                "extras, packages and writable");
+                "extras, packages, writable and gpus");
     }
   }
   return g;
@@ -226,6 +228,7 @@ void apply_gen_policy(const GenPolicy& g, gen::Options& o, std::string& requirem
   o.extras = g.extras;
   o.packages = g.packages;
   o.writable = g.writable;
+  if (o.target_gpus.empty()) o.target_gpus = g.gpus;
   o.policy_source = g.path + " [gen]";
 }
 

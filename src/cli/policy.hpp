@@ -57,6 +57,7 @@ struct GenPolicy {
   std::vector<std::string> extras;           // the project's optional dependency groups to install
   std::map<std::string, std::string> packages;  // what an unknown package needs from the GPU image
   std::vector<std::string> writable;            // paths under the project the app writes
+  std::vector<std::string> gpus;                // the GPUs the image must run on (--gpu)
 };
 
 // The [gen] table of the nearest imgsmith.toml in `project_dir` or above it;

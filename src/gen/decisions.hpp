@@ -186,4 +186,20 @@ ServerListen server_listen(const std::vector<std::string>& cmd, const std::vecto
                            const Tables& tables, const std::set<std::string>& top_level,
                            const std::string& configured_host = "");
 
+// ----- the GPUs the image must run on (decide_gpus.cpp)
+
+// --gpu H100,L4: the SM architectures the project's own CUDA code is built
+// for, and what the image's CUDA release lacks.
+struct TargetArchitectures {
+  std::vector<std::string> archs;  // "89", "90": ascending, one per compute capability
+  std::vector<std::string> gpus;   // the names as data/gpus.json spells them
+  // Each target the release has no compiler for, and the release that has
+  // ("RTX-5090 (sm_120, first built by CUDA 12.8)"); empty when every one is.
+  std::vector<std::string> missing;
+  std::string needed_cuda;  // the oldest release that builds them all
+};
+// Throws InputError for a GPU data/gpus.json does not know.
+TargetArchitectures target_architectures(const std::vector<std::string>& gpus,
+                                         const std::string& cuda, const Tables& tables);
+
 }  // namespace imgsmith::gen

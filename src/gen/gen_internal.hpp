@@ -139,6 +139,7 @@ struct Tables {
   std::map<std::string, Flavour> flavours;
   Flavour cudnn_extra;
   std::map<std::string, std::vector<std::string>> cuda_architectures;  // major -> sm list
+  std::map<std::string, std::string> architecture_first_cuda;          // "120" -> "12.8"
   std::map<std::string, OsPackages> os;
   std::vector<std::string> known_python;
   std::string preferred_python;

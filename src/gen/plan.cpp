@@ -379,6 +379,7 @@ Plan Decider::make() {
     cuda_cpp(*project_.cuda_cpp);
   else
     throw InputError(project_.dir.string() + ": nothing to build");
+  apply_target_gpus();
   system_packages();
   if (project_.python) {
     apply_unknown_packages();

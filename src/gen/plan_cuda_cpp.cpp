@@ -75,18 +75,9 @@ void Decider::cuda_cpp(const CudaCppProject& cpp) {
   std::vector<std::string> archs;
   const auto a = tables_.cuda_architectures.find(std::to_string(std::stoi(release.cuda)));
   if (a != tables_.cuda_architectures.end()) archs = a->second;
-  std::vector<std::string> cmake_archs;
-  std::vector<std::string> gencode;
-  for (std::size_t i = 0; i < archs.size(); ++i) {
-    const bool last = i + 1 == archs.size();
-    cmake_archs.push_back(last ? archs[i] : archs[i] + "-real");
-    gencode.push_back("-gencode arch=compute_" + archs[i] + ",code=sm_" + archs[i]);
-    if (last) gencode.push_back("-gencode arch=compute_" + archs[i] + ",code=compute_" + archs[i]);
-  }
   // The project's CMAKE_CUDA_ARCHITECTURES wins: a -D on the command line
   // would override its default, against what --explain says.
-  if (!cpp.sets_architectures || !cpp.cmake) plan_.cuda_architectures = join(cmake_archs, ";");
-  plan_.nvcc_arch_flags = join(gencode, " ");
+  set_architectures(archs, !cpp.sets_architectures || !cpp.cmake);
   decide(cpp.sets_architectures ? "CMakeLists.txt" : "data/cuda-images.json",
          cpp.sets_architectures
              ? "the project's own CUDA architectures win over gen's default"
@@ -153,6 +144,62 @@ void Decider::cmake_version(const CudaCppProject& cpp, const CudaRelease& releas
   decide(cpp.min_cmake_source,
          "cmake_minimum_required(VERSION " + cpp.min_cmake + "): " + plan_.os + "'s CMake is " +
              have + ", so the builder installs CMake " + need + ".* from PyPI with uv");
+}
+
+std::string torch_arch_list(const std::vector<std::string>& archs) {
+  std::vector<std::string> list;
+  for (const auto& sm : archs)
+    list.push_back(sm.substr(0, sm.size() - 1) + "." + sm.substr(sm.size() - 1));
+  if (!list.empty()) list.back() += "+PTX";
+  return join(list, ";");
+}
+
+void Decider::set_architectures(const std::vector<std::string>& archs, bool cmake_too) {
+  std::vector<std::string> cmake_archs, gencode;
+  for (std::size_t i = 0; i < archs.size(); ++i) {
+    const bool last = i + 1 == archs.size();
+    cmake_archs.push_back(last ? archs[i] : archs[i] + "-real");
+    gencode.push_back("-gencode arch=compute_" + archs[i] + ",code=sm_" + archs[i]);
+    if (last) gencode.push_back("-gencode arch=compute_" + archs[i] + ",code=compute_" + archs[i]);
+  }
+  if (cmake_too) plan_.cuda_architectures = join(cmake_archs, ";");
+  plan_.nvcc_arch_flags = join(gencode, " ");
+  if (!plan_.torch_cuda_arch_list.empty()) plan_.torch_cuda_arch_list = torch_arch_list(archs);
+}
+
+void Decider::apply_target_gpus() {
+  const auto& wanted = options_.target_gpus;
+  if (wanted.empty()) return;
+  if (!plan_.gpu) {
+    plan_.warnings.push_back("--gpu " + join(wanted, ",") +
+                             ": nothing in the project uses a GPU, so the image is a CPU image "
+                             "and runs on any of them");
+    return;
+  }
+  const TargetArchitectures t = target_architectures(wanted, plan_.cuda, tables_);
+  if (!t.missing.empty()) {
+    // The first torch release with wheels built on that CUDA, for the fix.
+    std::string torch;
+    for (const auto& r : tables_.torch)
+      for (const auto& build : r.builds)
+        if (torch.empty() && !version_less(build, t.needed_cuda))
+          torch = "torch " + r.torch + " (its cu" + build.substr(0, build.find('.')) +
+                  build.substr(build.find('.') + 1) + " wheels)";
+    throw InputError(
+        "--gpu " + join(t.gpus, ",") + ": the image's CUDA is " + plan_.cuda +
+        ", and no framework or build on it has kernels for " + join(t.missing, ", ") +
+        ": it would fail there with \"no kernel image is available for execution on "
+        "the device\"; pass "
+        "--cuda " +
+        t.needed_cuda + " or newer" +
+        (torch.empty() ? "" : ", with a framework built for it: " + torch + " or newer"));
+  }
+  set_architectures(t.archs, true);
+  const bool builds = !plan_.cuda_architectures.empty() || !plan_.torch_cuda_arch_list.empty();
+  decide("--gpu", builds ? "the project's CUDA code is compiled for " + join(t.gpus, ", ") +
+                               ": SASS for sm_" + join(t.archs, ", sm_") +
+                               " and PTX for the newest, nothing for other GPUs"
+                         : "CUDA " + plan_.cuda + " has kernels for " + join(t.gpus, ", "));
 }
 
 }  // namespace imgsmith::gen

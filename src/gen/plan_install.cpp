@@ -125,12 +125,8 @@ void Decider::vcs_tools(const PythonProject& py) {
 void Decider::cuda_extension(const PythonProject& py) {
   if (!plan_.gpu) return;  // the CPU image's warning says why nothing compiles
   const auto a = tables_.cuda_architectures.find(std::to_string(std::stoi(plan_.cuda)));
-  std::vector<std::string> list;
   if (a != tables_.cuda_architectures.end())
-    for (const auto& sm : a->second)
-      list.push_back(sm.substr(0, sm.size() - 1) + "." + sm.substr(sm.size() - 1));
-  if (!list.empty()) list.back() += "+PTX";
-  plan_.torch_cuda_arch_list = join(list, ";");
+    plan_.torch_cuda_arch_list = torch_arch_list(a->second);
   if (!plan_.install_project) {
     plan_.warnings.push_back(py.cuda_extension_source +
                              ": a CUDA extension, but nothing installs the project (no "

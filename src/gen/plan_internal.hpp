@@ -30,6 +30,9 @@ std::string shell_quote(const std::string& word);
 // The image reference as pulled through the mirror (--registry-mirror);
 // the reference itself when `mirror` is empty.
 std::string mirrored(const std::string& ref, const std::string& mirror);
+// TORCH_CUDA_ARCH_LIST for SASS of each of `archs` ("90") and PTX for the
+// last: "8.6;9.0+PTX".
+std::string torch_arch_list(const std::vector<std::string>& archs);
 
 class Decider {
  public:
@@ -98,6 +101,13 @@ class Decider {
   std::string os_package(const std::string& os, const std::string& name);
   std::string os_cmake(const std::string& os);
   void cmake_version(const CudaCppProject& cpp, const CudaRelease& release);
+  // SASS for each of `archs` and PTX for the last, spelt for CMake (when
+  // `cmake_too`: not over a project's own architectures unless --gpu asked),
+  // nvcc, and torch's extension builds (when one is built).
+  void set_architectures(const std::vector<std::string>& archs, bool cmake_too);
+  // --gpu: the architectures of the GPUs the image must run on, or a
+  // refusal naming the CUDA release that has kernels for them.
+  void apply_target_gpus();
 
   // ----- the rest (plan.cpp) -----------------------------------------------
   // The results of the decision functions (decisions.hpp), applied.

@@ -1,6 +1,7 @@
 // The compatibility tables, read once from the embedded data/*.json. A table
 // that does not parse is a build defect, so it fails loudly at first use and
 // the unit tests read every table.
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -80,6 +81,9 @@ Tables load() {
   t.cudnn_extra = flavour(images.at("cudnn_extra"));
   for (const auto& [major, archs] : images.at("cuda_architectures").items())
     if (major[0] != '_') t.cuda_architectures[major] = strings(archs);
+  for (const auto& [arch, cuda] : images.at("architecture_first_cuda").items())
+    if (cuda.is_string() && std::isdigit(static_cast<unsigned char>(arch[0])))
+      t.architecture_first_cuda[arch] = cuda.get<std::string>();
   for (const auto& [name, o] : images.at("os").items())
     t.os[name] = {o.at("python").get<std::string>(),
                   strings(o.at("python_runtime")),

@@ -1389,7 +1389,7 @@ TEST_CASE(
   const std::string toml =
       "[gen]\ncuda = \"12.6\"\nflavor = \"runtime\"\ncmd = \"python -m svc --fast\"\nport = 9000\n"
       "system_packages = [\"libgl1\"]\nrequirements = \"requirements-gpu.txt\"\nextras = "
-      "[\"gpu\"]\n";
+      "[\"gpu\"]\ngpus = [\"L4\"]\n";
   ProjectDir p({{"imgsmith.toml", toml},
                 {"pyproject.toml",
                  "[build-system]\nrequires=['setuptools']\n[project]\nname='svc'\nversion='1'\n"
@@ -1408,6 +1408,7 @@ TEST_CASE(
   CHECK(o.cmd == std::vector<std::string>{"python", "-m", "svc", "--fast"});
   CHECK(o.port == 9000);
   CHECK(requirements == "requirements-gpu.txt");
+  CHECK(o.target_gpus == std::vector<std::string>{"L4"});
   const Plan plan = make_plan(detect_project(p.dir, requirements), o);
   CHECK(plan.final_image ==
         "nvidia/cuda:12.6.3-cudnn-runtime-ubuntu24.04");  // the gpu extra's onnxruntime-gpu
@@ -1747,4 +1748,73 @@ TEST_CASE("gen: a web app in the project's package, flat or under src/, is found
                    {"svc/__init__.py", ""},
                    {"svc/api.py", main}});
   CHECK(plan_for(flat).cmd[1] == "svc.api:app");
+}
+
+TEST_CASE("gen: --gpu compiles the project's CUDA code for those GPUs alone") {
+  ProjectDir p(
+      {{"CMakeLists.txt", "project(demo LANGUAGES CXX CUDA)\nadd_executable(demo main.cu)\n"},
+       {"main.cu", ""}});
+  const Project project = detect_project(p.dir);
+  Options o;
+  o.target_gpus = {"h100,L4", "H100"};  // a list, repeated, any case: two GPUs
+  const Plan plan = make_plan(project, o);
+  // L4 is compute capability 8.9, H100 9.0 (data/gpus.json): SASS for each,
+  // PTX for the newest.
+  CHECK(plan.cuda_architectures == "89-real;90");
+  CHECK(plan.nvcc_arch_flags ==
+        "-gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90 "
+        "-gencode arch=compute_90,code=compute_90");
+  CHECK(explains(plan, "compiled for H100, L4: SASS for sm_89, sm_90"));
+  // A project that sets its own architectures is overridden only by --gpu.
+  ProjectDir own({{"CMakeLists.txt",
+                   "project(demo LANGUAGES CXX CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 80)\n"
+                   "add_executable(demo main.cu)\n"},
+                  {"main.cu", ""}});
+  CHECK(make_plan(detect_project(own.dir), {}).cuda_architectures.empty());
+  Options b;
+  b.target_gpus = {"B300"};
+  b.cuda = "13.0";
+  CHECK(make_plan(detect_project(own.dir), b).cuda_architectures == "103");
+}
+
+TEST_CASE("gen: --gpu refuses a CUDA release with no kernels for a GPU, naming the one that has") {
+  ProjectDir p(
+      {{"CMakeLists.txt", "project(demo LANGUAGES CXX CUDA)\nadd_executable(demo main.cu)\n"},
+       {"main.cu", ""}});
+  const Project project = detect_project(p.dir);
+  Options o;
+  o.cuda = "12.4";
+  o.target_gpus = {"H100", "RTX-5090"};
+  // sm_120 is first compiled by CUDA 12.8 (data/cuda-images.json).
+  CHECK_THROWS_WITH(make_plan(project, o),
+                    Catch::Contains("RTX-5090 (sm_120, first built by CUDA 12.8)") &&
+                        Catch::Contains("pass --cuda 12.8 or newer") &&
+                        Catch::Contains("torch 2.7"));
+  o.target_gpus = {"B300"};  // sm_103: 12.9
+  o.cuda = "12.8";
+  CHECK_THROWS_WITH(make_plan(project, o), Catch::Contains("--cuda 12.9"));
+  o.target_gpus = {"V100"};
+  CHECK_THROWS_WITH(make_plan(project, o), Catch::Contains("unknown GPU"));
+  // A torch pinned to CUDA 12.4 wheels has no Blackwell kernels either.
+  ProjectDir torch({{"requirements.txt", "torch==2.5.1\n"}, {"main.py", "import torch\n"}});
+  Options blackwell;
+  blackwell.target_gpus = {"B200"};
+  CHECK_THROWS_WITH(plan_for(torch, blackwell),
+                    Catch::Contains("B200 (sm_100, first built by CUDA 12.8)"));
+  // A torch extension is built for the targets; a CPU project only hears it runs anywhere.
+  ProjectDir ext({{"requirements.txt", "torch==2.6.0\n"},
+                  {"setup.py",
+                   "from setuptools import setup\nfrom torch.utils.cpp_extension import "
+                   "BuildExtension, CUDAExtension\nsetup(name='ops', "
+                   "ext_modules=[CUDAExtension('ops._C', ['k.cu'])])\n"},
+                  {"k.cu", "__global__ void k() {}\n"},
+                  {"main.py", "import ops\n"}});
+  Options a10;
+  a10.target_gpus = {"A10", "T4"};
+  CHECK(plan_for(ext, a10).torch_cuda_arch_list == "7.5;8.6+PTX");
+  ProjectDir cpu({{"requirements.txt", "fastapi\n"}, {"main.py", "import fastapi\n"}});
+  const Plan cpu_plan = plan_for(cpu, a10);
+  CHECK(std::any_of(cpu_plan.warnings.begin(), cpu_plan.warnings.end(), [](const std::string& w) {
+    return w.find("CPU image and runs on any of them") != std::string::npos;
+  }));
 }

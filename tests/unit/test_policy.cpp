@@ -19,6 +19,7 @@ dive-ci = ".dive-ci"
 rules = "rules/extra.json"
 deny = ["devel-in-final", "pip-cache"]
 ignore = ["/opt/models/**"]
+gpus = ["H100", "L4"]
 
 [analyze.budget]
 cuda = "3GiB"
@@ -36,6 +37,7 @@ max-growth = "5%"
   CHECK(p.rules == tmp / "proj/rules/extra.json");
   CHECK(p.deny == std::vector<std::string>{"devel-in-final", "pip-cache"});
   CHECK(p.ignore == std::vector<std::string>{"/opt/models/**"});
+  CHECK(p.gpus == std::vector<std::string>{"H100", "L4"});
   REQUIRE(p.budgets.size() == 2);
   CHECK(p.max_growth == "5%");
 }

@@ -205,6 +205,10 @@ struct Options {
   // --model: model files or folders to read besides the project's own (a
   // model mounted at run time, or stored elsewhere).
   std::vector<std::string> models;
+  // --gpu H100,L4 (or [gen] gpus): the GPUs the image must run on, as
+  // data/gpus.json names them: the project's own CUDA code is compiled for
+  // them alone, and a CUDA release without kernels for one is refused.
+  std::vector<std::string> target_gpus;
 };
 
 // Everything the templates need, decided. Strings are rendered as they are.
