@@ -5,7 +5,9 @@
 # real libraries (every regular file of /usr/local/cuda/lib64: cuBLAS,
 # cuBLASLt, cuDNN, cuFFT, NCCL...; GBs, most of it fatbins), stored
 # uncompressed (the reader seeks over code it does not need) and with a gzip
-# layer (every byte is inflated either way).
+# layer (every byte is inflated either way); and on an image of the host's
+# ordinary shared libraries (/usr/lib/x86_64-linux-gnu: no GPU code, every
+# one read in part to find that out), stored uncompressed.
 # Prints the median times and their ratio against the 1.05 target.
 #
 # The exit status is 0 when every command ran, whether or not the target was
@@ -17,6 +19,7 @@ repo_root=$(cd "$script_dir/.." && pwd)
 imgsmith="$repo_root/build/imgsmith"
 workdir=/tmp/imgsmith-bench-kernels
 cuda=/usr/local/cuda/lib64
+system=/usr/lib/x86_64-linux-gnu
 rounds=5
 
 usage() {
@@ -46,20 +49,25 @@ done
 mkdir -p "$workdir"
 cd "$workdir"
 
-if [ ! -f cuda-libs.tar ] || [ ! -f cuda-libs.oci.tar ]; then
-  echo "writing an image of $cuda's libraries in $workdir ..." >&2
-  python3 - "$cuda" "$script_dir" <<'PY'
+if [ ! -f cuda-libs.tar ] || [ ! -f cuda-libs.oci.tar ] || [ ! -f system-libs.tar ]; then
+  echo "writing images of $cuda's and $system's libraries in $workdir ..." >&2
+  python3 - "$cuda" "$system" "$script_dir" <<'PY'
 import io, os, sys, tarfile
-cuda = os.path.realpath(sys.argv[1])
-raw = io.BytesIO()
-with tarfile.open(fileobj=raw, mode="w") as t:
-    for name in sorted(os.listdir(cuda)):
-        path = os.path.join(cuda, name)
-        if os.path.isfile(path) and not os.path.islink(path) and ".so" in name:
-            t.add(path, arcname="usr/local/cuda/lib64/" + name)
-sys.path.insert(0, sys.argv[2])
+def libraries(top, under):
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as t:
+        for d, _, names in os.walk(os.path.realpath(top)):
+            for name in sorted(names):
+                path = os.path.join(d, name)
+                if os.path.isfile(path) and not os.path.islink(path) and ".so" in name:
+                    t.add(path, arcname=under + os.path.relpath(path, os.path.realpath(top)))
+    return raw.getvalue()
+sys.path.insert(0, sys.argv[3])
 import save_and_oci
-save_and_oci.write(raw.getvalue(), "cuda-libs", "cuda:bench", "COPY cuda /usr/local/cuda")
+save_and_oci.write(libraries(sys.argv[1], "usr/local/cuda/lib64/"), "cuda-libs", "cuda:bench",
+                   "COPY cuda /usr/local/cuda")
+save_and_oci.write(libraries(sys.argv[2], "usr/lib/x86_64-linux-gnu/"), "system-libs", "system:bench",
+                   "COPY lib /usr/lib/x86_64-linux-gnu")
 PY
 fi
 
@@ -69,4 +77,5 @@ echo "bench/kernels.sh: imgsmith analyze with the kernel inventory vs --no-kerne
 printf '%-34s %8s %12s %12s %8s  %s\n' "image" "runs" "--no-kernels" "kernels" "ratio" "target <= 1.05"
 side_by_side cuda-libs.tar $((rounds * 4)) --no-kernels
 side_by_side cuda-libs.oci.tar "$rounds" --no-kernels
+side_by_side system-libs.tar $((rounds * 4)) --no-kernels
 "$imgsmith" analyze cuda-libs.tar -q --top 40 | sed -n '/^CUDA KERNELS/,$p'

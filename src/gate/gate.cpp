@@ -90,20 +90,20 @@ void check_models(GateResult& r, const std::vector<ModelReport>& models, const G
   }
 }
 
-// "gpu:H100": no CUDA binary of the image lacks code for it. The actual
-// figure is the number of binaries that do.
+// "gpu:H100": no CUDA binary of the image lacks code for it. The figures
+// count binaries (the limit is 0), so they are numbers, not bytes.
 void check_gpus(GateResult& r, const std::vector<Gpu>& gpus, const KernelInventory* kernels) {
   if (gpus.empty()) return;
   if (kernels == nullptr) {
     for (const Gpu& gpu : gpus)
-      r.checks.push_back(GateCheck{"gpu:" + gpu.name, std::uint64_t{0}, std::uint64_t{0}, false,
+      r.checks.push_back(GateCheck{"gpu:" + gpu.name, 0.0, 0.0, false,
                                    "the image's CUDA binaries were not read (--no-kernels), so "
                                    "whether it runs on " +
                                        gpu.name + " is unknown"});
     return;
   }
   for (const GpuKernelVerdict& v : verdicts_per_gpu(*kernels, gpus)) {
-    GateCheck c{"gpu:" + v.gpu.name, std::uint64_t{0}, std::uint64_t{v.none.size()}, v.runs(), ""};
+    GateCheck c{"gpu:" + v.gpu.name, 0.0, static_cast<double>(v.none.size()), v.runs(), ""};
     if (!c.passed) {
       std::string names;
       for (std::size_t i = 0; i < v.none.size() && i < 3; ++i)
