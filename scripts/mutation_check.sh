@@ -71,6 +71,10 @@ break_ arch-specific-sass src/kernels/kernel_inventory.cpp \
   return major_of" \
   "  return major_of" \
   'kernels: *'
+break_ empty-module-judged src/kernels/kernel_inventory.cpp \
+  '    if (c.kind == KernelKind::Sass && c.empty_entries == c.entries) continue;' \
+  '' \
+  'kernels: *'
 break_ compressed-size-sum src/analysis/analyze.cpp \
   '      compressed_total += scan.blob_bytes;' \
   '' \

@@ -18,6 +18,13 @@ namespace {
 
 constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
 constexpr std::size_t kChunk = 1 << 20;
+// Read with an entry's header: small payloads come with it, large ones are
+// stepped over.
+constexpr std::size_t kHeaderAhead = 4096;
+// A cubin this small and stored plain is read to see whether it holds any
+// kernel: nvcc's device-link step leaves modules with none (libcufftw's
+// only module is one), which no GPU needs code for.
+constexpr std::uint64_t kModuleLookBytes = 64 * 1024;
 constexpr std::uint64_t kEntryHeadBytes = 64;
 // No entry header nvcc writes is near this; a larger one is not an entry.
 constexpr std::uint64_t kMaxEntryHeadBytes = 4096;
@@ -52,9 +59,11 @@ class Window {
   std::uint64_t size() const { return size_; }
 
   // A pointer to bytes [at, at + n), reading on (and stepping over what
-  // lies before `at`) as needed; null when they are behind the window or
-  // past the end.
-  const char* bytes(std::uint64_t at, std::size_t n) {
+  // lies before `at`) as needed, `ahead` bytes at least when it reads;
+  // null when they are behind the window or past the end. The magic scan
+  // reads ahead by the chunk; headers ask for little, so that the payloads
+  // between them are stepped over (seeked, where the source can).
+  const char* bytes(std::uint64_t at, std::size_t n, std::size_t ahead = kChunk) {
     if (at < start_ || n > size_ || at > size_ - n) return nullptr;
     if (at + n <= start_ + buf_.size()) return buf_.data() + (at - start_);
     if (at >= start_ + buf_.size()) {
@@ -66,7 +75,8 @@ class Window {
       buf_.erase(0, static_cast<std::size_t>(at - start_));
       start_ = at;
     }
-    const std::size_t want = std::max(n, std::min<std::size_t>(kChunk, size_ - at));
+    const std::size_t want =
+        std::max(n, static_cast<std::size_t>(std::min<std::uint64_t>(ahead, size_ - at)));
     if (buf_.size() < want && !in_.read_exact(buf_, want - buf_.size()) && buf_.size() < n)
       return nullptr;
     return buf_.data();
@@ -85,6 +95,32 @@ struct Range {
 
 using CodeKey = std::tuple<KernelKind, unsigned, char>;
 
+// Whether a cubin (a 64-bit ELF of the GPU's code) has a section of kernel
+// code (".text.NAME"); true when its section headers cannot be read.
+bool cubin_has_kernel(std::string_view c) {
+  if (c.size() < 64 || !c.starts_with("\x7f"
+                                      "ELF"))
+    return true;
+  const std::uint64_t shoff = u64(c.data() + 0x28);
+  const std::uint16_t entsize = u16(c.data() + 0x3a);
+  const std::uint16_t count = u16(c.data() + 0x3c);
+  const std::uint16_t names_at = u16(c.data() + 0x3e);
+  if (entsize < 64 || names_at >= count || shoff > c.size() ||
+      std::uint64_t{entsize} * count > c.size() - shoff)
+    return true;
+  const char* names_header = c.data() + shoff + std::size_t{names_at} * entsize;
+  const std::uint64_t names = u64(names_header + 0x18);
+  const std::uint64_t names_size = u64(names_header + 0x20);
+  if (names > c.size() || names_size > c.size() - names) return true;
+  const std::string_view table =
+      c.substr(static_cast<std::size_t>(names), static_cast<std::size_t>(names_size));
+  for (std::uint16_t i = 0; i < count; ++i) {
+    const std::uint32_t name = u32(c.data() + shoff + std::size_t{i} * entsize);
+    if (name < table.size() && table.substr(name).starts_with(".text.")) return true;
+  }
+  return false;
+}
+
 class Reader {
  public:
   explicit Reader(CudaBinary& out) : out_(out) {}
@@ -94,7 +130,7 @@ class Reader {
   }
 
   void add(KernelKind kind, unsigned arch, char variant, unsigned version, std::uint64_t bytes,
-           bool compressed) {
+           bool compressed, bool kernels) {
     KernelCode& c = code_[{kind, arch, variant}];
     c.kind = kind;
     c.arch = arch;
@@ -103,12 +139,13 @@ class Reader {
     ++c.entries;
     c.bytes += bytes;
     if (compressed) ++c.compressed_entries;
+    if (!kernels) ++c.empty_entries;
   }
 
   // The container whose header is at `at`, within `limit`. Returns its end,
   // or `at` when the bytes there are no container.
   std::uint64_t container(Window& w, std::uint64_t at, std::uint64_t limit) {
-    const char* h = w.bytes(at, 16);
+    const char* h = w.bytes(at, 16, kHeaderAhead);
     if (h == nullptr || u32(h) != kFatbinMagic || u16(h + 4) != 1) return at;
     const std::uint64_t header = u16(h + 6);
     const std::uint64_t entries = u64(h + 8);
@@ -119,7 +156,8 @@ class Reader {
     out_.fatbin_bytes += end - at;
     std::uint64_t e = at + header;
     while (e < end) {
-      const char* p = end - e >= kEntryHeadBytes ? w.bytes(e, kEntryHeadBytes) : nullptr;
+      const char* p =
+          end - e >= kEntryHeadBytes ? w.bytes(e, kEntryHeadBytes, kHeaderAhead) : nullptr;
       if (p == nullptr) {
         warn("fatbin container at offset " + std::to_string(at) + ": an entry is cut short");
         return end;
@@ -140,8 +178,16 @@ class Reader {
       const char variant = (flags & 0x100000) != 0 ? 'a' : (flags & 0x200000) != 0 ? 'f' : ' ';
       const KernelKind k = kind == 1   ? KernelKind::Ptx
                            : kind == 2 ? KernelKind::Sass
+                           : kind == 8 ? KernelKind::Ir
                                        : KernelKind::Other;
-      add(k, arch > 10000 ? 0 : arch, variant, version, payload, (flags & 0xA000) != 0);
+      const bool compressed = (flags & 0xA000) != 0;
+      // Whether a SASS module holds a kernel: read when it is small and
+      // plain; a compressed or large one is taken to.
+      bool kernels = true;
+      if (k == KernelKind::Sass && !compressed && payload <= kModuleLookBytes && payload >= 64)
+        if (const char* cubin = w.bytes(e + head, static_cast<std::size_t>(payload), kHeaderAhead))
+          kernels = cubin_has_kernel(std::string_view(cubin, static_cast<std::size_t>(payload)));
+      add(k, arch > 10000 ? 0 : arch, variant, version, payload, compressed, kernels);
       e += head + payload;
     }
     return end;
@@ -151,7 +197,18 @@ class Reader {
   // there (.dynstr lies in a read-only segment).
   void scan(Window& w, std::uint64_t begin, std::uint64_t end) {
     std::uint64_t at = (begin + 7) & ~std::uint64_t{7};
+    bool chained = false;  // a container just ended at `at`
     while (at < end && end - at >= 16) {
+      // Containers follow one another in .nv_fatbin: the next is read from
+      // its header, without reading the payloads between them.
+      if (chained) {
+        const std::uint64_t after = container(w, at, end);
+        if (after != at) {
+          at = (after + 7) & ~std::uint64_t{7};
+          continue;
+        }
+        chained = false;
+      }
       const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, end - at));
       const char* p = w.bytes(at, n);
       if (p == nullptr) {
@@ -165,10 +222,11 @@ class Reader {
         const std::uint64_t after = container(w, at + i, end);
         if (after != at + i) {  // the window has moved on: go on from there
           next = (after + 7) & ~std::uint64_t{7};
+          chained = true;
           break;
         }
       }
-      at = std::max((next + 7) & ~std::uint64_t{7}, at + 8);
+      at = chained ? next : std::max((next + 7) & ~std::uint64_t{7}, at + 8);
     }
   }
 

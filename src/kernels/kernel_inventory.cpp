@@ -50,7 +50,11 @@ BinaryOnGpu binary_on_gpu(const CudaBinary& binary, unsigned cc) {
   BinaryOnGpu out;
   const KernelCode* best_sass = nullptr;
   const KernelCode* best_ptx = nullptr;
+  bool any_kernel = false;
   for (const KernelCode& c : binary.code) {
+    // Modules without a kernel need no code on any GPU.
+    if (c.kind == KernelKind::Sass && c.empty_entries == c.entries) continue;
+    any_kernel = any_kernel || c.kind == KernelKind::Sass || c.kind == KernelKind::Ptx;
     if (c.kind == KernelKind::Sass) {
       if (sass_runs(c, cc)) {
         // The driver takes the closest: the highest architecture that runs.
@@ -62,7 +66,10 @@ BinaryOnGpu binary_on_gpu(const CudaBinary& binary, unsigned cc) {
       if (best_ptx == nullptr || c.arch > best_ptx->arch) best_ptx = &c;
     }
   }
-  if (best_sass != nullptr) {
+  if (!any_kernel) {
+    out.verdict = KernelVerdict::Sass;  // nothing to load, nothing to fail
+    out.code = "no kernels";
+  } else if (best_sass != nullptr) {
     out.verdict = KernelVerdict::Sass;
     out.code = best_sass->name();
   } else if (best_ptx != nullptr) {

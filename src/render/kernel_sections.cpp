@@ -14,7 +14,10 @@ namespace {
 using nlohmann::json;
 
 const char* kind_name(KernelKind k) {
-  return k == KernelKind::Sass ? "sass" : k == KernelKind::Ptx ? "ptx" : "other";
+  return k == KernelKind::Sass  ? "sass"
+         : k == KernelKind::Ptx ? "ptx"
+         : k == KernelKind::Ir  ? "ir"
+                                : "other";
 }
 
 const char* verdict_name(KernelVerdict v) {
@@ -25,10 +28,12 @@ std::string base_name(const std::string& path) { return path.substr(path.rfind('
 
 // "SASS sm_75 sm_80 sm_90a; PTX compute_120 (ISA 9.0)".
 std::string code_line(const CudaBinary& b) {
-  std::string sass, ptx, other;
+  std::string sass, ptx, ir, other;
   for (const KernelCode& c : b.code) {
     if (c.kind == KernelKind::Sass)
-      sass += " " + c.name();
+      sass += " " + c.name() + (c.empty_entries == c.entries ? " (no kernels)" : "");
+    else if (c.kind == KernelKind::Ir)
+      ir += " " + c.name();
     else if (c.kind == KernelKind::Ptx)
       ptx += " " + c.name() + " (ISA " + ptx_isa_text(c.version) + ")";
     else
@@ -37,6 +42,7 @@ std::string code_line(const CudaBinary& b) {
   std::string out;
   if (!sass.empty()) out += "SASS" + sass;
   if (!ptx.empty()) out += (out.empty() ? "" : "; ") + std::string("PTX") + ptx;
+  if (!ir.empty()) out += (out.empty() ? "" : "; ") + std::string("NVVM IR") + ir;
   if (!other.empty()) out += (out.empty() ? "" : "; ") + std::string("other") + other;
   return out.empty() ? "no GPU code" : out;
 }
@@ -65,7 +71,10 @@ json replaced(const std::vector<std::string>& paths) {
 }
 
 KernelKind kind_named(const std::string& name) {
-  return name == "sass" ? KernelKind::Sass : name == "ptx" ? KernelKind::Ptx : KernelKind::Other;
+  return name == "sass"  ? KernelKind::Sass
+         : name == "ptx" ? KernelKind::Ptx
+         : name == "ir"  ? KernelKind::Ir
+                         : KernelKind::Other;
 }
 
 }  // namespace
@@ -107,7 +116,8 @@ json kernels_to_json(const KernelInventory& kernels) {
                           {"version", c.version},
                           {"entries", c.entries},
                           {"bytes", c.bytes},
-                          {"compressed_entries", c.compressed_entries}});
+                          {"compressed_entries", c.compressed_entries},
+                          {"empty_entries", c.empty_entries}});
     json gpus = json::object();
     for (const Gpu& gpu : known_gpus()) {
       const BinaryOnGpu on = binary_on_gpu(b, gpu.compute_capability);

@@ -224,6 +224,29 @@ TEST_CASE("kernels: NVIDIA's cuBLAS 13 carries what its release notes say", "[ke
   CHECK(binary_on_gpu(*b, 121).code == "sm_120");
 }
 
+TEST_CASE("kernels: a module without a kernel needs no code on any GPU", "[kernels]") {
+  // nvcc's device-link step leaves a module with no kernel beside the real
+  // one (the fixtures' first container): counted, marked, never judged.
+  const auto sass = inspect_fixture("sass.so");
+  REQUIRE(sass);
+  CHECK(code_named(*sass, "sm_75")->entries == 2);
+  CHECK(code_named(*sass, "sm_75")->empty_entries == 1);
+  // cuFFTW's only module is such a stub, built for sm_75: the library runs
+  // on every GPU (its FFTs are cuFFT's), and saying it fails on an H100
+  // would be a false alarm.
+  const std::string path = "/usr/local/cuda/lib64/libcufftw.so.12";
+  REQUIRE(std::filesystem::exists(path));
+  const auto fftw = inspect(read_file(path));
+  REQUIRE(fftw);
+  REQUIRE(fftw->code.size() == 1);
+  CHECK(fftw->code[0].empty_entries == fftw->code[0].entries);
+  for (const unsigned cc : {75u, 90u, 120u}) {
+    INFO(cc);
+    CHECK(binary_on_gpu(*fftw, cc).verdict == KernelVerdict::Sass);
+    CHECK(binary_on_gpu(*fftw, cc).code == "no kernels");
+  }
+}
+
 TEST_CASE("kernels: the verdict per GPU follows CUDA's compatibility rules", "[kernels]") {
   const auto old_torch = inspect_fixture("old-torch.so");  // SASS 75-90, PTX 90
   const auto new_torch = inspect_fixture("new-torch.so");  // SASS 75-120, PTX 120

@@ -11,6 +11,8 @@
 // bytes or more (kind 1 PTX, 2 ELF; its header size; the payload's size as
 // stored; the code's version; the SM architecture; flags: 0x2000 or 0x8000
 // compressed, 0x100000 arch-specific `a`, 0x200000 family `f`) and its payload.
+// Kinds: 1 PTX, 2 a cubin (SASS), 8 NVVM IR (cuSPARSE's JIT-LTO fragments,
+// in containers of its .rodata rather than .nv_fatbin).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +25,11 @@
 
 namespace imgsmith {
 
-enum class KernelKind : std::uint8_t { Sass, Ptx, Other };
+// Sass: GPU machine code (a cubin); Ptx: the virtual ISA the driver
+// compiles; Ir: NVVM IR for link-time optimisation at run time (nvJitLink:
+// cuSPARSE carries it), which no GPU runs as it is; Other: a kind no tool
+// here knows.
+enum class KernelKind : std::uint8_t { Sass, Ptx, Ir, Other };
 
 // One kind of code for one architecture, summed over every entry of it.
 struct KernelCode {
@@ -38,8 +44,11 @@ struct KernelCode {
   std::uint64_t entries = 0;
   std::uint64_t bytes = 0;  // as stored in the file (compressed where it is)
   std::uint64_t compressed_entries = 0;
+  // SASS modules with no kernel in them (nvcc's device-link stubs): no GPU
+  // needs code of them.
+  std::uint64_t empty_entries = 0;
 
-  // "sm_90a", "compute_120", "other_80".
+  // "sm_90a", "compute_120", "ir_80", "other_80".
   std::string name() const;
 };
 
