@@ -335,6 +335,7 @@ std::optional<CudaBinary> read_ptx_text(std::string_view head, std::uint64_t siz
 std::string KernelCode::name() const {
   const char* prefix = kind == KernelKind::Sass  ? "sm_"
                        : kind == KernelKind::Ptx ? "compute_"
+                       : kind == KernelKind::Ir  ? "ir_"
                                                  : "other_";
   std::string text = prefix + std::to_string(arch);
   if (variant != ' ') text += variant;

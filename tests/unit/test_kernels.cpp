@@ -247,6 +247,21 @@ TEST_CASE("kernels: a module without a kernel needs no code on any GPU", "[kerne
   }
 }
 
+TEST_CASE("kernels: NVVM IR for link-time optimisation is named, and runs nowhere as it is",
+          "[kernels]") {
+  // cuSPARSE keeps JIT-LTO fragments (kind 8) in fatbin containers of its
+  // .rodata, beside its SASS and PTX.
+  const std::string path = "/usr/local/cuda/lib64/libcusparse.so.12";
+  REQUIRE(std::filesystem::exists(path));
+  const auto b = inspect(read_file(path));
+  REQUIRE(b);
+  const KernelCode* ir = code_named(*b, "ir_90");
+  REQUIRE(ir);
+  CHECK(ir->kind == KernelKind::Ir);
+  CHECK(b->sass_bytes() + b->ptx_bytes() < b->fatbin_bytes);  // the IR is neither
+  CHECK(binary_on_gpu(*b, 90).code == "sm_90");
+}
+
 TEST_CASE("kernels: the verdict per GPU follows CUDA's compatibility rules", "[kernels]") {
   const auto old_torch = inspect_fixture("old-torch.so");  // SASS 75-90, PTX 90
   const auto new_torch = inspect_fixture("new-torch.so");  // SASS 75-120, PTX 120
