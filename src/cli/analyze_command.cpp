@@ -134,11 +134,7 @@ GateConfig gate_from(const AnalyzeArgs& args, const RuleSet& rules) {
   }
   if (!args.max_vram.empty()) g.max_vram = size_flag("--max-vram", args.max_vram);
   if (!args.fits.empty()) g.fits = parse_gpu_target(args.fits);
-  for (const auto& list : args.gpus)
-    for (const Gpu& gpu : parse_gpu_list(list))
-      if (std::none_of(g.gpus.begin(), g.gpus.end(),
-                       [&](const Gpu& x) { return x.name == gpu.name; }))
-        g.gpus.push_back(gpu);
+  if (!args.gpus.empty()) g.gpus = parse_gpu_list(args.gpus);
   if (const auto p = parse_precision(args.precision.empty() ? "stored" : args.precision))
     g.precision = *p;
   else

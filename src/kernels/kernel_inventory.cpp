@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "imgsmith/util/error.hpp"
-#include "imgsmith/util/text.hpp"
 #include "kernels_data.hpp"
 
 namespace imgsmith {
@@ -134,28 +132,6 @@ unsigned driver_for_cudart(const std::string& cudart) {
       it != table.end() && it->is_number_unsigned())
     return it->get<unsigned>();
   return 0;
-}
-
-std::vector<Gpu> parse_gpu_list(const std::string& text) {
-  std::vector<Gpu> out;
-  std::string names;
-  for (const Gpu& gpu : known_gpus()) names += (names.empty() ? "" : ", ") + gpu.name;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string name(trim(std::string_view(text).substr(start, comma - start)));
-    start = comma + 1;
-    if (name.empty()) continue;
-    const auto it = std::find_if(known_gpus().begin(), known_gpus().end(),
-                                 [&](const Gpu& g) { return to_lower(g.name) == to_lower(name); });
-    if (it == known_gpus().end())
-      throw InputError("--gpu '" + name + "': unknown GPU (one of: " + names +
-                       "; data/gpus.json lists them with their compute capability)");
-    if (std::none_of(out.begin(), out.end(), [&](const Gpu& g) { return g.name == it->name; }))
-      out.push_back(*it);
-  }
-  if (out.empty()) throw InputError("--gpu '" + text + "': no GPU named (one of: " + names + ")");
-  return out;
 }
 
 }  // namespace imgsmith

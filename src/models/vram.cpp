@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "imgsmith/util/error.hpp"
+#include "imgsmith/util/text.hpp"
 #include "models_data.hpp"
 
 namespace imgsmith {
@@ -93,12 +94,6 @@ bool already_at(const Model& m, Precision p) {
   return bits < 16 && m.quantized_bits <= bits;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 }  // namespace
 
 std::string_view precision_name(Precision precision) {
@@ -116,7 +111,7 @@ std::string_view precision_name(Precision precision) {
 }
 
 std::optional<Precision> parse_precision(std::string_view text) {
-  const std::string t = lower(text);
+  const std::string t = to_lower(text);
   if (t == "stored") return Precision::Stored;
   if (t == "bf16" || t == "fp16" || t == "float16" || t == "bfloat16") return Precision::Bf16;
   if (t == "int8") return Precision::Int8;
@@ -218,11 +213,27 @@ std::string GpuTarget::text() const {
   return count > 1 ? gpu.name + "x" + std::to_string(count) : gpu.name;
 }
 
+namespace {
+
+const Gpu* gpu_named(std::string_view name) {
+  for (const Gpu& gpu : known_gpus())
+    if (to_lower(gpu.name) == to_lower(name)) return &gpu;
+  return nullptr;
+}
+
+std::string gpu_names() {
+  std::string names;
+  for (const Gpu& gpu : known_gpus()) names += (names.empty() ? "" : ", ") + gpu.name;
+  return names;
+}
+
+}  // namespace
+
 GpuTarget parse_gpu_target(std::string_view text) {
   std::string name(text);
   unsigned count = 1;
   // NAMExN: the count after the last x, when it is all digits.
-  if (const std::size_t x = lower(name).rfind('x');
+  if (const std::size_t x = to_lower(name).rfind('x');
       x != std::string::npos && x + 1 < name.size() &&
       std::all_of(name.begin() + static_cast<long>(x) + 1, name.end(),
                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
@@ -233,12 +244,26 @@ GpuTarget parse_gpu_target(std::string_view text) {
     count = static_cast<unsigned>(n);
     name = name.substr(0, x);
   }
-  for (const Gpu& gpu : known_gpus())
-    if (lower(gpu.name) == lower(name)) return GpuTarget{gpu, count};
-  std::string names;
-  for (const Gpu& gpu : known_gpus()) names += (names.empty() ? "" : ", ") + gpu.name;
-  throw InputError("--fits '" + std::string(text) + "': unknown GPU (one of: " + names +
+  if (const Gpu* gpu = gpu_named(name)) return GpuTarget{*gpu, count};
+  throw InputError("--fits '" + std::string(text) + "': unknown GPU (one of: " + gpu_names() +
                    "; add xN for N of them, e.g. A100-80GBx2)");
+}
+
+std::vector<Gpu> parse_gpu_list(const std::vector<std::string>& items) {
+  std::vector<Gpu> out;
+  for (const auto& item : items)
+    for (const auto& part : split(item, ",")) {
+      const std::string name(trim(part));
+      if (name.empty()) continue;
+      const Gpu* gpu = gpu_named(name);
+      if (gpu == nullptr)
+        throw InputError("--gpu '" + name + "': unknown GPU (one of: " + gpu_names() +
+                         "; data/gpus.json lists them with their compute capability)");
+      if (std::none_of(out.begin(), out.end(), [&](const Gpu& g) { return g.name == gpu->name; }))
+        out.push_back(*gpu);
+    }
+  if (out.empty()) throw InputError("--gpu: no GPU named (one of: " + gpu_names() + ")");
+  return out;
 }
 
 std::string vram_assumptions() { return constants().assumptions; }

@@ -311,7 +311,7 @@ TEST_CASE("kernels: the image's answer per GPU and the --gpu gate", "[kernels]")
   inventory.binaries.push_back(
       {"/opt/venv/torch/lib/libtorch_cuda.so", *inspect_fixture("old-torch.so")});
   inventory.binaries.push_back({"/opt/venv/flash_attn_2_cuda.so", *inspect_fixture("arch90a.so")});
-  const std::vector<Gpu> gpus = parse_gpu_list("H100, b200,RTX-5090,h100");
+  const std::vector<Gpu> gpus = parse_gpu_list({"H100, b200", "RTX-5090,h100"});
   REQUIRE(gpus.size() == 3);
   const auto verdicts = verdicts_per_gpu(inventory, gpus);
   CHECK(verdicts[0].runs());  // H100: SASS for both
@@ -333,8 +333,8 @@ TEST_CASE("kernels: the image's answer per GPU and the --gpu gate", "[kernels]")
   CHECK(gate.checks[1].message.find("10.0") != std::string::npos);
   // Without the inventory, --gpu cannot pass.
   CHECK(!evaluate_gate(analysis, config).passed);
-  CHECK_THROWS_AS(parse_gpu_list("H100,V100"), InputError);
-  CHECK_THROWS_WITH(parse_gpu_list(" , "), Catch::Contains("no GPU named"));
+  CHECK_THROWS_AS(parse_gpu_list({"H100,V100"}), InputError);
+  CHECK_THROWS_WITH(parse_gpu_list({" , "}), Catch::Contains("no GPU named"));
 }
 
 TEST_CASE("kernels: hostile and cut-short binaries are warnings, never a crash", "[kernels]") {

@@ -73,8 +73,4 @@ unsigned driver_for_cuda(const std::string& cuda_release);
 // version compatibility): libcudart.so.12 -> 525; 0 when unknown.
 unsigned driver_for_cudart(const std::string& cudart);
 
-// GPUs named as --gpu takes them: "H100,B200", case-insensitive, from
-// data/gpus.json. Throws InputError naming the known GPUs.
-std::vector<Gpu> parse_gpu_list(const std::string& text);
-
 }  // namespace imgsmith

@@ -166,6 +166,10 @@ struct GpuTarget {
 };
 // "L4", "a100-80gb", "H100x8". Throws InputError naming the known GPUs.
 GpuTarget parse_gpu_target(std::string_view text);
+// GPUs as --gpu names them (analyze's gate, gen's targets): each item a
+// comma-separated list ("H100,b200"), case-insensitive, each GPU once, in
+// the order given. Throws InputError naming the known GPUs.
+std::vector<Gpu> parse_gpu_list(const std::vector<std::string>& items);
 
 // What data/vram.json says of the estimate, for reports to state beside it.
 std::string vram_assumptions();
