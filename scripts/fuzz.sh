@@ -6,18 +6,24 @@
 # A crash, leak, timeout or out-of-memory is kept in
 # build-fuzz/crashes/<target>/ and makes the script exit 1; reproduce one
 # with build-fuzz/fuzz/<target> FILE, and turn it into a unit test.
-#   scripts/fuzz.sh [--seconds N] [--jobs N] [TARGET...]
+# build-fuzz/ is a whole sanitizer build (IMGSMITH_FUZZ implies
+# IMGSMITH_SANITIZE; -O1 -g, as libFuzzer's docs build): CI builds the unit
+# and cli tests' targets in it too and runs them there, so that one build
+# serves both (scripts/test.sh); --build-only stops after the build.
+#   scripts/fuzz.sh [--seconds N] [--jobs N] [--build-only] [TARGET...]
 # Long runs: scripts/fuzz.sh --seconds 1800 fuzz_tar_scan (30 CPU-minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=8
 jobs=1
+build_only=no
 targets=()
 while (($#)); do
   case "$1" in
     --seconds) seconds=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --build-only) build_only=yes; shift ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -27,8 +33,10 @@ all=(fuzz_tar_scan fuzz_image_resolver fuzz_policy fuzz_registry fuzz_gen_reader
 ((${#targets[@]})) || targets=("${all[@]}")
 command -v clang++-14 >/dev/null || { echo "fuzz.sh: clang++-14 is missing (scripts/setup.sh installs it)" >&2; exit 2; }
 
-CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DIMGSMITH_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DIMGSMITH_FUZZ=ON -DIMGSMITH_WERROR=ON \
+  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
+[ "$build_only" = yes ] && exit 0
 
 status=0
 for target in "${targets[@]}"; do

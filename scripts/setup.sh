@@ -7,6 +7,8 @@ set -euo pipefail
 # -DIMGSMITH_BUILD_TESTS=OFF), as a CI job that only runs imgsmith wants.
 build_packages=(
   build-essential cmake pkg-config
+  # the linker (CMakeLists.txt: GNU ld where it is missing, 4x slower)
+  lld
   # the man pages (help2man) and the Debian package (CPack reads binaries with file)
   help2man file
   # the arm64 imgsmith-probe, cross-compiled and embedded beside the x86-64 one

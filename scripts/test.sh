@@ -3,7 +3,8 @@
 # - the normal build, every test once (unit, slow, cli, system), the check
 #   that ctest runs every unit case, and the mutation check;
 # - under AddressSanitizer and UndefinedBehaviorSanitizer, the unit and cli
-#   tests (the system tests test imgsmith among real parts, once is enough);
+#   tests (the system tests test imgsmith among real parts, once is enough),
+#   in the clang build that also makes the fuzz targets;
 # - a short run of every fuzz target;
 # - under ThreadSanitizer, the unit tests (where the threads are), when
 #   IMGSMITH_CI_TSAN=1.
@@ -43,17 +44,21 @@ scripts/build.sh build
 scripts/check_test_count.sh build
 step "unit tests"
 ctest --test-dir build -L '^(unit|slow)$' --output-on-failure -j"$jobs"
+# One more test at a time than there are cores: most of these tests' time
+# is spent waiting on Docker, Debian's mirror, QEMU or a timeout.
 step "cli and system tests"
-ctest --test-dir build -L '^(cli|system)$' --output-on-failure -j"$jobs"
+ctest --test-dir build -L '^(cli|system)$' --output-on-failure -j$((jobs + 1))
 step "mutation check (scripts/mutation_check.sh)"
 scripts/mutation_check.sh build
 
-step "build with ASan+UBSan (the targets of the unit and cli tests)"
-cmake -S . -B build-asan -DIMGSMITH_WERROR=ON -DIMGSMITH_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
-cmake --build build-asan -j"$jobs" --target "${sanitizer_targets[@]}"
+# One sanitizer build (clang, ASan+UBSan, in build-fuzz/) for the fuzz
+# targets and the tests: the libraries are compiled once for both.
+step "build with ASan+UBSan under clang: the fuzz targets, and the unit and cli tests' targets"
+scripts/fuzz.sh --build-only
+cmake --build build-fuzz -j"$jobs" --target "${sanitizer_targets[@]}"
 step "unit and cli tests under ASan+UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan -L '^(unit|slow|cli)$' --output-on-failure -j"$jobs"
+  ctest --test-dir build-fuzz -L '^(unit|slow|cli)$' --output-on-failure -j"$jobs"
 
 step "fuzz smoke: every libFuzzer target for a few seconds (scripts/fuzz.sh)"
 scripts/fuzz.sh --seconds 8

@@ -64,11 +64,7 @@ std::size_t SharedFile::pread(void* buf, std::size_t size, std::uint64_t offset)
 
 FileRangeStream::FileRangeStream(std::shared_ptr<const SharedFile> file, std::uint64_t offset,
                                  std::uint64_t length)
-    : file_(std::move(file)),
-      begin_(offset),
-      end_(offset + length),
-      pos_(offset),
-      kept_from_(offset) {
+    : file_(std::move(file)), end_(offset + length), pos_(offset), kept_from_(offset) {
   // A range that runs past the end of the file is read as far as it goes;
   // the tar reader then reports the truncation.
   end_ = std::min(end_, file_->size());

@@ -72,7 +72,7 @@ exec 9>&-
 source "$here/dockerd.sh"
 start_test_dockerd "$cache/docker"
 # start_test_dockerd's trap stops the daemon; binfmt goes after it.
-trap 'stop_dockerd; [ -n "$test_made_docker0" ] && ip link delete docker0 2>/dev/null; rm -rf "$run" "$tmp"; binfmt_cleanup' EXIT
+trap 'cleanup_test_dockerd; binfmt_cleanup' EXIT
 
 # ----- the project, gen, and its arm64 base stand-in ---------------------------------
 project=$tmp/hf-fastapi

@@ -25,9 +25,11 @@ start_dockerd() {
     ip addr add "198.18.$(($$ % 250)).1/24" dev "$dockerd_bridge" &&
     ip link set "$dockerd_bridge" up; } 2>"$dockerd_run/log" || return 1
   mkdir -p "$dockerd_data"
+  # stdin and output away from the caller's: a daemon that outlives its
+  # starter (docker_engine.sh) must not hold ctest's pipes open.
   dockerd --data-root "$dockerd_data" --exec-root "$dockerd_run/exec" --pidfile "$dockerd_run/pid" \
     -H "unix://$dockerd_run/sock" --bridge="$dockerd_bridge" \
-    --iptables=false --ip-masq=false >"$dockerd_run/log" 2>&1 &
+    --iptables=false --ip-masq=false </dev/null >"$dockerd_run/log" 2>&1 &
   dockerd_pid=$!
   export DOCKER_HOST="unix://$dockerd_run/sock"
   local _
@@ -55,20 +57,44 @@ stop_dockerd() {
   return 0
 }
 
-# For the system tests (which have sourced skip.sh and assert.sh): a daemon on
-# DATA_ROOT with its socket in $run, stopped with everything it made when the
-# test exits; skips the test when it does not come up. A docker0 bridge that
-# exists before the test must exist after it (a Docker already on the machine
-# keeps its networking); where there is none, the test makes one, to show
-# that, and removes it at the end.
+# For the system tests (which have sourced skip.sh and assert.sh): the Docker
+# engine on DATA_ROOT, with its socket in $run. Under ctest that is the one
+# engine docker_engine.sh started for all of them (IMGSMITH_TEST_DOCKER_ENGINE
+# names its state file), shared and left running; run alone, a test starts its
+# own, stopped with everything it made when the test exits, and skips when it
+# does not come up. A docker0 bridge that exists before the test must exist
+# after it (a Docker already on the machine keeps its networking); where there
+# is none, the test (or docker_engine.sh) makes one, to show that, and removes
+# it at the end.
 #   start_test_dockerd DATA_ROOT
+#   cleanup_test_dockerd      what the EXIT trap does (a test's own trap calls it)
+test_shared_engine=""
 start_test_dockerd() {
   test_made_docker0=""
+  local state=${IMGSMITH_TEST_DOCKER_ENGINE:-}
+  if [ -n "$state" ] && [ -f "$state" ] && [ "$(sed -n 's/^data=//p' "$state")" = "$1" ]; then
+    run=$(sed -n 's/^run=//p' "$state")
+    if DOCKER_HOST="unix://$run/sock" /usr/bin/docker version >/dev/null 2>&1; then
+      export DOCKER_HOST="unix://$run/sock"
+      test_shared_engine=yes
+      trap cleanup_test_dockerd EXIT
+      return 0
+    fi
+  fi
   if ! ip link show docker0 >/dev/null 2>&1; then
     ip link add name docker0 type bridge && test_made_docker0=yes
   fi
   # Short paths: a unix socket path must fit in 108 bytes.
   run=$(mktemp -d /tmp/imgsmith-dockerd.XXXXXX)
-  trap 'stop_dockerd; [ -n "$test_made_docker0" ] && ip link delete docker0 2>/dev/null; rm -rf "$run" "$tmp"' EXIT
+  trap cleanup_test_dockerd EXIT
   start_dockerd "$1" "$run" || { tail -5 "$run/log"; skip "dockerd did not start"; }
+}
+
+cleanup_test_dockerd() {
+  if [ -z "$test_shared_engine" ]; then
+    stop_dockerd
+    [ -n "$test_made_docker0" ] && ip link delete docker0 2>/dev/null
+    rm -rf "$run"
+  fi
+  rm -rf "$tmp"
 }

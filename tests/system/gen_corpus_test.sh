@@ -74,15 +74,25 @@ projects=(
 )
 table="$tmp/table"
 printf 'project\tbase image\tbuilt\tran\n' >"$table"
-mkdir -p "$tmp/corpus"
-for entry in "${projects[@]}"; do
+shared=$tmp
+mkdir -p "$shared/results"
+# build_and_run ENTRY RESULTS: one project, in a subshell of its own (two
+# run at a time: a build waits on the disk and the mirror as much as on a
+# CPU): its scratch files in a folder of its own, its table row in
+# RESULTS.row; the caller keeps its output and its pass/fail counts.
+build_and_run() {
+  local results=$2
+  tmp="$results.tmp"
+  mkdir -p "$tmp/corpus"
+  pass=0 fail=0
+  local entry=$1
   read -r project context <<<"$entry"
-  row() { printf '%s\t%s\t%s\t%s\n' "$project" "$1" "$2" "$3" >>"$table"; }
+  row() { printf '%s\t%s\t%s\t%s\n' "$project" "$1" "$2" "$3" >"$results.row"; }
   # The project's row of expected.tsv: its base image and port.
   read -r base port < <(awk -F'\t' -v p="$project" -v c="${context:+context=$context}" \
     '$1 == p && ($2 == "-" || $2 == c || $2 == "wheelhouse=wheels") { print $4, $9; exit }' "$corpus_dir/expected.tsv")
   case "$base" in
-    nvidia/*) [ -n "$have_cuda" ] || { row "$base" "no (no CUDA stand-ins)" no; continue; } ;;
+    nvidia/*) [ -n "$have_cuda" ] || { row "$base" "no (no CUDA stand-ins)" no; return; } ;;
   esac
   # The checkout as a developer has it: also a .env, a stale build tree and
   # bytecode, which the image must not get.
@@ -97,15 +107,15 @@ for entry in "${projects[@]}"; do
   if [ -n "$(find "$tmp/corpus/$top" -name 'requirements*.txt' -print -quit)" ]; then
     # (offline-wheelhouse's own wheel is a placeholder that gen never opens)
     python3 "$here/standin_wheels.py" "$dir/wheels" $(find "$tmp/corpus/$top" -name 'requirements*.txt') ||
-      { echo "FAIL: stand-in wheels for $project"; fail=$((fail + 1)); continue; }
+      { echo "FAIL: stand-in wheels for $project"; fail=$((fail + 1)); return; }
     gen_args+=(--wheelhouse wheels)
   fi
   [ -n "$context" ] && gen_args+=(--context "$tmp/corpus/$context")
-  expect "$project: gen" 0 env IMGSMITH_GEN_TABLES="$tmp/tables" "$bin" gen "$dir" "${gen_args[@]}"
+  expect "$project: gen" 0 env IMGSMITH_GEN_TABLES="$shared/tables" "$bin" gen "$dir" "${gen_args[@]}"
   dockerfile="$dir/Dockerfile"
   build_dir=${context:+$tmp/corpus/$context}
   build_dir=${build_dir:-$dir}
-  [ -f "$dockerfile" ] || { row "$base" no no; continue; }
+  [ -f "$dockerfile" ] || { row "$base" no no; return; }
   # Docker's python image of any version is Debian's Python 3.11 here.
   want=$(sed 's|^python:3\.[0-9]*-|library/python:3.11-|' <<<"$base")
   check "$project: gen chose the expected base image ($want)" grep -q "^FROM standin/$want\$" "$dockerfile"
@@ -122,7 +132,7 @@ for entry in "${projects[@]}"; do
   else
     fail=$((fail + 1)); echo "FAIL: $project: docker build (--network $network)"; tail -15 "$tmp/build.log"
     row "$base" no no
-    continue
+    return
   fi
 
   "$docker" run --rm --network none --entrypoint sh "$image" -c \
@@ -185,6 +195,32 @@ sys.exit(1 if bad or not files else 0)
 EOF
   row "$base" "$built" "$ran"
   "$docker" image rm "$image" >/dev/null 2>&1
+}
+workers=2
+pids=()
+n=0
+for entry in "${projects[@]}"; do
+  n=$((n + 1))
+  while :; do
+    running=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && running=$((running + 1)); done
+    ((running < workers)) && break
+    sleep 1
+  done
+  ( build_and_run "$entry" "$shared/results/$n"; printf '%s %s\n' "$pass" "$fail" >"$shared/results/$n.counts" ) \
+    >"$shared/results/$n.log" 2>&1 &
+  pids+=($!)
+done
+wait "${pids[@]}"
+# In the corpus's order: each project's output, its counts and its row.
+for ((i = 1; i <= n; i++)); do
+  cat "$shared/results/$i.log"
+  if read -r p f <"$shared/results/$i.counts"; then
+    pass=$((pass + p)) fail=$((fail + f))
+  else
+    echo "FAIL: ${projects[$((i - 1))]}: its build and run left no result"; fail=$((fail + 1))
+  fi
+  [ -f "$shared/results/$i.row" ] && cat "$shared/results/$i.row" >>"$table"
 done
 for project in "${!not_here[@]}"; do
   printf '%s\t-\tnot here: %s\t-\n' "$project" "${not_here[$project]}" >>"$table"

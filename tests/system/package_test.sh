@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# imgsmith as users install it, on a real Docker engine (started here on the
-# shared data root, stopped by its PID):
+# imgsmith as users install it, on a real Docker engine (dockerd.sh):
 #   - the Debian package from CPack (`--target package`): its control fields
 #     (version, dpkg-shlibdeps' dependencies), installed with apt into a
 #     clean debootstrapped Debian 12 container; there `imgsmith --version`,
 #     an analysis of a fixture equal to this build's, `man -w` for each page,
 #     and bash-completion completing `imgsmith analyze --fo<TAB>`;
-#   - the imgsmith image from the repository's Dockerfile, every stage built
+#   - with IMGSMITH_TEST_IMAGE=1 (outside CI's time budget: it compiles
+#     imgsmith once more), the imgsmith image from the repository's
+#     Dockerfile, every stage built
 #     (the kernels on a stand-in of NVIDIA's devel image, imgsmith compiled
 #     and packaged, the package installed on the runtime stage): it runs as
 #     non-root with no compiler, analyses a fixture mounted into it and
@@ -121,8 +122,14 @@ else
 fi
 
 # ----- the imgsmith image ---------------------------------------------------------
+# Building it compiles imgsmith a whole time more, in a container (about 7
+# minutes of both CPUs here): it runs when IMGSMITH_TEST_IMAGE=1, outside
+# CI's time budget; run it after changing the Dockerfile, scripts/setup.sh
+# or the packaging (README.md, "Tests").
 cuda_dir=$(readlink -f /usr/local/cuda 2>/dev/null || true)
-if [ ! -x "$cuda_dir/bin/nvcc" ]; then
+if [ "${IMGSMITH_TEST_IMAGE:-0}" != 1 ]; then
+  echo "package: the imgsmith image is not built (IMGSMITH_TEST_IMAGE=1 builds it)"
+elif [ ! -x "$cuda_dir/bin/nvcc" ]; then
   skip_part "the imgsmith image: no CUDA toolkit in /usr/local/cuda for the devel stand-in its kernels stage uses"
 else
   "$here/cuda_standins.sh" standin "$root_tar" "$cuda_dir" 13.0.0 || { echo "FAIL: the CUDA stand-ins"; exit 1; }

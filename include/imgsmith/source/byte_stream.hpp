@@ -78,7 +78,6 @@ class FileRangeStream : public ByteStream {
 
  private:
   std::shared_ptr<const SharedFile> file_;
-  std::uint64_t begin_;
   std::uint64_t end_;
   std::uint64_t pos_;
   std::uint64_t kept_from_;  // lent pages before this have left the resident set
