@@ -20,6 +20,8 @@ ENTRY is one of:
                                                     file: its header (one U8 tensor),
                                                     then the tensor's bytes
     {"path": "a/b.txt", "content": "text"}         regular file, given text
+    {"path": "lib/x.so", "from": "/host/file"}     regular file, a file's bytes on this
+                                                    machine (a real binary for a test)
     {"path": "a/dir", "type": "dir"}
     {"path": "a/link", "type": "symlink", "target": "..."}
     {"path": "a/hard", "type": "hardlink", "target": "a/b.txt"}
@@ -204,7 +206,7 @@ class Entry:
 DEFAULT_MODES = {"dir": 0o755, "file": 0o644, "symlink": 0o777, "hardlink": 0o644}
 
 ENTRY_KEYS = {
-    "file": {"path", "type", "size", "seed", "content", "mode", "format"},
+    "file": {"path", "type", "size", "seed", "content", "from", "mode", "format"},
     "dir": {"path", "type", "mode"},
     "symlink": {"path", "type", "target", "mode"},
     "hardlink": {"path", "type", "target", "mode"},
@@ -302,9 +304,18 @@ def _expand_raw(entries, where):
         ew = f"{ew} ({path})"
         mode = parse_mode(e, ew)
         if etype == "file":
-            if ("size" in e) == ("content" in e):
-                raise SpecError(f"{ew}: a file needs exactly one of \"size\" or \"content\"")
-            if "content" in e:
+            if ("size" in e) + ("content" in e) + ("from" in e) != 1:
+                raise SpecError(f"{ew}: a file needs exactly one of \"size\", \"content\" or \"from\"")
+            if "from" in e:
+                if not isinstance(e["from"], str) or "seed" in e or "format" in e:
+                    raise SpecError(f"{ew}: \"from\" is a file's path, alone")
+                try:
+                    with open(e["from"], "rb") as f:
+                        data = f.read()
+                except OSError as err:
+                    raise SpecError(f"{ew}: cannot read {e['from']}: {err.strerror}")
+                yield Entry("file", path, size=len(data), mode=mode, content=data)
+            elif "content" in e:
                 if not isinstance(e["content"], str):
                     raise SpecError(f"{ew}: \"content\" must be a string")
                 if "seed" in e:

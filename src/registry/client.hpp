@@ -55,7 +55,6 @@ class Client {
                             const std::string& what) const;
   [[noreturn]] void fail(HttpStream& response, const std::string& what,
                          const std::string& subject) const;
-  void choose_scheme();
 
   // The most read of an error's body, or of a token service's answer.
   static constexpr std::size_t kErrorBodyLimit = 64u << 10;

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The HTML report in a real browser, and the exports in the tools that read them.
 
-Usage: report_browser_test.py IMGSMITH FIXTURES_DIR REPO_DIR ARTIFACTS_DIR
+Usage: report_browser_test.py IMGSMITH FIXTURES_DIR REPO_DIR ARTIFACTS_DIR KERNEL_FIXTURES_DIR
 
 Debian's chromium, headless, driven through the DevTools protocol over a
 pipe (--remote-debugging-pipe: no port, no network), loads each report from
@@ -12,7 +12,9 @@ proportional to the categories' bytes (within 1%); a real mouse click on a
 category zooms into it. Reports: dive's fixture, the README's example image,
 an image of 100,000 files (its page size and open time are printed), an
 image whose paths and commands are HTML and script (rendered as text, none
-runs), and a diff. Screenshots go to ARTIFACTS_DIR. `ncdu -f` reads the
+runs), an image with a CUDA library compiled here by nvcc (its kernels
+table per GPU, as CUDA's rules and the library's -gencode flags say), and
+a diff. Screenshots go to ARTIFACTS_DIR. `ncdu -f` reads the
 ncdu export and its total equals final_bytes; the CSV's bytes sum to
 final_bytes. Exit 77 (skipped) when chromium or ncdu is missing.
 """
@@ -29,7 +31,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from checks import Checks  # noqa: E402
 
-imgsmith, fixtures, repo, artifacts = sys.argv[1:5]
+imgsmith, fixtures, repo, artifacts, kernel_fixtures = sys.argv[1:6]
 check = Checks("report_browser")
 
 
@@ -289,6 +291,36 @@ try:
           any('<img src=x onerror="window.pwned=1">.bin' in n for n in names), json.dumps(names)[:400])
     command = browser.eval("document.getElementById('layers').textContent")
     check("hostile: the layer's command is shown as text", "<script>window.pwned=3</script>" in command)
+
+    # CUDA kernels: a torch-like library compiled here (tests/kernels/build-fixtures.sh:
+    # SASS sm_75, sm_80, sm_86, sm_90 and PTX compute_90). By CUDA's rules its SASS runs on
+    # 7.5 to 9.0 (8.9 and 8.7 by 8.6's code: same major, lower minor), and only its PTX
+    # on 10.0 and 12.0: JIT at first load.
+    cuda_image = make_image({"tag": "cuda:1", "layers": [{"created_by": "COPY torch /opt/venv/", "entries": [
+        {"path": "opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so",
+         "from": os.path.join(kernel_fixtures, "old-torch.so")}]}]}, "cuda")
+    report, _, _ = analysis_page(browser, "kernels", cuda_image)
+    rows = browser.eval("[...document.querySelectorAll('#kernel-gpus tbody tr')]"
+                        ".map(r => [...r.cells].map(c => c.textContent))")
+    answers = {r[0]: r[2] for r in rows}
+    expected = {"T4": "runs", "A10": "runs", "A100-80GB": "runs", "L4": "runs", "Jetson-AGX-Orin": "runs",
+                "H100": "runs", "GH200": "runs", "B200": "JIT only", "B300": "JIT only", "RTX-5090": "JIT only"}
+    check("kernels: each GPU's answer is CUDA's rule for the library's code",
+          all(answers.get(g) == a for g, a in expected.items()), json.dumps(answers))
+    check("kernels: a row per GPU of the JSON, by compute capability",
+          [r[0] for r in rows] == [g["gpu"] for g in sorted(report["kernels"]["gpus"],
+                                                            key=lambda g: float(g["compute_capability"]))])
+    jit = next(g for g in report["kernels"]["gpus"] if g["gpu"] == "B200")
+    ptx = [c for c in report["kernels"]["binaries"][0]["code"] if c["kind"] == "ptx"]
+    check("kernels: the PTX to compile on B200 is the library's PTX, named",
+          len(ptx) == 1 and jit["jit_bytes"] == ptx[0]["bytes"] and
+          next(r for r in rows if r[0] == "B200")[3] == "libtorch_cuda.so", json.dumps(rows[-3:]))
+    binary = browser.eval("[...document.querySelectorAll('#kernel-binaries tbody tr')]"
+                          ".map(r => [...r.cells].map(c => c.textContent))")
+    check("kernels: the library's row names its code",
+          len(binary) == 1 and binary[0][0].endswith("/libtorch_cuda.so") and
+          binary[0][2].startswith("sm_75 sm_80 sm_86 sm_90 (") and binary[0][3].startswith("compute_90 ("),
+          json.dumps(binary))
 
     # A diff: the page draws, the change is the JSON's.
     diff_json = json.loads(run("diff", dive_image, example_image, "-q", "--format", "json").stdout)

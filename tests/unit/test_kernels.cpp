@@ -248,9 +248,9 @@ TEST_CASE("kernels: a module without a kernel needs no code on any GPU", "[kerne
 }
 
 TEST_CASE("kernels: NVVM IR for link-time optimisation is named, and runs nowhere as it is",
-          "[kernels]") {
-  // cuSPARSE keeps JIT-LTO fragments (kind 8) in fatbin containers of its
-  // .rodata, beside its SASS and PTX.
+          "[kernels][slow]") {
+  // [slow]: it reads all of cuSPARSE (hundreds of MB). cuSPARSE keeps JIT-LTO fragments (kind 8) in
+  // fatbin containers of its .rodata, beside its SASS and PTX.
   const std::string path = "/usr/local/cuda/lib64/libcusparse.so.12";
   REQUIRE(std::filesystem::exists(path));
   const auto b = inspect(read_file(path));

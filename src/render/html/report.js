@@ -199,10 +199,54 @@
       app.appendChild(table(["model", "format", "parameters", "precision", "weights", "KV cache", "total", "fits on (one GPU)"],
         rows, [false, false, true, false, true, true, true, false]));
     }
+    if (report.kernels && (report.kernels.binaries || []).length > 0) kernelsSection(app, report.kernels);
     if ((report.warnings || []).length) {
       app.appendChild(el("h2", { text: "Warnings" }));
       app.appendChild(el("ul", null, report.warnings.map(function (w) { return el("li", { text: w }); })));
     }
+  }
+
+  // The image's CUDA binaries: per GPU of the table (by compute capability)
+  // whether every one has code that runs there, then the binaries, most GPU
+  // code first, with the code each carries.
+  function kernelsSection(app, kernels) {
+    const shown = 50;
+    function baseName(p) { return String(p).slice(String(p).lastIndexOf("/") + 1); }
+    function names(paths) {
+      return paths.slice(0, 4).map(baseName).join(", ") + (paths.length > 4 ? " and " + (paths.length - 4) + " more" : "");
+    }
+    app.appendChild(el("h2", { text: "CUDA kernels: the GPUs this image's code runs on" }));
+    app.appendChild(el("p", { cls: "sub", text: kernels.binaries.length + (kernels.binaries.length === 1 ? " CUDA binary: " : " CUDA binaries: ") +
+      human(kernels.sass_bytes) + " of SASS, " + human(kernels.ptx_bytes) + " of PTX" }));
+    const gpus = (kernels.gpus || []).slice().sort(function (a, b) {
+      return parseFloat(a.compute_capability) - parseFloat(b.compute_capability);
+    });
+    const perGpu = app.appendChild(table(["GPU", "compute capability", "answer", "binaries", "PTX to compile"], gpus.map(function (g) {
+      const jit = g.jit || [], none = g.none || [];
+      const answer = !g.runs ? el("span", { cls: "gpu-fails", text: "fails: no kernel image" })
+        : jit.length ? el("span", { cls: "gpu-jit", text: "JIT only" }) : "runs";
+      return [g.gpu, g.compute_capability, answer, names(!g.runs ? none : jit), jit.length && g.runs ? human(g.jit_bytes) : ""];
+    }), [false, false, false, false, true]));
+    perGpu.id = "kernel-gpus";
+    function codeBytes(b) {
+      return (b.code || []).reduce(function (s, c) { return s + (c.kind === "sass" || c.kind === "ptx" ? c.bytes : 0); }, 0);
+    }
+    function codeOf(b, kind) {
+      return (b.code || []).filter(function (c) { return c.kind === kind; }).map(function (c) {
+        return c.name + (kind === "sass" && c.empty_entries === c.entries ? " (no kernels)" : "");
+      }).join(" ");
+    }
+    const binaries = kernels.binaries.slice().sort(function (a, b) { return codeBytes(b) - codeBytes(a); });
+    const perBinary = app.appendChild(table(["binary", "code", "SASS", "PTX", "CUDA runtime"], binaries.slice(0, shown).map(function (b) {
+      const bytesOf = function (kind) {
+        return human((b.code || []).reduce(function (s, c) { return s + (c.kind === kind ? c.bytes : 0); }, 0));
+      };
+      return [b.path, human(codeBytes(b)), codeOf(b, "sass") + (codeOf(b, "sass") ? " " : "") + "(" + bytesOf("sass") + ")",
+        codeOf(b, "ptx") ? codeOf(b, "ptx") + " (" + bytesOf("ptx") + ")" : "", b.cudart || ""];
+    }), [false, true, false, false, false]));
+    perBinary.id = "kernel-binaries";
+    if (binaries.length > shown)
+      app.appendChild(el("p", { cls: "empty", text: "and " + (binaries.length - shown) + " more binaries (--format json lists them all)" }));
   }
 
   function treemapSection(app, tree) {
