@@ -7,6 +7,7 @@
 #include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/models/model_file.hpp"
 #include "imgsmith/util/size.hpp"
+#include "kernel_findings.hpp"
 
 namespace imgsmith {
 namespace {
@@ -112,17 +113,34 @@ struct Attributed {
 // 4. Attribution and findings: the files go straight from attribution to
 // the findings, so no list of every file is kept unless the request asks
 // for one.
-Attributed attribute_and_find(const Analysis& analysis, const AnalyzeRequest& request) {
+// With target GPUs (--gpu), the owners of the CUDA binaries are kept on the
+// way, for the kernels' finding.
+Attributed attribute_and_find(const Analysis& analysis, const AnalyzeRequest& request,
+                              const KernelInventory* kernels) {
   Attributed out;
   WasteFinder findings(analysis, request.ignore);
+  const bool judge_kernels =
+      kernels != nullptr && !kernels->binaries.empty() && !request.gates.gpus.empty();
+  api_detail::BinaryOwners owners;
+  if (judge_kernels) owners = api_detail::owners_to_find(*kernels);
   out.attribution = attribute(
       analysis, request.rules, [&](const AttributedFile& file, const std::string& category) {
         findings.add(file, category);
+        // (An --ignore'd binary keeps no owner, and so no finding.)
+        if (judge_kernels)
+          if (const auto it = owners.find(file.path);
+              it != owners.end() && !matches_any(request.ignore, file.path))
+            it->second = api_detail::BinaryOwner{category, file.layer};
         if (request.keep_files)
           out.files.push_back(ReportFile{std::string(file.path), file.bytes, file.layer, category,
                                          file.child, file.origin});
       });
   out.findings = findings.finish(out.attribution, request.floor);
+  if (judge_kernels) {
+    Finding f = api_detail::sass_for_other_gpus(*kernels, request.gates.gpus, owners, analysis);
+    if (f.bytes > 0)
+      insert_finding(out.findings, std::move(f), analysis.final_bytes, request.floor);
+  }
   return out;
 }
 
@@ -135,7 +153,8 @@ AnalyzeResult analyze(const AnalyzeRequest& request) {
   if (request.read_kernels) r.kernels = read_kernels(r.analysis);
   leave_out_ignored(r.analysis, request.ignore);
   if (request.progress) request.progress("attributing bytes");
-  Attributed attributed = attribute_and_find(r.analysis, request);
+  Attributed attributed =
+      attribute_and_find(r.analysis, request, r.kernels ? &*r.kernels : nullptr);
   r.attribution = std::move(attributed.attribution);
   r.findings = std::move(attributed.findings);
   r.files = std::move(attributed.files);

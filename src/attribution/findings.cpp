@@ -109,6 +109,47 @@ const std::vector<FindingText>& finding_table() {
 
 }  // namespace
 
+namespace {
+
+const FindingText& finding_row(const std::string& id) {
+  const auto& table = finding_table();
+  const auto row =
+      std::find_if(table.begin(), table.end(), [&](const FindingText& t) { return t.id == id; });
+  if (row == table.end())
+    throw std::logic_error("finding '" + id + "' is not in data/findings.json");
+  return *row;
+}
+
+bool below_floor(const Finding& f, std::uint64_t final_bytes, const FindingFloor& floor) {
+  return f.bytes < floor.min_bytes &&
+         static_cast<double>(f.bytes) <
+             static_cast<double>(final_bytes) * floor.min_percent / 100.0;
+}
+
+// Report order: significant findings first, each group largest saving first.
+bool reported_before(const Finding& x, const Finding& y) {
+  if (x.info != y.info) return !x.info;
+  return x.bytes != y.bytes ? x.bytes > y.bytes : x.id < y.id;
+}
+
+}  // namespace
+
+Finding finding_of(const std::string& id) {
+  const FindingText& row = finding_row(id);
+  Finding f;
+  f.id = id;
+  f.message = row.title;
+  f.fix = row.fix;
+  return f;
+}
+
+void insert_finding(std::vector<Finding>& findings, Finding f, std::uint64_t final_bytes,
+                    const FindingFloor& floor) {
+  f.info = below_floor(f, final_bytes, floor);
+  findings.insert(std::upper_bound(findings.begin(), findings.end(), f, reported_before),
+                  std::move(f));
+}
+
 const std::vector<std::string>& finding_ids() {
   static const std::vector<std::string> ids = [] {
     std::vector<std::string> out;
@@ -136,17 +177,10 @@ struct WasteFinder::Builders {
 
   // A finding of data/findings.json, with its title and fix from there.
   Builder& start(const std::string& id) {
-    const auto& table = finding_table();
-    const auto row =
-        std::find_if(table.begin(), table.end(), [&](const FindingText& t) { return t.id == id; });
-    if (row == table.end())
-      throw std::logic_error("finding '" + id + "' is not in data/findings.json");
     Builder& x = b[id];
     x.top = a.top;
     x.image_layers = &a.layers;
-    x.f.id = id;
-    x.f.message = row->title;
-    x.f.fix = row->fix;
+    x.f = finding_of(id);
     return x;
   }
 
@@ -352,17 +386,13 @@ std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingF
   }
 
   std::vector<Finding> out;
-  const double percent_floor = static_cast<double>(a.final_bytes) * floor.min_percent / 100.0;
   for (auto& [id, builder] : b) {
     if (builder.f.bytes == 0) continue;
     Finding f = builder.done();
-    f.info = f.bytes < floor.min_bytes && static_cast<double>(f.bytes) < percent_floor;
+    f.info = below_floor(f, a.final_bytes, floor);
     out.push_back(std::move(f));
   }
-  std::sort(out.begin(), out.end(), [](const Finding& x, const Finding& y) {
-    if (x.info != y.info) return !x.info;
-    return x.bytes != y.bytes ? x.bytes > y.bytes : x.id < y.id;
-  });
+  std::sort(out.begin(), out.end(), reported_before);
   return out;
 }
 

@@ -82,6 +82,25 @@ BinaryOnGpu binary_on_gpu(const CudaBinary& binary, unsigned cc) {
   return out;
 }
 
+std::uint64_t sass_bytes_unused_by(const CudaBinary& binary, const std::vector<unsigned>& ccs) {
+  // The architectures (with their variant) some GPU loads.
+  std::vector<std::pair<unsigned, char>> loaded;
+  for (const unsigned cc : ccs) {
+    const KernelCode* best = nullptr;
+    for (const KernelCode& c : binary.code)
+      if (c.kind == KernelKind::Sass && c.empty_entries < c.entries && sass_runs(c, cc) &&
+          (best == nullptr || c.arch > best->arch))
+        best = &c;
+    if (best != nullptr) loaded.emplace_back(best->arch, best->variant);
+  }
+  std::uint64_t unused = 0;
+  for (const KernelCode& c : binary.code)
+    if (c.kind == KernelKind::Sass &&
+        std::find(loaded.begin(), loaded.end(), std::make_pair(c.arch, c.variant)) == loaded.end())
+      unused += c.bytes;
+  return unused;
+}
+
 std::vector<GpuKernelVerdict> verdicts_per_gpu(const KernelInventory& inventory,
                                                const std::vector<Gpu>& gpus) {
   std::vector<GpuKernelVerdict> out;

@@ -143,6 +143,22 @@ expect "--gpu passes where every binary has code, JIT included" 0 "$bin" analyze
 expect "--gpu fails where one has none" 1 "$bin" analyze "$tmp/img.tar" --gpu L4,B200 -q
 check "the failure names the binary and the GPU" grep -q "gate failed: gpu:B200: 2 CUDA binaries have no code for B200 (compute capability 10.0):.*flash_attn_2_cuda" "$tmp/err"
 check "and passes the GPU that has code for all but one" grep -q "gate failed: gpu:L4: 1 CUDA binary has no code" "$tmp/err"
+# The SASS no target loads: torch's sm_75..sm_86 for H100; NVIDIA's cuBLAS
+# and cuDNN, which only NVIDIA builds, are no part of it.
+expect "--gpu H100: the SASS for other GPUs is a finding" 0 "$bin" analyze "$tmp/torch.tar" --gpu H100 \
+  --format json -o "$tmp/h100.json" -q
+check "its bytes are torch's SASS that H100 does not load, and only torch's" python3 - "$tmp/h100.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = [f for f in d["findings"] if f["id"] == "sass-for-other-gpus"]
+torch = next(b for b in d["kernels"]["binaries"] if b["path"].endswith("/libtorch_cuda.so"))
+unused = sum(c["bytes"] for c in torch["code"] if c["name"] in ("sm_75", "sm_80", "sm_86"))
+ok = len(f) == 1 and f[0]["bytes"] == unused and [p["path"] for p in f[0]["paths"]] == [torch["path"]] \
+    and 'TORCH_CUDA_ARCH_LIST="9.0"' in f[0]["fix"]
+if not ok:
+    print(f)
+sys.exit(0 if ok else 1)
+PY
 mkdir -p "$tmp/team"
 printf '[analyze]\ngpus = ["L4"]\n' >"$tmp/team/imgsmith.toml"
 expect "imgsmith.toml's gpus gate as --gpu does" 1 sh -c "cd \"$tmp/team\" && \"$bin\" analyze \"$tmp/img.tar\" -q"

@@ -4,6 +4,8 @@
 // stated from its build flags; the toolkit's libraries are checked against
 // an independent reading of their .nv_fatbin section through the ELF
 // section headers (which the streaming reader never uses).
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +14,9 @@
 #include <set>
 #include <sstream>
 
+#include "image_builder.hpp"
+#include "imgsmith/api/analyze.hpp"
+#include "imgsmith/attribution/findings.hpp"
 #include "imgsmith/gate/gate.hpp"
 #include "imgsmith/kernels/cuda_binary.hpp"
 #include "imgsmith/kernels/kernel_inventory.hpp"
@@ -335,6 +340,80 @@ TEST_CASE("kernels: the image's answer per GPU and the --gpu gate", "[kernels]")
   CHECK(!evaluate_gate(analysis, config).passed);
   CHECK_THROWS_AS(parse_gpu_list({"H100,V100"}), InputError);
   CHECK_THROWS_WITH(parse_gpu_list({" , "}), Catch::Contains("no GPU named"));
+}
+
+TEST_CASE("kernels: SASS no target GPU loads is what a build for the targets leaves out",
+          "[kernels]") {
+  const CudaBinary torch = *inspect_fixture("old-torch.so");  // SASS sm_75 sm_80 sm_86 sm_90
+  const auto bytes = [&](const std::string& name) { return code_named(torch, name)->bytes; };
+  REQUIRE(torch.sass_bytes() == bytes("sm_75") + bytes("sm_80") + bytes("sm_86") + bytes("sm_90"));
+  // H100 (9.0) loads sm_90, and nothing else.
+  CHECK(sass_bytes_unused_by(torch, {90}) == bytes("sm_75") + bytes("sm_80") + bytes("sm_86"));
+  // L4 (8.9) loads sm_86, the highest of its major at or below it; A100 (8.0) sm_80.
+  CHECK(sass_bytes_unused_by(torch, {89, 80}) == bytes("sm_75") + bytes("sm_90"));
+  // B200 (10.0) loads none of it (its PTX is compiled instead): all of it goes.
+  CHECK(sass_bytes_unused_by(torch, {100}) == torch.sass_bytes());
+  const CudaBinary flash = *inspect_fixture("arch90a.so");  // sm_90a: 9.0 alone
+  CHECK(sass_bytes_unused_by(flash, {90}) == 0);
+  CHECK(sass_bytes_unused_by(flash, {103}) == flash.sass_bytes());
+}
+
+TEST_CASE("kernels: with --gpu, the SASS for other GPUs is a finding, NVIDIA's libraries aside",
+          "[kernels]") {
+  const std::string torch_path = "opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so";
+  const std::string ext_path = "app/ext.cpython-311-x86_64-linux-gnu.so";
+  const std::string torch = read_file(kFixtures + "/old-torch.so");
+  const std::string ext = read_file(kFixtures + "/new-torch.so");
+  // NVIDIA's cuBLAS: its SASS for other GPUs is there too, but only NVIDIA
+  // can build it again.
+  const std::string cublas = read_file("/usr/local/cuda/lib64/libcublas.so.13");
+  testing::Image image;
+  image.layers.push_back(
+      testing::Layer{{testing::file_with(torch_path, torch), testing::file_with(ext_path, ext),
+                      testing::file_with("usr/local/cuda/lib64/libcublas.so.13", cublas)}});
+  const std::filesystem::path saved =
+      std::filesystem::temp_directory_path() / ("imgsmith-kernels-" + std::to_string(getpid()));
+  std::ofstream(saved, std::ios::binary) << testing::docker_legacy_save(image);
+  const auto run = [&](const std::vector<std::string>& gpus, const std::vector<Glob>& ignore) {
+    AnalyzeRequest request;
+    request.image = saved.string();
+    if (!gpus.empty()) request.gates.gpus = parse_gpu_list(gpus);
+    request.ignore = ignore;
+    return analyze(request);
+  };
+  const auto found = [](const AnalyzeResult& r) -> const Finding* {
+    for (const Finding& f : r.findings)
+      if (f.id == "sass-for-other-gpus") return &f;
+    return nullptr;
+  };
+  const CudaBinary t = *inspect(torch), e = *inspect(ext);
+  const auto bytes = [](const CudaBinary& b, const std::string& name) {
+    return code_named(b, name)->bytes;
+  };
+  // H100: torch's sm_75..sm_86; the extension's all but sm_90.
+  const AnalyzeResult h100 = run({"H100"}, {});
+  const Finding* f = found(h100);
+  REQUIRE(f != nullptr);
+  const std::uint64_t torch_unused = bytes(t, "sm_75") + bytes(t, "sm_80") + bytes(t, "sm_86");
+  const std::uint64_t ext_unused = e.sass_bytes() - bytes(e, "sm_90");
+  CHECK(f->bytes == torch_unused + ext_unused);
+  REQUIRE(f->paths.size() == 2);
+  CHECK(f->paths[0].path == "/" + ext_path);
+  CHECK(f->paths[0].bytes == ext_unused);
+  CHECK(f->paths[1].path == "/" + torch_path);
+  CHECK(f->fix.find("TORCH_CUDA_ARCH_LIST=\"9.0\"") != std::string::npos);
+  CHECK(f->fix.find("CMAKE_CUDA_ARCHITECTURES=\"90-real\"") != std::string::npos);
+  CHECK(f->info);  // tens of kB beside cuBLAS: for information
+  // --ignore of the extension leaves torch alone in it.
+  const AnalyzeResult ignored = run({"H100"}, {Glob("/app/**")});
+  const Finding* g = found(ignored);
+  REQUIRE(g != nullptr);
+  CHECK(g->bytes == torch_unused);
+  CHECK(g->fix.find("from source") != std::string::npos);  // a framework's wheels
+  // No --gpu, no finding.
+  const AnalyzeResult no_gpu = run({}, {});
+  CHECK(found(no_gpu) == nullptr);
+  std::filesystem::remove(saved);
 }
 
 TEST_CASE("kernels: hostile and cut-short binaries are warnings, never a crash", "[kernels]") {

@@ -50,6 +50,15 @@ const std::vector<std::string>& finding_ids();
 std::vector<Finding> find_waste(const Analysis& analysis, const Attribution& attribution,
                                 const std::vector<Glob>& ignore, const FindingFloor& floor = {});
 
+// A finding made outside the walk over the files (the CUDA kernels' ones,
+// in api/): `id`'s title and fix from data/findings.json, to be filled in.
+// Throws std::logic_error for an id that is not there.
+Finding finding_of(const std::string& id);
+// Puts `f` among `findings` as find_waste() orders them, info when it is
+// below the floor (of an image of `final_bytes`).
+void insert_finding(std::vector<Finding>& findings, Finding f, std::uint64_t final_bytes,
+                    const FindingFloor& floor = {});
+
 // find_waste() fed one file at a time, as attribute() hands them out, so
 // that no list of every file is needed: an image can hold millions.
 class WasteFinder {

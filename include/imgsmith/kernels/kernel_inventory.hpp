@@ -49,6 +49,14 @@ struct BinaryOnGpu {
 };
 BinaryOnGpu binary_on_gpu(const CudaBinary& binary, unsigned compute_capability);
 
+// SASS of this binary that none of the GPUs of these compute capabilities
+// loads: for each, the driver takes the highest architecture that runs
+// there, and every other SASS entry is what a build for exactly these GPUs
+// leaves out. Modules without a kernel count too (a build for these GPUs
+// makes its own).
+std::uint64_t sass_bytes_unused_by(const CudaBinary& binary,
+                                   const std::vector<unsigned>& compute_capabilities);
+
 // One GPU's answer for the whole image.
 struct GpuKernelVerdict {
   Gpu gpu;
