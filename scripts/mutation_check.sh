@@ -75,6 +75,16 @@ break_ empty-module-judged src/kernels/kernel_inventory.cpp \
   '    if (c.kind == KernelKind::Sass && c.empty_entries == c.entries) continue;' \
   '' \
   'kernels: *'
+# The SASS a target loads is the highest that runs there; NVIDIA's own
+# libraries are never counted as rebuildable.
+break_ unused-sass-lowest-kept src/kernels/kernel_inventory.cpp \
+  '(best == nullptr || c.arch > best->arch))' \
+  '(best == nullptr || c.arch < best->arch))' \
+  'kernels: *'
+break_ nvidia-libraries-counted src/api/kernel_findings.cpp \
+  'owner->second.category == "cuda")' \
+  'owner->second.category == "nvidia")' \
+  'kernels: *'
 break_ compressed-size-sum src/analysis/analyze.cpp \
   '      compressed_total += scan.blob_bytes;' \
   '' \
