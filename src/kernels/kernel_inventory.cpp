@@ -25,6 +25,17 @@ bool ptx_compiles(const KernelCode& code, unsigned cc) {
   return code.arch <= cc;
 }
 
+// The SASS the driver loads on `cc`: the highest architecture that runs
+// there, of the modules with a kernel; nullptr when none does.
+const KernelCode* loaded_sass(const CudaBinary& binary, unsigned cc) {
+  const KernelCode* best = nullptr;
+  for (const KernelCode& c : binary.code)
+    if (c.kind == KernelKind::Sass && c.empty_entries < c.entries && sass_runs(c, cc) &&
+        (best == nullptr || c.arch > best->arch))
+      best = &c;
+  return best;
+}
+
 const nlohmann::json& drivers() {
   static const nlohmann::json doc = nlohmann::json::parse(kernels_data().at("cuda-drivers.json"));
   return doc;
@@ -46,24 +57,18 @@ std::uint64_t KernelInventory::ptx_bytes() const {
 
 BinaryOnGpu binary_on_gpu(const CudaBinary& binary, unsigned cc) {
   BinaryOnGpu out;
-  const KernelCode* best_sass = nullptr;
+  const KernelCode* best_sass = loaded_sass(binary, cc);
   const KernelCode* best_ptx = nullptr;
   bool any_kernel = false;
   for (const KernelCode& c : binary.code) {
     // Modules without a kernel need no code on any GPU.
     if (c.kind == KernelKind::Sass && c.empty_entries == c.entries) continue;
     any_kernel = any_kernel || c.kind == KernelKind::Sass || c.kind == KernelKind::Ptx;
-    if (c.kind == KernelKind::Sass) {
-      if (sass_runs(c, cc)) {
-        // The driver takes the closest: the highest architecture that runs.
-        if (best_sass == nullptr || c.arch > best_sass->arch) best_sass = &c;
-      } else {
-        out.other_sass_bytes += c.bytes;
-      }
-    } else if (c.kind == KernelKind::Ptx && ptx_compiles(c, cc)) {
+    if (c.kind == KernelKind::Ptx && ptx_compiles(c, cc)) {
       if (best_ptx == nullptr || c.arch > best_ptx->arch) best_ptx = &c;
     }
   }
+  out.other_sass_bytes = sass_bytes_unused_by(binary, {cc});
   if (!any_kernel) {
     out.verdict = KernelVerdict::Sass;  // nothing to load, nothing to fail
     out.code = "no kernels";
@@ -85,14 +90,9 @@ BinaryOnGpu binary_on_gpu(const CudaBinary& binary, unsigned cc) {
 std::uint64_t sass_bytes_unused_by(const CudaBinary& binary, const std::vector<unsigned>& ccs) {
   // The architectures (with their variant) some GPU loads.
   std::vector<std::pair<unsigned, char>> loaded;
-  for (const unsigned cc : ccs) {
-    const KernelCode* best = nullptr;
-    for (const KernelCode& c : binary.code)
-      if (c.kind == KernelKind::Sass && c.empty_entries < c.entries && sass_runs(c, cc) &&
-          (best == nullptr || c.arch > best->arch))
-        best = &c;
-    if (best != nullptr) loaded.emplace_back(best->arch, best->variant);
-  }
+  for (const unsigned cc : ccs)
+    if (const KernelCode* best = loaded_sass(binary, cc))
+      loaded.emplace_back(best->arch, best->variant);
   std::uint64_t unused = 0;
   for (const KernelCode& c : binary.code)
     if (c.kind == KernelKind::Sass &&

@@ -43,8 +43,8 @@ struct BinaryOnGpu {
   std::string code;             // what runs: "sm_80" (SASS), "compute_90" (PTX)
   std::uint64_t jit_bytes = 0;  // the PTX the driver compiles at first load
   unsigned ptx_isa = 0;         // its ISA, major * 10 + minor
-  // SASS of this binary no GPU of capability `cc` can run: what an
-  // architecture-pruned build leaves out.
+  // SASS of this binary a GPU of capability `cc` does not load: what a
+  // build for it alone leaves out (sass_bytes_unused_by({cc})).
   std::uint64_t other_sass_bytes = 0;
 };
 BinaryOnGpu binary_on_gpu(const CudaBinary& binary, unsigned compute_capability);
