@@ -16,31 +16,7 @@ cache=$2
 # shellcheck source=skip.sh
 source "$(dirname "$0")/skip.sh" "apt ML attribution"
 
-root_tar=$("$(dirname "$0")/debootstrap_root.sh" "$cache") || skip "no Debian root could be made"
-torch_tar="$cache/bookworm-python3-torch.tar"
-exec 8>"$cache/.torch-lock"
-flock 8
-if [ ! -s "$torch_tar" ]; then
-  work=$(mktemp -d)
-  trap 'umount "$work/root/proc" 2>/dev/null || true; rm -rf "$work"' EXIT
-  mkdir "$work/root"
-  tar -C "$work/root" -xf "$root_tar"
-  cp /etc/resolv.conf "$work/root/etc/resolv.conf"
-  mount -t proc proc "$work/root/proc" 2>/dev/null || true
-  echo "apt-get install python3-torch python3-numpy in the bookworm root (a few minutes, once)" >&2
-  if ! chroot "$work/root" /bin/sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -qq --no-install-recommends \
-        -o Dpkg::Options::=--force-unsafe-io python3-torch python3-numpy && apt-get clean' \
-        >"$work/log" 2>&1; then
-    tail -5 "$work/log" >&2
-    skip "apt-get in the chroot failed (no mirror?)"
-  fi
-  umount "$work/root/proc" 2>/dev/null || true
-  tar -C "$work/root" --numeric-owner -cf "$torch_tar.tmp" .
-  mv "$torch_tar.tmp" "$torch_tar"
-  rm -rf "$work"
-  trap - EXIT
-fi
+torch_tar=$("$(dirname "$0")/torch_root.sh" "$cache") || skip "no Debian root with python3-torch could be made"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

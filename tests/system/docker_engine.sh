@@ -42,11 +42,33 @@ stop_engine() {
   echo "docker_engine: stopped"
 }
 
+# The stand-ins (each script makes its images only where they are missing);
+# a failure here is the tests' to report, when they ask.
+make_standins() {
+  local root_tar cuda_dir
+  root_tar=$("$here/debootstrap_root.sh" "$cache/debootstrap") || return 0
+  "$here/python_standin.sh" "$root_tar" || echo "docker_engine: the Python stand-in failed"
+  cuda_dir=$(readlink -f /usr/local/cuda 2>/dev/null || true)
+  if [ -x "$cuda_dir/bin/nvcc" ]; then
+    "$here/cuda_standins.sh" standin "$root_tar" "$cuda_dir" 13.0.0 || echo "docker_engine: the CUDA stand-ins failed"
+  fi
+}
+
 case "${1:-}" in
   start)
     cache=${2:?usage: docker_engine.sh start CACHE_DIR STATE_FILE}
     state=${3:?usage: docker_engine.sh start CACHE_DIR STATE_FILE}
-    stop_engine "$state"  # one a killed run left behind
+    # An engine started earlier on this data root and still answering (CI
+    # starts it while imgsmith compiles: scripts/test.sh) is kept; any other
+    # is one a killed run left behind.
+    if [ -f "$state" ] && [ "$(sed -n 's/^data=//p' "$state")" = "$cache/docker" ] &&
+      DOCKER_HOST="unix://$(sed -n 's/^run=//p' "$state")/sock" /usr/bin/docker version >/dev/null 2>&1; then
+      echo "docker_engine: already started ($(sed -n 's/^pid=//p' "$state"))"
+      export DOCKER_HOST="unix://$(sed -n 's/^run=//p' "$state")/sock"
+      make_standins
+      exit 0
+    fi
+    stop_engine "$state"
     [ "$(id -u)" -eq 0 ] || { echo "docker_engine: not root: each test decides for itself"; exit 0; }
     command -v dockerd >/dev/null && [ -x /usr/bin/docker ] && command -v ip >/dev/null ||
       { echo "docker_engine: no docker.io or iproute2: each test decides for itself"; exit 0; }
@@ -65,14 +87,7 @@ case "${1:-}" in
       "$dockerd_pid" "$run" "$cache/docker" "$dockerd_bridge" "$made_docker0" >"$state.tmp" &&
       mv "$state.tmp" "$state"
     echo "docker_engine: started (pid $dockerd_pid, $DOCKER_HOST)"
-    # The stand-ins; a failure here is the tests' to report, when they ask.
-    if root_tar=$("$here/debootstrap_root.sh" "$cache/debootstrap"); then
-      "$here/python_standin.sh" "$root_tar" || echo "docker_engine: the Python stand-in failed"
-      cuda_dir=$(readlink -f /usr/local/cuda 2>/dev/null || true)
-      if [ -x "$cuda_dir/bin/nvcc" ]; then
-        "$here/cuda_standins.sh" standin "$root_tar" "$cuda_dir" 13.0.0 || echo "docker_engine: the CUDA stand-ins failed"
-      fi
-    fi
+    make_standins
     exit 0
     ;;
   stop)

@@ -73,7 +73,7 @@ projects=(
   nvcc-gemm cmake-cuda-min cmake-own-archs cmake-cudnn-nccl
 )
 table="$tmp/table"
-printf 'project\tbase image\tbuilt\tran\n' >"$table"
+printf 'project\tbase image\tbuilt\tran\tseconds\n' >"$table"
 shared=$tmp
 mkdir -p "$shared/results"
 # build_and_run ENTRY RESULTS: one project, in a subshell of its own (two
@@ -87,7 +87,8 @@ build_and_run() {
   pass=0 fail=0
   local entry=$1
   read -r project context <<<"$entry"
-  row() { printf '%s\t%s\t%s\t%s\n' "$project" "$1" "$2" "$3" >"$results.row"; }
+  local started=$SECONDS
+  row() { printf '%s\t%s\t%s\t%s\t%s\n' "$project" "$1" "$2" "$3" "$((SECONDS - started))" >"$results.row"; }
   # The project's row of expected.tsv: its base image and port.
   read -r base port < <(awk -F'\t' -v p="$project" -v c="${context:+context=$context}" \
     '$1 == p && ($2 == "-" || $2 == c || $2 == "wheelhouse=wheels") { print $4, $9; exit }' "$corpus_dir/expected.tsv")
@@ -223,7 +224,7 @@ for ((i = 1; i <= n; i++)); do
   [ -f "$shared/results/$i.row" ] && cat "$shared/results/$i.row" >>"$table"
 done
 for project in "${!not_here[@]}"; do
-  printf '%s\t-\tnot here: %s\t-\n' "$project" "${not_here[$project]}" >>"$table"
+  printf '%s\t-\tnot here: %s\t-\t-\n' "$project" "${not_here[$project]}" >>"$table"
 done
 echo "gen's corpus, built and run:"
 column -t -s $'\t' "$table" | sed 's/^/  /'

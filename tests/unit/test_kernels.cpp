@@ -4,8 +4,6 @@
 // stated from its build flags; the toolkit's libraries are checked against
 // an independent reading of their .nv_fatbin section through the ELF
 // section headers (which the streaming reader never uses).
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
@@ -371,12 +369,13 @@ TEST_CASE("kernels: with --gpu, the SASS for other GPUs is a finding, NVIDIA's l
   image.layers.push_back(
       testing::Layer{{testing::file_with(torch_path, torch), testing::file_with(ext_path, ext),
                       testing::file_with("usr/local/cuda/lib64/libcublas.so.13", cublas)}});
-  const std::filesystem::path saved =
-      std::filesystem::temp_directory_path() / ("imgsmith-kernels-" + std::to_string(getpid()));
-  std::ofstream(saved, std::ios::binary) << testing::docker_legacy_save(image);
+  // In a TempDir, so that a failed REQUIRE leaves no 56 MB file behind.
+  const testing::TempDir dir;
+  const std::string saved = dir / "image.tar";
+  testing::write_file(saved, testing::docker_legacy_save(image));
   const auto run = [&](const std::vector<std::string>& gpus, const std::vector<Glob>& ignore) {
     AnalyzeRequest request;
-    request.image = saved.string();
+    request.image = saved;
     if (!gpus.empty()) request.gates.gpus = parse_gpu_list(gpus);
     request.ignore = ignore;
     return analyze(request);
@@ -413,7 +412,6 @@ TEST_CASE("kernels: with --gpu, the SASS for other GPUs is a finding, NVIDIA's l
   // No --gpu, no finding.
   const AnalyzeResult no_gpu = run({}, {});
   CHECK(found(no_gpu) == nullptr);
-  std::filesystem::remove(saved);
 }
 
 TEST_CASE("kernels: hostile and cut-short binaries are warnings, never a crash", "[kernels]") {
