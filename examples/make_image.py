@@ -8,7 +8,8 @@ Usage:
 
 Spec format:
     {"tag": "name:tag",
-     "layers": [{"created_by": "RUN ...", "entries": [ENTRY, ...]}, ...]}
+     "layers": [{"created_by": "RUN ...", "entries": [ENTRY, ...]}, ...]
+     [, "env": ["KEY=VALUE", ...]]}           the config's Env, after PATH
 
 A layer may instead be {"created_by": "ENV ...", "empty_layer": true}: it
 only adds a history entry marked "empty_layer" and no filesystem layer.
@@ -387,9 +388,12 @@ def load_spec(path):
         raise SpecError(f"{path}: invalid JSON: {exc}") from None
     if not isinstance(spec, dict):
         raise SpecError("spec: top level must be an object")
-    unknown = set(spec) - {"tag", "layers"}
+    unknown = set(spec) - {"tag", "layers", "env"}
     if unknown:
         raise SpecError(f"spec: unknown key(s) {', '.join(sorted(unknown))}")
+    env = spec.get("env", [])
+    if not isinstance(env, list) or not all(isinstance(e, str) and "=" in e for e in env):
+        raise SpecError("spec: \"env\" must be a list of \"KEY=VALUE\" strings")
     tag = spec.get("tag")
     if not isinstance(tag, str) or not tag or any(c.isspace() for c in tag):
         raise SpecError("spec: \"tag\" must be a non-empty string like \"name:tag\"")
@@ -607,7 +611,7 @@ def build(spec, stats, out, fmt, gzip_level, quiet):
             "architecture": "amd64",
             "os": "linux",
             "created": CREATED,
-            "config": {"Env": [ENV_PATH]},
+            "config": {"Env": [ENV_PATH] + list(spec.get("env", []))},
             "rootfs": {"type": "layers", "diff_ids": diff_ids},
             "history": history,
         })

@@ -230,8 +230,12 @@ Analysis analyze_layers(const ResolvedImage& image,
     else if (!file.symlink && node->type == EntryType::File)
       (file.whole ? a.metadata : a.file_heads).push_back(std::move(file));
   }
-  if (const auto cfg = image.config.find("config"); cfg != image.config.end() && cfg->is_object())
+  if (const auto cfg = image.config.find("config"); cfg != image.config.end() && cfg->is_object()) {
     a.working_dir = config_string(*cfg, "WorkingDir");
+    if (const auto env = cfg->find("Env"); env != cfg->end() && env->is_array())
+      for (const auto& item : *env)
+        if (item.is_string()) a.env.push_back(item.get<std::string>());
+  }
   a.tree = std::move(tree_owner);
   return a;
 }

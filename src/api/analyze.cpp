@@ -91,6 +91,9 @@ KernelInventory read_kernels(const Analysis& analysis) {
         inventory.binaries.push_back(CudaBinaryAt{"/" + file.path, *binary});
   std::sort(inventory.binaries.begin(), inventory.binaries.end(),
             [](const CudaBinaryAt& a, const CudaBinaryAt& b) { return a.path < b.path; });
+  constexpr std::string_view require = "NVIDIA_REQUIRE_CUDA=";
+  for (const auto& kv : analysis.env)
+    if (kv.starts_with(require)) inventory.require_cuda = kv.substr(require.size());
   return inventory;
 }
 
@@ -150,7 +153,11 @@ AnalyzeResult analyze(const AnalyzeRequest& request) {
   AnalyzeResult r;
   r.analysis = read_image(request);
   r.models = read_models(r.analysis, request.vram);
-  if (request.read_kernels) r.kernels = read_kernels(r.analysis);
+  if (request.read_kernels) {
+    r.kernels = read_kernels(r.analysis);
+    if (std::string w = driver_need_warning(driver_need(*r.kernels)); !w.empty())
+      r.analysis.warnings.push_back(std::move(w));
+  }
   leave_out_ignored(r.analysis, request.ignore);
   if (request.progress) request.progress("attributing bytes");
   Attributed attributed =

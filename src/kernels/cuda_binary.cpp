@@ -1,10 +1,13 @@
 // Reading a CUDA binary's fatbin entries from a forward-only stream: the
 // layer streams past once, so the reader cannot seek back to the section
 // headers at the end of an ELF file. It reads the program headers at the
-// front instead, steps to each loadable segment that holds read-only data,
-// and finds the fatbin containers in them by their magic at 8-byte aligned
-// offsets (.nv_fatbin is 8-aligned, and every container's size is a
-// multiple of 8), each checked whole before it counts.
+// front instead, steps to each loadable segment, and finds the fatbin
+// containers in them by their magic at 8-byte aligned offsets (.nv_fatbin
+// is 8-aligned, and every container's size is a multiple of 8), each
+// checked whole before it counts. Every loadable segment, not only the
+// read-only ones: a library built with the medium or large code model
+// keeps its fatbins in .ldata, a writable segment (cuFFT 12: 24,000
+// containers, 266 MB, beside a 656-byte .nv_fatbin in its code segment).
 #include "imgsmith/kernels/cuda_binary.hpp"
 
 #include <algorithm>
@@ -255,11 +258,9 @@ class Reader {
   std::map<CodeKey, KernelCode> code_;
 };
 
-// The loadable segments of a 64-bit little-endian ELF file that hold
-// read-only data: where a linker separates code from data (a segment that
-// is neither executable nor writable exists), those; else every segment
-// that is not writable. Sorted, merged, within the file.
-std::optional<std::vector<Range>> readonly_segments(Window& w, CudaBinary& out) {
+// The file bytes of the loadable segments of a 64-bit little-endian ELF
+// file: sorted, merged, within the file.
+std::optional<std::vector<Range>> loadable_segments(Window& w, CudaBinary& out) {
   const char* eh = w.bytes(0, 64);
   if (eh == nullptr) return std::nullopt;
   const std::uint64_t phoff = u64(eh + 32);
@@ -275,26 +276,15 @@ std::optional<std::vector<Range>> readonly_segments(Window& w, CudaBinary& out) 
   }
   const char* ph = w.bytes(phoff, std::size_t{phentsize} * phnum);
   if (ph == nullptr) return std::vector<Range>{};
-  struct Segment {
-    Range range;
-    bool exec = false, write = false;
-  };
-  std::vector<Segment> loads;
+  std::vector<Range> ranges;
   for (std::uint16_t i = 0; i < phnum; ++i) {
     const char* s = ph + std::size_t{i} * phentsize;
     if (u32(s) != 1) continue;  // PT_LOAD
-    const std::uint32_t flags = u32(s + 4);
     const std::uint64_t offset = u64(s + 8);
     const std::uint64_t filesz = u64(s + 32);
     if (offset >= w.size() || filesz == 0) continue;
-    loads.push_back(Segment{Range{offset, offset + std::min(filesz, w.size() - offset)},
-                            (flags & 1) != 0, (flags & 2) != 0});
+    ranges.push_back(Range{offset, offset + std::min(filesz, w.size() - offset)});
   }
-  const bool separated =
-      std::any_of(loads.begin(), loads.end(), [](const Segment& s) { return !s.exec && !s.write; });
-  std::vector<Range> ranges;
-  for (const Segment& s : loads)
-    if (!s.write && (!separated || !s.exec)) ranges.push_back(s.range);
   std::sort(ranges.begin(), ranges.end(),
             [](const Range& a, const Range& b) { return a.begin < b.begin; });
   std::vector<Range> merged;
@@ -412,7 +402,7 @@ std::optional<CudaBinary> inspect_cuda_binary(std::string_view head, ForwardRead
   }
   CudaBinary out;
   Window w(head, rest, size);
-  const auto segments = readonly_segments(w, out);
+  const auto segments = loadable_segments(w, out);
   if (!segments) return std::nullopt;
   Reader reader(out);
   for (const Range& r : *segments) reader.scan(w, r.begin, r.end);

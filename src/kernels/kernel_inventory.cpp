@@ -143,6 +143,45 @@ unsigned driver_for_cuda(const std::string& cuda_release) {
   return 0;
 }
 
+DriverNeed driver_need(const KernelInventory& inventory) {
+  DriverNeed need;
+  for (const auto& [path, binary] : inventory.binaries)
+    if (const unsigned driver = driver_for_cudart(binary.cudart); driver > need.driver) {
+      need.driver = driver;
+      need.cudart = binary.cudart;
+      need.path = path;
+    }
+  // "cuda>=12.4 brand=tesla,driver>=470,driver<471 ...": the brand terms
+  // admit older long-term branches of datacenter drivers through the
+  // image's cuda-compat; the cuda term is the rule.
+  const std::string_view require = inventory.require_cuda;
+  constexpr std::string_view term = "cuda>=";
+  for (std::size_t at = require.find(term); at != std::string_view::npos;
+       at = require.find(term, at + 1)) {
+    if (at > 0 && require[at - 1] != ' ') continue;
+    const std::size_t begin = at + term.size();
+    const std::size_t end = std::min(require.find_first_of(" ,", begin), require.size());
+    need.require_cuda = std::string(require.substr(begin, end - begin));
+    need.require_driver = driver_for_cuda(need.require_cuda);
+    break;
+  }
+  return need;
+}
+
+std::string driver_need_warning(const DriverNeed& need) {
+  if (need.driver == 0 || need.require_driver == 0 || need.driver <= need.require_driver) return {};
+  const std::string major = need.cudart.substr(std::string_view("libcudart.so.").size());
+  return "NVIDIA_REQUIRE_CUDA=cuda>=" + need.require_cuda +
+         " lets this image start on drivers from " + std::to_string(need.require_driver) +
+         ", but " + need.path + " needs " + need.cudart + ", which runs on " +
+         std::to_string(need.driver) +
+         " or newer: on a driver in between the container starts and CUDA fails at its first "
+         "call (\"CUDA driver version is insufficient for CUDA runtime version\"); set "
+         "NVIDIA_REQUIRE_CUDA=cuda>=" +
+         major + ".0 (or build on a CUDA " + major +
+         " base image) so that such a host refuses the container, saying why";
+}
+
 unsigned driver_for_cudart(const std::string& cudart) {
   constexpr std::string_view prefix = "libcudart.so.";
   if (!std::string_view(cudart).starts_with(prefix)) return 0;

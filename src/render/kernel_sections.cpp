@@ -98,6 +98,7 @@ KernelInventory kernels_from_json(const json& section) {
     b.binary.warnings = item.at("warnings").get<std::vector<std::string>>();
     out.binaries.push_back(std::move(b));
   }
+  out.require_cuda = section.value("require_cuda", std::string());
   return out;
 }
 
@@ -142,6 +143,13 @@ json kernels_to_json(const KernelInventory& kernels) {
              {"jit", replaced(v.jit)},
              {"jit_bytes", v.jit_bytes}});
   out["gpus"] = std::move(per_gpu);
+  out["require_cuda"] = utf8_replaced(kernels.require_cuda);
+  const DriverNeed need = driver_need(kernels);
+  out["driver"] = json{{"needs", need.driver},
+                       {"cudart", need.cudart},
+                       {"named_by", utf8_replaced(need.path)},
+                       {"require_cuda_release", utf8_replaced(need.require_cuda)},
+                       {"require_driver", need.require_driver}};
   return out;
 }
 
@@ -184,6 +192,19 @@ void render_kernels_text(const KernelInventory& kernels, std::size_t top, std::o
     out << "  JIT only:  " << names << ": " << visible(answer) << "\n";
   for (const auto& [answer, names] : fail_lines)
     out << "  fails on:  " << names << ": " << visible(answer) << " (no kernel image for it)\n";
+  if (const DriverNeed need = driver_need(kernels); need.driver > 0 || need.require_driver > 0) {
+    out << "  driver:    ";
+    if (need.driver > 0)
+      out << need.driver << " or newer (" << need.cudart << ", named by " << base_name(need.path)
+          << ")";
+    else
+      out << "no shared CUDA runtime named";
+    if (need.require_driver > 0)
+      out << "; the image requires cuda>=" << visible(need.require_cuda) << " ("
+          << need.require_driver << " or newer)"
+          << (need.driver > need.require_driver ? ": too old, see the warning" : "");
+    out << "\n";
+  }
   std::vector<const CudaBinaryAt*> order;
   for (const auto& b : kernels.binaries) order.push_back(&b);
   std::stable_sort(order.begin(), order.end(), [](const CudaBinaryAt* a, const CudaBinaryAt* b) {

@@ -241,7 +241,7 @@ Image odd_names_image() {
 
 json Image::config() const {
   json c = {{"architecture", architecture}, {"os", os}};
-  c["config"] = {{"Env", {"PATH=/usr/bin:/bin"}}};
+  c["config"] = {{"Env", env}};
   c["rootfs"] = {{"type", "layers"}, {"diff_ids", json::array()}};
   c["history"] = json::array();
   for (std::size_t i = 0; i < layers.size(); ++i) {

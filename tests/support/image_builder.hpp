@@ -55,6 +55,7 @@ struct Image {
   std::string architecture = "amd64";
   // History entries that create no layer, interleaved before layer i.
   std::vector<std::pair<std::size_t, std::string>> empty_history;
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin"};  // the config's Env
 
   nlohmann::json config() const;
   std::string config_bytes() const { return config().dump(); }

@@ -18,6 +18,7 @@
 #include "imgsmith/gate/gate.hpp"
 #include "imgsmith/kernels/cuda_binary.hpp"
 #include "imgsmith/kernels/kernel_inventory.hpp"
+#include "imgsmith/render/render.hpp"
 #include "imgsmith/util/error.hpp"
 #include "piece_reader.hpp"
 
@@ -67,11 +68,12 @@ T le(const std::string& d, std::size_t at) {
   return v;
 }
 
-// The oracle: .nv_fatbin found by name through the section headers, its
-// containers walked from the section's start, each entry's code named as
-// nvcc's -gencode does. name -> (entries, bytes).
+// The oracle: the sections found by name through the section headers
+// (.nv_fatbin by default), their containers walked from each section's first
+// 8-aligned offset, each entry's code named as nvcc's -gencode does.
+// name -> (entries, bytes).
 std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> by_section_headers(
-    const std::string& d) {
+    const std::string& d, const std::set<std::string>& sections = {".nv_fatbin"}) {
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> out;
   const auto shoff = le<std::uint64_t>(d, 0x28);
   const auto shentsize = le<std::uint16_t>(d, 0x3a);
@@ -81,9 +83,10 @@ std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> by_section_header
   for (std::size_t i = 0; i < shnum; ++i) {
     const std::size_t sh = shoff + i * shentsize;
     const std::string name(d.c_str() + strtab + le<std::uint32_t>(d, sh));
-    if (name != ".nv_fatbin") continue;
-    std::size_t at = le<std::uint64_t>(d, sh + 0x18);
-    const std::size_t end = at + le<std::uint64_t>(d, sh + 0x20);
+    if (!sections.contains(name)) continue;
+    const std::size_t start = le<std::uint64_t>(d, sh + 0x18);
+    const std::size_t end = start + le<std::uint64_t>(d, sh + 0x20);
+    std::size_t at = (start + 7) & ~std::size_t{7};
     while (at + 16 <= end) {
       if (le<std::uint32_t>(d, at) != 0xBA55ED50) {
         at += 8;  // padding between containers
@@ -96,6 +99,7 @@ std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> by_section_header
         const auto flags = le<std::uint64_t>(d, e + 40);
         std::string code = (kind == 1   ? "compute_"
                             : kind == 2 ? "sm_"
+                            : kind == 8 ? "ir_"
                                         : "other_") +
                            std::to_string(le<std::uint32_t>(d, e + 28));
         if (flags & 0x100000)
@@ -265,6 +269,25 @@ TEST_CASE("kernels: NVVM IR for link-time optimisation is named, and runs nowher
   CHECK(binary_on_gpu(*b, 90).code == "sm_90");
 }
 
+TEST_CASE("kernels: fatbins in a writable segment (the medium code model's .ldata) are read",
+          "[kernels][slow]") {
+  // [slow]: all of cuFFT (286 MB). Built with the medium code model, cuFFT
+  // keeps 24,000 fatbin containers in .ldata, which the linker puts in a
+  // writable segment, and one 656-byte container in .nv_fatbin, in the code
+  // segment; a separate read-only segment (.lrodata) holds neither.
+  const std::string path = "/usr/local/cuda/lib64/libcufft.so.12";
+  REQUIRE(std::filesystem::exists(path));
+  const std::string bytes = read_file(path);
+  const auto oracle = by_section_headers(bytes, {".nv_fatbin", ".ldata"});
+  REQUIRE(oracle.contains("sm_90"));
+  const auto b = inspect(bytes, std::size_t{1} << 20);
+  REQUIRE(b);
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> read;
+  for (const auto& c : b->code) read[c.name()] = {c.entries, c.bytes};
+  CHECK(read == oracle);
+  CHECK(binary_on_gpu(*b, 90).code == "sm_90");
+}
+
 TEST_CASE("kernels: the verdict per GPU follows CUDA's compatibility rules", "[kernels]") {
   const auto old_torch = inspect_fixture("old-torch.so");  // SASS 75-90, PTX 90
   const auto new_torch = inspect_fixture("new-torch.so");  // SASS 75-120, PTX 120
@@ -412,6 +435,74 @@ TEST_CASE("kernels: with --gpu, the SASS for other GPUs is a finding, NVIDIA's l
   // No --gpu, no finding.
   const AnalyzeResult no_gpu = run({}, {});
   CHECK(found(no_gpu) == nullptr);
+}
+
+TEST_CASE(
+    "kernels: an NVIDIA_REQUIRE_CUDA that admits drivers the image's CUDA runtime "
+    "cannot use is a warning",
+    "[kernels]") {
+  // The extension names libcudart.so.13 (CUDA 13 runs on 580 and newer);
+  // the app links its runtime statically and names none.
+  const std::string ext_path =
+      "opt/venv/lib/python3.11/site-packages/ext.cpython-311-x86_64-linux-gnu.so";
+  const std::string ext = read_file(kFixtures + "/ext.cpython-311-x86_64-linux-gnu.so");
+  const std::string app = read_file(kFixtures + "/app");
+  const auto run = [&](const std::vector<std::string>& env, bool with_ext) {
+    testing::Image image;
+    image.env = env;
+    image.layers.push_back(testing::Layer{{testing::file_with("app/bin/app", app)}});
+    if (with_ext) image.layers.push_back(testing::Layer{{testing::file_with(ext_path, ext)}});
+    const testing::TempDir dir;
+    const std::string saved = dir / "image.tar";
+    testing::write_file(saved, testing::docker_legacy_save(image));
+    AnalyzeRequest request;
+    request.image = saved;
+    return analyze(request);
+  };
+  const auto warned = [](const AnalyzeResult& r) {
+    return std::count_if(r.analysis.warnings.begin(), r.analysis.warnings.end(),
+                         [](const std::string& w) { return w.starts_with("NVIDIA_REQUIRE_CUDA"); });
+  };
+  // A CUDA 12.4 base (550 and newer) under a framework of CUDA 13.
+  const std::string base_12_4 =
+      "NVIDIA_REQUIRE_CUDA=cuda>=12.4 brand=tesla,driver>=470,driver<471 brand=unknown,driver>=470";
+  const AnalyzeResult old_base = run({"PATH=/usr/bin", base_12_4}, true);
+  REQUIRE(old_base.kernels);
+  const DriverNeed need = driver_need(*old_base.kernels);
+  CHECK(need.driver == 580);
+  CHECK(need.cudart == "libcudart.so.13");
+  CHECK(need.path == "/" + ext_path);
+  CHECK(need.require_cuda == "12.4");
+  CHECK(need.require_driver == 550);
+  REQUIRE(warned(old_base) == 1);
+  for (const auto& w : old_base.analysis.warnings)
+    if (w.starts_with("NVIDIA_REQUIRE_CUDA"))
+      CHECK_THAT(w, Catch::Contains("from 550") && Catch::Contains("580 or newer") &&
+                        Catch::Contains("NVIDIA_REQUIRE_CUDA=cuda>=13.0"));
+  // The text report says the need, the requirement and where they part.
+  std::ostringstream text;
+  render_text(old_base.report(), text);
+  CHECK_THAT(text.str(), Catch::Contains("driver:    580 or newer (libcudart.so.13") &&
+                             Catch::Contains("requires cuda>=12.4 (550 or newer): too old"));
+  // The JSON carries both, and reads back.
+  const nlohmann::json doc = report_to_json(old_base.report());
+  CHECK(doc.at("kernels").at("driver").at("needs") == 580);
+  CHECK(doc.at("kernels").at("driver").at("require_driver") == 550);
+  const SavedReport saved = report_from_json(doc);
+  REQUIRE(saved.kernels);
+  CHECK(saved.kernels->require_cuda ==
+        base_12_4.substr(std::string("NVIDIA_REQUIRE_CUDA=").size()));
+  // A CUDA 13.0 base asks for what the code needs: no warning.
+  CHECK(warned(run({"NVIDIA_REQUIRE_CUDA=cuda>=13.0"}, true)) == 0);
+  // No requirement (a python image with CUDA from wheels): nothing to
+  // contradict, and the need is still known.
+  const AnalyzeResult no_require = run({"PATH=/usr/bin"}, true);
+  CHECK(warned(no_require) == 0);
+  CHECK(driver_need(*no_require.kernels).driver == 580);
+  // A static runtime alone names no driver: no warning under any base.
+  const AnalyzeResult static_only = run({base_12_4}, false);
+  CHECK(warned(static_only) == 0);
+  CHECK(driver_need(*static_only.kernels).driver == 0);
 }
 
 TEST_CASE("kernels: hostile and cut-short binaries are warnings, never a crash", "[kernels]") {

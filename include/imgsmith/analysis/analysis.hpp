@@ -67,6 +67,8 @@ struct Analysis {
   std::size_t top = 10;           // how many files and waste rows reports list
   std::vector<std::string> warnings;
   std::string working_dir;  // the config's WorkingDir
+  // The config's Env, KEY=VALUE each (NVIDIA_REQUIRE_CUDA, CUDA_VERSION).
+  std::vector<std::string> env;
   // Provenance: the first `base_layers` layers are the base image's; how
   // that was decided ("history", "--base-layers", "" for no base found).
   std::size_t base_layers = 0;

@@ -80,9 +80,10 @@ inline constexpr std::uint64_t kKernelHeadBytes = 64;
 // Reads the CUDA code of the file whose first bytes are `head` and whose
 // rest is `rest` (`size` bytes in all). None when it carries no GPU code: no
 // ELF, fatbin, cubin or PTX, or an ELF without a fatbin container. Of an
-// ELF, reads only its loadable read-only segments (where the linker puts
-// .nv_fatbin), stepping over code, data and debug sections. Never throws on
-// bad content: what cannot be read becomes a warning.
+// ELF, reads only its loadable segments (where the linker puts .nv_fatbin,
+// or .ldata with the medium code model), stepping over symbols and debug
+// sections. Never throws on bad content: what cannot be read becomes a
+// warning.
 std::optional<CudaBinary> inspect_cuda_binary(std::string_view head, ForwardReader& rest,
                                               std::uint64_t size);
 

@@ -31,6 +31,10 @@ struct CudaBinaryAt {
 // The image's CUDA binaries, by path.
 struct KernelInventory {
   std::vector<CudaBinaryAt> binaries;
+  // The image's NVIDIA_REQUIRE_CUDA as its config sets it ("" when unset):
+  // the NVIDIA Container Toolkit starts the container only on a driver that
+  // meets it.
+  std::string require_cuda;
   std::uint64_t sass_bytes() const;
   std::uint64_t ptx_bytes() const;
 };
@@ -68,6 +72,24 @@ struct GpuKernelVerdict {
 };
 std::vector<GpuKernelVerdict> verdicts_per_gpu(const KernelInventory& inventory,
                                                const std::vector<Gpu>& gpus);
+
+// The oldest driver the image's CUDA code runs on, against the oldest the
+// image lets the NVIDIA Container Toolkit start it on.
+struct DriverNeed {
+  // The newest need among the shared CUDA runtimes the binaries name, by
+  // minor version compatibility (libcudart.so.12: 525); 0 when none is
+  // named or known. `path`: the first binary, by path, that names it.
+  unsigned driver = 0;
+  std::string cudart, path;
+  // NVIDIA_REQUIRE_CUDA's cuda>=X.Y, and the first driver of CUDA X.Y
+  // ("", 0: unset, or a release data/cuda-drivers.json does not know).
+  std::string require_cuda;
+  unsigned require_driver = 0;
+};
+DriverNeed driver_need(const KernelInventory& inventory);
+// Where NVIDIA_REQUIRE_CUDA lets the container start on a driver its CUDA
+// code cannot use, what happens there and the fix; "" otherwise.
+std::string driver_need_warning(const DriverNeed& need);
 
 // "8.9" for 89, "10.3" for 103.
 std::string compute_capability_text(unsigned compute_capability);
