@@ -54,6 +54,8 @@ break_ hard-link-keeps-content src/analysis/merged_tree.cpp \
   '      ++inode(target->inode()).names;' \
   '' \
   'merge: *,dive: *,parallel and sequential*,bombs: *'
+# (The kernels' cases leave out the [slow] ones: they read whole NVIDIA
+# libraries, hundreds of MB, and guard the reader, not these rules.)
 # A cubin runs on a later minor of its major only (sm_86 on 8.9, never
 # sm_89 on 8.6), and an arch-specific build on its own GPU alone.
 break_ sass-minor-rule src/kernels/kernel_inventory.cpp \
@@ -65,26 +67,26 @@ break_ sass-minor-rule src/kernels/kernel_inventory.cpp \
 }
 
 // PTX' \
-  'kernels: *'
+  '~[slow]kernels: *'
 break_ arch-specific-sass src/kernels/kernel_inventory.cpp \
   "  if (code.variant == 'a') return code.arch == cc;
   return major_of" \
   "  return major_of" \
-  'kernels: *'
+  '~[slow]kernels: *'
 break_ empty-module-judged src/kernels/kernel_inventory.cpp \
   '    if (c.kind == KernelKind::Sass && c.empty_entries == c.entries) continue;' \
   '' \
-  'kernels: *'
+  '~[slow]kernels: *'
 # The SASS a target loads is the highest that runs there; NVIDIA's own
 # libraries are never counted as rebuildable.
 break_ unused-sass-lowest-kept src/kernels/kernel_inventory.cpp \
   '(best == nullptr || c.arch > best->arch))' \
   '(best == nullptr || c.arch < best->arch))' \
-  'kernels: *'
+  '~[slow]kernels: *'
 break_ nvidia-libraries-counted src/api/kernel_findings.cpp \
   'owner->second.category == "cuda")' \
   'owner->second.category == "nvidia")' \
-  'kernels: *'
+  '~[slow]kernels: *'
 break_ compressed-size-sum src/analysis/analyze.cpp \
   '      compressed_total += scan.blob_bytes;' \
   '' \

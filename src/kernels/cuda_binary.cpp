@@ -35,6 +35,12 @@ constexpr std::size_t kMaxWarnings = 8;
 constexpr std::uint64_t kMaxProgramHeaderBytes = 1 << 16;
 constexpr std::uint16_t kElfMachineCuda = 190;
 
+// The first fatbin magic (little-endian 0xBA55ED50) in [p, p + n).
+const char* find_magic(const char* p, std::size_t n) {
+  static constexpr char kMagicBytes[4] = {'\x50', '\xED', '\x55', '\xBA'};
+  return static_cast<const char*>(::memmem(p, n, kMagicBytes, sizeof kMagicBytes));
+}
+
 std::uint16_t u16(const char* p) {
   std::uint16_t v;
   std::memcpy(&v, p, sizeof v);
@@ -197,8 +203,9 @@ class Reader {
   }
 
   // Every container in [begin, end), and the shared CUDA runtime named
-  // there (.dynstr lies in a read-only segment).
-  void scan(Window& w, std::uint64_t begin, std::uint64_t end) {
+  // before `names_end` (.dynstr lies in the first loadable segment, with
+  // the ELF header: code and data need no looking at for it).
+  void scan(Window& w, std::uint64_t begin, std::uint64_t end, std::uint64_t names_end = 0) {
     std::uint64_t at = (begin + 7) & ~std::uint64_t{7};
     bool chained = false;  // a container just ended at `at`
     while (at < end && end - at >= 16) {
@@ -218,10 +225,18 @@ class Reader {
         warn("the file ends inside a segment its program headers name");
         return;
       }
-      note_cudart(std::string_view(p, n));
+      if (at < names_end)
+        note_cudart(std::string_view(
+            p, static_cast<std::size_t>(std::min<std::uint64_t>(n, names_end - at))));
       std::uint64_t next = at + n - 15;  // the next chunk overlaps a header's worth
-      for (std::size_t i = 0; i + 16 <= n; i += 8) {
-        if (u32(p + i) != kFatbinMagic) continue;
+      // memmem finds the magic faster than a loop over every 8-byte word
+      // (with the line above: 1.68 s against 2.55 s for the toolkit's
+      // libraries stored uncompressed, bench/kernels.sh); a match off the
+      // 8-byte grid is no container.
+      for (const char* hit = find_magic(p, n); hit != nullptr && hit + 16 <= p + n;
+           hit = find_magic(hit + 1, static_cast<std::size_t>(p + n - hit - 1))) {
+        const std::size_t i = static_cast<std::size_t>(hit - p);
+        if (((at + i) & 7) != 0) continue;
         const std::uint64_t after = container(w, at + i, end);
         if (after != at + i) {  // the window has moved on: go on from there
           next = (after + 7) & ~std::uint64_t{7};
@@ -259,8 +274,10 @@ class Reader {
 };
 
 // The file bytes of the loadable segments of a 64-bit little-endian ELF
-// file: sorted, merged, within the file.
-std::optional<std::vector<Range>> loadable_segments(Window& w, CudaBinary& out) {
+// file: sorted, merged, within the file. `first_end`: where the segment at
+// the lowest offset ends (the one that holds .dynstr).
+std::optional<std::vector<Range>> loadable_segments(Window& w, CudaBinary& out,
+                                                    std::uint64_t& first_end) {
   const char* eh = w.bytes(0, 64);
   if (eh == nullptr) return std::nullopt;
   const std::uint64_t phoff = u64(eh + 32);
@@ -287,6 +304,7 @@ std::optional<std::vector<Range>> loadable_segments(Window& w, CudaBinary& out) 
   }
   std::sort(ranges.begin(), ranges.end(),
             [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  first_end = ranges.empty() ? 0 : ranges.front().end;
   std::vector<Range> merged;
   for (const Range& r : ranges) {
     if (!merged.empty() && r.begin <= merged.back().end)
@@ -402,10 +420,11 @@ std::optional<CudaBinary> inspect_cuda_binary(std::string_view head, ForwardRead
   }
   CudaBinary out;
   Window w(head, rest, size);
-  const auto segments = loadable_segments(w, out);
+  std::uint64_t names_end = 0;
+  const auto segments = loadable_segments(w, out, names_end);
   if (!segments) return std::nullopt;
   Reader reader(out);
-  for (const Range& r : *segments) reader.scan(w, r.begin, r.end);
+  for (const Range& r : *segments) reader.scan(w, r.begin, r.end, names_end);
   reader.finish();
   if (out.containers == 0) return std::nullopt;
   return out;
