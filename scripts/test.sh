@@ -38,11 +38,10 @@ summary() {  # summary EXIT_STATUS
 # What the system tests build on is made while imgsmith compiles
 # (tests/system/warm_caches.sh); whatever ends this run waits for it and
 # stops the Docker engine it started.
-warm_pid="" sanitizer_build_pid=""
+warm_pid=""
 engine_state=$PWD/build/tests/docker-engine.state
 on_exit() {
   local status=$?
-  [ -n "$sanitizer_build_pid" ] && kill -- "-$sanitizer_build_pid" 2>/dev/null
   [ -n "$warm_pid" ] && wait "$warm_pid" 2>/dev/null
   tests/system/docker_engine.sh stop "$engine_state" >/dev/null 2>&1
   summary "$status"
@@ -74,27 +73,19 @@ step "what the system tests build on (if not made yet)"
 wait "$warm_pid"
 warm_pid=""
 cat build/warm-caches.log
-# One sanitizer build (clang, ASan+UBSan, in build-fuzz/) for the fuzz
-# targets and the tests: the libraries are compiled once for both. It
-# starts beside the cli and system tests at the lowest priority, so that it
-# takes only the CPU they leave idle while they wait on Docker, the mirror
-# and timeouts; in its own process group, which an early exit kills.
-setsid nice -n 19 bash -c 'scripts/fuzz.sh --build-only && cmake --build build-fuzz -j"$1" --target "${@:2}"' \
-  sanitizer-build "$jobs" "${sanitizer_targets[@]}" >build/sanitizer-build.log 2>&1 &
-sanitizer_build_pid=$!
 # One more test at a time than there are cores: most of these tests' time
 # is spent waiting on Docker, Debian's mirror, QEMU or a timeout.
-step "cli and system tests (the sanitizer build beside them, on idle CPU)"
+step "cli and system tests"
 ctest --test-dir build -L '^(cli|system)$' --output-on-failure -j$((jobs + 1))
 
-step "build with ASan+UBSan under clang: what is left of it"
-if ! wait "$sanitizer_build_pid"; then
-  sanitizer_build_pid=""
-  tail -40 build/sanitizer-build.log
-  echo "test.sh: the sanitizer build failed (build/sanitizer-build.log)"
-  exit 1
-fi
-sanitizer_build_pid=""
+# One sanitizer build (clang, ASan+UBSan, in build-fuzz/) for the fuzz
+# targets and the tests: the libraries are compiled once for both. It runs
+# after the system tests, not beside them: started in a session of its own
+# (setsid) at nice 19, the kernel's autogroup scheduling gave it half the
+# CPU anyway, and the docker test ran past its 900 s limit.
+step "build with ASan+UBSan under clang: the fuzz targets, and the unit and cli tests' targets"
+scripts/fuzz.sh --build-only
+cmake --build build-fuzz -j"$jobs" --target "${sanitizer_targets[@]}"
 scripts/check_test_count.sh build-fuzz
 step "unit tests under ASan+UBSan"
 env "${sanitizer_env[@]}" ctest --test-dir build-fuzz -L '^(unit|slow)$' --output-on-failure -j"$jobs"
