@@ -35,10 +35,15 @@ constexpr std::size_t kMaxWarnings = 8;
 constexpr std::uint64_t kMaxProgramHeaderBytes = 1 << 16;
 constexpr std::uint16_t kElfMachineCuda = 190;
 
-// The first fatbin magic (little-endian 0xBA55ED50) in [p, p + n).
+// The first fatbin magic in [p, p + n): kFatbinMagic's bytes as u32()
+// reads them.
 const char* find_magic(const char* p, std::size_t n) {
-  static constexpr char kMagicBytes[4] = {'\x50', '\xED', '\x55', '\xBA'};
-  return static_cast<const char*>(::memmem(p, n, kMagicBytes, sizeof kMagicBytes));
+  static const std::array<char, 4> bytes = [] {
+    std::array<char, 4> b;
+    std::memcpy(b.data(), &kFatbinMagic, b.size());
+    return b;
+  }();
+  return static_cast<const char*>(::memmem(p, n, bytes.data(), bytes.size()));
 }
 
 std::uint16_t u16(const char* p) {

@@ -1,6 +1,7 @@
 #include "imgsmith/kernels/kernel_inventory.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "kernels_data.hpp"
@@ -169,11 +170,18 @@ DriverNeed driver_need(const KernelInventory& inventory) {
 }
 
 std::string driver_need_warning(const DriverNeed& need) {
-  if (need.driver == 0 || need.require_driver == 0 || need.driver <= need.require_driver) return {};
+  if (need.driver == 0 || need.require_cuda.empty()) return {};
   const std::string major = need.cudart.substr(std::string_view("libcudart.so.").size());
-  return "NVIDIA_REQUIRE_CUDA=cuda>=" + need.require_cuda +
-         " lets this image start on drivers from " + std::to_string(need.require_driver) +
-         ", but " + need.path + " needs " + need.cudart + ", which runs on " +
+  // A release the table does not list (CUDA 11.1-11.7) still says enough
+  // when its major is older than the runtime's: every driver of an older
+  // major predates the first one of a newer.
+  const bool older_major = std::atoi(need.require_cuda.c_str()) < std::atoi(major.c_str());
+  if (need.require_driver == 0 ? !older_major : need.driver <= need.require_driver) return {};
+  const std::string admitted = need.require_driver > 0
+                                   ? "drivers from " + std::to_string(need.require_driver)
+                                   : "CUDA " + need.require_cuda + " drivers";
+  return "NVIDIA_REQUIRE_CUDA=cuda>=" + need.require_cuda + " lets this image start on " +
+         admitted + ", but " + need.path + " needs " + need.cudart + ", which runs on " +
          std::to_string(need.driver) +
          " or newer: on a driver in between the container starts and CUDA fails at its first "
          "call (\"CUDA driver version is insufficient for CUDA runtime version\"); set "

@@ -192,7 +192,7 @@ void render_kernels_text(const KernelInventory& kernels, std::size_t top, std::o
     out << "  JIT only:  " << names << ": " << visible(answer) << "\n";
   for (const auto& [answer, names] : fail_lines)
     out << "  fails on:  " << names << ": " << visible(answer) << " (no kernel image for it)\n";
-  if (const DriverNeed need = driver_need(kernels); need.driver > 0 || need.require_driver > 0) {
+  if (const DriverNeed need = driver_need(kernels); need.driver > 0 || !need.require_cuda.empty()) {
     out << "  driver:    ";
     if (need.driver > 0)
       out << need.driver << " or newer (" << need.cudart << ", named by " << base_name(need.path)
@@ -203,6 +203,9 @@ void render_kernels_text(const KernelInventory& kernels, std::size_t top, std::o
       out << "; the image requires cuda>=" << visible(need.require_cuda) << " ("
           << need.require_driver << " or newer)"
           << (need.driver > need.require_driver ? ": too old, see the warning" : "");
+    else if (!need.require_cuda.empty())
+      out << "; the image requires cuda>=" << visible(need.require_cuda)
+          << " (a release data/cuda-drivers.json does not list)";
     out << "\n";
   }
   std::vector<const CudaBinaryAt*> order;

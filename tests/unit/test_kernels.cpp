@@ -492,6 +492,15 @@ TEST_CASE(
   REQUIRE(saved.kernels);
   CHECK(saved.kernels->require_cuda ==
         base_12_4.substr(std::string("NVIDIA_REQUIRE_CUDA=").size()));
+  // A CUDA 11.7 base: a release the driver table does not list, of an
+  // older major than the runtime's, so still a warning.
+  const AnalyzeResult base_11_7 = run({"NVIDIA_REQUIRE_CUDA=cuda>=11.7"}, true);
+  CHECK(driver_need(*base_11_7.kernels).require_driver == 0);
+  REQUIRE(warned(base_11_7) == 1);
+  for (const auto& w : base_11_7.analysis.warnings)
+    if (w.starts_with("NVIDIA_REQUIRE_CUDA"))
+      CHECK_THAT(w, Catch::Contains("start on CUDA 11.7 drivers") &&
+                        Catch::Contains("NVIDIA_REQUIRE_CUDA=cuda>=13.0"));
   // A CUDA 13.0 base asks for what the code needs: no warning.
   CHECK(warned(run({"NVIDIA_REQUIRE_CUDA=cuda>=13.0"}, true)) == 0);
   // No requirement (a python image with CUDA from wheels): nothing to
