@@ -25,6 +25,7 @@
 #include <string>
 
 #include "checks_process.hpp"
+#include "kernel_check.hpp"
 #include "probe_report.hpp"
 
 namespace probe {
@@ -39,6 +40,9 @@ constexpr int kExitModelTooBig = 4;
 constexpr int kExitDriverTooOld = 5;
 constexpr int kExitTimedOut = 6;
 constexpr int kExitGpuError = 7;
+// A CUDA binary of the image has no code GPU 0 can run (require mode and
+// --check alike).
+constexpr int kExitNoKernel = 8;
 constexpr int kExitExecFailed = 127;
 
 void usage(FILE* to) {
@@ -46,6 +50,7 @@ void usage(FILE* to) {
       to,
       "usage: imgsmith-probe [--json] [--timeout SECONDS] [-- COMMAND [ARGS...]]\n"
       "       imgsmith-probe --check [--json] [--timeout SECONDS]\n"
+      "       imgsmith-probe --write-kernel-inventory [PATH]\n"
       "\n"
       "Checks that this container can use its NVIDIA GPU, explains any failure in one\n"
       "line with the fix, shows each device, then execs COMMAND.\n"
@@ -65,6 +70,11 @@ void usage(FILE* to) {
       "                     the process ends with the checks. It runs beside the\n"
       "                     application: it takes no context of an exclusive-process\n"
       "                     GPU, and compares the model with GPU 0's total memory\n"
+      "  --write-kernel-inventory [PATH]\n"
+      "                     read the GPU code of every CUDA library the app can load\n"
+      "                     and write it to PATH (default /etc/imgsmith/kernels.tsv, or\n"
+      "                     IMGSMITH_PROBE_KERNEL_INVENTORY): run at image build time,\n"
+      "                     so that the start-up check reads no library\n"
       "\n"
       "Environment:\n"
       "  IMGSMITH_PROBE=warn     report, then run COMMAND (default)\n"
@@ -74,15 +84,24 @@ void usage(FILE* to) {
       "  IMGSMITH_MODEL_VRAM=BYTES  the model's GPU memory need (imgsmith gen writes it):\n"
       "                     checked against GPU 0's free memory before COMMAND starts\n"
       "  IMGSMITH_PROBE_KERNELS=fatbin|ptx  --bench loads only that image of its kernels\n"
+      "  IMGSMITH_PROBE_KERNEL_CHECK=off  skip the check of the app's CUDA libraries\n"
+      "                     against GPU 0 (SASS for its architecture, or PTX the driver\n"
+      "                     can compile): read from the inventory, else from the\n"
+      "                     libraries under LD_LIBRARY_PATH, the CUDA paths and\n"
+      "                     Python's site-packages (IMGSMITH_PROBE_KERNEL_PATHS=DIR:DIR\n"
+      "                     to choose)\n"
       "\n"
       "Exit status: COMMAND's own; without COMMAND, 0 when a GPU is usable, else 3;\n"
       "3 in require mode when no GPU is usable; 4 in require mode when the model\n"
-      "(IMGSMITH_MODEL_VRAM bytes) does not fit GPU 0's free memory; 2 bad usage;\n"
+      "(IMGSMITH_MODEL_VRAM bytes) does not fit GPU 0's free memory; 8 in require\n"
+      "mode when a CUDA library has no code GPU 0 can run; 2 bad usage;\n"
       "127 COMMAND cannot run.\n"
       "With --check: 0 a GPU is usable (and the model fits); 3 no GPU is visible;\n"
       "4 the model is larger than GPU 0's total memory; 5 the driver is older than the\n"
       "image's CUDA; 6 the checks did not finish within the timeout; 7 a GPU is there\n"
-      "but cannot be used (the line says why); 2 bad usage.\n");
+      "but cannot be used (the line says why); 8 a CUDA library of the image has no\n"
+      "code GPU 0 can run (\"no kernel image is available\"); 2 bad usage.\n"
+      "--write-kernel-inventory: 0 written, 1 it could not be.\n");
 }
 
 [[noreturn]] void exec_command(char** argv) {
@@ -108,6 +127,14 @@ int main(int argc, char** argv) {
     bench_timeout = std::atof(t.c_str());
   char** command = nullptr;
   for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--write-kernel-inventory") {
+      if (i + 2 < argc || (i + 1 < argc && argv[i + 1][0] == '-')) {
+        std::fprintf(stderr, "imgsmith-probe: --write-kernel-inventory takes a PATH alone\n");
+        usage(stderr);
+        return kExitUsage;
+      }
+      return write_kernel_inventory(i + 1 < argc ? argv[i + 1] : kernel_inventory_path());
+    }
     const std::string a = argv[i];
     if (a == "--") {
       if (i + 1 < argc) command = argv + i + 1;
@@ -168,6 +195,7 @@ int main(int argc, char** argv) {
   Report& report = outcome.report;
   const bool timed_out = outcome.checks_timed_out;
   check_model_vram(report, when);
+  check_kernels(report);
   const std::string& bench_lines = outcome.bench_lines;
   if (outcome.bench_wrong_results)
     fail(report, Status::Error, "GPU 0 " + outcome.bench_wrong_reason,
@@ -201,9 +229,11 @@ int main(int argc, char** argv) {
     if (timed_out) ::_exit(kExitTimedOut);
     if (report.status == Status::NoGpu) ::_exit(kExitNoGpu);
     if (report.status == Status::DriverTooOld) ::_exit(kExitDriverTooOld);
+    if (report.status == Status::NoKernel) ::_exit(kExitNoKernel);
     if (!usable) ::_exit(kExitGpuError);
     ::_exit(report.vram.checked && !report.vram.fits ? kExitModelTooBig : 0);
   }
+  if (mode == "require" && report.status == Status::NoKernel) ::_exit(kExitNoKernel);
   if (mode == "require" && !usable) ::_exit(kExitNoGpu);
   if (mode == "require" && report.vram.checked && !report.vram.fits) ::_exit(kExitModelTooBig);
   if (command != nullptr) exec_command(command);

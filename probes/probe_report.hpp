@@ -29,9 +29,9 @@ struct Device {
 
 // The verdict; the report names it as status_name() says (a new value
 // needs its name there too).
-enum class Status { Ok, NoGpu, DriverTooOld, Error };
+enum class Status { Ok, NoGpu, DriverTooOld, Error, NoKernel };
 
-// "ok", "no-gpu", "driver-too-old" or "error".
+// "ok", "no-gpu", "driver-too-old", "error" or "no-kernel".
 const char* status_name(Status status);
 
 struct Report {
@@ -56,6 +56,18 @@ struct Report {
     unsigned long long free = 0;
     std::string line;  // the verdict, in one line
   } vram;
+  // The application's CUDA binaries against GPU 0 (kernel_check.cpp).
+  struct Kernels {
+    bool checked = false;
+    std::string source;             // "inventory" (written at build time) or "scan"
+    std::string inventory_problem;  // why the inventory was not used, if one was there
+    unsigned binaries = 0;          // CUDA binaries judged
+    unsigned rescanned = 0;         // of an inventory's, read again (changed since)
+    std::vector<std::string> none;  // paths with no code GPU 0 runs
+    std::vector<std::string> jit;   // paths it runs only through PTX JIT
+    unsigned long long jit_bytes = 0;
+    double ms = 0;  // what the check cost
+  } kernels;
   double elapsed_ms = 0;
 };
 

@@ -51,7 +51,7 @@ std::string node_name() {
 
 const char* status_name(Status status) {
   // In the order of Status's values.
-  static constexpr const char* kNames[] = {"ok", "no-gpu", "driver-too-old", "error"};
+  static constexpr const char* kNames[] = {"ok", "no-gpu", "driver-too-old", "error", "no-kernel"};
   return kNames[static_cast<int>(status)];
 }
 
@@ -93,6 +93,23 @@ std::string to_json(const Report& r) {
          "}";
   else
     o += "],\"vram\":null";
+  const Report::Kernels& k = r.kernels;
+  if (k.checked) {
+    char kms[32];
+    std::snprintf(kms, sizeof kms, "%.1f", k.ms);
+    auto paths = [](const std::vector<std::string>& list) {
+      std::string a = "[";
+      for (std::size_t i = 0; i < list.size(); ++i) a += (i ? "," : "") + json_string(list[i]);
+      return a + "]";
+    };
+    o += ",\"kernels\":{\"source\":" + json_string(k.source) +
+         ",\"binaries\":" + std::to_string(k.binaries) +
+         ",\"rescanned\":" + std::to_string(k.rescanned) + ",\"none\":" + paths(k.none) +
+         ",\"jit\":" + paths(k.jit) + ",\"jit_bytes\":" + std::to_string(k.jit_bytes) +
+         ",\"elapsed_ms\":" + kms + "}";
+  } else {
+    o += ",\"kernels\":null";
+  }
   o += ",\"bench\":" + r.bench_json + ",\"elapsed_ms\":" + std::string(ms) + "}";
   return o;
 }
@@ -119,6 +136,11 @@ void print_human(const Report& r) {
       std::fprintf(stderr, ", compute mode %s", d.compute_mode.c_str());
     std::fprintf(stderr, "\n");
   }
+  if (r.kernels.checked && r.kernels.none.empty())
+    std::fprintf(
+        stderr, "imgsmith-probe:   kernels: %u CUDA librar%s checked against GPU 0 (%s, %.1f ms)\n",
+        r.kernels.binaries, r.kernels.binaries == 1 ? "y" : "ies",
+        r.kernels.source == "inventory" ? "the image's inventory" : "read at start", r.kernels.ms);
   if (!r.vram.line.empty())
     std::fprintf(stderr, "imgsmith-probe: %s%s\n",
                  r.vram.fits ? "" : "vram: ", r.vram.line.c_str());

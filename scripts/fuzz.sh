@@ -29,7 +29,7 @@ while (($#)); do
   esac
 done
 all=(fuzz_tar_scan fuzz_image_resolver fuzz_policy fuzz_registry fuzz_gen_readers fuzz_model_headers
-  fuzz_cuda_binary)
+  fuzz_cuda_binary fuzz_probe_kernels)
 ((${#targets[@]})) || targets=("${all[@]}")
 command -v clang++-14 >/dev/null || { echo "fuzz.sh: clang++-14 is missing (scripts/setup.sh installs it)" >&2; exit 2; }
 

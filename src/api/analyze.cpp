@@ -144,6 +144,17 @@ Attributed attribute_and_find(const Analysis& analysis, const AnalyzeRequest& re
     if (f.bytes > 0)
       insert_finding(out.findings, std::move(f), analysis.final_bytes, request.floor);
   }
+  // The GPUs the image must run on: the targets, else every GPU of the
+  // table (the finding says which).
+  if (kernels != nullptr && !kernels->binaries.empty()) {
+    const bool targets = !request.gates.gpus.empty();
+    const std::vector<Gpu>& judged = targets ? request.gates.gpus : known_gpus();
+    for (Finding f :
+         {api_detail::no_kernel_for_gpu(*kernels, judged, targets, request.ignore, analysis.top),
+          api_detail::ptx_jit_only(*kernels, judged, targets, request.ignore, analysis.top)})
+      if (!f.paths.empty())
+        insert_finding(out.findings, std::move(f), analysis.final_bytes, request.floor);
+  }
   return out;
 }
 

@@ -40,4 +40,14 @@ BinaryOwners owners_to_find(const KernelInventory& kernels);
 Finding sass_for_other_gpus(const KernelInventory& kernels, const std::vector<Gpu>& targets,
                             const BinaryOwners& owners, const Analysis& analysis);
 
+// no-kernel-for-gpu (a defect): the binaries with no code that runs on
+// some of `judged` (the target GPUs, else every GPU of data/gpus.json:
+// `targets` says which), and for which. ptx-jit-only: those some of them
+// run only by compiling PTX. Paths matching `ignore` are left out; no
+// paths: no finding (bytes 0 either way).
+Finding no_kernel_for_gpu(const KernelInventory& kernels, const std::vector<Gpu>& judged,
+                          bool targets, const std::vector<Glob>& ignore, std::size_t top);
+Finding ptx_jit_only(const KernelInventory& kernels, const std::vector<Gpu>& judged, bool targets,
+                     const std::vector<Glob>& ignore, std::size_t top);
+
 }  // namespace imgsmith::api_detail

@@ -145,7 +145,7 @@ Finding finding_of(const std::string& id) {
 
 void insert_finding(std::vector<Finding>& findings, Finding f, std::uint64_t final_bytes,
                     const FindingFloor& floor) {
-  f.info = below_floor(f, final_bytes, floor);
+  f.info = !f.defect && below_floor(f, final_bytes, floor);
   findings.insert(std::upper_bound(findings.begin(), findings.end(), f, reported_before),
                   std::move(f));
 }

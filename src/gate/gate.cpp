@@ -186,11 +186,17 @@ GateResult evaluate_gate(const Analysis& a, const GateConfig& g, const Attributi
   if (findings != nullptr)
     for (const auto& id : g.deny) {
       std::uint64_t bytes = 0;
+      const Finding* defect = nullptr;
       // A finding below the significance floor is information, not a failure.
       for (const auto& f : *findings)
-        if (f.id == id && !f.info) bytes = f.bytes;
-      GateCheck c{"deny:" + id, std::uint64_t{0}, bytes, bytes == 0, ""};
-      if (!c.passed)
+        if (f.id == id && !f.info) {
+          bytes = f.bytes;
+          if (f.defect) defect = &f;
+        }
+      GateCheck c{"deny:" + id, std::uint64_t{0}, bytes, bytes == 0 && defect == nullptr, ""};
+      if (defect != nullptr)
+        c.message = "finding " + id + " is present: " + defect->message;
+      else if (!c.passed)
         c.message = "finding " + id + " is present (" + format_count(bytes) + " B would be saved)";
       r.checks.push_back(std::move(c));
     }

@@ -16,50 +16,31 @@
 #include <map>
 #include <tuple>
 
+#include "imgsmith/kernels/fatbin_format.hpp"
+
 namespace imgsmith {
 namespace {
 
-constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
+using fatbin::u16;
+using fatbin::u32;
+using fatbin::u64;
+
 constexpr std::size_t kChunk = 1 << 20;
 // Read with an entry's header: small payloads come with it, large ones are
 // stepped over.
 constexpr std::size_t kHeaderAhead = 4096;
-// A cubin this small and stored plain is read to see whether it holds any
-// kernel: nvcc's device-link step leaves modules with none (libcufftw's
-// only module is one), which no GPU needs code for.
-constexpr std::uint64_t kModuleLookBytes = 64 * 1024;
-constexpr std::uint64_t kEntryHeadBytes = 64;
-// No entry header nvcc writes is near this; a larger one is not an entry.
-constexpr std::uint64_t kMaxEntryHeadBytes = 4096;
 constexpr std::size_t kMaxWarnings = 8;
 constexpr std::uint64_t kMaxProgramHeaderBytes = 1 << 16;
-constexpr std::uint16_t kElfMachineCuda = 190;
 
-// The first fatbin magic in [p, p + n): kFatbinMagic's bytes as u32()
+// The first fatbin magic in [p, p + n): fatbin::kMagic's bytes as u32()
 // reads them.
 const char* find_magic(const char* p, std::size_t n) {
   static const std::array<char, 4> bytes = [] {
     std::array<char, 4> b;
-    std::memcpy(b.data(), &kFatbinMagic, b.size());
+    std::memcpy(b.data(), &fatbin::kMagic, b.size());
     return b;
   }();
   return static_cast<const char*>(::memmem(p, n, bytes.data(), bytes.size()));
-}
-
-std::uint16_t u16(const char* p) {
-  std::uint16_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-std::uint32_t u32(const char* p) {
-  std::uint32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-std::uint64_t u64(const char* p) {
-  std::uint64_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
 }
 
 // The file read front to back through a window: bytes [at, at + n) are
@@ -109,32 +90,6 @@ struct Range {
 
 using CodeKey = std::tuple<KernelKind, unsigned, char>;
 
-// Whether a cubin (a 64-bit ELF of the GPU's code) has a section of kernel
-// code (".text.NAME"); true when its section headers cannot be read.
-bool cubin_has_kernel(std::string_view c) {
-  if (c.size() < 64 || !c.starts_with("\x7f"
-                                      "ELF"))
-    return true;
-  const std::uint64_t shoff = u64(c.data() + 0x28);
-  const std::uint16_t entsize = u16(c.data() + 0x3a);
-  const std::uint16_t count = u16(c.data() + 0x3c);
-  const std::uint16_t names_at = u16(c.data() + 0x3e);
-  if (entsize < 64 || names_at >= count || shoff > c.size() ||
-      std::uint64_t{entsize} * count > c.size() - shoff)
-    return true;
-  const char* names_header = c.data() + shoff + std::size_t{names_at} * entsize;
-  const std::uint64_t names = u64(names_header + 0x18);
-  const std::uint64_t names_size = u64(names_header + 0x20);
-  if (names > c.size() || names_size > c.size() - names) return true;
-  const std::string_view table =
-      c.substr(static_cast<std::size_t>(names), static_cast<std::size_t>(names_size));
-  for (std::uint16_t i = 0; i < count; ++i) {
-    const std::uint32_t name = u32(c.data() + shoff + std::size_t{i} * entsize);
-    if (name < table.size() && table.substr(name).starts_with(".text.")) return true;
-  }
-  return false;
-}
-
 class Reader {
  public:
   explicit Reader(CudaBinary& out) : out_(out) {}
@@ -159,50 +114,42 @@ class Reader {
   // The container whose header is at `at`, within `limit`. Returns its end,
   // or `at` when the bytes there are no container.
   std::uint64_t container(Window& w, std::uint64_t at, std::uint64_t limit) {
-    const char* h = w.bytes(at, 16, kHeaderAhead);
-    if (h == nullptr || u32(h) != kFatbinMagic || u16(h + 4) != 1) return at;
-    const std::uint64_t header = u16(h + 6);
-    const std::uint64_t entries = u64(h + 8);
-    if (header < 16 || header > 256 || entries > limit - at || header > limit - at - entries)
+    const char* h = w.bytes(at, fatbin::kContainerHeadBytes, kHeaderAhead);
+    fatbin::ContainerHead c;
+    if (h == nullptr || !fatbin::read_container_head(h, c) || c.entries > limit - at ||
+        c.head > limit - at - c.entries)
       return at;
-    const std::uint64_t end = at + header + entries;
+    const std::uint64_t end = at + c.head + c.entries;
     ++out_.containers;
     out_.fatbin_bytes += end - at;
-    std::uint64_t e = at + header;
+    std::uint64_t e = at + c.head;
     while (e < end) {
-      const char* p =
-          end - e >= kEntryHeadBytes ? w.bytes(e, kEntryHeadBytes, kHeaderAhead) : nullptr;
+      const char* p = end - e >= fatbin::kEntryHeadBytes
+                          ? w.bytes(e, fatbin::kEntryHeadBytes, kHeaderAhead)
+                          : nullptr;
       if (p == nullptr) {
         warn("fatbin container at offset " + std::to_string(at) + ": an entry is cut short");
         return end;
       }
-      const std::uint16_t kind = u16(p);
-      const std::uint64_t head = u32(p + 4);
-      const std::uint64_t payload = u64(p + 8);
-      if (head < kEntryHeadBytes || head > kMaxEntryHeadBytes || head > end - e ||
-          payload > end - e - head) {
+      const fatbin::EntryHead entry = fatbin::read_entry_head(p);
+      if (!entry.valid || entry.head > end - e || entry.payload > end - e - entry.head) {
         warn("fatbin container at offset " + std::to_string(at) + ": an entry at offset " +
              std::to_string(e) + " claims more bytes than the container holds; the rest of it " +
              "is not counted");
         return end;
       }
-      const unsigned version = u16(p + 26) * 10u + std::min<unsigned>(u16(p + 24), 9);
-      const std::uint32_t arch = u32(p + 28);
-      const std::uint64_t flags = u64(p + 40);
-      const char variant = (flags & 0x100000) != 0 ? 'a' : (flags & 0x200000) != 0 ? 'f' : ' ';
-      const KernelKind k = kind == 1   ? KernelKind::Ptx
-                           : kind == 2 ? KernelKind::Sass
-                           : kind == 8 ? KernelKind::Ir
-                                       : KernelKind::Other;
-      const bool compressed = (flags & 0xA000) != 0;
       // Whether a SASS module holds a kernel: read when it is small and
       // plain; a compressed or large one is taken to.
       bool kernels = true;
-      if (k == KernelKind::Sass && !compressed && payload <= kModuleLookBytes && payload >= 64)
-        if (const char* cubin = w.bytes(e + head, static_cast<std::size_t>(payload), kHeaderAhead))
-          kernels = cubin_has_kernel(std::string_view(cubin, static_cast<std::size_t>(payload)));
-      add(k, arch > 10000 ? 0 : arch, variant, version, payload, compressed, kernels);
-      e += head + payload;
+      if (entry.kind == KernelKind::Sass && !entry.compressed &&
+          entry.payload <= fatbin::kModuleLookBytes && entry.payload >= 64)
+        if (const char* cubin =
+                w.bytes(e + entry.head, static_cast<std::size_t>(entry.payload), kHeaderAhead))
+          kernels = fatbin::cubin_has_kernel(
+              std::string_view(cubin, static_cast<std::size_t>(entry.payload)));
+      add(entry.kind, entry.arch, entry.variant, entry.version, entry.payload, entry.compressed,
+          kernels);
+      e += entry.head + entry.payload;
     }
     return end;
   }
@@ -388,7 +335,7 @@ std::uint64_t kernel_capture(std::string_view path, std::uint64_t size) {
 
 std::optional<CudaBinary> inspect_cuda_binary(std::string_view head, ForwardReader& rest,
                                               std::uint64_t size) {
-  if (head.size() >= 16 && u32(head.data()) == kFatbinMagic) {
+  if (head.size() >= 16 && u32(head.data()) == fatbin::kMagic) {
     CudaBinary out;
     out.form = CudaBinary::Form::Fatbin;
     Window w(head, rest, size);
@@ -412,12 +359,10 @@ std::optional<CudaBinary> inspect_cuda_binary(std::string_view head, ForwardRead
                         "ELF") ||
       head[4] != 2 || head[5] != 1)
     return std::nullopt;
-  if (u16(head.data() + 18) == kElfMachineCuda) {
-    // A cubin: one architecture's SASS, in e_flags (bits 8-15 from ELF ABI
-    // version 8, CUDA 12.8's; the low byte before).
-    const std::uint32_t flags = u32(head.data() + 48);
+  if (u16(head.data() + 18) == fatbin::kElfMachineCuda) {
+    // A cubin: one architecture's SASS.
     const unsigned abi = static_cast<unsigned char>(head[8]);
-    const unsigned arch = abi >= 8 ? (flags >> 8) & 0xff : flags & 0xff;
+    const unsigned arch = fatbin::cubin_arch(head.data());
     CudaBinary out;
     out.form = CudaBinary::Form::Cubin;
     out.code.push_back(KernelCode{KernelKind::Sass, arch, ' ', abi, 1, size, 0});

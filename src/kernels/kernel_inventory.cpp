@@ -9,37 +9,23 @@
 namespace imgsmith {
 namespace {
 
-unsigned major_of(unsigned arch) { return arch / 10; }
-unsigned minor_of(unsigned arch) { return arch % 10; }
-
-// SASS for `code` runs on `cc` without compiling.
-bool sass_runs(const KernelCode& code, unsigned cc) {
-  if (code.variant == 'a') return code.arch == cc;
-  return major_of(code.arch) == major_of(cc) && minor_of(code.arch) <= minor_of(cc);
-}
-
-// PTX for `code` can be compiled for `cc` by the driver.
-bool ptx_compiles(const KernelCode& code, unsigned cc) {
-  if (code.variant == 'a') return code.arch == cc;
-  if (code.variant == 'f')
-    return major_of(code.arch) == major_of(cc) && minor_of(code.arch) <= minor_of(cc);
-  return code.arch <= cc;
-}
-
 // The SASS the driver loads on `cc`: the highest architecture that runs
 // there, of the modules with a kernel; nullptr when none does.
 const KernelCode* loaded_sass(const CudaBinary& binary, unsigned cc) {
-  const KernelCode* best = nullptr;
-  for (const KernelCode& c : binary.code)
-    if (c.kind == KernelKind::Sass && c.empty_entries < c.entries && sass_runs(c, cc) &&
-        (best == nullptr || c.arch > best->arch))
-      best = &c;
-  return best;
+  return fatbin::code_on_gpu<KernelCode>(binary.code, cc).sass;
 }
 
 const nlohmann::json& drivers() {
   static const nlohmann::json doc = nlohmann::json::parse(kernels_data().at("cuda-drivers.json"));
   return doc;
+}
+
+// "12.8" as 12080, for ordering releases.
+unsigned cuda_number(const std::string& release) {
+  const std::size_t dot = release.find('.');
+  if (dot == std::string::npos) return 0;
+  return static_cast<unsigned>(std::atoi(release.c_str())) * 1000 +
+         static_cast<unsigned>(std::atoi(release.c_str() + dot + 1)) * 10;
 }
 
 }  // namespace
@@ -58,32 +44,19 @@ std::uint64_t KernelInventory::ptx_bytes() const {
 
 BinaryOnGpu binary_on_gpu(const CudaBinary& binary, unsigned cc) {
   BinaryOnGpu out;
-  const KernelCode* best_sass = loaded_sass(binary, cc);
-  const KernelCode* best_ptx = nullptr;
-  bool any_kernel = false;
-  for (const KernelCode& c : binary.code) {
-    // Modules without a kernel need no code on any GPU.
-    if (c.kind == KernelKind::Sass && c.empty_entries == c.entries) continue;
-    any_kernel = any_kernel || c.kind == KernelKind::Sass || c.kind == KernelKind::Ptx;
-    if (c.kind == KernelKind::Ptx && ptx_compiles(c, cc)) {
-      if (best_ptx == nullptr || c.arch > best_ptx->arch) best_ptx = &c;
-    }
-  }
+  const auto on = fatbin::code_on_gpu<KernelCode>(binary.code, cc);
   out.other_sass_bytes = sass_bytes_unused_by(binary, {cc});
-  if (!any_kernel) {
+  if (!on.any_kernel) {
     out.verdict = KernelVerdict::Sass;  // nothing to load, nothing to fail
     out.code = "no kernels";
-  } else if (best_sass != nullptr) {
+  } else if (on.sass != nullptr) {
     out.verdict = KernelVerdict::Sass;
-    out.code = best_sass->name();
-  } else if (best_ptx != nullptr) {
+    out.code = on.sass->name();
+  } else if (on.ptx != nullptr) {
     out.verdict = KernelVerdict::Jit;
-    out.code = best_ptx->name();
-    out.ptx_isa = best_ptx->version;
-    // Every module compiles the PTX of that architecture.
-    for (const KernelCode& c : binary.code)
-      if (c.kind == KernelKind::Ptx && c.arch == best_ptx->arch && c.variant == best_ptx->variant)
-        out.jit_bytes += c.bytes;
+    out.code = on.ptx->name();
+    out.ptx_isa = on.ptx->version;
+    out.jit_bytes = on.jit_bytes;
   }
   return out;
 }
@@ -188,6 +161,24 @@ std::string driver_need_warning(const DriverNeed& need) {
          "NVIDIA_REQUIRE_CUDA=cuda>=" +
          major + ".0 (or build on a CUDA " + major +
          " base image) so that such a host refuses the container, saying why";
+}
+
+std::string first_cuda_for_arch(unsigned arch) {
+  static const nlohmann::json doc =
+      nlohmann::json::parse(kernels_data().at("cuda-images.json")).at("architecture_first_cuda");
+  const auto it = doc.find(std::to_string(arch));
+  return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::pair<std::string, std::string> first_torch_on_cuda(const std::string& cuda) {
+  static const nlohmann::json doc = nlohmann::json::parse(kernels_data().at("torch-cuda.json"));
+  const unsigned need = cuda_number(cuda);
+  if (need == 0) return {};
+  for (const auto& release : doc.at("releases"))  // oldest first
+    for (const auto& build : release.at("builds"))
+      if (cuda_number(build.get<std::string>()) >= need)
+        return {release.at("torch").get<std::string>(), build.get<std::string>()};
+  return {};
 }
 
 unsigned driver_for_cudart(const std::string& cudart) {

@@ -174,6 +174,7 @@ std::vector<Finding> findings_from(const json& list) {
     finding.layers = read<std::vector<std::uint32_t>>(f, "layers");
     finding.base_bytes = read<std::uint64_t>(f, "base_bytes");
     finding.info = read<bool>(f, "info");
+    finding.defect = read<bool>(f, "defect", false);
     findings.push_back(std::move(finding));
   }
   return findings;
@@ -380,7 +381,8 @@ json report_to_json(const Report& report) {
                                  {"paths", paths},
                                  {"layers", f.layers},
                                  {"base_bytes", f.base_bytes},
-                                 {"info", f.info}});
+                                 {"info", f.info},
+                                 {"defect", f.defect}});
     }
   }
   out["models"] = render_detail::models_to_json(

@@ -66,7 +66,8 @@ void render_markdown(const Report& report, std::ostream& out) {
     out << "| finding | saves | fix |\n| --- | ---: | --- |\n";
     for (const auto& f : *report.findings)
       out << "| `" << f.id << "`" << (f.info ? " (info)" : "") << " " << cell(f.message) << " | "
-          << format_size(f.bytes) << " | " << cell(f.fix) << " |\n";
+          << (f.defect ? std::string("defect") : format_size(f.bytes)) << " | " << cell(f.fix)
+          << " |\n";
     out << "\n";
   }
   if (report.models != nullptr) render_detail::render_models_markdown(*report.models, out);

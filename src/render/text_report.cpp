@@ -86,12 +86,16 @@ void render_findings(const std::vector<Finding>& findings, std::ostream& out) {
       out << "  below the floor (--finding-floor), for information:\n";
       info_heading = true;
     }
-    const std::string head = fmt("  %10s  %s: ", format_size(f.bytes).c_str(), f.id.c_str());
+    // A defect saves nothing: it says so where a saving would be.
+    const std::string head =
+        fmt("  %10s  %s: ", f.defect ? "defect" : format_size(f.bytes).c_str(), f.id.c_str());
     out << head << folded(visible(f.message), head.size(), 14) << "\n";
     out << "              fix: " << folded(visible(f.fix), 19, 19) << "\n";
     // As many as --top left (the largest first), as in every format.
     for (const auto& p : f.paths)
-      out << fmt("              %10s  ", format_size(p.bytes).c_str()) << visible(p.path) << "\n";
+      out << (f.defect ? std::string(14, ' ')
+                       : fmt("              %10s  ", format_size(p.bytes).c_str()))
+          << visible(p.path) << "\n";
   }
 }
 

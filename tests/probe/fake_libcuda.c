@@ -37,6 +37,7 @@
  *                                round again (default: the wall time between
  *                                the records)
  *   FAKE_SMS=<int>               multiprocessors (default 4)
+ *   FAKE_COMPUTE_CAPABILITY=X.Y  each device's compute capability (default 9.0)
  *   FAKE_LEDGER=<path>           after each call that allocates or frees,
  *                                what is still held, written to <path>
  * It is built by the tests and found through LD_LIBRARY_PATH; it is never
@@ -72,6 +73,14 @@ static const char* list_item(const char* list, unsigned index, char* buf, size_t
     }
     list = comma + 1;
   }
+}
+
+/* FAKE_COMPUTE_CAPABILITY "12.0" as 120; 9.0 by default. */
+static int compute_capability(void) {
+  const char* v = getenv("FAKE_COMPUTE_CAPABILITY");
+  int major = 0, minor = 0;
+  if (v != NULL && sscanf(v, "%d.%d", &major, &minor) == 2) return major * 10 + minor;
+  return 90;
 }
 
 static int mig(void) { return env_int("FAKE_MIG", 0) == 1; }
@@ -146,8 +155,11 @@ int cuDeviceGetUuid_v2(unsigned char* uuid, int dev) {
 int cuDeviceGetAttribute(int* value, int attribute, int dev) {
   char buf[32];
   switch (attribute) {
-    case 75: /* compute capability 9.0 */
-      *value = 9;
+    case 75: /* compute capability major (FAKE_COMPUTE_CAPABILITY, default 9.0) */
+      *value = compute_capability() / 10;
+      break;
+    case 76: /* its minor */
+      *value = compute_capability() % 10;
       break;
     case 16: /* multiprocessors */
       *value = env_int("FAKE_SMS", 4);

@@ -60,7 +60,7 @@ def main():
     first_driver = {cuda_number(k): v for k, v in drivers["require_cuda"].items()}
     archs = re.search(r'^archs="([0-9 ]+)"', open(build_script).read(), re.M).group(1).split()
 
-    at = blob.find(struct.pack("<IH", FATBIN_MAGIC, 1))
+    at = blob.find(struct.pack("<IHH", FATBIN_MAGIC, 1, 16))
     check("the probe embeds a fatbin", at >= 0)
     if at < 0:
         return 1

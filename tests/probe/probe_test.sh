@@ -390,11 +390,13 @@ check "glibc symbols <= 2.34 (newest: $newest)" test "$(printf '%s\n2.34\n' "$ne
 size=$(stat -c %s "$probe")
 check "size <= 3 MB ($size bytes)" test "$size" -le 3000000
 
-# The embedded fatbin: SASS for each architecture, PTX for the lowest.
+# The embedded fatbin: SASS for each architecture, PTX for the lowest. Found
+# by its whole header (magic, version 1, header size 16): the magic alone is
+# also a constant of the probe's own fatbin reader (kernel_check.cpp).
 archs=$(python3 - "$probe" <<'PY'
 import struct, sys
 data = open(sys.argv[1], "rb").read()
-at = data.find(struct.pack("<I", 0xBA55ED50))
+at = data.find(struct.pack("<IHH", 0xBA55ED50, 1, 16))
 if at < 0:
     print("none"); sys.exit()
 _, _, header, size = struct.unpack_from("<IHHQ", data, at)
@@ -457,7 +459,7 @@ else
 import struct, sys
 def fatbin(path):
     data = open(path, "rb").read()
-    at = data.find(struct.pack("<I", 0xBA55ED50))
+    at = data.find(struct.pack("<IHH", 0xBA55ED50, 1, 16))
     _, _, header, size = struct.unpack_from("<IHHQ", data, at)
     return data[at:at + header + size]
 sys.exit(fatbin(sys.argv[1]) != fatbin(sys.argv[2]))' "$probe" "$tmp/probe-arm64"

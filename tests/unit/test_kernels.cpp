@@ -437,6 +437,96 @@ TEST_CASE("kernels: with --gpu, the SASS for other GPUs is a finding, NVIDIA's l
   CHECK(found(no_gpu) == nullptr);
 }
 
+TEST_CASE("kernels: no code for a GPU is a defect finding, JIT only another; both name the fix",
+          "[kernels]") {
+  const std::string torch_path = "opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so";
+  const std::string flash_path =
+      "opt/venv/lib/python3.11/site-packages/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so";
+  testing::Image image;
+  image.layers.push_back(testing::Layer{
+      {testing::file_with(torch_path,
+                          read_file(kFixtures + "/old-torch.so")),  // sm_75-90, compute_90
+       testing::file_with(flash_path, read_file(kFixtures + "/arch90a.so"))}});  // sm_90a
+  const testing::TempDir dir;
+  const std::string saved = dir / "image.tar";
+  testing::write_file(saved, testing::docker_legacy_save(image));
+  const auto run = [&](const std::vector<std::string>& gpus, const std::vector<std::string>& deny,
+                       const std::vector<Glob>& ignore) {
+    AnalyzeRequest request;
+    request.image = saved;
+    if (!gpus.empty()) request.gates.gpus = parse_gpu_list(gpus);
+    request.gates.deny = deny;
+    request.ignore = ignore;
+    return analyze(request);
+  };
+  const auto found = [](const AnalyzeResult& r, const std::string& id) -> const Finding* {
+    for (const Finding& f : r.findings)
+      if (f.id == id) return &f;
+    return nullptr;
+  };
+  const auto paths = [](const Finding& f) {
+    std::vector<std::string> out;
+    for (const auto& p : f.paths) out.push_back(p.path);
+    return out;
+  };
+  // No target: every GPU of the table. flash-attn's sm_90a runs on 9.0
+  // alone; torch's compute_90 compiles on 10.0, 10.3 and 12.0.
+  const AnalyzeResult all = run({}, {}, {});
+  const Finding* none = found(all, "no-kernel-for-gpu");
+  REQUIRE(none != nullptr);
+  CHECK(none->defect);
+  CHECK_FALSE(none->info);  // 0 bytes, and still no information-only finding
+  CHECK(none->bytes == 0);
+  CHECK(paths(*none) == std::vector<std::string>{"/" + flash_path});
+  CHECK(none->message.find("RTX-5090 (12.0)") != std::string::npos);
+  CHECK(none->message.find("H100 (9.0)") == std::string::npos);
+  CHECK(none->message.find("of every GPU in data/gpus.json") != std::string::npos);
+  const Finding* jit = found(all, "ptx-jit-only");
+  REQUIRE(jit != nullptr);
+  CHECK(paths(*jit) == std::vector<std::string>{"/" + torch_path});
+  CHECK(jit->message.find("B200 (10.0), B300 (10.3)") != std::string::npos);
+  CHECK(jit->message.find("PTX ISA 9.0 (CUDA 13.0, driver 580 or newer)") != std::string::npos);
+  // B300's sm_103 is CUDA 12.9's (data/cuda-images.json); torch's first
+  // wheels on 12.9 are 2.8's (data/torch-cuda.json).
+  CHECK(jit->fix.find("torch >= 2.8 from its CUDA 12.9 wheels") != std::string::npos);
+
+  // H100 alone: every binary has SASS for it.
+  const AnalyzeResult h100 = run({"H100"}, {"no-kernel-for-gpu", "ptx-jit-only"}, {});
+  CHECK(found(h100, "no-kernel-for-gpu") == nullptr);
+  CHECK(found(h100, "ptx-jit-only") == nullptr);
+  CHECK(h100.gate.passed);
+  // B200: flash-attn fails, torch compiles its PTX.
+  const AnalyzeResult b200 = run({"B200"}, {"no-kernel-for-gpu"}, {});
+  none = found(b200, "no-kernel-for-gpu");
+  REQUIRE(none != nullptr);
+  CHECK(none->message.find("for B200 (10.0):") != std::string::npos);
+  CHECK(none->message.find("of every GPU") == std::string::npos);
+  CHECK(none->fix.find("CUDA 12.8 or newer") != std::string::npos);
+  CHECK(none->fix.find("TORCH_CUDA_ARCH_LIST=\"10.0\"") != std::string::npos);
+  CHECK(none->fix.find("torch >=") == std::string::npos);  // torch is not the one failing
+  jit = found(b200, "ptx-jit-only");
+  REQUIRE(jit != nullptr);
+  CHECK(jit->fix.find("torch >= 2.7 from its CUDA 12.8 wheels (pip install --index-url "
+                      "https://download.pytorch.org/whl/cu128 torch)") != std::string::npos);
+  // --deny fails on a defect though it saves no bytes.
+  CHECK_FALSE(b200.gate.passed);
+  bool denied = false;
+  for (const auto& c : b200.gate.checks)
+    if (c.rule == "deny:no-kernel-for-gpu")
+      denied = !c.passed && c.message.find("no code (SASS or PTX) for B200") != std::string::npos;
+  CHECK(denied);
+  // --ignore leaves a binary out of it.
+  const AnalyzeResult ignored = run({"B200"}, {}, {Glob("**/flash_attn*")});
+  CHECK(found(ignored, "no-kernel-for-gpu") == nullptr);
+  // A saved report keeps the defect.
+  const SavedReport back = report_from_json(report_to_json(b200.report()));
+  REQUIRE(back.findings.has_value());
+  bool kept = false;
+  for (const Finding& f : *back.findings)
+    if (f.id == "no-kernel-for-gpu") kept = f.defect && !f.info;
+  CHECK(kept);
+}
+
 TEST_CASE(
     "kernels: an NVIDIA_REQUIRE_CUDA that admits drivers the image's CUDA runtime "
     "cannot use is a warning",

@@ -32,6 +32,10 @@ struct Finding {
   // Of `bytes`, those the base image's layers added (Analysis::base_layers):
   // the user's Dockerfile cannot remove them.
   std::uint64_t base_bytes = 0;
+  // A defect rather than waste (a CUDA binary with no code for a GPU): its
+  // fix saves nothing (bytes 0) and it is never info; --deny matches it
+  // whenever it is there.
+  bool defect = false;
 };
 
 // A finding is significant when its saving reaches either figure; one below

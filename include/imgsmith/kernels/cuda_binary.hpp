@@ -4,15 +4,9 @@
 // What is read is headers only: each fatbin entry's kind (SASS or PTX), GPU
 // architecture, variant and size; the code itself is stepped over.
 //
-// A fatbin container (NVIDIA documents no format; this follows the layout
-// nvcc 13 writes here and the CUDA libraries of the toolkit, as read by the
-// tests): a 16-byte header (magic 0xBA55ED50, version 1, header size 16,
-// the size of the entries that follow), then entries, each a header of 64
-// bytes or more (kind 1 PTX, 2 ELF; its header size; the payload's size as
-// stored; the code's version; the SM architecture; flags: 0x2000 or 0x8000
-// compressed, 0x100000 arch-specific `a`, 0x200000 family `f`) and its payload.
-// Kinds: 1 PTX, 2 a cubin (SASS), 8 NVVM IR (cuSPARSE's JIT-LTO fragments,
-// in containers of its .rodata rather than .nv_fatbin).
+// The fatbin layout is in fatbin_format.hpp. Kinds: 1 PTX, 2 a cubin
+// (SASS), 8 NVVM IR (cuSPARSE's JIT-LTO fragments, in containers of its
+// .rodata rather than .nv_fatbin).
 #pragma once
 
 #include <cstdint>
@@ -21,15 +15,10 @@
 #include <string_view>
 #include <vector>
 
+#include "imgsmith/kernels/fatbin_format.hpp"
 #include "imgsmith/util/forward_reader.hpp"
 
 namespace imgsmith {
-
-// Sass: GPU machine code (a cubin); Ptx: the virtual ISA the driver
-// compiles; Ir: NVVM IR for link-time optimisation at run time (nvJitLink:
-// cuSPARSE carries it), which no GPU runs as it is; Other: a kind no tool
-// here knows.
-enum class KernelKind : std::uint8_t { Sass, Ptx, Ir, Other };
 
 // One kind of code for one architecture, summed over every entry of it.
 struct KernelCode {

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "imgsmith/kernels/cuda_binary.hpp"
@@ -102,5 +103,12 @@ unsigned driver_for_cuda(const std::string& cuda_release);
 // The oldest driver a shared CUDA runtime's major release runs on (minor
 // version compatibility): libcudart.so.12 -> 525; 0 when unknown.
 unsigned driver_for_cudart(const std::string& cudart);
+
+// The first CUDA release whose nvcc compiles for an SM architecture
+// (data/cuda-images.json: "12.8" for 120); "" when the table has none.
+std::string first_cuda_for_arch(unsigned arch);
+// The first torch release with a wheel built on `cuda` or a later CUDA
+// (data/torch-cuda.json), and that build ("2.7", "12.8"); empty when none.
+std::pair<std::string, std::string> first_torch_on_cuda(const std::string& cuda);
 
 }  // namespace imgsmith
