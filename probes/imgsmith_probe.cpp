@@ -91,7 +91,8 @@ void usage(FILE* to) {
       "                     Python's site-packages (IMGSMITH_PROBE_KERNEL_PATHS=DIR:DIR\n"
       "                     to choose)\n"
       "\n"
-      "Exit status: COMMAND's own; without COMMAND, 0 when a GPU is usable, else 3;\n"
+      "Exit status: COMMAND's own; without COMMAND, 0 when a GPU is usable, 8 when a\n"
+      "CUDA library has no code GPU 0 can run, else 3;\n"
       "3 in require mode when no GPU is usable; 4 in require mode when the model\n"
       "(IMGSMITH_MODEL_VRAM bytes) does not fit GPU 0's free memory; 8 in require\n"
       "mode when a CUDA library has no code GPU 0 can run; 2 bad usage;\n"
@@ -237,5 +238,5 @@ int main(int argc, char** argv) {
   if (mode == "require" && !usable) ::_exit(kExitNoGpu);
   if (mode == "require" && report.vram.checked && !report.vram.fits) ::_exit(kExitModelTooBig);
   if (command != nullptr) exec_command(command);
-  ::_exit(usable ? 0 : kExitNoGpu);
+  ::_exit(usable ? 0 : report.status == Status::NoKernel ? kExitNoKernel : kExitNoGpu);
 }

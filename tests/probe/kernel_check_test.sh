@@ -94,6 +94,8 @@ check "and the build settings for the rest" grep -q 'TORCH_CUDA_ARCH_LIST="12.0"
 # warn mode starts it after the line.
 run 7.5 13000 IMGSMITH_PROBE=require "$probe" -- sh -c "echo ran >'$tmp/ran'"
 check "require: exit 8, the app not run" test "$status" -eq 8 -a ! -e "$tmp/ran"
+run 7.5 13000 "$probe"
+check "without a command: exit 8" test "$status" -eq 8
 run 7.5 13000 "$probe" -- sh -c 'echo app-ran; exit 5'
 check "warn: the app runs, its exit status passes" test "$status" -eq 5 -a "$(cat "$tmp/out")" = app-ran
 check "warn: the line on stderr before it" grep -q "imgsmith-probe: no-kernel: " "$tmp/err"
