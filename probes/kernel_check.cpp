@@ -378,8 +378,10 @@ void check_kernels(Report& r) {
   for (const auto* b : jit) k.jit.push_back(b->path);
   const std::string device = "this " + gpu.name + " (sm_" + std::to_string(cc) + ")";
   if (!none.empty()) {
-    std::string reason = package_of(none[0]->path) + " (" + file_name(none[0]->path) +
-                         ") has no kernels for " + device + ": it carries " + none_why[0];
+    // "torch (libtorch_cuda.so)"; a library outside site-packages is its name alone.
+    const std::string package = package_of(none[0]->path), file = file_name(none[0]->path);
+    std::string reason = (package == file ? file : package + " (" + file + ")") +
+                         " has no kernels for " + device + ": it carries " + none_why[0];
     if (none.size() > 1) {
       reason += "; so have " + std::to_string(none.size() - 1) + " more: ";
       for (std::size_t i = 1; i < none.size() && i <= kNamedInLine; ++i)
