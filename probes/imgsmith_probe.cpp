@@ -196,7 +196,7 @@ int main(int argc, char** argv) {
   Report& report = outcome.report;
   const bool timed_out = outcome.checks_timed_out;
   check_model_vram(report, when);
-  check_kernels(report);
+  check_kernels(report, command != nullptr ? command[0] : nullptr);
   const std::string& bench_lines = outcome.bench_lines;
   if (outcome.bench_wrong_results)
     fail(report, Status::Error, "GPU 0 " + outcome.bench_wrong_reason,

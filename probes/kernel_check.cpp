@@ -56,6 +56,26 @@ struct Walk {
   std::set<std::pair<dev_t, ino_t>> seen_files, seen_dirs;
   std::vector<BinaryKernels> found;
 
+  // A file, once (by device and inode: libcublas.so.13 and its link are one).
+  void file(const std::string& path) {
+    struct stat fs;
+    if (::stat(path.c_str(), &fs) != 0 || !S_ISREG(fs.st_mode) ||
+        !seen_files.insert({fs.st_dev, fs.st_ino}).second)
+      return;
+    if (auto b = read_binary_kernels(path)) found.push_back(std::move(*b));
+  }
+
+  // A directory of programs: each executable file in it, not below.
+  void programs(const std::string& path) {
+    DIR* d = ::opendir(path.c_str());
+    if (d == nullptr) return;
+    while (const dirent* e = ::readdir(d)) {
+      const std::string child = path + "/" + e->d_name;
+      if (e->d_name[0] != '.' && ::access(child.c_str(), X_OK) == 0) file(child);
+    }
+    ::closedir(d);
+  }
+
   void dir(const std::string& path, int depth) {
     struct stat st;
     if (depth > kMaxDepth || ::stat(path.c_str(), &st) != 0 ||
@@ -82,12 +102,7 @@ struct Walk {
           continue;
         }
       }
-      if (!library_name(e->d_name)) continue;
-      struct stat fs;
-      if (::stat(child.c_str(), &fs) != 0 || !S_ISREG(fs.st_mode) ||
-          !seen_files.insert({fs.st_dev, fs.st_ino}).second)
-        continue;
-      if (auto b = read_binary_kernels(child)) found.push_back(std::move(*b));
+      if (library_name(e->d_name)) file(child);
     }
     ::closedir(d);
     for (const auto& s : subdirs) dir(s, depth + 1);
@@ -158,12 +173,23 @@ std::uint64_t code_bytes(const BinaryKernels& b) {
   return n;
 }
 
-// The newest PTX ISA a driver of CUDA `driver_cuda` compiles; 0 unknown.
+// The newest PTX ISA a driver of CUDA `driver_cuda` compiles; 0 unknown,
+// as for a driver newer than every release of the table (data/cuda-drivers.json
+// is older than it): no PTX is then taken to be too new for it.
 int newest_isa_for(int driver_cuda) {
-  int isa = 0;
-  for (const auto& row : imgsmith::probe_tables::kPtxVersions)
+  int isa = 0, newest_cuda = 0;
+  for (const auto& row : imgsmith::probe_tables::kPtxVersions) {
     if (row.cuda <= driver_cuda) isa = std::max(isa, row.isa);
-  return isa;
+    newest_cuda = std::max(newest_cuda, row.cuda);
+  }
+  return driver_cuda > newest_cuda ? 0 : isa;
+}
+
+// The first driver branch of CUDA `cuda` (data/cuda-drivers.json); 0 unknown.
+int driver_for(int cuda) {
+  for (const auto& row : imgsmith::probe_tables::kCudaReleases)
+    if (row.cuda == cuda) return row.driver;
+  return 0;
 }
 
 int cuda_for_isa(int isa) {
@@ -224,6 +250,9 @@ std::vector<std::string> kernel_search_roots() {
     for (const auto& p : prefixes) {
       glob_dirs(p + "/lib/python3*/site-packages", candidates);
       glob_dirs(p + "/lib/python3/dist-packages", candidates);
+      // An app installed under its own prefix (/opt/app/bin on PATH) keeps
+      // its libraries in its lib/; /usr/lib is the system's.
+      if (p != "/usr" && p != "") candidates.push_back(p + "/lib");
     }
   }
   std::vector<std::string> roots;
@@ -238,9 +267,28 @@ std::vector<std::string> kernel_search_roots() {
   return roots;
 }
 
-std::vector<BinaryKernels> scan_kernel_binaries(const std::vector<std::string>& roots) {
+std::vector<std::string> kernel_program_dirs() {
+  std::vector<std::string> dirs;
+  std::set<std::string> seen;
+  for (const auto& d : split_list(env("PATH"), ':')) {
+    char resolved[PATH_MAX];
+    if (d.empty() || d[0] != '/' || ::realpath(d.c_str(), resolved) == nullptr) continue;
+    const std::string_view r = resolved;
+    // The system's programs and the toolkit's tools are no app's kernels.
+    if (r == "/bin" || r == "/sbin" || r == "/usr/bin" || r == "/usr/sbin" ||
+        r.starts_with("/usr/local/cuda") || r.starts_with("/usr/local/nvidia") ||
+        !is_dir(resolved) || !seen.insert(resolved).second)
+      continue;
+    dirs.push_back(d);
+  }
+  return dirs;
+}
+
+std::vector<BinaryKernels> scan_kernel_binaries(const std::vector<std::string>& roots,
+                                                const std::vector<std::string>& program_dirs) {
   Walk walk;
   for (const auto& root : roots) walk.dir(root, 0);
+  for (const auto& dir : program_dirs) walk.programs(dir);
   std::sort(walk.found.begin(), walk.found.end(),
             [](const BinaryKernels& a, const BinaryKernels& b) { return a.path < b.path; });
   return walk.found;
@@ -254,7 +302,8 @@ std::string kernel_inventory_path() {
 int write_kernel_inventory(const std::string& path) {
   const auto start = std::chrono::steady_clock::now();
   const std::vector<std::string> roots = kernel_search_roots();
-  const std::vector<BinaryKernels> binaries = scan_kernel_binaries(roots);
+  const std::vector<std::string> programs = kernel_program_dirs();
+  const std::vector<BinaryKernels> binaries = scan_kernel_binaries(roots, programs);
   const std::string text = inventory_text(binaries);
   // Written beside and renamed over: a reader never sees half a file.
   // Its directories first (/etc/imgsmith in an image).
@@ -284,6 +333,7 @@ int write_kernel_inventory(const std::string& path) {
     }
   std::string where;
   for (const auto& r : roots) where += (where.empty() ? "" : ", ") + r;
+  for (const auto& r : programs) where += (where.empty() ? "" : ", ") + r + " (programs)";
   std::fprintf(
       stderr,
       "imgsmith-probe: kernel inventory %s: %zu CUDA binar%s (%s of SASS, %s of PTX) "
@@ -294,8 +344,10 @@ int write_kernel_inventory(const std::string& path) {
   return 0;
 }
 
-void check_kernels(Report& r) {
-  if (env("IMGSMITH_PROBE_KERNEL_CHECK") == "off" || r.devices.empty()) return;
+void check_kernels(Report& r, const char* command) {
+  // A GPU that cannot be used is the answer already.
+  if (env("IMGSMITH_PROBE_KERNEL_CHECK") == "off" || r.devices.empty() || r.status != Status::Ok)
+    return;
   const Device& gpu = r.devices.front();
   unsigned major = 0, minor = 0;
   if (std::sscanf(gpu.compute_capability.c_str(), "%u.%u", &major, &minor) != 2 || minor > 9)
@@ -313,15 +365,16 @@ void check_kernels(Report& r) {
     std::fclose(f);
     if (parse_inventory(text, binaries)) {
       k.source = "inventory";
-      // What changed since the image was built (a volume over a library
-      // directory, a pip install at run time) is read again.
+      // A listed library changed since the image was built (a volume over
+      // its directory, a pip install at run time) is read again. Times are
+      // compared to the second: image layers keep no finer ones (a pulled
+      // image's files have whole seconds where the build's had more).
       std::vector<BinaryKernels> current;
       for (auto& b : binaries) {
         struct stat st;
         if (::stat(b.path.c_str(), &st) != 0) continue;
-        const std::int64_t mtime =
-            static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-        if (static_cast<std::uint64_t>(st.st_size) == b.size && mtime == b.mtime_ns) {
+        if (static_cast<std::uint64_t>(st.st_size) == b.size &&
+            st.st_mtim.tv_sec == b.mtime_ns / 1000000000) {
           current.push_back(std::move(b));
         } else {
           ++k.rescanned;
@@ -335,7 +388,25 @@ void check_kernels(Report& r) {
   }
   if (k.source.empty()) {
     k.source = "scan";
-    binaries = scan_kernel_binaries(kernel_search_roots());
+    binaries = scan_kernel_binaries(kernel_search_roots(), kernel_program_dirs());
+  }
+  // The program about to run, where neither list has it (/usr/bin/app).
+  if (command != nullptr && *command != '\0') {
+    std::string program = command;
+    if (program.find('/') == std::string::npos)
+      for (const auto& d : split_list(env("PATH"), ':'))
+        if (::access((d + "/" + program).c_str(), X_OK) == 0) {
+          program = d + "/" + program;
+          break;
+        }
+    char resolved[PATH_MAX];
+    const bool listed = std::any_of(binaries.begin(), binaries.end(), [&](const BinaryKernels& b) {
+      char other[PATH_MAX];
+      return ::realpath(program.c_str(), resolved) != nullptr &&
+             ::realpath(b.path.c_str(), other) != nullptr && std::strcmp(resolved, other) == 0;
+    });
+    if (!listed && program.find('/') != std::string::npos)
+      if (auto b = read_binary_kernels(program)) binaries.push_back(std::move(*b));
   }
   k.checked = true;
   k.binaries = static_cast<unsigned>(binaries.size());
@@ -350,6 +421,9 @@ void check_kernels(Report& r) {
   });
   std::vector<const BinaryKernels*> none, jit;
   std::vector<std::string> none_why;
+  // The newest CUDA that binaries whose PTX is too new for the driver need.
+  int ptx_needs_cuda = 0;
+  std::vector<std::string> no_code;  // the others: neither SASS nor PTX for it
   unsigned newest_jit_isa = 0;
   for (const BinaryKernels* bp : order) {
     const BinaryKernels& b = *bp;
@@ -358,11 +432,14 @@ void check_kernels(Report& r) {
     if (on.ptx == nullptr) {
       none.push_back(&b);
       none_why.push_back(carried(b));
-    } else if (driver_isa > 0 && static_cast<int>(on.ptx->version) > driver_isa) {
+      no_code.push_back(b.path);
+    } else if (const int needs = cuda_for_isa(static_cast<int>(on.ptx->version));
+               driver_isa > 0 && needs > 0 && static_cast<int>(on.ptx->version) > driver_isa) {
       // CUDA's minor-version compatibility does not cover PTX: the driver
       // refuses PTX newer than itself (CUDA_ERROR_UNSUPPORTED_PTX_VERSION).
+      // (An ISA the table does not know is not judged.)
       none.push_back(&b);
-      const int needs = cuda_for_isa(static_cast<int>(on.ptx->version));
+      ptx_needs_cuda = std::max(ptx_needs_cuda, needs);
       none_why.push_back(carried(b) + "; its " + code_name(*on.ptx) + " is PTX ISA " +
                          std::to_string(on.ptx->version / 10) + "." +
                          std::to_string(on.ptx->version % 10) + ", which this driver (CUDA " +
@@ -391,7 +468,18 @@ void check_kernels(Report& r) {
     reason +=
         ". Its first kernel will fail with \"no kernel image is available for execution "
         "on the device\"";
-    fail(r, Status::NoKernel, reason, no_kernel_fix(k.none, cc));
+    // PTX too new for the driver: the driver is the fix (or SASS, which any
+    // driver of its CUDA major loads); no code at all: a build that has it.
+    std::string fix;
+    if (ptx_needs_cuda > 0) {
+      const int driver = driver_for(ptx_needs_cuda);
+      fix = "update the host's driver to CUDA " + cuda_text(ptx_needs_cuda) + "'s" +
+            (driver > 0 ? " (" + std::to_string(driver) + " or newer)" : std::string()) +
+            ", which compiles that PTX, or use a build with SASS for sm_" + std::to_string(cc);
+    }
+    if (!no_code.empty())
+      fix += (fix.empty() ? "" : "; for the rest: ") + no_kernel_fix(no_code, cc);
+    fail(r, Status::NoKernel, reason, fix);
   }
   if (!jit.empty()) {
     std::string names;

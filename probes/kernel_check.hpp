@@ -53,9 +53,16 @@ std::vector<std::string> kernel_search_roots();
 // cannot be read.
 std::optional<BinaryKernels> read_binary_kernels(const std::string& path);
 
+// Where the application's own programs are: the bin/ directories of PATH
+// that are not the system's (/usr/bin, /bin, the CUDA toolkit's): a
+// compiled CUDA program in /opt/app/bin carries its kernels itself.
+std::vector<std::string> kernel_program_dirs();
+
 // Every CUDA binary under `roots` (files named *.so or *.so.N, searched
-// recursively, each file once), sorted by path.
-std::vector<BinaryKernels> scan_kernel_binaries(const std::vector<std::string>& roots);
+// recursively) and in `program_dirs` (every executable file, not
+// recursively), each file once, sorted by path.
+std::vector<BinaryKernels> scan_kernel_binaries(const std::vector<std::string>& roots,
+                                                const std::vector<std::string>& program_dirs);
 
 // The non-empty pieces of `text` between `by`s (PATH, the inventory's lines).
 std::vector<std::string> split_list(const std::string& text, char by);
@@ -72,11 +79,14 @@ std::string kernel_inventory_path();
 // inventory (atomically), says what it found on stderr; the exit status.
 int write_kernel_inventory(const std::string& path);
 
-// After run_checks: GPU 0's compute capability against every CUDA binary
-// the application loads. A binary with no code for it fails the report
-// (Status::NoKernel); one that runs only by compiling PTX is a note, and a
-// failure when the driver is older than the PTX. IMGSMITH_PROBE_KERNEL_CHECK=off
-// skips it.
-void check_kernels(Report& r);
+// After run_checks, when they found GPU 0 usable: its compute capability
+// against every CUDA binary the application loads, and `command` (the
+// program about to run, found through PATH; null: none). A binary with no
+// code for it fails the report (Status::NoKernel); one that runs only by
+// compiling PTX is a note, and a failure when the driver is older than the
+// PTX. With an inventory, its list is the one checked: a library added at
+// run time (a volume, a pip install) is not seen, one changed since is
+// read again. IMGSMITH_PROBE_KERNEL_CHECK=off skips it.
+void check_kernels(Report& r, const char* command);
 
 }  // namespace probe

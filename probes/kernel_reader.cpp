@@ -93,38 +93,60 @@ std::uint64_t read_container(const File& f, std::uint64_t at, std::uint64_t limi
   return end;
 }
 
-// The next 8-aligned fatbin magic in [from, end), or `end`.
-std::uint64_t next_magic(const File& f, std::uint64_t from, std::uint64_t end) {
-  char magic[4];
-  std::memcpy(magic, &fatbin::kMagic, sizeof magic);
-  std::string buf;
-  // Chunks are multiples of 8 long from an 8-aligned start, so an aligned
-  // magic never straddles two of them. They start small and grow: in cuFFT's
-  // .ldata the next of 24,000 containers is most often a few bytes on, and
-  // reading a whole chunk for each cost 1.7 s where this costs 0.1 s.
-  std::uint64_t chunk = 4096;
-  for (std::uint64_t at = align8(from); at < end;
-       chunk = std::min<std::uint64_t>(chunk * 2, kChunk)) {
-    const std::uint64_t n = std::min<std::uint64_t>(chunk, end - at);
-    if (!f.read(at, n, buf)) return end;
-    for (const char* hit = static_cast<const char*>(::memmem(buf.data(), buf.size(), magic, 4));
-         hit != nullptr;
-         hit = static_cast<const char*>(::memmem(
-             hit + 1, buf.size() - static_cast<std::size_t>(hit + 1 - buf.data()), magic, 4)))
-      if (const std::uint64_t off = at + static_cast<std::uint64_t>(hit - buf.data()); off % 8 == 0)
-        return off;
-    at += n;
+// The fatbin magics of a section, found in order: the bytes read stay in
+// the buffer across calls, so a section whose failed candidates lie 8 bytes
+// apart (hostile bytes) is still read once, not once per candidate.
+class MagicSearch {
+ public:
+  MagicSearch(const File& f, std::uint64_t end) : f_(f), end_(end) {
+    std::memcpy(magic_, &fatbin::kMagic, sizeof magic_);
   }
-  return end;
-}
+
+  // The next 8-aligned magic in [from, end), or `end`.
+  std::uint64_t next(std::uint64_t from) {
+    // Chunks are multiples of 8 long from an 8-aligned start, so an aligned
+    // magic never straddles two of them. They start small and grow: in
+    // cuFFT's .ldata the next of 24,000 containers is most often a few
+    // bytes on, and reading a whole chunk for each cost 1.7 s where this
+    // costs 0.1 s.
+    std::uint64_t chunk = 4096;
+    for (std::uint64_t at = align8(from); at < end_;
+         chunk = std::min<std::uint64_t>(chunk * 2, kChunk)) {
+      if (at < start_ || at >= start_ + buf_.size()) {
+        start_ = at;
+        if (!f_.read(at, std::min<std::uint64_t>(chunk, end_ - at), buf_)) return end_;
+      }
+      const std::size_t skip = static_cast<std::size_t>(at - start_);
+      for (const char* hit = find(buf_.data() + skip, buf_.size() - skip); hit != nullptr;
+           hit = find(hit + 1, buf_.size() - static_cast<std::size_t>(hit + 1 - buf_.data())))
+        if (const std::uint64_t off = start_ + static_cast<std::uint64_t>(hit - buf_.data());
+            off % 8 == 0)
+          return off;
+      at = start_ + buf_.size();
+    }
+    return end_;
+  }
+
+ private:
+  const char* find(const char* p, std::size_t n) const {
+    return static_cast<const char*>(::memmem(p, n, magic_, sizeof magic_));
+  }
+
+  const File& f_;
+  std::uint64_t end_;
+  char magic_[4];
+  std::string buf_;
+  std::uint64_t start_ = 0;  // the file offset of buf_[0]
+};
 
 // Every container in a section: in .nv_fatbin they follow one another and
 // are read header to header; in .ldata (the medium code model's, as cuFFT
 // has) other data lies between them, and the next is found by its magic.
 void read_section(const File& f, std::uint64_t begin, std::uint64_t end, CodeMap& code) {
+  MagicSearch search(f, end);
   for (std::uint64_t at = align8(begin); at < end && end - at >= fatbin::kContainerHeadBytes;) {
     const std::uint64_t after = read_container(f, at, end, code);
-    at = after != at ? align8(after) : next_magic(f, at + 8, end);
+    at = after != at ? align8(after) : search.next(at + 8);
   }
 }
 

@@ -57,31 +57,31 @@ break_ hard-link-keeps-content src/analysis/merged_tree.cpp \
 # (The kernels' cases leave out the [slow] ones: they read whole NVIDIA
 # libraries, hundreds of MB, and guard the reader, not these rules.)
 # A cubin runs on a later minor of its major only (sm_86 on 8.9, never
-# sm_89 on 8.6), and an arch-specific build on its own GPU alone.
-break_ sass-minor-rule src/kernels/kernel_inventory.cpp \
-  'return major_of(code.arch) == major_of(cc) && minor_of(code.arch) <= minor_of(cc);
+# sm_89 on 8.6), and an arch-specific build on its own GPU alone (rules
+# shared with the probe, in fatbin_format.hpp).
+break_ sass-minor-rule include/imgsmith/kernels/fatbin_format.hpp \
+  'return arch / 10 == cc / 10 && arch % 10 <= cc % 10;
 }
-
-// PTX' \
-  'return major_of(code.arch) == major_of(cc);
+// PTX compute_XY' \
+  'return arch / 10 == cc / 10;
 }
-
-// PTX' \
+// PTX compute_XY' \
   '~[slow]kernels: *'
-break_ arch-specific-sass src/kernels/kernel_inventory.cpp \
-  "  if (code.variant == 'a') return code.arch == cc;
-  return major_of" \
-  "  return major_of" \
+break_ arch-specific-sass include/imgsmith/kernels/fatbin_format.hpp \
+  "  if (variant == 'a') return arch == cc;
+  return arch / 10" \
+  "  if (variant == '?') return arch == cc;
+  return arch / 10" \
   '~[slow]kernels: *'
-break_ empty-module-judged src/kernels/kernel_inventory.cpp \
+break_ empty-module-judged include/imgsmith/kernels/fatbin_format.hpp \
   '    if (c.kind == KernelKind::Sass && c.empty_entries == c.entries) continue;' \
   '' \
   '~[slow]kernels: *'
 # The SASS a target loads is the highest that runs there; NVIDIA's own
 # libraries are never counted as rebuildable.
-break_ unused-sass-lowest-kept src/kernels/kernel_inventory.cpp \
-  '(best == nullptr || c.arch > best->arch))' \
-  '(best == nullptr || c.arch < best->arch))' \
+break_ unused-sass-lowest-kept include/imgsmith/kernels/fatbin_format.hpp \
+  '(out.sass == nullptr || c.arch > out.sass->arch))' \
+  '(out.sass == nullptr || c.arch < out.sass->arch))' \
   '~[slow]kernels: *'
 break_ nvidia-libraries-counted src/api/kernel_findings.cpp \
   'owner->second.category == "cuda")' \

@@ -1,6 +1,7 @@
 #include "kernel_findings.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -135,10 +136,15 @@ std::vector<const Gpu*> gpus_of(const GpusOf& failing, const std::vector<Gpu>& j
 std::string code_for(const std::vector<const Gpu*>& gpus, const GpusOf& binaries) {
   std::set<unsigned> ccs;
   for (const Gpu* g : gpus) ccs.insert(g->compute_capability);
+  // "12.8" as 12 * 1000 + 8 * 10, so that a 12.10 would order after 12.9.
+  const auto number = [](const std::string& release) {
+    return std::atoi(release.c_str()) * 1000 +
+           std::atoi(release.c_str() + release.find('.') + 1) * 10;
+  };
   std::string cuda;  // the newest first release among them
   for (const unsigned cc : ccs)
     if (const std::string c = first_cuda_for_arch(cc);
-        !c.empty() && (cuda.empty() || std::stod(c) > std::stod(cuda)))
+        !c.empty() && (cuda.empty() || number(c) > number(cuda)))
       cuda = c;
   std::string torch_list, cmake_list;
   for (const unsigned cc : ccs) {
@@ -199,11 +205,20 @@ Finding ptx_jit_only(const KernelInventory& kernels, const std::vector<Gpu>& jud
   const GpusOf jit = binaries_failing(verdicts, judged, true, ignore);
   if (jit.empty()) return f;
   const std::vector<const Gpu*> gpus = gpus_of(jit, judged);
+  // The PTX one GPU compiles at most, and its newest ISA, of the binaries
+  // kept (an --ignore'd one counts for neither).
   std::uint64_t most = 0;
   unsigned isa = 0;
-  for (const GpuKernelVerdict& v : verdicts) {
-    most = std::max(most, v.jit_bytes);
-    isa = std::max(isa, v.jit_ptx_isa);
+  for (const Gpu& g : judged) {
+    std::uint64_t bytes = 0;
+    for (const CudaBinaryAt& b : kernels.binaries) {
+      if (!jit.contains(b.path)) continue;
+      const BinaryOnGpu on = binary_on_gpu(b.binary, g.compute_capability);
+      if (on.verdict != KernelVerdict::Jit) continue;
+      bytes += on.jit_bytes;
+      isa = std::max(isa, on.ptx_isa);
+    }
+    most = std::max(most, bytes);
   }
   const std::string cuda = cuda_for_ptx_isa(isa);
   const unsigned driver = cuda.empty() ? 0 : driver_for_cuda(cuda);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "imgsmith/kernels/fatbin_format.hpp"
 #include "kernels_data.hpp"
 
 namespace imgsmith {

@@ -86,9 +86,21 @@ run 12.0 12040 "$probe" --check --json
 check "12.0 on a CUDA 12.4 driver: PTX ISA 9.0 is too new, so nothing runs" verdict 12.0 "$F $E $T $V" ""
 check "the line names torch first (the largest), the GPU and what it carries" \
   grep -q "no-kernel: torch (libtorch_cuda.so) has no kernels for this NVIDIA H200 (stand-in) (sm_120): it carries SASS sm_75, sm_80, sm_86, sm_90 and PTX compute_90; its compute_90 is PTX ISA 9.0, which this driver (CUDA 12.4) cannot compile: it needs CUDA 13.0's; so have 3 more" "$tmp/err"
-check "the fix names the torch release and wheel index with sm_120 kernels (data/torch-cuda.json)" \
+check "PTX too new: the fix is the driver of the PTX's CUDA (data/cuda-drivers.json)" \
+  grep -q "fix: update the host's driver to CUDA 13.0's (580 or newer), which compiles that PTX, or use a build with SASS for sm_120; for the rest: " "$tmp/err"
+check "and the build settings for those with no code" grep -q 'TORCH_CUDA_ARCH_LIST="12.0", CMAKE_CUDA_ARCHITECTURES=120' "$tmp/err"
+check "the driver is not the fix for those: no torch release is named for torch's PTX" sh -c "! grep -q 'use torch >=' '$tmp/err'"
+# A driver newer than every release data/cuda-drivers.json lists: its PTX
+# limit is unknown, so the PTX is not judged too new.
+run 12.0 99000 "$probe" --check --json
+check "a driver newer than the table: PTX compiles (JIT), not a failure" verdict 12.0 "$F $E" "$T $V"
+# A torch with SASS for sm_75 and sm_90 alone, no PTX, on sm_120: the fix
+# names the torch release whose wheels have sm_120 (data/torch-cuda.json).
+mkdir -p "$tmp/sass-torch/site-packages/torch/lib"
+cp "$fixtures/sass.so" "$tmp/sass-torch/site-packages/torch/lib/libtorch_cuda.so"
+run 12.0 13000 IMGSMITH_PROBE_KERNEL_PATHS="$tmp/sass-torch/site-packages" "$probe" --check
+check "torch without sm_120 code: the first torch with it, and its wheel index" \
   grep -q "fix: use torch >= 2.7 built on CUDA 12.8 or newer (pip install --index-url https://download.pytorch.org/whl/cu128 torch)" "$tmp/err"
-check "and the build settings for the rest" grep -q 'TORCH_CUDA_ARCH_LIST="12.0", CMAKE_CUDA_ARCHITECTURES=120' "$tmp/err"
 
 # Require mode does not start an app that would die at its first kernel;
 # warn mode starts it after the line.
@@ -112,6 +124,20 @@ check "IMGSMITH_PROBE_KERNEL_CHECK=off: kernels null" grep -q '"kernels":null' "
 env -i PATH=/usr/bin:/bin IMGSMITH_PROBE_DEV="$tmp/no-dev" IMGSMITH_PROBE_KERNEL_PATHS="$site" \
   "$probe" --json >"$tmp/out" 2>"$tmp/err"
 check "no GPU: no kernel check" grep -q '"status":"no-gpu".*"kernels":null' "$tmp/out"
+
+# The app's own program: a CUDA executable (SASS sm_89 alone) in a bin/ on
+# PATH that is not the system's, and the one the probe is about to run.
+mkdir -p "$tmp/app/bin" "$tmp/empty"
+cp "$fixtures/app" "$tmp/app/bin/saxpy"
+env -i PATH="$tmp/app/bin:/usr/bin:/bin" IMGSMITH_PROBE_DEV="$tmp/dev" LD_LIBRARY_PATH="$fake" \
+  FAKE_COMPUTE_CAPABILITY=9.0 FAKE_DRIVER_VERSION=13000 IMGSMITH_PROBE_KERNEL_PATHS="$tmp/empty" \
+  IMGSMITH_PROBE_KERNEL_INVENTORY="$tmp/no-inventory.tsv" "$probe" --check --json >"$tmp/out" 2>"$tmp/err"
+check "a CUDA program in an app's bin/ on PATH is read" verdict 9.0 "saxpy" ""
+cp "$fixtures/app" "$tmp/empty/saxpy-elsewhere"
+env -i PATH="/usr/bin:/bin" IMGSMITH_PROBE_DEV="$tmp/dev" LD_LIBRARY_PATH="$fake" \
+  FAKE_COMPUTE_CAPABILITY=9.0 FAKE_DRIVER_VERSION=13000 IMGSMITH_PROBE_KERNEL_PATHS="$tmp/app/lib" \
+  IMGSMITH_PROBE_KERNEL_INVENTORY="$tmp/no-inventory.tsv" "$probe" -- "$tmp/empty/saxpy-elsewhere" >"$tmp/out" 2>"$tmp/err"
+check "the command about to run is read wherever it is" grep -q "no-kernel: saxpy-elsewhere has no kernels for this .* (sm_90): it carries SASS sm_89 and no PTX" "$tmp/err"
 
 # Where the libraries are found without IMGSMITH_PROBE_KERNEL_PATHS: the
 # site-packages of the venv on PATH.
@@ -146,10 +172,24 @@ touch -d '2001-01-01' "$ext"
 run 7.5 13000 "${with_inventory[@]}" "$probe" --check --json
 check "a library changed since: read again" verdict 7.5 "$F $V $E" ""
 check "a library changed since: counted" grep -q '"rescanned":1' "$tmp/out"
+# A time that differs below the second is no change: image layers keep
+# whole seconds, so a pulled image's files differ so from the build's.
+touch -d "@$(stat -c %Y "$flash").999" "$flash"
+run 7.5 13000 "${with_inventory[@]}" "$probe" --check --json
+check "a time that differs below the second: not read again" grep -q '"rescanned":1' "$tmp/out"
 rm "$vllm"
 run 7.5 13000 "${with_inventory[@]}" "$probe" --check --json
 check "a library gone since: left out" verdict 7.5 "$F $E" ""
 cp "$fixtures/ptx.so" "$vllm"
+# PTX of an ISA data/cuda-drivers.json does not know (newer than the
+# table): not judged too new for the driver, which may well compile it.
+sed "s|^\($torch\t.*\)p:90:-:90:|\1p:90:-:92:|" "$tmp/etc/imgsmith/kernels.tsv" >"$tmp/inventory.tsv"
+check "(torch's line now says ISA 9.2)" grep -q "p:90:-:92:" "$tmp/inventory.tsv"
+run 10.0 13000 "${with_inventory[@]}" "$probe" --check --json
+check "PTX of an ISA the table does not know: JIT, not a failure" python3 -c '
+import json, sys
+k = json.load(open(sys.argv[1]))["kernels"]
+sys.exit(0 if any(p.endswith("/libtorch_cuda.so") for p in k["jit"]) else 1)' "$tmp/out"
 printf 'not an inventory\n' >"$tmp/inventory.tsv"
 run 9.0 13000 "${with_inventory[@]}" "$probe" --check --json
 check "a file that is no inventory: the libraries are read instead" verdict 9.0 "$E" "$V"

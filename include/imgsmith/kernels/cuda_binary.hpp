@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "imgsmith/kernels/fatbin_format.hpp"
+#include "imgsmith/kernels/kernel_kind.hpp"
 #include "imgsmith/util/forward_reader.hpp"
 
 namespace imgsmith {

@@ -20,14 +20,9 @@
 #include <cstring>
 #include <string_view>
 
+#include "imgsmith/kernels/kernel_kind.hpp"
+
 namespace imgsmith {
-
-// Sass: GPU machine code (a cubin); Ptx: the virtual ISA the driver
-// compiles; Ir: NVVM IR for link-time optimisation at run time (nvJitLink:
-// cuSPARSE carries it), which no GPU runs as it is; Other: a kind no tool
-// here knows.
-enum class KernelKind : std::uint8_t { Sass, Ptx, Ir, Other };
-
 namespace fatbin {
 
 inline constexpr std::uint32_t kMagic = 0xBA55ED50;

@@ -181,7 +181,7 @@
     if (findings.length === 0) app.appendChild(el("p", { cls: "empty", text: "No findings." }));
     else app.appendChild(table(["finding", "saves", "what", "fix"], findings.map(function (f) {
       return [el("span", { cls: f.info ? "info" : "", text: f.id + (f.info ? " (info)" : "") }),
-        human(f.bytes), f.message, f.fix];
+        f.defect ? "defect" : human(f.bytes), f.message, f.fix];
     }), [false, true, false, false]));
 
     const models = report.models || [];
