@@ -437,7 +437,7 @@ TEST_CASE("kernels: with --gpu, the SASS for other GPUs is a finding, NVIDIA's l
   CHECK(found(no_gpu) == nullptr);
 }
 
-TEST_CASE("kernels: no code for a GPU is a defect finding, JIT only another; both name the fix",
+TEST_CASE("kernels: no code for a GPU is a defect finding and JIT only another: both name the fix",
           "[kernels]") {
   const std::string torch_path = "opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so";
   const std::string flash_path =
