@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cpu_race.hpp"
+#include "cuda_tables.hpp"
 #include "peak_match.hpp"
 #include "probe_report.hpp"
 #include "probe_tables.hpp"
@@ -97,20 +98,6 @@ int ptx_isa(const char* ptx) {
   return major * 10 + minor;
 }
 #endif
-
-// The first CUDA release that loads PTX of `isa` (data/cuda-drivers.json), 0 unknown.
-int cuda_for_ptx_isa(int isa) {
-  for (const auto& row : imgsmith::probe_tables::kPtxVersions)
-    if (row.isa == isa) return row.cuda;
-  return 0;
-}
-
-// The first driver branch of CUDA `cuda` (data/cuda-drivers.json), 0 unknown.
-int driver_for_cuda(int cuda) {
-  for (const auto& row : imgsmith::probe_tables::kCudaReleases)
-    if (row.cuda == cuda) return row.driver;
-  return 0;
-}
 
 std::string isa_text(int isa) { return std::to_string(isa / 10) + "." + std::to_string(isa % 10); }
 

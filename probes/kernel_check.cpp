@@ -17,6 +17,7 @@
 #include <set>
 #include <utility>
 
+#include "cuda_tables.hpp"
 #include "probe_tables.hpp"
 
 namespace probe {
@@ -183,19 +184,6 @@ int newest_isa_for(int driver_cuda) {
     newest_cuda = std::max(newest_cuda, row.cuda);
   }
   return driver_cuda > newest_cuda ? 0 : isa;
-}
-
-// The first driver branch of CUDA `cuda` (data/cuda-drivers.json); 0 unknown.
-int driver_for(int cuda) {
-  for (const auto& row : imgsmith::probe_tables::kCudaReleases)
-    if (row.cuda == cuda) return row.driver;
-  return 0;
-}
-
-int cuda_for_isa(int isa) {
-  for (const auto& row : imgsmith::probe_tables::kPtxVersions)
-    if (row.isa == isa) return row.cuda;
-  return 0;
 }
 
 // The fix for binaries without code for `cc`: the CUDA release that first
@@ -399,12 +387,14 @@ void check_kernels(Report& r, const char* command) {
           program = d + "/" + program;
           break;
         }
-    char resolved[PATH_MAX];
-    const bool listed = std::any_of(binaries.begin(), binaries.end(), [&](const BinaryKernels& b) {
-      char other[PATH_MAX];
-      return ::realpath(program.c_str(), resolved) != nullptr &&
-             ::realpath(b.path.c_str(), other) != nullptr && std::strcmp(resolved, other) == 0;
-    });
+    // Listed already (under another name, through a link): not read twice.
+    char resolved[PATH_MAX], other[PATH_MAX];
+    const bool listed =
+        ::realpath(program.c_str(), resolved) == nullptr ||
+        std::any_of(binaries.begin(), binaries.end(), [&](const BinaryKernels& b) {
+          return ::realpath(b.path.c_str(), other) != nullptr && std::strcmp(resolved, other) == 0;
+        });
+    // (A name without a slash that PATH does not have is not run from here.)
     if (!listed && program.find('/') != std::string::npos)
       if (auto b = read_binary_kernels(program)) binaries.push_back(std::move(*b));
   }
@@ -433,7 +423,7 @@ void check_kernels(Report& r, const char* command) {
       none.push_back(&b);
       none_why.push_back(carried(b));
       no_code.push_back(b.path);
-    } else if (const int needs = cuda_for_isa(static_cast<int>(on.ptx->version));
+    } else if (const int needs = cuda_for_ptx_isa(static_cast<int>(on.ptx->version));
                driver_isa > 0 && needs > 0 && static_cast<int>(on.ptx->version) > driver_isa) {
       // CUDA's minor-version compatibility does not cover PTX: the driver
       // refuses PTX newer than itself (CUDA_ERROR_UNSUPPORTED_PTX_VERSION).
@@ -472,7 +462,7 @@ void check_kernels(Report& r, const char* command) {
     // driver of its CUDA major loads); no code at all: a build that has it.
     std::string fix;
     if (ptx_needs_cuda > 0) {
-      const int driver = driver_for(ptx_needs_cuda);
+      const int driver = driver_for_cuda(ptx_needs_cuda);
       fix = "update the host's driver to CUDA " + cuda_text(ptx_needs_cuda) + "'s" +
             (driver > 0 ? " (" + std::to_string(driver) + " or newer)" : std::string()) +
             ", which compiles that PTX, or use a build with SASS for sm_" + std::to_string(cc);

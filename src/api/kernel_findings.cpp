@@ -1,7 +1,6 @@
 #include "kernel_findings.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -136,15 +135,10 @@ std::vector<const Gpu*> gpus_of(const GpusOf& failing, const std::vector<Gpu>& j
 std::string code_for(const std::vector<const Gpu*>& gpus, const GpusOf& binaries) {
   std::set<unsigned> ccs;
   for (const Gpu* g : gpus) ccs.insert(g->compute_capability);
-  // "12.8" as 12 * 1000 + 8 * 10, so that a 12.10 would order after 12.9.
-  const auto number = [](const std::string& release) {
-    return std::atoi(release.c_str()) * 1000 +
-           std::atoi(release.c_str() + release.find('.') + 1) * 10;
-  };
   std::string cuda;  // the newest first release among them
   for (const unsigned cc : ccs)
     if (const std::string c = first_cuda_for_arch(cc);
-        !c.empty() && (cuda.empty() || number(c) > number(cuda)))
+        !c.empty() && cuda_release_number(c) > cuda_release_number(cuda))
       cuda = c;
   std::string torch_list, cmake_list;
   for (const unsigned cc : ccs) {

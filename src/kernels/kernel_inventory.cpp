@@ -21,14 +21,6 @@ const nlohmann::json& drivers() {
   return doc;
 }
 
-// "12.8" as 12080, for ordering releases.
-unsigned cuda_number(const std::string& release) {
-  const std::size_t dot = release.find('.');
-  if (dot == std::string::npos) return 0;
-  return static_cast<unsigned>(std::atoi(release.c_str())) * 1000 +
-         static_cast<unsigned>(std::atoi(release.c_str() + dot + 1)) * 10;
-}
-
 }  // namespace
 
 std::uint64_t KernelInventory::sass_bytes() const {
@@ -164,6 +156,13 @@ std::string driver_need_warning(const DriverNeed& need) {
          " base image) so that such a host refuses the container, saying why";
 }
 
+unsigned cuda_release_number(const std::string& release) {
+  const std::size_t dot = release.find('.');
+  if (dot == std::string::npos) return 0;
+  return static_cast<unsigned>(std::atoi(release.c_str())) * 1000 +
+         static_cast<unsigned>(std::atoi(release.c_str() + dot + 1)) * 10;
+}
+
 std::string first_cuda_for_arch(unsigned arch) {
   static const nlohmann::json doc =
       nlohmann::json::parse(kernels_data().at("cuda-images.json")).at("architecture_first_cuda");
@@ -173,11 +172,11 @@ std::string first_cuda_for_arch(unsigned arch) {
 
 std::pair<std::string, std::string> first_torch_on_cuda(const std::string& cuda) {
   static const nlohmann::json doc = nlohmann::json::parse(kernels_data().at("torch-cuda.json"));
-  const unsigned need = cuda_number(cuda);
+  const unsigned need = cuda_release_number(cuda);
   if (need == 0) return {};
   for (const auto& release : doc.at("releases"))  // oldest first
     for (const auto& build : release.at("builds"))
-      if (cuda_number(build.get<std::string>()) >= need)
+      if (cuda_release_number(build.get<std::string>()) >= need)
         return {release.at("torch").get<std::string>(), build.get<std::string>()};
   return {};
 }

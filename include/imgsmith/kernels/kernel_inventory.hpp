@@ -104,6 +104,10 @@ unsigned driver_for_cuda(const std::string& cuda_release);
 // version compatibility): libcudart.so.12 -> 525; 0 when unknown.
 unsigned driver_for_cudart(const std::string& cudart);
 
+// "12.8" as 12080 (X * 1000 + Y * 10), so that releases order as numbers
+// (a 12.10 after 12.9); 0 for text that is no release.
+unsigned cuda_release_number(const std::string& release);
+
 // The first CUDA release whose nvcc compiles for an SM architecture
 // (data/cuda-images.json: "12.8" for 120); "" when the table has none.
 std::string first_cuda_for_arch(unsigned arch);
