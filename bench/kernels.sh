@@ -4,10 +4,13 @@
 # side by side, alternating run by run, on an image of the CUDA toolkit's
 # real libraries (every regular file of /usr/local/cuda/lib64: cuBLAS,
 # cuBLASLt, cuDNN, cuFFT, NCCL...; GBs, most of it fatbins), stored
-# uncompressed (the reader seeks over code it does not need) and with a gzip
-# layer (every byte is inflated either way); and on an image of the host's
-# ordinary shared libraries (/usr/lib/x86_64-linux-gnu: no GPU code, every
-# one read in part to find that out), stored uncompressed.
+# uncompressed (read at offsets: each file's section headers, then its data
+# sections, stepping over container payloads; --no-kernels reads the tar
+# headers alone) and with a gzip layer (every byte is inflated either way,
+# and the reader searches the loadable segments as they stream past); and on
+# an image of the host's ordinary shared libraries (/usr/lib/x86_64-linux-gnu:
+# no GPU code, each one's data sections searched to find that out), stored
+# uncompressed.
 # Prints the median times and their ratio against the 1.05 target.
 #
 # The exit status is 0 when every command ran, whether or not the target was

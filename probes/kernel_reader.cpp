@@ -98,9 +98,7 @@ std::uint64_t read_container(const File& f, std::uint64_t at, std::uint64_t limi
 // apart (hostile bytes) is still read once, not once per candidate.
 class MagicSearch {
  public:
-  MagicSearch(const File& f, std::uint64_t end) : f_(f), end_(end) {
-    std::memcpy(magic_, &fatbin::kMagic, sizeof magic_);
-  }
+  MagicSearch(const File& f, std::uint64_t end) : f_(f), end_(end) {}
 
   // The next 8-aligned magic in [from, end), or `end`.
   std::uint64_t next(std::uint64_t from) {
@@ -117,24 +115,16 @@ class MagicSearch {
         if (!f_.read(at, std::min<std::uint64_t>(chunk, end_ - at), buf_)) return end_;
       }
       const std::size_t skip = static_cast<std::size_t>(at - start_);
-      for (const char* hit = find(buf_.data() + skip, buf_.size() - skip); hit != nullptr;
-           hit = find(hit + 1, buf_.size() - static_cast<std::size_t>(hit + 1 - buf_.data())))
-        if (const std::uint64_t off = start_ + static_cast<std::uint64_t>(hit - buf_.data());
-            off % 8 == 0)
-          return off;
+      if (const char* hit = fatbin::find_aligned_magic(buf_.data() + skip, buf_.size() - skip))
+        return start_ + static_cast<std::uint64_t>(hit - buf_.data());
       at = start_ + buf_.size();
     }
     return end_;
   }
 
  private:
-  const char* find(const char* p, std::size_t n) const {
-    return static_cast<const char*>(::memmem(p, n, magic_, sizeof magic_));
-  }
-
   const File& f_;
   std::uint64_t end_;
-  char magic_[4];
   std::string buf_;
   std::uint64_t start_ = 0;  // the file offset of buf_[0]
 };

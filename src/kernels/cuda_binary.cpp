@@ -1,20 +1,25 @@
-// Reading a CUDA binary's fatbin entries from a forward-only stream: the
-// layer streams past once, so the reader cannot seek back to the section
-// headers at the end of an ELF file. It reads the program headers at the
-// front instead, steps to each loadable segment, and finds the fatbin
-// containers in them by their magic at 8-byte aligned offsets (.nv_fatbin
-// is 8-aligned, and every container's size is a multiple of 8), each
-// checked whole before it counts. Every loadable segment, not only the
-// read-only ones: a library built with the medium or large code model
-// keeps its fatbins in .ldata, a writable segment (cuFFT 12: 24,000
-// containers, 266 MB, beside a 656-byte .nv_fatbin in its code segment).
+// Reading a CUDA binary's fatbin entries. From a stream (a compressed
+// layer goes by once), the reader cannot seek back to the section headers
+// at the end of an ELF file. It reads the program headers at the front
+// instead, steps to each loadable segment, and finds the fatbin containers
+// in them by their magic at 8-byte aligned offsets (.nv_fatbin is
+// 8-aligned, and every container's size is a multiple of 8), each checked
+// whole before it counts. Every loadable segment, not only the read-only
+// ones: a library built with the medium or large code model keeps its
+// fatbins in .ldata, a writable segment (cuFFT 12: 24,000 containers,
+// 266 MB, beside a 656-byte .nv_fatbin in its code segment).
+// Where the file can be read at offsets (an uncompressed layer), the
+// section headers say where the data sections are, and only those are
+// searched: the host code and the compiler's tables are never read.
 #include "imgsmith/kernels/cuda_binary.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <map>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "imgsmith/kernels/fatbin_format.hpp"
 
@@ -26,62 +31,76 @@ using fatbin::u32;
 using fatbin::u64;
 
 constexpr std::size_t kChunk = 1 << 20;
+constexpr std::size_t kFirstSearchChunk = 4096;
 // Read with an entry's header: small payloads come with it, large ones are
 // stepped over.
 constexpr std::size_t kHeaderAhead = 4096;
 constexpr std::size_t kMaxWarnings = 8;
 constexpr std::uint64_t kMaxProgramHeaderBytes = 1 << 16;
 
-// The first fatbin magic in [p, p + n): fatbin::kMagic's bytes as u32()
-// reads them.
-const char* find_magic(const char* p, std::size_t n) {
-  static const std::array<char, 4> bytes = [] {
-    std::array<char, 4> b;
-    std::memcpy(b.data(), &fatbin::kMagic, b.size());
-    return b;
-  }();
-  return static_cast<const char*>(::memmem(p, n, bytes.data(), bytes.size()));
-}
-
-// The file read front to back through a window: bytes [at, at + n) are
-// available while no later call asks for bytes past them; asking for bytes
-// behind the window is not possible (the stream has gone by).
+// The file's bytes through a window. Read front to back (a layer streaming
+// past): bytes [at, at + n) are available while no later call asks for
+// bytes past them; bytes behind the window are gone. Read at offsets (an
+// uncompressed layer, a file on disk: ForwardReader::reads_at): any bytes,
+// in any order, each fetched only when asked for.
 class Window {
  public:
   Window(std::string_view head, ForwardReader& rest, std::uint64_t size)
-      : in_(head, rest), size_(size) {}
+      : head_(head), in_(head, rest), rest_(rest), size_(size), random_(rest.reads_at()) {}
 
   std::uint64_t size() const { return size_; }
+  bool random() const { return random_; }
 
-  // A pointer to bytes [at, at + n), reading on (and stepping over what
-  // lies before `at`) as needed, `ahead` bytes at least when it reads;
-  // null when they are behind the window or past the end. The magic scan
-  // reads ahead by the chunk; headers ask for little, so that the payloads
-  // between them are stepped over (seeked, where the source can).
-  const char* bytes(std::uint64_t at, std::size_t n, std::size_t ahead = kChunk) {
-    if (at < start_ || n > size_ || at > size_ - n) return nullptr;
-    if (at + n <= start_ + buf_.size()) return buf_.data() + (at - start_);
-    if (at >= start_ + buf_.size()) {
-      const std::uint64_t here = in_.position();
-      if (at > here && in_.skip(at - here) != at - here) return nullptr;
-      buf_.clear();
-      start_ = at;
-    } else {
-      buf_.erase(0, static_cast<std::size_t>(at - start_));
-      start_ = at;
-    }
+  // How many bytes from `at` on the window holds now (0 when none).
+  std::size_t held(std::uint64_t at) const {
+    return at >= start_ && at < start_ + len_ ? static_cast<std::size_t>(start_ + len_ - at) : 0;
+  }
+
+  // A pointer to bytes [at, at + n), `ahead` bytes at least when it has to
+  // read; null when they are past the end (or, front to back, behind the
+  // window). The magic scan reads a chunk of its range at a time; headers
+  // ask for a little more than they need (the small payloads that follow),
+  // so that the large payloads between them are stepped over (seeked, or
+  // never read at offsets).
+  const char* bytes(std::uint64_t at, std::size_t n, std::size_t ahead = 0) {
+    if (n > size_ || at > size_ - n) return nullptr;
+    if (at >= start_ && at + n <= start_ + len_) return buf_.data() + (at - start_);
     const std::size_t want =
         std::max(n, static_cast<std::size_t>(std::min<std::uint64_t>(ahead, size_ - at)));
-    if (buf_.size() < want && !in_.read_exact(buf_, want - buf_.size()) && buf_.size() < n)
-      return nullptr;
-    return buf_.data();
+    if (random_) {
+      if (at + n <= head_.size()) return head_.data() + at;
+      if (buf_.size() < want) buf_.resize(want);
+      start_ = at;
+      len_ = rest_.read_at(at, buf_.data(), want);
+      return len_ >= n ? buf_.data() : nullptr;
+    }
+    if (at < start_) return nullptr;
+    std::size_t kept = 0;
+    if (at < start_ + len_) {
+      // What the window holds from `at` on moves to its front (fewer bytes
+      // than were asked for): nothing is read twice.
+      kept = static_cast<std::size_t>(start_ + len_ - at);
+      std::memmove(buf_.data(), buf_.data() + (at - start_), kept);
+    } else {
+      const std::uint64_t here = in_.position();
+      if (at > here && in_.skip(at - here) != at - here) return nullptr;
+    }
+    start_ = at;
+    len_ = kept;
+    if (buf_.size() < want) buf_.resize(want);
+    len_ += in_.read(buf_.data() + len_, want - len_);
+    return len_ >= n ? buf_.data() : nullptr;
   }
 
  private:
+  std::string_view head_;
   PrefixedReader in_;
+  ForwardReader& rest_;
   std::uint64_t size_;
-  std::string buf_;
+  bool random_;
+  std::vector<char> buf_;
   std::uint64_t start_ = 0;  // the file offset of buf_[0]
+  std::size_t len_ = 0;      // bytes of buf_ that hold the file's
 };
 
 struct Range {
@@ -160,6 +179,11 @@ class Reader {
   void scan(Window& w, std::uint64_t begin, std::uint64_t end, std::uint64_t names_end = 0) {
     std::uint64_t at = (begin + 7) & ~std::uint64_t{7};
     bool chained = false;  // a container just ended at `at`
+    // The search reads a little at first and more while it finds nothing:
+    // where containers lie among other data (cuFFT's .ldata: 24,000 of
+    // them, a few bytes apart), a whole chunk read for each would be read
+    // again and again.
+    std::size_t chunk = kFirstSearchChunk;
     while (at < end && end - at >= 16) {
       // Containers follow one another in .nv_fatbin: the next is read from
       // its header, without reading the payloads between them.
@@ -170,9 +194,13 @@ class Reader {
           continue;
         }
         chained = false;
+        chunk = kFirstSearchChunk;
       }
-      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, end - at));
-      const char* p = w.bytes(at, n);
+      std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, end - at));
+      chunk = std::min(chunk * 2, kChunk);
+      // The bytes the window holds already are scanned before it reads on.
+      if (const std::size_t held = w.held(at); held >= 16) n = std::min(n, held);
+      const char* p = w.bytes(at, n, n);  // nothing past the range: it may be code
       if (p == nullptr) {
         warn("the file ends inside a segment its program headers name");
         return;
@@ -181,16 +209,10 @@ class Reader {
         note_cudart(std::string_view(
             p, static_cast<std::size_t>(std::min<std::uint64_t>(n, names_end - at))));
       std::uint64_t next = at + n - 15;  // the next chunk overlaps a header's worth
-      // memmem finds the magic faster than a loop over every 8-byte word
-      // (with the line above: 1.68 s against 2.55 s for the toolkit's
-      // libraries stored uncompressed, bench/kernels.sh); a match off the
-      // 8-byte grid is no container.
-      for (const char* hit = find_magic(p, n); hit != nullptr && hit + 16 <= p + n;
-           hit = find_magic(hit + 1, static_cast<std::size_t>(p + n - hit - 1))) {
-        const std::size_t i = static_cast<std::size_t>(hit - p);
-        if (((at + i) & 7) != 0) continue;
-        const std::uint64_t after = container(w, at + i, end);
-        if (after != at + i) {  // the window has moved on: go on from there
+      for (const char* hit = fatbin::find_aligned_magic(p, n); hit != nullptr && hit + 16 <= p + n;
+           hit = fatbin::find_aligned_magic(hit + 8, static_cast<std::size_t>(p + n - hit - 8))) {
+        const std::uint64_t after = container(w, at + static_cast<std::uint64_t>(hit - p), end);
+        if (after != at + static_cast<std::uint64_t>(hit - p)) {  // the window has moved on
           next = (after + 7) & ~std::uint64_t{7};
           chained = true;
           break;
@@ -230,7 +252,9 @@ class Reader {
 // the lowest offset ends (the one that holds .dynstr).
 std::optional<std::vector<Range>> loadable_segments(Window& w, CudaBinary& out,
                                                     std::uint64_t& first_end) {
-  const char* eh = w.bytes(0, 64);
+  // A chunk, not only the header: read front to back, the program headers
+  // and the first segment (from offset 0 on) are read next, from the window.
+  const char* eh = w.bytes(0, 64, kChunk);
   if (eh == nullptr) return std::nullopt;
   const std::uint64_t phoff = u64(eh + 32);
   const std::uint16_t phentsize = u16(eh + 54);
@@ -265,6 +289,86 @@ std::optional<std::vector<Range>> loadable_segments(Window& w, CudaBinary& out,
       merged.push_back(r);
   }
   return merged;
+}
+
+// The file bytes of an ELF file's sections that may hold fatbin
+// containers, found through its section headers where the file can be read
+// at offsets: every allocated section with bytes in the file (PROGBITS)
+// that is neither code (SHF_EXECINSTR) nor an unwinding table the compiler
+// formats (.eh_frame, .eh_frame_hdr, .gcc_except_table). That takes in
+// every place the toolkit's libraries keep containers (.nv_fatbin;
+// NCCL's __nv_relfatbin; cuFFT's .ldata; cuBLASLt's and cuDNN's
+// .cask_resource; cuSPARSE's JIT-LTO IR in .rodata) by what a section is,
+// not by a list of names the next library would miss, and leaves out the
+// host code and tables that make up half of a library's bytes. `names`:
+// .dynstr, where the shared CUDA runtime is named. None when there are no
+// section headers (a stripped table) or they do not fit the file: then the
+// loadable segments are read, as from a stream.
+struct SectionPlan {
+  std::vector<Range> data;
+  Range names;
+};
+
+constexpr std::uint64_t kMaxSectionTableBytes = 1 << 22;  // 65,535 headers of 64 bytes
+constexpr std::uint64_t kMaxNamesBytes = 1 << 24;
+
+std::optional<SectionPlan> data_sections(Window& w) {
+  const char* eh = w.bytes(0, 64);
+  if (eh == nullptr) return std::nullopt;
+  const std::uint64_t shoff = u64(eh + 40);
+  const std::uint16_t shentsize = u16(eh + 58);
+  const std::uint16_t shnum = u16(eh + 60);
+  const std::uint16_t shstrndx = u16(eh + 62);
+  const std::uint64_t table_bytes = std::uint64_t{shentsize} * shnum;
+  if (shoff == 0 || shnum == 0 || shentsize < 64 || shstrndx >= shnum || shoff > w.size() ||
+      table_bytes > std::min(w.size() - shoff, kMaxSectionTableBytes))
+    return std::nullopt;
+  const char* t = w.bytes(shoff, static_cast<std::size_t>(table_bytes), 0);
+  if (t == nullptr) return std::nullopt;
+  const std::string table(t, static_cast<std::size_t>(table_bytes));  // the window moves on
+  const auto header = [&](std::uint16_t i) { return table.data() + std::size_t{i} * shentsize; };
+  const std::uint64_t names_at = u64(header(shstrndx) + 24);
+  const std::uint64_t names_size = u64(header(shstrndx) + 32);
+  if (names_at > w.size() || names_size > std::min(w.size() - names_at, kMaxNamesBytes))
+    return std::nullopt;
+  const char* n = names_size == 0 ? "" : w.bytes(names_at, static_cast<std::size_t>(names_size), 0);
+  if (n == nullptr) return std::nullopt;
+  const std::string names(n, static_cast<std::size_t>(names_size));
+  const auto name_of = [&](const char* h) -> std::string_view {
+    const std::uint32_t at = u32(h);
+    if (at >= names.size()) return {};
+    const std::string_view rest(names.data() + at, names.size() - at);
+    return rest.substr(0, rest.find('\0'));
+  };
+  constexpr std::uint32_t kProgbits = 1, kStrtab = 3;
+  constexpr std::uint64_t kAlloc = 2, kExecInstr = 4;
+  SectionPlan plan;
+  for (std::uint16_t i = 0; i < shnum; ++i) {
+    const char* h = header(i);
+    const std::uint32_t type = u32(h + 4);
+    const std::uint64_t flags = u64(h + 8);
+    const std::uint64_t offset = u64(h + 24);
+    const std::uint64_t size = u64(h + 32);
+    if ((flags & kAlloc) == 0 || offset >= w.size() || size == 0) continue;
+    const Range r{offset, offset + std::min(size, w.size() - offset)};
+    const std::string_view name = name_of(h);
+    if (type == kStrtab && name == ".dynstr") plan.names = r;
+    if (type != kProgbits || (flags & kExecInstr) != 0 || name == ".eh_frame" ||
+        name == ".eh_frame_hdr" || name == ".gcc_except_table")
+      continue;
+    plan.data.push_back(r);
+  }
+  std::sort(plan.data.begin(), plan.data.end(),
+            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  std::vector<Range> merged;
+  for (const Range& r : plan.data) {
+    if (!merged.empty() && r.begin <= merged.back().end)
+      merged.back().end = std::max(merged.back().end, r.end);
+    else
+      merged.push_back(r);
+  }
+  plan.data = std::move(merged);
+  return plan;
 }
 
 // ".version 9.0" and ".target sm_90a" of a PTX text's first lines.
@@ -370,6 +474,18 @@ std::optional<CudaBinary> inspect_cuda_binary(std::string_view head, ForwardRead
   }
   CudaBinary out;
   Window w(head, rest, size);
+  if (w.random())
+    if (const auto plan = data_sections(w)) {
+      Reader reader(out);
+      const std::uint64_t names = plan->names.end - plan->names.begin;
+      if (names > 0 && names <= kMaxNamesBytes)
+        if (const char* text = w.bytes(plan->names.begin, static_cast<std::size_t>(names), 0))
+          reader.note_cudart(std::string_view(text, static_cast<std::size_t>(names)));
+      for (const Range& r : plan->data) reader.scan(w, r.begin, r.end);
+      reader.finish();
+      if (out.containers == 0) return std::nullopt;
+      return out;
+    }
   std::uint64_t names_end = 0;
   const auto segments = loadable_segments(w, out, names_end);
   if (!segments) return std::nullopt;

@@ -64,11 +64,23 @@ std::size_t SharedFile::pread(void* buf, std::size_t size, std::uint64_t offset)
 
 FileRangeStream::FileRangeStream(std::shared_ptr<const SharedFile> file, std::uint64_t offset,
                                  std::uint64_t length)
-    : file_(std::move(file)), end_(offset + length), pos_(offset), kept_from_(offset) {
+    : file_(std::move(file)),
+      begin_(offset),
+      end_(offset + length),
+      pos_(offset),
+      kept_from_(offset) {
   // A range that runs past the end of the file is read as far as it goes;
   // the tar reader then reports the truncation.
   end_ = std::min(end_, file_->size());
   pos_ = std::min(pos_, end_);
+  begin_ = std::min(begin_, end_);
+}
+
+std::size_t FileRangeStream::read_at(std::uint64_t offset, void* buf, std::size_t size) {
+  if (offset >= end_ - begin_) return 0;
+  const std::size_t want =
+      static_cast<std::size_t>(std::min<std::uint64_t>(size, end_ - begin_ - offset));
+  return file_->pread(buf, want, begin_ + offset);
 }
 
 std::size_t FileRangeStream::read(void* buf, std::size_t size) {
@@ -118,6 +130,14 @@ std::uint64_t PrefixedStream::skip(std::uint64_t size) {
   used_ += static_cast<std::size_t>(from_prefix);
   if (from_prefix == size) return size;
   return from_prefix + rest_.skip(size - from_prefix);
+}
+
+std::size_t PrefixedStream::read_at(std::uint64_t offset, void* buf, std::size_t size) {
+  if (offset >= prefix_.size()) return rest_.read_at(offset, buf, size);
+  // The prefix holds the stream's first bytes: the same as `rest` there.
+  const std::size_t n = std::min(size, prefix_.size() - static_cast<std::size_t>(offset));
+  std::memcpy(buf, prefix_.data() + offset, n);
+  return n == size ? n : n + rest_.read_at(offset + n, static_cast<char*>(buf) + n, size - n);
 }
 
 std::string_view PrefixedStream::lend(std::size_t size) {

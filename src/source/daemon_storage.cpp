@@ -329,6 +329,14 @@ class DiskFileContent final : public EntryContent {
     position_ += n;
     return n;
   }
+  bool reads_at() const override { return true; }
+  std::size_t read_at(std::uint64_t offset, char* out, std::size_t n) override {
+    if (offset >= size_) return 0;
+    n = static_cast<std::size_t>(std::min<std::uint64_t>(n, size_ - offset));
+    read_exact(open(), out, n, offset, what_);
+    bytes_read_ += n;
+    return n;
+  }
 
  private:
   int open() {

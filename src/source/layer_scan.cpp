@@ -48,6 +48,10 @@ class TarEntryContent final : public EntryContent {
     return reader_.read_entry_some(out, n);
   }
   std::uint64_t skip_some(std::uint64_t n) override { return reader_.skip_entry_data(n); }
+  bool reads_at() const override { return reader_.reads_entry_at(); }
+  std::size_t read_at(std::uint64_t offset, char* out, std::size_t n) override {
+    return reader_.read_entry_at(offset, out, n);
+  }
 
  private:
   detail::TarReader& reader_;
@@ -128,6 +132,13 @@ namespace {
 class ContentReader final : public ForwardReader {
  public:
   ContentReader(EntryContent& content, Sha256* digest) : content_(content), digest_(digest) {}
+
+  // Bytes fetched out of order would not be digested: with a digest, the
+  // content is read front to back only.
+  bool reads_at() const override { return digest_ == nullptr && content_.reads_at(); }
+  std::size_t read_at(std::uint64_t offset, char* out, std::size_t n) override {
+    return reads_at() ? content_.read_at(offset, out, n) : 0;
+  }
 
   // Reads what is left, for the digest.
   void drain() {

@@ -217,6 +217,16 @@ std::uint64_t TarReader::skip_entry_data(std::uint64_t n) {
   return done;
 }
 
+std::size_t TarReader::read_entry_at(std::uint64_t offset, char* out, std::size_t n) {
+  if (offset >= entry_size_) return 0;
+  n = static_cast<std::size_t>(std::min<std::uint64_t>(n, entry_size_ - offset));
+  const std::size_t got = in_.read_at(entry_start_ + offset, out, n);
+  if (got < n)
+    throw InputError(label_ + ": truncated: the data of '" + pending_name_ + "' is cut short" +
+                     kDamagedAdvice);
+  return got;
+}
+
 std::string TarReader::read_entry_data() {
   std::string data;
   // The size is the header's claim: a hostile or truncated layer can claim
@@ -334,6 +344,8 @@ bool TarReader::next(TarHeader& header) {
     const bool has_data = type == '0' || type == '7' || type == 'S';
     header.size = has_data ? size : 0;
     pending_data_ = header.size;
+    entry_start_ = offset_;
+    entry_size_ = header.size;
     pending_padding_ = (kBlock - header.size % kBlock) % kBlock;
     pending_name_.assign(header.path);
     return true;

@@ -48,6 +48,12 @@ class TarReader {
   // ends inside the entry.
   std::size_t read_entry_some(char* out, std::size_t n);
   std::uint64_t skip_entry_data(std::uint64_t n);
+  // Whether read_entry_at() works: the archive's stream lies in a file.
+  bool reads_entry_at() const { return in_.reads_at(); }
+  // Up to `n` bytes at `offset` of that entry's data, wherever its reading
+  // stands (which stays where it is); fewer only at the entry's end. Throws
+  // InputError when the archive ends inside the entry.
+  std::size_t read_entry_at(std::uint64_t offset, char* out, std::size_t n);
   // Streams the data of the entry next() just returned to `sink`.
   template <typename Sink>
   void stream_entry_data(Sink&& sink);
@@ -71,6 +77,8 @@ class TarReader {
   std::size_t pos_ = 0, end_ = 0;
   std::uint64_t offset_ = 0;  // archive offset of data_[pos_]
   std::uint64_t pending_data_ = 0, pending_padding_ = 0;
+  // The archive offset and size of the data of the entry next() returned.
+  std::uint64_t entry_start_ = 0, entry_size_ = 0;
   std::string pending_name_;
   bool ended_early_ = false;
   bool first_ = true;

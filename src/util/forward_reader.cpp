@@ -81,14 +81,23 @@ FileReader::~FileReader() {
 }
 
 std::size_t FileReader::read_some(char* out, std::size_t n) {
-  for (;;) {
-    const ssize_t got = ::pread(fd_, out, n, static_cast<off_t>(offset_));
-    if (got >= 0) {
-      offset_ += static_cast<std::uint64_t>(got);
-      return static_cast<std::size_t>(got);
+  const std::size_t got = read_at(offset_, out, n);
+  offset_ += got;
+  return got;
+}
+
+std::size_t FileReader::read_at(std::uint64_t offset, char* out, std::size_t n) {
+  std::size_t done = 0;
+  while (done < n) {
+    const ssize_t got = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
+    if (got == 0) break;
+    if (got > 0) {
+      done += static_cast<std::size_t>(got);
+    } else if (errno != EINTR) {
+      throw InputError(path_ + ": read failed: " + std::strerror(errno));
     }
-    if (errno != EINTR) throw InputError(path_ + ": read failed: " + std::strerror(errno));
   }
+  return done;
 }
 
 std::uint64_t FileReader::skip_some(std::uint64_t n) {

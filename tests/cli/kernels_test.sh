@@ -71,16 +71,19 @@ def image(name, chosen):
             if code:
                 expected["/" + rel] = code
     layer = buf.getvalue()
-    blob = gzip.compress(layer, 1)
-    with tarfile.open(out + "/" + name + ".tar", "w") as t:
-        def add(name, data):
-            info = tarfile.TarInfo(name); info.size = len(data); t.addfile(info, io.BytesIO(data))
-        add("l0/layer.tar.gz", blob)
-        add("config.json", json.dumps({"architecture": "amd64", "os": "linux", "config": {},
-            "rootfs": {"type": "layers", "diff_ids": ["sha256:" + hashlib.sha256(layer).hexdigest()]},
-            "history": [{"created_by": "COPY . /"}]}).encode())
-        add("manifest.json", json.dumps([{"Config": "config.json", "RepoTags": ["kernels:1"],
-                                          "Layers": ["l0/layer.tar.gz"]}]).encode())
+    # The layer gzip'd (read front to back) and, as `docker save` writes
+    # it, plain (read at offsets, through the section headers).
+    for suffix, stored, blob in (("", "l0/layer.tar.gz", gzip.compress(layer, 1)),
+                                 ("-plain", "l0/layer.tar", layer)):
+        with tarfile.open(out + "/" + name + suffix + ".tar", "w") as t:
+            def add(name, data):
+                info = tarfile.TarInfo(name); info.size = len(data); t.addfile(info, io.BytesIO(data))
+            add(stored, blob)
+            add("config.json", json.dumps({"architecture": "amd64", "os": "linux", "config": {},
+                "rootfs": {"type": "layers", "diff_ids": ["sha256:" + hashlib.sha256(layer).hexdigest()]},
+                "history": [{"created_by": "COPY . /"}]}).encode())
+            add("manifest.json", json.dumps([{"Config": "config.json", "RepoTags": ["kernels:1"],
+                                              "Layers": [stored]}]).encode())
     json.dump(expected, open(out + "/" + name + ".json", "w"))
 
 image("img", list(files))
@@ -98,6 +101,14 @@ ok = got == expected
 for path in sorted(set(got) | set(expected)):
     print("%-80s %s" % (path, "same" if got.get(path) == expected.get(path) else "imgsmith %s, sections %s" % (got.get(path), expected.get(path))))
 sys.exit(0 if ok else 1)
+PY
+expect "the same image with its layer stored plain" 0 "$bin" analyze "$tmp/img-plain.tar" --format json -o "$tmp/report-plain.json"
+check "a plain layer (read at offsets) gives the gzip layer's inventory (read as it streams)" python3 - "$tmp/report.json" "$tmp/report-plain.json" <<'PY'
+import json, sys
+streamed, at = (json.load(open(p))["kernels"] for p in sys.argv[1:3])
+for key in sorted(set(streamed) | set(at)):
+    print("%-12s %s" % (key, "same" if streamed.get(key) == at.get(key) else "DIFFERS"))
+sys.exit(0 if streamed == at and streamed["binaries"] else 1)
 PY
 check "the answer per GPU, by CUDA's rules" python3 - "$tmp/report.json" <<'PY'
 import json, sys

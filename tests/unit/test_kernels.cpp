@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "image_builder.hpp"
 #include "imgsmith/api/analyze.hpp"
@@ -155,7 +156,7 @@ TEST_CASE("kernels: each fixture holds the code its build flags asked for", "[ke
     const auto b = inspect_fixture(file);
     REQUIRE(b);
     CHECK(names(*b) == code);
-    CHECK(b->warnings.empty());
+    CHECK(b->warnings == std::vector<std::string>{});
   }
 }
 
@@ -211,6 +212,120 @@ TEST_CASE("kernels: the stream read equals the section headers' reading, in any 
       for (const auto& c : b->code) read[c.name()] = {c.entries, c.bytes};
       CHECK(read == oracle);
     }
+  }
+}
+
+// Read at offsets, as analyze reads an uncompressed layer's entry; what was
+// read at offsets in `read_at_bytes`.
+std::optional<CudaBinary> inspect_at(const std::string& bytes,
+                                     std::uint64_t* read_at_bytes = nullptr,
+                                     std::uint64_t claimed_size = 0) {
+  const std::size_t head = std::min<std::size_t>(bytes.size(), kKernelHeadBytes);
+  testing::AtReader rest(bytes, head, 1 << 16);
+  auto b = inspect_cuda_binary(std::string_view(bytes).substr(0, head), rest,
+                               claimed_size != 0 ? claimed_size : bytes.size());
+  // Nothing is read front to back: the model reader that shares the
+  // capture sees the file untouched.
+  CHECK(rest.position() == 0);
+  if (read_at_bytes != nullptr) *read_at_bytes = rest.bytes_read_at();
+  return b;
+}
+
+// Everything a reading found, warnings aside, in one comparable text.
+std::string summary(const std::optional<CudaBinary>& b) {
+  if (!b) return "none";
+  std::ostringstream out;
+  out << "form " << static_cast<int>(b->form) << ", containers " << b->containers
+      << ", fatbin bytes " << b->fatbin_bytes << ", cudart '" << b->cudart << "'\n";
+  for (const auto& c : b->code)
+    out << c.name() << " v" << c.version << " entries " << c.entries << " bytes " << c.bytes
+        << " compressed " << c.compressed_entries << " empty " << c.empty_entries << '\n';
+  return out.str();
+}
+
+// The two readings of each file agree, and the one at offsets reads less
+// than `most` of the file.
+void check_both_readings(const std::vector<std::string>& files, double most) {
+  for (const auto& path : files) {
+    INFO(path);
+    const std::string bytes = read_file(path);
+    std::uint64_t read_at_bytes = 0;
+    const auto at = inspect_at(bytes, &read_at_bytes);
+    const auto streamed = inspect(bytes, std::size_t{1} << 20);
+    REQUIRE(streamed);
+    CHECK(summary(at) == summary(streamed));
+    CHECK(static_cast<double>(read_at_bytes) <= most * static_cast<double>(bytes.size()));
+  }
+}
+
+std::vector<std::string> toolkit_libraries(std::initializer_list<const char*> names) {
+  std::vector<std::string> out;
+  for (const char* lib : names) {
+    const std::string path = std::string("/usr/local/cuda/lib64/") + lib;
+    REQUIRE(std::filesystem::exists(path));
+    out.push_back(path);
+  }
+  return out;
+}
+
+TEST_CASE(
+    "kernels: read at offsets through the section headers, a binary gives what the stream gives",
+    "[kernels]") {
+  // The fixtures (nvcc's output: a library, a compressed fatbin, an
+  // executable, a module without kernels, a shared cudart), then cuBLAS and
+  // cuDNN. The reading at offsets steps over the host code: less than half
+  // of each toolkit library is read.
+  std::vector<std::string> fixtures;
+  for (const char* name : {"old-torch.so", "compressed.so", "app", "sass.so", "arch90a.so",
+                           "ext.cpython-311-x86_64-linux-gnu.so"})
+    fixtures.push_back(kFixtures + "/" + name);
+  check_both_readings(fixtures, 1.0);
+  check_both_readings(toolkit_libraries({"libcublas.so.13", "libcudnn_cnn.so.9"}), 0.5);
+  // A file with no GPU code: its .rodata and .data are searched, its code
+  // and tables are not.
+  const std::string plain = "/usr/local/cuda/lib64/libcudart.so.13";
+  REQUIRE(std::filesystem::exists(plain));
+  std::uint64_t read_at_bytes = 0;
+  const std::string bytes = read_file(plain);
+  CHECK(!inspect_at(bytes, &read_at_bytes));
+  CHECK(read_at_bytes < bytes.size() / 2);
+}
+
+TEST_CASE("kernels: read at offsets, every section kind that holds containers is found",
+          "[kernels][slow]") {
+  // [slow]: about a GB of libraries. Containers in cuFFT's .ldata, in
+  // cuSPARSE's .rodata (JIT-LTO IR), in cuDNN's .cask_resource and in
+  // NCCL's __nv_relfatbin, each found by the rule on what a section is.
+  check_both_readings(toolkit_libraries({"libcufft.so.12", "libcusparse.so.12",
+                                         "libcudnn_engines_precompiled.so.9", "libnccl.so.2"}),
+                      0.9);
+}
+
+TEST_CASE("kernels: section headers that are missing or lie: the segments are read instead",
+          "[kernels]") {
+  const std::string good = read_file(kFixtures + "/old-torch.so");
+  const std::string expected = summary(inspect(good));
+  REQUIRE(expected != "none");
+  // No section table (a stripped one), a table past the end, headers of a
+  // size no ELF has, a name table out of range: the program headers stay
+  // true, and the segments give the answer.
+  for (const auto& [at, value, what] :
+       std::vector<std::tuple<std::size_t, std::uint64_t, const char*>>{
+           {0x28, 0, "no table"},
+           {0x28, 1ull << 40, "table past the end"},
+           {0x3a, 8, "8-byte headers"},
+           {0x3c, 0, "no headers"},
+           {0x3e, 0xfff0, "names out of range"}}) {
+    INFO(what);
+    std::string bad = good;
+    const std::size_t width = at == 0x28 ? 8 : 2;
+    std::memcpy(bad.data() + at, &value, width);
+    CHECK(summary(inspect_at(bad)) == expected);
+  }
+  // Cut short anywhere: never a crash.
+  for (const std::size_t cut : {std::size_t{64}, good.size() / 3, good.size() - 1}) {
+    INFO("cut at " << cut);
+    CHECK_NOTHROW(inspect_at(good.substr(0, cut), nullptr, good.size()));
   }
 }
 

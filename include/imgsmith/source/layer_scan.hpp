@@ -159,6 +159,14 @@ class EntryContent {
   // seeking where the source can, returning how many there were.
   virtual std::size_t read_some(char* out, std::size_t n) = 0;
   virtual std::uint64_t skip_some(std::uint64_t n) = 0;
+  // Whether read_at() works (ForwardReader::reads_at): the content lies in
+  // a file, not in a stream that goes by.
+  virtual bool reads_at() const { return false; }
+  // Up to `n` bytes at `offset` from the content's first byte, leaving the
+  // front-to-back reading where it is.
+  virtual std::size_t read_at(std::uint64_t /*offset*/, char* /*out*/, std::size_t /*n*/) {
+    return 0;
+  }
 };
 
 // Keeps what `capture` and `hash` ask of one regular file of a layer (its

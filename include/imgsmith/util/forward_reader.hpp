@@ -25,6 +25,16 @@ class ForwardReader {
   // Bytes read or stepped over so far: the offset of the next byte.
   std::uint64_t position() const { return position_; }
 
+  // Whether read_at() works: the content lies in a file (an uncompressed
+  // layer, a file on disk), not in a stream that goes by once.
+  virtual bool reads_at() const { return false; }
+  // Up to `n` bytes at `offset` from the content's first byte, wherever the
+  // front-to-back reading stands (which it leaves where it is); fewer only
+  // at the end; 0 where reads_at() is false.
+  virtual std::size_t read_at(std::uint64_t /*offset*/, char* /*out*/, std::size_t /*n*/) {
+    return 0;
+  }
+
  protected:
   virtual std::size_t read_some(char* out, std::size_t n) = 0;
   virtual std::uint64_t skip_some(std::uint64_t n) = 0;
@@ -71,6 +81,8 @@ class FileReader final : public ForwardReader {
   FileReader(const FileReader&) = delete;
   FileReader& operator=(const FileReader&) = delete;
   std::uint64_t size() const { return size_; }
+  bool reads_at() const override { return true; }
+  std::size_t read_at(std::uint64_t offset, char* out, std::size_t n) override;
 
  protected:
   std::size_t read_some(char* out, std::size_t n) override;
