@@ -138,7 +138,7 @@ DriverNeed driver_need(const KernelInventory& inventory) {
 std::string driver_need_warning(const DriverNeed& need) {
   if (need.driver == 0 || need.require_cuda.empty()) return {};
   const std::string major = need.cudart.substr(std::string_view("libcudart.so.").size());
-  // A release the table does not list (CUDA 11.1-11.7) still says enough
+  // A release the table does not list (CUDA 10.2, 13.1) still says enough
   // when its major is older than the runtime's: every driver of an older
   // major predates the first one of a newer.
   const bool older_major = std::atoi(need.require_cuda.c_str()) < std::atoi(major.c_str());

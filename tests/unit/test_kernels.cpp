@@ -697,14 +697,26 @@ TEST_CASE(
   REQUIRE(saved.kernels);
   CHECK(saved.kernels->require_cuda ==
         base_12_4.substr(std::string("NVIDIA_REQUIRE_CUDA=").size()));
-  // A CUDA 11.7 base: a release the driver table does not list, of an
-  // older major than the runtime's, so still a warning.
-  const AnalyzeResult base_11_7 = run({"NVIDIA_REQUIRE_CUDA=cuda>=11.7"}, true);
-  CHECK(driver_need(*base_11_7.kernels).require_driver == 0);
-  REQUIRE(warned(base_11_7) == 1);
-  for (const auto& w : base_11_7.analysis.warnings)
+  // Every CUDA 11 minor release has its driver branch (the release notes'
+  // table): 11.4 images start on R470, 11.7 on R515.
+  for (const auto& [release, driver] :
+       std::vector<std::pair<std::string, unsigned>>{{"11.4", 470}, {"11.7", 515}}) {
+    INFO(release);
+    const AnalyzeResult base = run({"NVIDIA_REQUIRE_CUDA=cuda>=" + release}, true);
+    CHECK(driver_need(*base.kernels).require_driver == driver);
+    REQUIRE(warned(base) == 1);
+    for (const auto& w : base.analysis.warnings)
+      if (w.starts_with("NVIDIA_REQUIRE_CUDA"))
+        CHECK_THAT(w, Catch::Contains("start on drivers from " + std::to_string(driver)));
+  }
+  // A CUDA 10.2 base: a release the driver table does not list, of an
+  // older major than the runtime's, so still a warning, without a number.
+  const AnalyzeResult base_10_2 = run({"NVIDIA_REQUIRE_CUDA=cuda>=10.2"}, true);
+  CHECK(driver_need(*base_10_2.kernels).require_driver == 0);
+  REQUIRE(warned(base_10_2) == 1);
+  for (const auto& w : base_10_2.analysis.warnings)
     if (w.starts_with("NVIDIA_REQUIRE_CUDA"))
-      CHECK_THAT(w, Catch::Contains("start on CUDA 11.7 drivers") &&
+      CHECK_THAT(w, Catch::Contains("start on CUDA 10.2 drivers") &&
                         Catch::Contains("NVIDIA_REQUIRE_CUDA=cuda>=13.0"));
   // A CUDA 13.0 base asks for what the code needs: no warning.
   CHECK(warned(run({"NVIDIA_REQUIRE_CUDA=cuda>=13.0"}, true)) == 0);
