@@ -14,6 +14,7 @@
 #include <cstring>
 #include <map>
 #include <tuple>
+#include <vector>
 
 #include "kernel_check.hpp"
 
@@ -24,7 +25,10 @@ using imgsmith::KernelKind;
 namespace fatbin = imgsmith::fatbin;
 
 constexpr const char* kInventoryHeader = "# imgsmith-probe kernel inventory v1";
-constexpr std::size_t kChunk = 1 << 20;
+constexpr std::uint64_t kChunk = 1 << 20;
+// Read with a container's or an entry's header: the small entries that
+// follow come with it, the large payloads between are never read.
+constexpr std::uint64_t kHeaderAhead = 4096;
 // Real libraries have a few dozen sections; a table larger than this is a
 // lie, not something to read.
 constexpr std::uint64_t kMaxSectionTableBytes = 1 << 20;
@@ -42,44 +46,74 @@ class File {
   File(const File&) = delete;
   File& operator=(const File&) = delete;
   int fd() const { return fd_; }
-  // The `n` bytes at `at`, in `buf`; false when the file has fewer.
-  bool read(std::uint64_t at, std::uint64_t n, std::string& buf) const {
-    buf.resize(static_cast<std::size_t>(n));
-    std::size_t done = 0;
-    while (done < n) {
-      const ssize_t got =
-          ::pread(fd_, buf.data() + done, buf.size() - done, static_cast<off_t>(at + done));
+
+  // The `n` bytes at `at`: a pointer valid until the next call, or null
+  // when the file has fewer. Served from a window read `ahead` bytes at
+  // least, so that the headers of a container's small entries, and the
+  // next container a few bytes on, cost no system call each (cuBLASLt and
+  // cuDNN hold tens of thousands of them).
+  const char* bytes(std::uint64_t at, std::uint64_t n, std::uint64_t ahead = kHeaderAhead) {
+    if (at >= start_ && n <= len_ && at - start_ <= len_ - n) return window_.data() + (at - start_);
+    const std::uint64_t want = std::max(n, ahead);
+    if (want > window_.size()) window_.resize(static_cast<std::size_t>(want));
+    start_ = at;
+    len_ = 0;
+    while (len_ < want) {
+      const ssize_t got = ::pread(fd_, window_.data() + len_, static_cast<std::size_t>(want - len_),
+                                  static_cast<off_t>(at + len_));
       if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) return false;
-      done += static_cast<std::size_t>(got);
+      if (got <= 0) break;
+      len_ += static_cast<std::uint64_t>(got);
     }
+    return len_ >= n ? window_.data() : nullptr;
+  }
+
+  // What the window holds from `at` on: nothing when it does not hold `at`.
+  std::string_view held(std::uint64_t at) const {
+    if (at < start_ || at - start_ >= len_) return {};
+    return std::string_view(window_.data() + (at - start_),
+                            static_cast<std::size_t>(len_ - (at - start_)));
+  }
+
+  // The `n` bytes at `at`, copied into `buf`; false when the file has fewer.
+  bool read(std::uint64_t at, std::uint64_t n, std::string& buf) {
+    const char* p = bytes(at, n, 0);
+    if (p == nullptr) return false;
+    buf.assign(p, static_cast<std::size_t>(n));
     return true;
   }
 
  private:
   int fd_;
+  std::vector<char> window_;
+  std::uint64_t start_ = 0;  // the file offset of window_[0]
+  std::uint64_t len_ = 0;    // bytes of window_ that hold the file's
 };
 
 using CodeMap = std::map<std::tuple<KernelKind, unsigned, char>, KernelCode>;
 
 // The container at `at`, its entries added to `code`: its end, or `at`
 // when there is no container there. A malformed entry ends the container.
-std::uint64_t read_container(const File& f, std::uint64_t at, std::uint64_t limit, CodeMap& code) {
-  std::string buf;
+std::uint64_t read_container(File& f, std::uint64_t at, std::uint64_t limit, CodeMap& code) {
   fatbin::ContainerHead c;
-  if (limit - at < fatbin::kContainerHeadBytes || !f.read(at, fatbin::kContainerHeadBytes, buf) ||
-      !fatbin::read_container_head(buf.data(), c) || c.entries > limit - at ||
+  const char* head =
+      limit - at < fatbin::kContainerHeadBytes ? nullptr : f.bytes(at, fatbin::kContainerHeadBytes);
+  if (head == nullptr || !fatbin::read_container_head(head, c) || c.entries > limit - at ||
       c.head > limit - at - c.entries)
     return at;
   const std::uint64_t end = at + c.head + c.entries;
   for (std::uint64_t e = at + c.head; e < end;) {
-    if (end - e < fatbin::kEntryHeadBytes || !f.read(e, fatbin::kEntryHeadBytes, buf)) break;
-    const fatbin::EntryHead entry = fatbin::read_entry_head(buf.data());
+    const char* h =
+        end - e < fatbin::kEntryHeadBytes ? nullptr : f.bytes(e, fatbin::kEntryHeadBytes);
+    if (h == nullptr) break;
+    const fatbin::EntryHead entry = fatbin::read_entry_head(h);
     if (!entry.valid || entry.head > end - e || entry.payload > end - e - entry.head) break;
     bool kernels = true;
     if (entry.kind == KernelKind::Sass && !entry.compressed && entry.payload >= 64 &&
-        entry.payload <= fatbin::kModuleLookBytes && f.read(e + entry.head, entry.payload, buf))
-      kernels = fatbin::cubin_has_kernel(buf);
+        entry.payload <= fatbin::kModuleLookBytes)
+      if (const char* cubin = f.bytes(e + entry.head, entry.payload))
+        kernels = fatbin::cubin_has_kernel(
+            std::string_view(cubin, static_cast<std::size_t>(entry.payload)));
     KernelCode& k = code[{entry.kind, entry.arch, entry.variant}];
     k.kind = entry.kind;
     k.arch = entry.arch;
@@ -93,50 +127,38 @@ std::uint64_t read_container(const File& f, std::uint64_t at, std::uint64_t limi
   return end;
 }
 
-// The fatbin magics of a section, found in order: the bytes read stay in
-// the buffer across calls, so a section whose failed candidates lie 8 bytes
-// apart (hostile bytes) is still read once, not once per candidate.
-class MagicSearch {
- public:
-  MagicSearch(const File& f, std::uint64_t end) : f_(f), end_(end) {}
-
-  // The next 8-aligned magic in [from, end), or `end`.
-  std::uint64_t next(std::uint64_t from) {
-    // Chunks are multiples of 8 long from an 8-aligned start, so an aligned
-    // magic never straddles two of them. They start small and grow: in
-    // cuFFT's .ldata the next of 24,000 containers is most often a few
-    // bytes on, and reading a whole chunk for each cost 1.7 s where this
-    // costs 0.1 s.
-    std::uint64_t chunk = 4096;
-    for (std::uint64_t at = align8(from); at < end_;
-         chunk = std::min<std::uint64_t>(chunk * 2, kChunk)) {
-      if (at < start_ || at >= start_ + buf_.size()) {
-        start_ = at;
-        if (!f_.read(at, std::min<std::uint64_t>(chunk, end_ - at), buf_)) return end_;
-      }
-      const std::size_t skip = static_cast<std::size_t>(at - start_);
-      if (const char* hit = fatbin::find_aligned_magic(buf_.data() + skip, buf_.size() - skip))
-        return start_ + static_cast<std::uint64_t>(hit - buf_.data());
-      at = start_ + buf_.size();
-    }
-    return end_;
+// The next 8-aligned fatbin magic in [from, end), or `end`. The search
+// reads a little at first and more while it finds nothing: in cuFFT's
+// .ldata the next of 24,000 containers is most often a few bytes on, and
+// reading a whole chunk for each cost 1.7 s where this costs 0.1 s. Chunks
+// are multiples of 8 long from an 8-aligned start, so an aligned magic
+// never straddles two of them. What the window holds is searched before it
+// reads on: a section whose failed candidates lie 8 bytes apart (hostile
+// bytes) is read once, not once per candidate.
+std::uint64_t next_magic(File& f, std::uint64_t from, std::uint64_t end) {
+  std::uint64_t chunk = 4096;
+  for (std::uint64_t at = align8(from); at < end;
+       chunk = std::min<std::uint64_t>(chunk * 2, kChunk)) {
+    std::uint64_t n = std::min(chunk, end - at);
+    const std::string_view held = f.held(at);
+    if (held.size() >= fatbin::kContainerHeadBytes)
+      n = std::min<std::uint64_t>(end - at, held.size() & ~std::size_t{7});
+    const char* p = f.bytes(at, n, n);
+    if (p == nullptr) return end;
+    if (const char* hit = fatbin::find_aligned_magic(p, static_cast<std::size_t>(n)))
+      return at + static_cast<std::uint64_t>(hit - p);
+    at += n;
   }
-
- private:
-  const File& f_;
-  std::uint64_t end_;
-  std::string buf_;
-  std::uint64_t start_ = 0;  // the file offset of buf_[0]
-};
+  return end;
+}
 
 // Every container in a section: in .nv_fatbin they follow one another and
 // are read header to header; in .ldata (the medium code model's, as cuFFT
 // has) other data lies between them, and the next is found by its magic.
-void read_section(const File& f, std::uint64_t begin, std::uint64_t end, CodeMap& code) {
-  MagicSearch search(f, end);
+void read_section(File& f, std::uint64_t begin, std::uint64_t end, CodeMap& code) {
   for (std::uint64_t at = align8(begin); at < end && end - at >= fatbin::kContainerHeadBytes;) {
     const std::uint64_t after = read_container(f, at, end, code);
-    at = after != at ? align8(after) : search.next(at + 8);
+    at = after != at ? align8(after) : next_magic(f, at + 8, end);
   }
 }
 
@@ -189,10 +211,10 @@ std::optional<BinaryKernels> read_binary_kernels(const std::string& path) {
   for (std::uint64_t i = 0; i < count; ++i) {
     const char* h = table.data() + i * entsize;
     const std::uint32_t name = fatbin::u32(h);
-    constexpr std::uint32_t kNoBits = 8;
-    if (name >= names.size() || fatbin::u32(h + 4) == kNoBits) continue;
-    const std::string_view n(names.c_str() + name);
-    if (n != ".nv_fatbin" && n != ".ldata") continue;
+    if (name >= names.size() ||
+        !fatbin::section_may_hold_containers(fatbin::u32(h + 4), fatbin::u64(h + 8),
+                                             std::string_view(names.c_str() + name)))
+      continue;
     const std::uint64_t off = fatbin::u64(h + 0x18);
     const std::uint64_t bytes = fatbin::u64(h + 0x20);
     if (off >= size || bytes == 0) continue;

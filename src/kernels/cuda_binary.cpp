@@ -292,15 +292,9 @@ std::optional<std::vector<Range>> loadable_segments(Window& w, CudaBinary& out,
 }
 
 // The file bytes of an ELF file's sections that may hold fatbin
-// containers, found through its section headers where the file can be read
-// at offsets: every allocated section with bytes in the file (PROGBITS)
-// that is neither code (SHF_EXECINSTR) nor an unwinding table the compiler
-// formats (.eh_frame, .eh_frame_hdr, .gcc_except_table). That takes in
-// every place the toolkit's libraries keep containers (.nv_fatbin;
-// NCCL's __nv_relfatbin; cuFFT's .ldata; cuBLASLt's and cuDNN's
-// .cask_resource; cuSPARSE's JIT-LTO IR in .rodata) by what a section is,
-// not by a list of names the next library would miss, and leaves out the
-// host code and tables that make up half of a library's bytes. `names`:
+// containers (fatbin::section_may_hold_containers), found through its
+// section headers where the file can be read at offsets: the host code and
+// tables that make up half of a library's bytes are left out. `names`:
 // .dynstr, where the shared CUDA runtime is named. None when there are no
 // section headers (a stripped table) or they do not fit the file: then the
 // loadable segments are read, as from a stream.
@@ -340,8 +334,8 @@ std::optional<SectionPlan> data_sections(Window& w) {
     const std::string_view rest(names.data() + at, names.size() - at);
     return rest.substr(0, rest.find('\0'));
   };
-  constexpr std::uint32_t kProgbits = 1, kStrtab = 3;
-  constexpr std::uint64_t kAlloc = 2, kExecInstr = 4;
+  constexpr std::uint32_t kStrtab = 3;
+  constexpr std::uint64_t kAlloc = 2;
   SectionPlan plan;
   for (std::uint16_t i = 0; i < shnum; ++i) {
     const char* h = header(i);
@@ -353,10 +347,7 @@ std::optional<SectionPlan> data_sections(Window& w) {
     const Range r{offset, offset + std::min(size, w.size() - offset)};
     const std::string_view name = name_of(h);
     if (type == kStrtab && name == ".dynstr") plan.names = r;
-    if (type != kProgbits || (flags & kExecInstr) != 0 || name == ".eh_frame" ||
-        name == ".eh_frame_hdr" || name == ".gcc_except_table")
-      continue;
-    plan.data.push_back(r);
+    if (fatbin::section_may_hold_containers(type, flags, name)) plan.data.push_back(r);
   }
   std::sort(plan.data.begin(), plan.data.end(),
             [](const Range& a, const Range& b) { return a.begin < b.begin; });

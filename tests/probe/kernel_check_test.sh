@@ -5,8 +5,8 @@
 # known -gencode sets (tests/kernels/build-fixtures.sh); the answer for each
 # is stated by hand from CUDA's compatibility rules. Then the inventory
 # written at build time, and the probe's reader (section headers, pread)
-# against analyze's (loadable segments, a forward stream) on the same
-# files, NVIDIA's cuBLAS and cuFFT among them.
+# against analyze's on the same files, NVIDIA's cuBLAS, cuFFT and NCCL
+# among them.
 # Usage: kernel_check_test.sh IMGSMITH_PROBE FAKE_DRIVER_DIR IMGSMITH FIXTURES_DIR
 set -u
 probe=$1
@@ -209,13 +209,15 @@ fi
 run 9.0 13000 "$probe" --write-kernel-inventory a b
 check "--write-kernel-inventory with two paths: usage, exit 2" test "$status" -eq 2
 
-# Two readers, one answer: the probe's inventory of each file (its section
-# headers) against analyze's reading of the same files in an image (their
-# loadable segments, as a layer streams past), NVIDIA's libraries with them:
-# cuBLAS (.nv_fatbin), cuFFT (24,000 containers in .ldata).
+# Two readers, one answer: the probe's inventory of each file against
+# analyze's reading of the same files in an image (an uncompressed layer,
+# read at offsets; tests/cli/kernels_test.sh holds that reading equal to
+# the one of a layer streaming past), NVIDIA's libraries with them: cuBLAS
+# (.nv_fatbin), cuFFT (24,000 containers in .ldata), NCCL (most of its
+# containers in __nv_relfatbin, which the probe once left unread).
 cuda=/usr/local/cuda/lib64
 mkdir -p "$tmp/both"
-for f in "$torch" "$flash" "$vllm" "$ext" "$cuda/libcublas.so.13" "$cuda/libcufft.so.12"; do
+for f in "$torch" "$flash" "$vllm" "$ext" "$cuda/libcublas.so.13" "$cuda/libcufft.so.12" "$cuda/libnccl.so.2"; do
   [ -f "$f" ] && ln -s "$f" "$tmp/both/$(basename "$f")"
 done
 run 9.0 13000 IMGSMITH_PROBE_KERNEL_PATHS="$tmp/both" "$probe" --write-kernel-inventory "$tmp/both.tsv"

@@ -73,6 +73,21 @@ inline const char* find_aligned_magic(const char* p, std::size_t n) {
   return nullptr;
 }
 
+// Whether an ELF section may hold fatbin containers: allocated (SHF_ALLOC),
+// with bytes in the file (SHT_PROGBITS), neither code (SHF_EXECINSTR) nor
+// an unwinding table the compiler formats. A rule on what a section is,
+// not a list of names: the toolkit's libraries keep containers in
+// .nv_fatbin, in NCCL's __nv_relfatbin, in cuFFT's .ldata (the medium code
+// model), in cuBLASLt's and cuDNN's .cask_resource and in cuSPARSE's
+// .rodata (JIT-LTO IR), and the next library may use another name.
+inline bool section_may_hold_containers(std::uint32_t type, std::uint64_t flags,
+                                        std::string_view name) {
+  constexpr std::uint32_t kProgbits = 1;
+  constexpr std::uint64_t kAlloc = 2, kExecInstr = 4;
+  return type == kProgbits && (flags & kAlloc) != 0 && (flags & kExecInstr) == 0 &&
+         name != ".eh_frame" && name != ".eh_frame_hdr" && name != ".gcc_except_table";
+}
+
 // A container's header (kContainerHeadBytes at `p`): its header's size and
 // the size of its entries; false when the bytes are no container header.
 struct ContainerHead {
