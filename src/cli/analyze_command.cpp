@@ -397,7 +397,6 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--gpu", args->gpus,
                   "Fail when a CUDA binary in the image has no code that runs on this GPU:\n"
                   "H100,B200 (data/gpus.json; repeatable); SASS for it, or PTX the driver compiles")
-      ->allow_extra_args(false)
       ->group(kernels);
   cmd->add_flag("--no-kernels", args->no_kernels,
                 "Read no CUDA binary's GPU code: no KERNELS section, no --gpu gates")

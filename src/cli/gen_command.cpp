@@ -243,8 +243,7 @@ void register_gen_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--gpu", args->options.target_gpus,
                   "The GPUs the image must run on: H100,L4 (data/gpus.json; repeatable): the\n"
                   "project's CUDA code is compiled for them alone, a CUDA release without\n"
-                  "kernels for one is refused")
-      ->allow_extra_args(false);
+                  "kernels for one is refused");
   cmd->add_option("--os", args->options.os,
                   "ubuntu22.04 or ubuntu24.04 (default: the newest that fits)");
   cmd->add_option("--python", args->options.python, "Python 3.X (default: from the project)");

@@ -23,6 +23,11 @@ int main(int argc, char** argv) {
   imgsmith::register_gen_command(app, exit_code);
   imgsmith::register_probe_command(app);
   imgsmith::register_completion_command(app);
+  // A repeatable option takes one value a use. CLI11 lets a vector option
+  // take every word that follows it, so `analyze --deny pip-cache IMAGE`
+  // took IMAGE as a second finding and said "IMAGE is required".
+  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
+    for (CLI::Option* option : command->get_options()) option->allow_extra_args(false);
   try {
     if (argc >= 2 && std::string(argv[1]) == "probe")
       return imgsmith::probe_main(argc - 2, argv + 2);

@@ -27,6 +27,43 @@ golden="$(cd "$(dirname "$0")/../golden" && pwd)/analyze-test-docker-image.txt"
 [ -n "${IMGSMITH_UPDATE_GOLDEN:-}" ] && cp "$tmp/out" "$golden"
 check "text report equals tests/golden/analyze-test-docker-image.txt" diff -u "$golden" "$tmp/out"
 
+# Every repeatable option (its --help shows "..." after the value) takes one
+# value a use: the word after that value is the command's own argument.
+# CLI11 let such an option take every word that follows, so
+# `analyze --deny pip-cache IMAGE` said "IMAGE is required".
+cp -r "$(dirname "$0")/../../examples/fraud-api-cpu" "$tmp/project"
+python3 - "$tmp/weights.safetensors" <<'PY'
+import json, struct, sys
+header = json.dumps({"w": {"dtype": "F16", "shape": [600, 1000], "data_offsets": [0, 1200000]}}).encode()
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(header)) + header + bytes(1200000))
+PY
+repeatable_value() {
+  case "$1" in
+    --deny) echo pip-cache ;;
+    --ignore) echo '/opt/models/**' ;;
+    --budget) echo cuda=1GiB ;;
+    --limit) echo entries=1000000 ;;
+    --report) echo "json=$tmp/also.json" ;;
+    --insecure-registry) echo localhost:5000 ;;
+    --gpu) echo H100 ;;
+    --model) echo "$tmp/weights.safetensors" ;;
+    *) echo "" ;;
+  esac
+}
+for command in analyze diff gen; do
+  options=$("$bin" "$command" --help | grep -oE '^ +--[a-z-]+ [^ ]+ \.\.\.' | awk '{print $1}')
+  check "imgsmith $command --help lists repeatable options" test -n "$options"
+  for option in $options; do
+    value=$(repeatable_value "$option")
+    check "$command $option has a value in this test" test -n "$value"
+    case "$command" in
+      analyze) expect "analyze $option VALUE IMAGE" 0 "$bin" analyze "$option" "$value" "$dive" -q -o "$tmp/r.json" ;;
+      diff) expect "diff $option VALUE BEFORE AFTER" 0 "$bin" diff "$option" "$value" "$dive" "$dive" -q -o "$tmp/r.json" ;;
+      gen) expect "gen $option VALUE DIR" 0 "$bin" gen "$option" "$value" "$tmp/project" --stdout ;;
+    esac
+  done
+done
+
 expect "json report to a file" 0 "$bin" analyze "$dive" --format json -o "$tmp/report.json"
 check "json report has the schema" grep -q '"schema": "imgsmith.analysis/v1"' "$tmp/report.json"
 check "json report has the dive efficiency" grep -q '"efficiency": 0.9844212134184309' "$tmp/report.json"
