@@ -202,7 +202,7 @@ class Reader {
       if (const std::size_t held = w.held(at); held >= 16) n = std::min(n, held);
       const char* p = w.bytes(at, n, n);  // nothing past the range: it may be code
       if (p == nullptr) {
-        warn("the file ends inside a segment its program headers name");
+        warn("the file ends inside a segment (or section) its headers name");
         return;
       }
       if (at < names_end)
@@ -295,18 +295,23 @@ std::optional<std::vector<Range>> loadable_segments(Window& w, CudaBinary& out,
 // containers (fatbin::section_may_hold_containers), found through its
 // section headers where the file can be read at offsets: the host code and
 // tables that make up half of a library's bytes are left out. `names`:
-// .dynstr, where the shared CUDA runtime is named. None when there are no
-// section headers (a stripped table) or they do not fit the file: then the
-// loadable segments are read, as from a stream.
+// the string tables (.dynstr) in the first loadable segment, where the
+// shared CUDA runtime is named; the data sections scanned there are
+// searched for its name too (.rodata, where a library names a runtime it
+// dlopens and the linker puts it in that segment: -z noseparate-code). So
+// both readings search the same text, and a plain layer and a gzip one
+// name the same runtime for a file. None when there are no section headers
+// (a stripped table) or they do not fit the file: then the loadable
+// segments are read, as from a stream.
 struct SectionPlan {
   std::vector<Range> data;
-  Range names;
+  std::vector<Range> names;
 };
 
 constexpr std::uint64_t kMaxSectionTableBytes = 1 << 22;  // 65,535 headers of 64 bytes
 constexpr std::uint64_t kMaxNamesBytes = 1 << 24;
 
-std::optional<SectionPlan> data_sections(Window& w) {
+std::optional<SectionPlan> data_sections(Window& w, std::uint64_t names_end) {
   const char* eh = w.bytes(0, 64);
   if (eh == nullptr) return std::nullopt;
   const std::uint64_t shoff = u64(eh + 40);
@@ -346,9 +351,12 @@ std::optional<SectionPlan> data_sections(Window& w) {
     if ((flags & kAlloc) == 0 || offset >= w.size() || size == 0) continue;
     const Range r{offset, offset + std::min(size, w.size() - offset)};
     const std::string_view name = name_of(h);
-    if (type == kStrtab && name == ".dynstr") plan.names = r;
+    if (type == kStrtab && r.begin < names_end)
+      plan.names.push_back(Range{r.begin, std::min(r.end, names_end)});
     if (fatbin::section_may_hold_containers(type, flags, name)) plan.data.push_back(r);
   }
+  std::sort(plan.names.begin(), plan.names.end(),
+            [](const Range& a, const Range& b) { return a.begin < b.begin; });
   std::sort(plan.data.begin(), plan.data.end(),
             [](const Range& a, const Range& b) { return a.begin < b.begin; });
   std::vector<Range> merged;
@@ -465,23 +473,26 @@ std::optional<CudaBinary> inspect_cuda_binary(std::string_view head, ForwardRead
   }
   CudaBinary out;
   Window w(head, rest, size);
-  if (w.random())
-    if (const auto plan = data_sections(w)) {
-      Reader reader(out);
-      const std::uint64_t names = plan->names.end - plan->names.begin;
-      if (names > 0 && names <= kMaxNamesBytes)
-        if (const char* text = w.bytes(plan->names.begin, static_cast<std::size_t>(names), 0))
-          reader.note_cudart(std::string_view(text, static_cast<std::size_t>(names)));
-      for (const Range& r : plan->data) reader.scan(w, r.begin, r.end);
-      reader.finish();
-      if (out.containers == 0) return std::nullopt;
-      return out;
-    }
   std::uint64_t names_end = 0;
   const auto segments = loadable_segments(w, out, names_end);
   if (!segments) return std::nullopt;
   Reader reader(out);
-  for (const Range& r : *segments) reader.scan(w, r.begin, r.end, names_end);
+  if (const auto plan = w.random() ? data_sections(w, names_end) : std::nullopt) {
+    for (const Range& r : plan->names)
+      for (std::uint64_t at = r.begin; at < r.end && out.cudart.empty();) {
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, r.end - at));
+        const char* text = w.bytes(at, n, 0);
+        if (text == nullptr || n == r.end - at) {
+          if (text != nullptr) reader.note_cudart(std::string_view(text, n));
+          break;
+        }
+        reader.note_cudart(std::string_view(text, n));
+        at += n - 16;  // a name across two chunks is whole in the next
+      }
+    for (const Range& r : plan->data) reader.scan(w, r.begin, r.end, names_end);
+  } else {
+    for (const Range& r : *segments) reader.scan(w, r.begin, r.end, names_end);
+  }
   reader.finish();
   if (out.containers == 0) return std::nullopt;
   return out;

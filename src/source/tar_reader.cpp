@@ -1,6 +1,7 @@
 #include "tar_reader.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "imgsmith/util/error.hpp"
@@ -219,6 +220,11 @@ std::uint64_t TarReader::skip_entry_data(std::uint64_t n) {
 
 std::size_t TarReader::read_entry_at(std::uint64_t offset, char* out, std::size_t n) {
   if (offset >= entry_size_) return 0;
+  // A size no archive can hold (a hostile pax record) is data cut short,
+  // not an offset that wraps to earlier bytes.
+  if (entry_start_ > UINT64_MAX - entry_size_)
+    throw InputError(label_ + ": truncated: the data of '" + pending_name_ + "' is cut short" +
+                     kDamagedAdvice);
   n = static_cast<std::size_t>(std::min<std::uint64_t>(n, entry_size_ - offset));
   const std::size_t got = in_.read_at(entry_start_ + offset, out, n);
   if (got < n)

@@ -3,7 +3,7 @@
 # (tests/kernels/build-fixtures.sh: a torch-like library with SASS for
 # sm_75-sm_90 and PTX compute_90, an extension built for sm_90a alone, an
 # extension with a shared cudart) beside NVIDIA's own cuBLAS and cuDNN from
-# the toolkit, in a gzip layer. What each binary holds is read a second
+# the toolkit, in a gzip layer and in a plain one. What each binary holds is read a second
 # way, here, through its ELF section headers; the answer per GPU is stated
 # by hand from CUDA's compatibility rules.
 # Usage: kernels_test.sh IMGSMITH FIXTURES_DIR
@@ -109,6 +109,14 @@ streamed, at = (json.load(open(p))["kernels"] for p in sys.argv[1:3])
 for key in sorted(set(streamed) | set(at)):
     print("%-12s %s" % (key, "same" if streamed.get(key) == at.get(key) else "DIFFERS"))
 sys.exit(0 if streamed == at and streamed["binaries"] else 1)
+PY
+# And the plain layer was read at offsets, not streamed: a small part of it.
+check "the plain layer's binaries were read at offsets (a tenth of its bytes or less)" python3 - "$tmp/report-plain.json" "$tmp/img-plain.tar" <<'PY'
+import json, os, sys
+read = json.load(open(sys.argv[1]))["io"]["bytes_read"]
+size = os.path.getsize(sys.argv[2])
+print("read %d of %d bytes" % (read, size))
+sys.exit(0 if read * 10 <= size else 1)
 PY
 check "the answer per GPU, by CUDA's rules" python3 - "$tmp/report.json" <<'PY'
 import json, sys

@@ -13,6 +13,8 @@
 #   plain.so           the same, nothing compressed
 #   ext.cpython-311-x86_64-linux-gnu.so   SASS sm_86, shared cudart
 #   app                an executable, static cudart, SASS sm_89
+#   runtime-name.so    SASS sm_86, static cudart, linked -z noseparate-code,
+#                      "libcudart.so.12" in its .rodata (first segment)
 #   kernel.fatbin      SASS sm_80 + PTX compute_80, a standalone fatbin
 #   kernel.cubin       SASS sm_120
 #   kernel.ptx         PTX for sm_90
@@ -43,6 +45,7 @@ g() { echo "-gencode arch=compute_$1,code=$2"; }
   lib compressed.so $(g 80 sm_80) $(g 80 compute_80) -Xfatbin=-compress-all
   lib plain.so $(g 80 sm_80) $(g 80 compute_80) -Xfatbin=-compress=false
   lib ext.cpython-311-x86_64-linux-gnu.so $(g 86 sm_86) -cudart shared
+  lib runtime-name.so $(g 86 sm_86) -cudart static -DWITH_RUNTIME_NAME -Xlinker -z,noseparate-code
   "$nvcc" -O2 -DWITH_MAIN -o "$work/app" "$source" $(g 89 sm_89) -cudart static
   "$nvcc" -fatbin -o "$work/kernel.fatbin" "$source" $(g 80 sm_80) $(g 80 compute_80)
   "$nvcc" -cubin -arch=sm_120 -o "$work/kernel.cubin" "$source"

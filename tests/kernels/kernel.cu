@@ -13,3 +13,10 @@ extern "C" int launch_add(float* a, const float* b, int n) {
 #ifdef WITH_MAIN
 int main() { return launch_add(nullptr, nullptr, 0); }
 #endif
+
+#ifdef WITH_RUNTIME_NAME
+// A library that names a CUDA runtime it dlopens, in its read-only data:
+// linked with -z noseparate-code (ld.bfd's default on aarch64), that data
+// shares the first loadable segment with .dynstr.
+extern "C" __attribute__((used)) const char kRuntimeName[] = "libcudart.so.12";
+#endif

@@ -277,9 +277,17 @@ TEST_CASE(
   // of each toolkit library is read.
   std::vector<std::string> fixtures;
   for (const char* name : {"old-torch.so", "compressed.so", "app", "sass.so", "arch90a.so",
-                           "ext.cpython-311-x86_64-linux-gnu.so"})
+                           "ext.cpython-311-x86_64-linux-gnu.so", "runtime-name.so"})
     fixtures.push_back(kFixtures + "/" + name);
   check_both_readings(fixtures, 1.0);
+  // The runtime a library names in its first segment's read-only data (it
+  // dlopens it; linked -z noseparate-code, .rodata shares that segment with
+  // .dynstr) is the same for both readings.
+  const auto named = inspect_at(read_file(kFixtures + "/runtime-name.so"));
+  REQUIRE(named);
+  CHECK(named->cudart == "libcudart.so.12");
+  CHECK(inspect_at(read_file(kFixtures + "/ext.cpython-311-x86_64-linux-gnu.so"))->cudart ==
+        "libcudart.so.13");
   check_both_readings(toolkit_libraries({"libcublas.so.13", "libcudnn_cnn.so.9"}), 0.5);
   // A file with no GPU code: its .rodata and .data are searched, its code
   // and tables are not.

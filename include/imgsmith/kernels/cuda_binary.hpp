@@ -1,6 +1,6 @@
 // The GPU code a CUDA binary carries, read from its bytes as they stream
-// past: the fatbin containers of an ELF file (shared libraries, executables,
-// Python extension modules), a standalone .fatbin, a .cubin or a .ptx text.
+// past, or at offsets where the layer lies in a file: the fatbin containers of an ELF file (shared
+// libraries, executables, Python extension modules), a standalone .fatbin, a .cubin or a .ptx text.
 // What is read is headers only: each fatbin entry's kind (SASS or PTX), GPU
 // architecture, variant and size; the code itself is stepped over.
 //
@@ -69,10 +69,15 @@ inline constexpr std::uint64_t kKernelHeadBytes = 64;
 // Reads the CUDA code of the file whose first bytes are `head` and whose
 // rest is `rest` (`size` bytes in all). None when it carries no GPU code: no
 // ELF, fatbin, cubin or PTX, or an ELF without a fatbin container. Of an
-// ELF, reads only its loadable segments (where the linker puts .nv_fatbin,
-// or .ldata with the medium code model), stepping over symbols and debug
-// sections. Never throws on bad content: what cannot be read becomes a
-// warning.
+// ELF read front to back, reads only its loadable segments (where the
+// linker puts .nv_fatbin, or .ldata with the medium code model), stepping
+// over symbols and debug sections. Where `rest` reads at offsets
+// (ForwardReader::reads_at), those offsets count from the file's first
+// byte, `head` included: then the section headers are read, and only the
+// sections that may hold containers (fatbin::section_may_hold_containers);
+// a file whose section table is missing or does not fit is read by its
+// segments. Both readings give the same answer for a well-formed file.
+// Never throws on bad content: what cannot be read becomes a warning.
 std::optional<CudaBinary> inspect_cuda_binary(std::string_view head, ForwardReader& rest,
                                               std::uint64_t size);
 

@@ -16,6 +16,7 @@
 // family `f`).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -59,6 +60,8 @@ inline std::uint64_t u64(const char* p) {
 // 8, so a magic off that grid is no container. Eight words are compared at
 // a time without a branch each: five to six times as fast as memmem over a
 // library's bytes (which also stops at every unaligned match).
+static_assert(std::endian::native == std::endian::little,
+              "fatbins are little-endian, and find_aligned_magic reads words in the host's order");
 inline const char* find_aligned_magic(const char* p, std::size_t n) {
   std::size_t i = 0;
   for (; i + 64 <= n; i += 64) {
