@@ -1,9 +1,12 @@
+#include <any>
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <map>
 
 #include "image_builder.hpp"
 #include "imgsmith/source/layer_scan.hpp"
 #include "imgsmith/util/error.hpp"
+#include "imgsmith/util/sha256.hpp"
 #include "scan_helpers.hpp"
 #include "tar_header.hpp"
 
@@ -226,4 +229,82 @@ TEST_CASE("layer scan: bytes read in place (a mapped file) give the same scan as
   FileRangeStream cut_range(cut, 0, cut->size());
   CHECK_THROWS_WITH(scan_layer(cut_range, cut->size(), "cut-layer", keep, hash),
                     Catch::Contains("cut-layer") && Catch::Contains("big"));
+}
+
+TEST_CASE(
+    "layer scan: an uncompressed layer in a file reads each entry at offsets, unless digested") {
+  // What the kernel reader relies on: read_at's offsets count from the
+  // entry's first byte, wherever the layer starts in its file (here after
+  // 1,000 bytes of something else, as a layer inside a save), the reading
+  // front to back stays where it was, and a file being digested is read
+  // front to back only.
+  const auto pattern = [](std::size_t n, unsigned salt) {
+    std::string s(n, '\0');
+    for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 7 + salt) % 251);
+    return s;
+  };
+  const std::string a = pattern(5000, 1), b = pattern(9000, 2), c = pattern(3000, 3);
+  Layer layer;
+  layer.entries.push_back(file_with("a.bin", a));
+  layer.entries.push_back(file_with("b.bin", b));
+  layer.entries.push_back(file_with(std::string(200, 'n') + "/c.bin", c));  // a pax header
+  const std::string blob = layer_tar(layer);
+  const std::map<std::string, std::string> content = {
+      {"a.bin", a}, {"b.bin", b}, {std::string(200, 'n') + "/c.bin", c}};
+  struct Seen {
+    bool reads_at = false, same = true;
+    std::uint64_t position = 0;
+  };
+  const CaptureFn inspect(
+      [](std::string_view path, std::uint64_t) -> std::uint64_t {
+        return path.ends_with(".bin") ? 16 : 0;
+      },
+      [&](std::string_view path, std::uint64_t size, std::string_view,
+          ForwardReader& rest) -> std::any {
+        Seen seen;
+        seen.reads_at = rest.reads_at();
+        if (!seen.reads_at) return seen;
+        const std::string& want = content.at(std::string(path));
+        for (const std::uint64_t at : {std::uint64_t{0}, std::uint64_t{17}, size - 5}) {
+          char got[8] = {};
+          const std::size_t n = rest.read_at(at, got, sizeof got);
+          seen.same = seen.same && n == std::min<std::uint64_t>(8, size - at) &&
+                      std::string(got, n) == want.substr(at, n);
+        }
+        char past[4];
+        seen.same = seen.same && rest.read_at(size, past, 4) == 0;
+        seen.position = rest.position();
+        return seen;
+      });
+  const CaptureFn hash_b = [](std::string_view path, std::uint64_t) -> std::uint64_t {
+    return path == "b.bin" ? 1 : 0;
+  };
+  TempDir tmp;
+  write_file(tmp / "save.tar", std::string(1000, 'x') + blob);
+  auto shared = std::make_shared<SharedFile>(tmp / "save.tar");
+  FileRangeStream range(shared, 1000, blob.size());
+  const LayerScan got = scan_layer(range, blob.size(), "in-a-save", inspect, hash_b);
+  REQUIRE(got.captured.size() == 3);
+  for (const auto& file : got.captured) {
+    INFO(file.path);
+    const auto seen = std::any_cast<Seen>(file.inspected);
+    CHECK(seen.reads_at == (file.path != "b.bin"));
+    CHECK(seen.same);
+    CHECK(seen.position == (seen.reads_at ? 16u : 0u));  // only the head went by
+  }
+  // b.bin was digested whole, front to back.
+  Sha256 digest;
+  digest.update(b.data(), b.size());
+  REQUIRE(got.digests.size() == 1);
+  CHECK(got.digests[0].second == digest.digest());
+  // A stream that goes by once does not read at offsets.
+  StringStream streamed(blob);
+  for (const auto& file : scan_layer(streamed, blob.size(), "streamed", inspect).captured)
+    CHECK_FALSE(std::any_cast<Seen>(file.inspected).reads_at);
+  // A layer cut inside an entry: reading there is an error naming it.
+  write_file(tmp / "cut.tar", blob.substr(0, 512 + 2000));
+  auto cut = std::make_shared<SharedFile>(tmp / "cut.tar");
+  FileRangeStream cut_range(cut, 0, cut->size());
+  CHECK_THROWS_WITH(scan_layer(cut_range, cut->size(), "cut-layer", inspect),
+                    Catch::Contains("cut-layer") && Catch::Contains("a.bin"));
 }
