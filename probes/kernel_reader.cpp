@@ -192,33 +192,26 @@ std::optional<BinaryKernels> read_binary_kernels(const std::string& path) {
                  "ELF") != 0 ||
       eh[4] != 2 || eh[5] != 1 || fatbin::u16(eh.data() + 18) == fatbin::kElfMachineCuda)
     return std::nullopt;
-  const std::uint64_t shoff = fatbin::u64(eh.data() + 0x28);
-  const std::uint64_t entsize = fatbin::u16(eh.data() + 0x3a);
-  const std::uint64_t count = fatbin::u16(eh.data() + 0x3c);
-  const std::uint64_t names_at = fatbin::u16(eh.data() + 0x3e);
-  if (entsize < 64 || count == 0 || names_at >= count || shoff > size ||
-      entsize * count > std::min(size - shoff, kMaxSectionTableBytes))
+  fatbin::SectionTable sections;
+  if (!fatbin::read_section_table(eh.data(), size, kMaxSectionTableBytes, sections))
     return std::nullopt;
   std::string table, names;
-  if (!f.read(shoff, entsize * count, table)) return std::nullopt;
-  const char* names_header = table.data() + names_at * entsize;
-  const std::uint64_t names_off = fatbin::u64(names_header + 0x18);
-  const std::uint64_t names_size = fatbin::u64(names_header + 0x20);
-  if (names_off > size || names_size > std::min(size - names_off, kMaxSectionTableBytes) ||
-      !f.read(names_off, names_size, names))
+  if (!f.read(sections.offset, sections.bytes(), table)) return std::nullopt;
+  const fatbin::SectionHeader names_header =
+      fatbin::read_section_header(table.data() + sections.names_index * sections.entry_size);
+  if (names_header.offset > size ||
+      names_header.size > std::min(size - names_header.offset, kMaxSectionTableBytes) ||
+      !f.read(names_header.offset, names_header.size, names))
     return std::nullopt;
   CodeMap code;
-  for (std::uint64_t i = 0; i < count; ++i) {
-    const char* h = table.data() + i * entsize;
-    const std::uint32_t name = fatbin::u32(h);
-    if (name >= names.size() ||
-        !fatbin::section_may_hold_containers(fatbin::u32(h + 4), fatbin::u64(h + 8),
-                                             std::string_view(names.c_str() + name)))
+  for (std::uint64_t i = 0; i < sections.count; ++i) {
+    const fatbin::SectionHeader h =
+        fatbin::read_section_header(table.data() + i * sections.entry_size);
+    if (h.name >= names.size() || !fatbin::section_may_hold_containers(
+                                      h.type, h.flags, std::string_view(names.c_str() + h.name)))
       continue;
-    const std::uint64_t off = fatbin::u64(h + 0x18);
-    const std::uint64_t bytes = fatbin::u64(h + 0x20);
-    if (off >= size || bytes == 0) continue;
-    read_section(f, off, off + std::min(bytes, size - off), code);
+    if (h.offset >= size || h.size == 0) continue;
+    read_section(f, h.offset, h.offset + std::min(h.size, size - h.offset), code);
   }
   if (code.empty()) return std::nullopt;
   BinaryKernels b;

@@ -247,6 +247,20 @@ class Reader {
   std::map<CodeKey, KernelCode> code_;
 };
 
+// `ranges` sorted by their start, those that overlap or touch made one.
+std::vector<Range> sorted_merged(std::vector<Range> ranges) {
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  std::vector<Range> merged;
+  for (const Range& r : ranges) {
+    if (!merged.empty() && r.begin <= merged.back().end)
+      merged.back().end = std::max(merged.back().end, r.end);
+    else
+      merged.push_back(r);
+  }
+  return merged;
+}
+
 // The file bytes of the loadable segments of a 64-bit little-endian ELF
 // file: sorted, merged, within the file. `first_end`: where the segment at
 // the lowest offset ends (the one that holds .dynstr).
@@ -278,17 +292,14 @@ std::optional<std::vector<Range>> loadable_segments(Window& w, CudaBinary& out,
     if (offset >= w.size() || filesz == 0) continue;
     ranges.push_back(Range{offset, offset + std::min(filesz, w.size() - offset)});
   }
-  std::sort(ranges.begin(), ranges.end(),
-            [](const Range& a, const Range& b) { return a.begin < b.begin; });
-  first_end = ranges.empty() ? 0 : ranges.front().end;
-  std::vector<Range> merged;
-  for (const Range& r : ranges) {
-    if (!merged.empty() && r.begin <= merged.back().end)
-      merged.back().end = std::max(merged.back().end, r.end);
-    else
-      merged.push_back(r);
-  }
-  return merged;
+  // Before merging: the end of the segment at the lowest offset itself.
+  first_end =
+      ranges.empty()
+          ? 0
+          : std::min_element(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) {
+              return a.begin < b.begin;
+            })->end;
+  return sorted_merged(std::move(ranges));
 }
 
 // The file bytes of an ELF file's sections that may hold fatbin
@@ -313,60 +324,39 @@ constexpr std::uint64_t kMaxNamesBytes = 1 << 24;
 
 std::optional<SectionPlan> data_sections(Window& w, std::uint64_t names_end) {
   const char* eh = w.bytes(0, 64);
-  if (eh == nullptr) return std::nullopt;
-  const std::uint64_t shoff = u64(eh + 40);
-  const std::uint16_t shentsize = u16(eh + 58);
-  const std::uint16_t shnum = u16(eh + 60);
-  const std::uint16_t shstrndx = u16(eh + 62);
-  const std::uint64_t table_bytes = std::uint64_t{shentsize} * shnum;
-  if (shoff == 0 || shnum == 0 || shentsize < 64 || shstrndx >= shnum || shoff > w.size() ||
-      table_bytes > std::min(w.size() - shoff, kMaxSectionTableBytes))
+  fatbin::SectionTable st;
+  if (eh == nullptr || !fatbin::read_section_table(eh, w.size(), kMaxSectionTableBytes, st))
     return std::nullopt;
-  const char* t = w.bytes(shoff, static_cast<std::size_t>(table_bytes), 0);
+  const char* t = w.bytes(st.offset, static_cast<std::size_t>(st.bytes()), 0);
   if (t == nullptr) return std::nullopt;
-  const std::string table(t, static_cast<std::size_t>(table_bytes));  // the window moves on
-  const auto header = [&](std::uint16_t i) { return table.data() + std::size_t{i} * shentsize; };
-  const std::uint64_t names_at = u64(header(shstrndx) + 24);
-  const std::uint64_t names_size = u64(header(shstrndx) + 32);
-  if (names_at > w.size() || names_size > std::min(w.size() - names_at, kMaxNamesBytes))
-    return std::nullopt;
-  const char* n = names_size == 0 ? "" : w.bytes(names_at, static_cast<std::size_t>(names_size), 0);
-  if (n == nullptr) return std::nullopt;
-  const std::string names(n, static_cast<std::size_t>(names_size));
-  const auto name_of = [&](const char* h) -> std::string_view {
-    const std::uint32_t at = u32(h);
-    if (at >= names.size()) return {};
-    const std::string_view rest(names.data() + at, names.size() - at);
-    return rest.substr(0, rest.find('\0'));
+  const std::string table(t, static_cast<std::size_t>(st.bytes()));  // the window moves on
+  const auto header = [&](std::uint64_t i) {
+    return fatbin::read_section_header(table.data() + i * st.entry_size);
   };
+  const fatbin::SectionHeader names_header = header(st.names_index);
+  if (names_header.offset > w.size() ||
+      names_header.size > std::min(w.size() - names_header.offset, kMaxNamesBytes))
+    return std::nullopt;
+  const char* n = names_header.size == 0 ? ""
+                                         : w.bytes(names_header.offset,
+                                                   static_cast<std::size_t>(names_header.size), 0);
+  if (n == nullptr) return std::nullopt;
+  const std::string names(n, static_cast<std::size_t>(names_header.size));
   constexpr std::uint32_t kStrtab = 3;
   constexpr std::uint64_t kAlloc = 2;
   SectionPlan plan;
-  for (std::uint16_t i = 0; i < shnum; ++i) {
-    const char* h = header(i);
-    const std::uint32_t type = u32(h + 4);
-    const std::uint64_t flags = u64(h + 8);
-    const std::uint64_t offset = u64(h + 24);
-    const std::uint64_t size = u64(h + 32);
-    if ((flags & kAlloc) == 0 || offset >= w.size() || size == 0) continue;
-    const Range r{offset, offset + std::min(size, w.size() - offset)};
-    const std::string_view name = name_of(h);
-    if (type == kStrtab && r.begin < names_end)
+  for (std::uint64_t i = 0; i < st.count; ++i) {
+    const fatbin::SectionHeader h = header(i);
+    if ((h.flags & kAlloc) == 0 || h.offset >= w.size() || h.size == 0) continue;
+    const Range r{h.offset, h.offset + std::min(h.size, w.size() - h.offset)};
+    const std::string_view name =
+        h.name < names.size() ? std::string_view(names.c_str() + h.name) : std::string_view();
+    if (h.type == kStrtab && r.begin < names_end)
       plan.names.push_back(Range{r.begin, std::min(r.end, names_end)});
-    if (fatbin::section_may_hold_containers(type, flags, name)) plan.data.push_back(r);
+    if (fatbin::section_may_hold_containers(h.type, h.flags, name)) plan.data.push_back(r);
   }
-  std::sort(plan.names.begin(), plan.names.end(),
-            [](const Range& a, const Range& b) { return a.begin < b.begin; });
-  std::sort(plan.data.begin(), plan.data.end(),
-            [](const Range& a, const Range& b) { return a.begin < b.begin; });
-  std::vector<Range> merged;
-  for (const Range& r : plan.data) {
-    if (!merged.empty() && r.begin <= merged.back().end)
-      merged.back().end = std::max(merged.back().end, r.end);
-    else
-      merged.push_back(r);
-  }
-  plan.data = std::move(merged);
+  plan.names = sorted_merged(std::move(plan.names));
+  plan.data = sorted_merged(std::move(plan.data));
   return plan;
 }
 

@@ -16,6 +16,7 @@
 // family `f`).
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -74,6 +75,30 @@ inline const char* find_aligned_magic(const char* p, std::size_t n) {
   for (; i + 4 <= n; i += 8)
     if (u32(p + i) == kMagic) return p + i;
   return nullptr;
+}
+
+// Where a 64-bit ELF file's section header table lies, from its ELF header
+// (64 bytes at `eh`), and which header names the sections; false when the
+// file has none (a stripped table) or it does not fit a file of `size`
+// bytes, or is over `max_bytes` (real libraries have a few dozen sections).
+struct SectionTable {
+  std::uint64_t offset = 0, entry_size = 0, count = 0, names_index = 0;
+  std::uint64_t bytes() const { return entry_size * count; }
+};
+inline bool read_section_table(const char* eh, std::uint64_t size, std::uint64_t max_bytes,
+                               SectionTable& out) {
+  out = SectionTable{u64(eh + 40), u16(eh + 58), u16(eh + 60), u16(eh + 62)};
+  return out.offset != 0 && out.count != 0 && out.entry_size >= 64 && out.names_index < out.count &&
+         out.offset <= size && out.bytes() <= std::min(size - out.offset, max_bytes);
+}
+
+// The fields of one 64-bit section header (at `h`) the readers use.
+struct SectionHeader {
+  std::uint32_t name = 0, type = 0;
+  std::uint64_t flags = 0, offset = 0, size = 0;
+};
+inline SectionHeader read_section_header(const char* h) {
+  return SectionHeader{u32(h), u32(h + 4), u64(h + 8), u64(h + 24), u64(h + 32)};
 }
 
 // Whether an ELF section may hold fatbin containers: allocated (SHF_ALLOC),
