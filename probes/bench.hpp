@@ -27,6 +27,11 @@ struct BenchDevice {
   int driver_cuda = 0;  // the driver's CUDA (the checks read it), e.g. 12040
 };
 
+// The kernels the benchmark carries and the oldest driver each loads on:
+// "fatbin CUDA 13.0 (R580+), PTX ISA 7.0 (R450+)", or "none (built without
+// nvcc)". `imgsmith-probe --version` prints it; the device check reads it.
+std::string embedded_kernels();
+
 // Runs the CPU half always, and the GPU half on `device` when `cu` is a
 // driver with a usable GPU (nullptr: none). Everything the GPU half
 // allocates is freed before it returns.

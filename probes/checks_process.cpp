@@ -88,7 +88,8 @@ void device_fields(D& d, Visit&& visit) {
   visit("device.memory_used", d.memory_used);
   visit("device.memory_free", d.memory_free);
   visit("device.has_free", d.has_free);
-  visit("device.has_nvml", d.has_nvml);
+  visit("device.has_utilization", d.has_utilization);
+  visit("device.has_temperature", d.has_temperature);
   visit("device.utilization", d.utilization);
   visit("device.temperature", d.temperature);
   visit("device.compute_mode", d.compute_mode);

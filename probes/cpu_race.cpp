@@ -12,10 +12,13 @@
 // Each function marked so is compiled three times on x86-64 (AVX-512, AVX2
 // with FMA, and the SSE2 every x86-64 has) and the dynamic loader picks the
 // best this CPU runs (an ifunc), so one binary is fast on new servers and
-// still runs on old ones. arm64's NEON is always there.
+// still runs on old ones. arm64's NEON is always there. The clones are
+// named by ISA level (x86-64-v4, -v3), which the resolver tests by CPU
+// feature: "arch=skylake-avx512" would be chosen by CPU model, and every
+// AMD EPYC and every later Intel Xeon would run the SSE2 clone.
 #if defined(__x86_64__)
 #define PROBE_VECTOR_CLONES \
-  __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define PROBE_VECTOR_CLONES
 #endif
@@ -79,44 +82,63 @@ int cgroup_cpu_quota() {
   return static_cast<int>((quota + period - 1) / period);
 }
 
-// Rows [r0, r1) of C += op(A) * B, B k x n row-major. A tile of 4 rows by
-// 64 columns of C stays in vector registers while a block of B's rows
-// (kept in cache) passes under it: a loaded value of B serves four rows,
-// and C is read and written once a block, not once a product.
+// Eight floats, held in whatever vector registers the clone compiled for
+// has (one AVX register, two SSE ones); loaded and stored unaligned, by
+// __builtin_memcpy written out in place: a helper function would be
+// compiled for the baseline ISA and could not be inlined into the clones.
+typedef float Vec8 __attribute__((vector_size(32)));
+
+// Rows [r0, r1) of C += op(A) * B, B k x n row-major. The micro-kernel
+// keeps a tile of 4 rows by 24 columns of C in twelve vector registers
+// while a block of B's rows passes under it: each load of B serves four
+// rows, each broadcast of A three vectors, and C is read and written once
+// a block. A's four rows of the block are first packed side by side, so
+// the kernel reads them in order whatever A's layout (transposed or not).
 PROBE_VECTOR_CLONES
 void gemm_rows(const float* A, const float* B, float* C, int m, int n, int k, bool trans_a, int r0,
                int r1) {
-  constexpr int kRowsPerTile = 4, kColumnsPerTile = 32, kBlock = 256;
+  constexpr int kRowsPerTile = 4, kVectors = 3, kColumnsPerTile = 8 * kVectors, kBlock = 256;
   const auto a_at = [&](int i, int p) {
     return trans_a ? A[static_cast<std::size_t>(p) * m + i]
                    : A[static_cast<std::size_t>(i) * k + p];
   };
+  float packed[kBlock][kRowsPerTile];
   for (int p0 = 0; p0 < k; p0 += kBlock) {
     const int p1 = std::min(k, p0 + kBlock);
     int i = r0;
     for (; i + kRowsPerTile <= r1; i += kRowsPerTile) {
+      for (int p = p0; p < p1; ++p)
+        for (int r = 0; r < kRowsPerTile; ++r) packed[p - p0][r] = a_at(i + r, p);
       int j0 = 0;
       for (; j0 + kColumnsPerTile <= n; j0 += kColumnsPerTile) {
-        float acc[kRowsPerTile][kColumnsPerTile];
+        Vec8 acc[kRowsPerTile][kVectors];
         for (int r = 0; r < kRowsPerTile; ++r)
-          for (int j = 0; j < kColumnsPerTile; ++j)
-            acc[r][j] = C[static_cast<std::size_t>(i + r) * n + j0 + j];
+          for (int v = 0; v < kVectors; ++v)
+            __builtin_memcpy(&acc[r][v], C + static_cast<std::size_t>(i + r) * n + j0 + 8 * v,
+                             sizeof(Vec8));
         for (int p = p0; p < p1; ++p) {
           const float* b = B + static_cast<std::size_t>(p) * n + j0;
+          Vec8 b0, b1, b2;
+          __builtin_memcpy(&b0, b, sizeof b0);
+          __builtin_memcpy(&b1, b + 8, sizeof b1);
+          __builtin_memcpy(&b2, b + 16, sizeof b2);
           for (int r = 0; r < kRowsPerTile; ++r) {
-            const float a = a_at(i + r, p);
-            for (int j = 0; j < kColumnsPerTile; ++j) acc[r][j] += a * b[j];
+            const Vec8 a = Vec8{} + packed[p - p0][r];
+            acc[r][0] += a * b0;
+            acc[r][1] += a * b1;
+            acc[r][2] += a * b2;
           }
         }
         for (int r = 0; r < kRowsPerTile; ++r)
-          for (int j = 0; j < kColumnsPerTile; ++j)
-            C[static_cast<std::size_t>(i + r) * n + j0 + j] = acc[r][j];
+          for (int v = 0; v < kVectors; ++v)
+            __builtin_memcpy(C + static_cast<std::size_t>(i + r) * n + j0 + 8 * v, &acc[r][v],
+                             sizeof(Vec8));
       }
       for (int r = 0; r < kRowsPerTile; ++r)  // columns past the last whole tile
         for (int p = p0; p < p1; ++p)
           for (int j = j0; j < n; ++j)
             C[static_cast<std::size_t>(i + r) * n + j] +=
-                a_at(i + r, p) * B[static_cast<std::size_t>(p) * n + j];
+                packed[p - p0][r] * B[static_cast<std::size_t>(p) * n + j];
     }
     for (; i < r1; ++i)  // rows past the last whole tile
       for (int p = p0; p < p1; ++p)
@@ -160,8 +182,14 @@ int usable_cpus() {
 std::string vector_isa() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return "AVX-512";
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "AVX2";
+  // The features of the ISA levels the clones are compiled for.
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512cd"))
+    return "AVX-512";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+      __builtin_cpu_supports("bmi2"))
+    return "AVX2";
   return "SSE2";
 #elif defined(__aarch64__)
   return "NEON";
@@ -170,8 +198,51 @@ std::string vector_isa() {
 #endif
 }
 
+WorkerPool::WorkerPool(int threads) {
+  for (int i = 1; i < threads; ++i) workers_.emplace_back(&WorkerPool::work, this, i);
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  start_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void WorkerPool::work(int index) {
+  unsigned long seen = 0;
+  for (;;) {
+    const std::function<void(int)>* body = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      start_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      if (stopping_) return;
+      seen = generation_;
+      body = body_;
+    }
+    (*body)(index);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--running_ == 0) done_.notify_one();
+  }
+}
+
+void WorkerPool::run(const std::function<void(int)>& body) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    body_ = &body;
+    running_ = static_cast<int>(workers_.size());
+    ++generation_;
+  }
+  start_.notify_all();
+  body(0);
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(lock, [&] { return running_ == 0; });
+}
+
 void cpu_gemm(const float* A, const float* B, float* C, int m, int n, int k, bool trans_a,
-              bool trans_b, bool relu, int threads) {
+              bool trans_b, bool relu, WorkerPool& pool) {
   // B transposed is read down its columns; copying it once into row order
   // lets the inner loop run over contiguous memory, in vectors.
   std::vector<float> bt;
@@ -182,33 +253,29 @@ void cpu_gemm(const float* A, const float* B, float* C, int m, int n, int k, boo
         bt[static_cast<std::size_t>(p) * n + j] = B[static_cast<std::size_t>(j) * k + p];
     B = bt.data();
   }
-  std::fill(C, C + static_cast<std::size_t>(m) * n, 0.0f);
-  threads = std::clamp(threads, 1, m);
-  std::vector<std::thread> pool;
-  const int per = (m + threads - 1) / threads;
-  for (int t = 0; t < threads; ++t) {
-    const int r0 = t * per, r1 = std::min(m, r0 + per);
-    if (r0 >= r1) break;
-    pool.emplace_back(gemm_rows, A, B, C, m, n, k, trans_a, r0, r1);
-  }
-  for (auto& t : pool) t.join();
-  if (relu)
-    for (std::size_t i = 0; i < static_cast<std::size_t>(m) * n; ++i) C[i] = std::max(C[i], 0.0f);
+  // Each thread its band of rows, whole tiles of four where there are
+  // enough; the relu on its own band while it is still in cache.
+  const int threads = pool.size();
+  const int per = ((m + threads - 1) / threads + 3) / 4 * 4;
+  pool.run([&](int t) {
+    const int r0 = std::min(m, t * per), r1 = std::min(m, r0 + per);
+    if (r0 >= r1) return;
+    float* rows = C + static_cast<std::size_t>(r0) * n;
+    const std::size_t count = static_cast<std::size_t>(r1 - r0) * n;
+    std::fill(rows, rows + count, 0.0f);
+    gemm_rows(A, B, C, m, n, k, trans_a, r0, r1);
+    if (relu)
+      for (std::size_t i = 0; i < count; ++i) rows[i] = std::max(rows[i], 0.0f);
+  });
 }
 
-void cpu_network_step(NetBuffers& b, int threads) {
-  cpu_gemm(b.x.data(), b.w1.data(), b.h.data(), kBatch, kWidth, kWidth, false, false, true,
-           threads);
-  cpu_gemm(b.h.data(), b.w2.data(), b.y.data(), kBatch, kWidth, kWidth, false, false, false,
-           threads);
-  cpu_gemm(b.h.data(), b.dy.data(), b.dw2.data(), kWidth, kWidth, kBatch, true, false, false,
-           threads);
-  cpu_gemm(b.dy.data(), b.w2.data(), b.dh.data(), kBatch, kWidth, kWidth, false, true, false,
-           threads);
-  cpu_gemm(b.x.data(), b.dh.data(), b.dw1.data(), kWidth, kWidth, kBatch, true, false, false,
-           threads);
-  cpu_gemm(b.y.data(), b.w2.data(), b.dh.data(), kBatch, kWidth, kWidth, false, true, false,
-           threads);
+void cpu_network_step(NetBuffers& b, WorkerPool& pool) {
+  cpu_gemm(b.x.data(), b.w1.data(), b.h.data(), kBatch, kWidth, kWidth, false, false, true, pool);
+  cpu_gemm(b.h.data(), b.w2.data(), b.y.data(), kBatch, kWidth, kWidth, false, false, false, pool);
+  cpu_gemm(b.h.data(), b.dy.data(), b.dw2.data(), kWidth, kWidth, kBatch, true, false, false, pool);
+  cpu_gemm(b.dy.data(), b.w2.data(), b.dh.data(), kBatch, kWidth, kWidth, false, true, false, pool);
+  cpu_gemm(b.x.data(), b.dh.data(), b.dw1.data(), kWidth, kWidth, kBatch, true, false, false, pool);
+  cpu_gemm(b.y.data(), b.w2.data(), b.dh.data(), kBatch, kWidth, kWidth, false, true, false, pool);
 }
 
 void cpu_logreg(LogregData& d) {

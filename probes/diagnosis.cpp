@@ -210,7 +210,10 @@ void query_nvml(Report& r) {
     const bool t =
         n.nvmlDeviceGetTemperature != nullptr &&
         n.nvmlDeviceGetTemperature(h, 0 /* NVML_TEMPERATURE_GPU */, &temp) == NVML_SUCCESS;
-    d.has_nvml = u && t;
+    // Each on its own: NVML answers NOT_SUPPORTED for a MIG slice's
+    // utilisation while its temperature may still come.
+    d.has_utilization = u;
+    d.has_temperature = t;
     d.utilization = util.gpu;
     d.temperature = temp;
   }

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <string>
 
+#include "bench.hpp"
 #include "checks_process.hpp"
 #include "kernel_check.hpp"
 #include "probe_report.hpp"
@@ -75,6 +76,9 @@ void usage(FILE* to) {
       "                     and write it to PATH (default /etc/imgsmith/kernels.tsv, or\n"
       "                     IMGSMITH_PROBE_KERNEL_INVENTORY): run at image build time,\n"
       "                     so that the start-up check reads no library\n"
+      "  --version          the version, then the benchmark kernels it carries and the\n"
+      "                     oldest driver each loads on (\"kernels: fatbin CUDA 13.0\n"
+      "                     (R580+), PTX ISA 7.0 (R450+)\")\n"
       "\n"
       "Environment:\n"
       "  IMGSMITH_PROBE=warn     report, then run COMMAND (default)\n"
@@ -153,7 +157,7 @@ int main(int argc, char** argv) {
       usage(stdout);
       return 0;
     } else if (a == "--version") {
-      std::printf("imgsmith-probe %s\n", kVersion);
+      std::printf("imgsmith-probe %s\nkernels: %s\n", kVersion, embedded_kernels().c_str());
       return 0;
     } else {
       std::fprintf(stderr, "imgsmith-probe: unknown argument '%s'\n", a.c_str());

@@ -18,7 +18,7 @@ struct Device {
   unsigned long long memory_total = 0, memory_used = 0;
   unsigned long long memory_free = 0;  // NVML's; total - used is not it (reserved memory)
   bool has_free = false;
-  bool has_nvml = false;
+  bool has_utilization = false, has_temperature = false;  // NVML answered each
   unsigned utilization = 0, temperature = 0;
   // "default", "exclusive-process" or "prohibited" (cuDeviceGetAttribute).
   std::string compute_mode = "default";

@@ -75,9 +75,9 @@ std::string to_json(const Report& r) {
          ",\"name\":" + json_string(d.name) + ",\"uuid\":" + json_string(d.uuid) +
          ",\"compute_capability\":" + json_string(d.compute_capability) +
          ",\"memory_total_bytes\":" + std::to_string(d.memory_total) +
-         ",\"memory_used_bytes\":" + std::to_string(d.memory_used) +
-         ",\"utilization_percent\":" + (d.has_nvml ? std::to_string(d.utilization) : "null") +
-         ",\"temperature_c\":" + (d.has_nvml ? std::to_string(d.temperature) : "null") +
+         ",\"memory_used_bytes\":" + std::to_string(d.memory_used) + ",\"utilization_percent\":" +
+         (d.has_utilization ? std::to_string(d.utilization) : "null") +
+         ",\"temperature_c\":" + (d.has_temperature ? std::to_string(d.temperature) : "null") +
          ",\"compute_mode\":" + json_string(d.compute_mode) +
          ",\"mig\":" + (d.mig ? "true" : "false") + "}";
   }
@@ -130,7 +130,8 @@ void print_human(const Report& r) {
                  d.name.c_str(), d.uuid.c_str(), d.compute_capability.c_str(),
                  static_cast<double>(d.memory_used) / (1 << 30),
                  static_cast<double>(d.memory_total) / (1 << 30));
-    if (d.has_nvml) std::fprintf(stderr, ", %u%% busy, %u C", d.utilization, d.temperature);
+    if (d.has_utilization) std::fprintf(stderr, ", %u%% busy", d.utilization);
+    if (d.has_temperature) std::fprintf(stderr, ", %u C", d.temperature);
     if (d.mig) std::fprintf(stderr, ", a MIG slice");
     if (d.compute_mode != "default")
       std::fprintf(stderr, ", compute mode %s", d.compute_mode.c_str());

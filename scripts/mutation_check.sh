@@ -54,6 +54,21 @@ break_ hard-link-keeps-content src/analysis/merged_tree.cpp \
   '      ++inode(target->inode()).names;' \
   '' \
   'merge: *,dive: *,parallel and sequential*,bombs: *'
+# The probe's GPU kernels run under an emulation of CUDA's execution model
+# (a thread per CUDA thread, __syncthreads a barrier): a block that stages
+# the next tile while its threads still read the last is caught.
+break_ sgemm-barrier probes/kernels.cu \
+  '        for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+    __syncthreads();' \
+  '        for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }' \
+  'probe kernels: *'
+# The race's CPU side: each thread's band of rows, whole tiles of four.
+break_ cpu-gemm-bands probes/cpu_race.cpp \
+  'const int per = ((m + threads - 1) / threads + 3) / 4 * 4;' \
+  'const int per = (m / threads) / 4 * 4;' \
+  'probe race CPU side: *'
 # (The kernels' cases leave out the [slow] ones: they read whole NVIDIA
 # libraries, hundreds of MB, and guard the reader, not these rules.)
 # A cubin runs on a later minor of its major only (sm_86 on 8.9, never

@@ -11,6 +11,11 @@
  *                                2 prohibited, 3 exclusive-process)
  *   FAKE_CTX_RETAIN=<CUresult>   what cuDevicePrimaryCtxRetain returns
  *                                (46: an exclusive-process GPU in use)
+ *   FAKE_EXCLUSIVE_LOCK=<path>   enforces exclusive-process mode across
+ *                                processes: a context on a device in mode 3
+ *                                is held through <path> (the holder's pid);
+ *                                another live process asking gets 46
+ *   FAKE_HOST_ALLOC=<CUresult>   what cuMemHostAlloc (pinned memory) returns
  *   FAKE_MIG=1                   each device is a MIG slice ("... MIG 1g.18gb",
  *                                its own UUID and 18 GB; the stand-in NVML
  *                                knows it only as "MIG-<uuid>")
@@ -36,6 +41,13 @@
  *   FAKE_ELAPSED_MS=<ms>[,<ms>]  cuEventElapsedTime's answers, in turn and
  *                                round again (default: the wall time between
  *                                the records)
+ *   FAKE_GPU_MODEL=<memory GB/s>,<link GB/s>,<FP32 TFLOP/s>
+ *                                events time a modelled GPU instead: each
+ *                                copy and launch advances a device clock by
+ *                                what it would take on a GPU of those rates
+ *                                (a launch 5 us at least; SGEMM at a third
+ *                                of the FP32 rate), so a run's figures are
+ *                                known in advance whatever this CPU is
  *   FAKE_SMS=<int>               multiprocessors (default 4)
  *   FAKE_COMPUTE_CAPABILITY=X.Y  each device's compute capability (default 9.0)
  *   FAKE_LEDGER=<path>           after each call that allocates or frees,
@@ -107,6 +119,32 @@ static void ledger(void) {
   fclose(f);
 }
 
+/* The devices CUDA_VISIBLE_DEVICES leaves, as the driver reads it: the
+ * list's items up to the first that names no device (an ordinal below
+ * FAKE_DEVICE_COUNT, or a device's "GPU-" UUID); all when it is unset. */
+static int visible_devices(void) {
+  const int n = env_int("FAKE_DEVICE_COUNT", 1);
+  const char* list = getenv("CUDA_VISIBLE_DEVICES");
+  if (list == NULL) return n;
+  int count = 0;
+  char buf[64];
+  unsigned items = 1;
+  for (const char* c = list; *c != '\0'; ++c) items += *c == ',';
+  for (unsigned i = 0; i < items; ++i) {
+    const char* item = list_item(list, i, buf, sizeof buf);
+    if (*item == '\0') break;
+    unsigned first = 0;
+    char* end = NULL;
+    const long ordinal = strtol(item, &end, 10);
+    const int named = (*end == '\0' && end != item && ordinal >= 0 && ordinal < n) ||
+                      (strncmp(item, "GPU-", 4) == 0 && sscanf(item + 4, "%2x", &first) == 1 &&
+                       first % 0x10 == 0 && (int)(first / 0x10) < n);
+    if (!named) break;
+    ++count;
+  }
+  return count;
+}
+
 int cuInit(unsigned flags) {
   (void)flags;
   if (getenv("FAKE_CUINIT_HANG") != NULL)
@@ -114,7 +152,8 @@ int cuInit(unsigned flags) {
   if (getenv("FAKE_CUINIT_CRASH") != NULL) raise(SIGSEGV);
   const int seconds = env_int("FAKE_CUINIT_SECONDS", 0);
   if (seconds > 0) sleep((unsigned)seconds);
-  return env_int("FAKE_CUINIT", 0);
+  const int rc = env_int("FAKE_CUINIT", 0);
+  return rc == 0 && visible_devices() == 0 ? 100 /* CUDA_ERROR_NO_DEVICE */ : rc;
 }
 
 int cuDriverGetVersion(int* v) {
@@ -123,7 +162,7 @@ int cuDriverGetVersion(int* v) {
 }
 
 int cuDeviceGetCount(int* n) {
-  *n = env_int("FAKE_DEVICE_COUNT", 1);
+  *n = visible_devices();
   return 0;
 }
 
@@ -152,8 +191,15 @@ int cuDeviceGetUuid_v2(unsigned char* uuid, int dev) {
   return 0;
 }
 
-int cuDeviceGetAttribute(int* value, int attribute, int dev) {
+/* Device dev's compute mode: FAKE_COMPUTE_MODE's item, 0 (default) when none. */
+static int compute_mode_of(int dev) {
   char buf[32];
+  const char* modes = getenv("FAKE_COMPUTE_MODE");
+  return modes != NULL && *modes != '\0' ? atoi(list_item(modes, (unsigned)dev, buf, sizeof buf))
+                                         : 0;
+}
+
+int cuDeviceGetAttribute(int* value, int attribute, int dev) {
   switch (attribute) {
     case 75: /* compute capability major (FAKE_COMPUTE_CAPABILITY, default 9.0) */
       *value = compute_capability() / 10;
@@ -164,13 +210,9 @@ int cuDeviceGetAttribute(int* value, int attribute, int dev) {
     case 16: /* multiprocessors */
       *value = env_int("FAKE_SMS", 4);
       break;
-    case 20: { /* compute mode */
-      const char* modes = getenv("FAKE_COMPUTE_MODE");
-      *value = modes != NULL && *modes != '\0'
-                   ? atoi(list_item(modes, (unsigned)dev, buf, sizeof buf))
-                   : 0;
+    case 20: /* compute mode */
+      *value = compute_mode_of(dev);
       break;
-    }
     default:
       *value = 0;
   }
@@ -220,9 +262,36 @@ int cuGetErrorName(int error, const char** name) {
 }
 
 /* ----- contexts and modules ---------------------------------------------- */
+/* An exclusive-process device takes one process's contexts: the holder's pid
+ * is kept in FAKE_EXCLUSIVE_LOCK while it holds one. */
+static int take_exclusive(int dev) {
+  const char* path = getenv("FAKE_EXCLUSIVE_LOCK");
+  if (path == NULL || *path == '\0' || compute_mode_of(dev) != 3) return 0;
+  FILE* f = fopen(path, "r");
+  if (f != NULL) {
+    int pid = 0;
+    const int got = fscanf(f, "%d", &pid);
+    fclose(f);
+    if (got == 1 && pid != (int)getpid() && kill(pid, 0) == 0) return 46;
+  }
+  f = fopen(path, "w");
+  if (f == NULL) return 999;
+  fprintf(f, "%d\n", (int)getpid());
+  fclose(f);
+  return 0;
+}
+static void release_exclusive(int dev) {
+  const char* path = getenv("FAKE_EXCLUSIVE_LOCK");
+  if (path == NULL || *path == '\0' || compute_mode_of(dev) != 3) return;
+  FILE* f = fopen(path, "r");
+  int pid = 0;
+  if (f != NULL && fscanf(f, "%d", &pid) == 1 && pid == (int)getpid()) unlink(path);
+  if (f != NULL) fclose(f);
+}
+
 int cuDevicePrimaryCtxRetain(void** ctx, int dev) {
-  (void)dev;
-  const int rc = env_int("FAKE_CTX_RETAIN", 0);
+  int rc = env_int("FAKE_CTX_RETAIN", 0);
+  if (rc == 0) rc = take_exclusive(dev);
   if (rc != 0) return rc;
   *ctx = (void*)1;
   ++contexts;
@@ -230,7 +299,7 @@ int cuDevicePrimaryCtxRetain(void** ctx, int dev) {
   return 0;
 }
 int cuDevicePrimaryCtxRelease_v2(int dev) {
-  (void)dev;
+  release_exclusive(dev);
   --contexts;
   ledger();
   return 0;
@@ -369,6 +438,8 @@ int cuMemFree_v2(unsigned long long p) {
 }
 int cuMemHostAlloc(void** p, size_t n, unsigned flags) {
   (void)flags;
+  const int rc = env_int("FAKE_HOST_ALLOC", 0);
+  if (rc != 0) return rc;
   *p = malloc(n);
   if (*p == NULL) return 2;
   ++host_allocations;
@@ -381,16 +452,36 @@ int cuMemFreeHost(void* p) {
   ledger();
   return 0;
 }
+/* ----- the modelled GPU (FAKE_GPU_MODEL): a device clock in ms ---------- */
+static double device_ms;
+static int model_rate(unsigned i, double* rate) {
+  const char* model = getenv("FAKE_GPU_MODEL");
+  char buf[32];
+  if (model == NULL || *model == '\0') return 0;
+  *rate = atof(list_item(model, i, buf, sizeof buf));
+  return *rate > 0;
+}
+static void model_bytes(double bytes, unsigned which) { /* 0 memory, 1 link */
+  double gbps = 0;
+  if (model_rate(which, &gbps)) device_ms += 0.005 + bytes / (gbps * 1e6);
+}
+static void model_flops(double flops, double share) {
+  double tflops = 0;
+  if (model_rate(2, &tflops)) device_ms += 0.005 + flops / (tflops * share * 1e9);
+}
+
 int cuMemcpyHtoD_v2(unsigned long long d, const void* h, size_t n) {
   const int rc = env_int("FAKE_MEMCPY", 0);
   if (rc != 0) return rc;
   memcpy((void*)(unsigned long)d, h, n);
+  model_bytes((double)n, 1);
   return 0;
 }
 int cuMemcpyDtoH_v2(void* h, unsigned long long d, size_t n) {
   const int rc = env_int("FAKE_MEMCPY", 0);
   if (rc != 0) return rc;
   memcpy(h, (const void*)(unsigned long)d, n);
+  model_bytes((double)n, 1);
   return 0;
 }
 
@@ -420,7 +511,8 @@ int cuEventDestroy_v2(void* e) {
 }
 int cuEventRecord(void* e, void* s) {
   (void)s;
-  ((event_t*)e)->ms = now_ms();
+  double rate = 0;
+  ((event_t*)e)->ms = model_rate(0, &rate) ? device_ms : now_ms();
   return 0;
 }
 int cuEventSynchronize(void* e) {
@@ -455,19 +547,27 @@ static void run_sgemm(void** params) {
   const float *A = PTR(const float, 0), *B = PTR(const float, 1);
   float* C = PTR(float, 2);
   const int m = INT(3), n = INT(4), k = INT(5), ta = INT(6), tb = INT(7), relu = INT(8);
+  /* B transposed is copied into row order first, so that the inner loop
+   * runs over contiguous memory (the stand-in's time is the tests' time). */
+  float* bt = NULL;
+  if (tb) {
+    bt = malloc(sizeof(float) * (size_t)k * n);
+    for (int j = 0; j < n; ++j)
+      for (int p = 0; p < k; ++p) bt[(size_t)p * n + j] = B[(size_t)j * k + p];
+    B = bt;
+  }
   for (int i = 0; i < m; ++i) {
     float* row = C + (size_t)i * n;
     for (int j = 0; j < n; ++j) row[j] = 0.0f;
     for (int p = 0; p < k; ++p) {
       const float a = ta ? A[p * m + i] : A[i * k + p];
-      if (tb)
-        for (int j = 0; j < n; ++j) row[j] += a * B[j * k + p];
-      else
-        for (int j = 0; j < n; ++j) row[j] += a * B[p * n + j];
+      const float* b = B + (size_t)p * n;
+      for (int j = 0; j < n; ++j) row[j] += a * b[j];
     }
     if (relu)
       for (int j = 0; j < n; ++j) row[j] = row[j] < 0.0f ? 0.0f : row[j];
   }
+  free(bt);
   if (wrong("sgemm")) C[(m * n) / 2] += 1.0f;
 }
 
@@ -519,14 +619,17 @@ int cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
     case K_COPY: {
       const unsigned long long n = *(unsigned long long*)params[2];
       memcpy(PTR(char, 1), PTR(const char, 0), (size_t)n * 16);
+      model_bytes(2.0 * (double)n * 16, 0); /* read + write */
       if (wrong("copy") && n > 0) PTR(char, 1)[n * 8] ^= 1;
       break;
     }
     case K_FMA:
       run_fma(params, gx * bx, bx);
+      model_flops(2.0 * 8 * INT(1) * gx * bx, 1.0);
       break;
     case K_SGEMM:
       run_sgemm(params);
+      model_flops(2.0 * INT(3) * INT(4) * INT(5), 1.0 / 3);
       break;
     case K_PREDICT: {
       const float *X = PTR(const float, 0), *w = PTR(const float, 1), *y = PTR(const float, 2);
@@ -537,6 +640,7 @@ int cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
         for (int c = 0; c < features; ++c) z += X[r * features + c] * w[c];
         residual[r] = 1.0f / (1.0f + expf(-z)) - y[r];
       }
+      model_flops(2.0 * rows * features, 0.01); /* too small to fill a GPU */
       break;
     }
     case K_GRADIENT: {
@@ -550,6 +654,7 @@ int cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
         w[c] -= rate * g / (float)rows;
       }
       if (wrong("logreg")) w[0] += 0.5f;
+      model_flops(2.0 * rows * features, 0.01);
       break;
     }
   }

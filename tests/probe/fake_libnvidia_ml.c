@@ -8,8 +8,10 @@
  * found by index or by the UUID the stand-in libcuda gives the device;
  * with FAKE_MIG=1 (as the stand-in libcuda) each device is a MIG slice,
  * found only by its "MIG-" UUID, with 18 GiB of its own;
- * the rest answer fixed values: driver 550.54.15, 1 GiB used, 37% busy,
- * 41 C. Built by the tests, found through LD_LIBRARY_PATH, never shipped. */
+ * the rest answer fixed values: driver 550.54.15 (580.65.06 where
+ * FAKE_DRIVER_VERSION is 13000 or more), 1 GiB used, 37% busy (NOT_SUPPORTED
+ * for a MIG slice, as the real NVML answers), 41 C. Built by the tests, found through
+ * LD_LIBRARY_PATH, never shipped. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,9 @@ int nvmlInit_v2(void) {
 }
 int nvmlShutdown(void) { return 0; }
 int nvmlSystemGetDriverVersion(char* version, unsigned len) {
-  strncpy(version, "550.54.15", len - 1);
+  /* A driver of the stand-in libcuda's CUDA (FAKE_DRIVER_VERSION): R580 for 13.x. */
+  const char* cuda = getenv("FAKE_DRIVER_VERSION");
+  strncpy(version, cuda != NULL && atoi(cuda) >= 13000 ? "580.65.06" : "550.54.15", len - 1);
   version[len - 1] = '\0';
   return 0;
 }
@@ -86,6 +90,7 @@ int nvmlDeviceGetMemoryInfo(void* handle, memory_t* m) {
 }
 int nvmlDeviceGetUtilizationRates(void* handle, utilization_t* u) {
   (void)handle;
+  if (mig()) return 3; /* NVML_ERROR_NOT_SUPPORTED: NVML has no utilisation for a MIG slice */
   u->gpu = 37;
   u->memory = 5;
   return 0;

@@ -29,7 +29,7 @@ nogpu=(IMGSMITH_PROBE_DEV="$tmp/no-dev")
 withgpu=(IMGSMITH_PROBE_DEV="$tmp/gpu-dev" LD_LIBRARY_PATH="$fake")
 
 # One version, from CMake's project(), in both binaries.
-probe_version=$("$probe" --version 2>/dev/null)
+probe_version=$("$probe" --version 2>/dev/null | head -n 1)
 imgsmith_version=$("$imgsmith" --version 2>/dev/null | cut -d' ' -f1-2)  # then what inflates gzip
 check "the probe and imgsmith carry one version ($probe_version, $imgsmith_version)" \
   test -n "${probe_version#imgsmith-probe }" -a "${probe_version#imgsmith-probe }" = "${imgsmith_version#imgsmith }"
@@ -139,6 +139,21 @@ run "${withgpu[@]}" FAKE_COMPUTE_MODE=3 FAKE_CTX_RETAIN=46 FAKE_LEDGER="$tmp/led
 check "--check beside an app holding an exclusive-process GPU: exit 0" test "$status" -eq 0
 check "--check beside the app: no context taken" test ! -e "$tmp/ledger"
 check "--check beside the app: the mode still reported" grep -q '"compute_mode":"exclusive-process"' "$tmp/out"
+# The same with the stand-in enforcing the mode across processes, as the
+# driver does: another live process holds the context.
+sleep 60 &
+holder=$!
+echo "$holder" >"$tmp/exclusive"
+run "${withgpu[@]}" FAKE_COMPUTE_MODE=3 FAKE_EXCLUSIVE_LOCK="$tmp/exclusive" "$probe" --check --json
+check "exclusive-process held by a live process: --check (a startupProbe) passes" test "$status" -eq 0
+run "${withgpu[@]}" FAKE_COMPUTE_MODE=3 FAKE_EXCLUSIVE_LOCK="$tmp/exclusive" IMGSMITH_PROBE=require "$probe" -- sh -c "echo ran >'$tmp/ran-held'"
+check "exclusive-process held by a live process: the entrypoint refuses (3), the app not run" test "$status" -eq 3 -a ! -e "$tmp/ran-held"
+check "exclusive-process held by a live process: error 46 named" grep -q "another process holds it (error 46)" "$tmp/err"
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+run "${withgpu[@]}" FAKE_COMPUTE_MODE=3 FAKE_EXCLUSIVE_LOCK="$tmp/exclusive" IMGSMITH_PROBE=require "$probe" -- sh -c "echo ran >'$tmp/ran-free'"
+check "exclusive-process whose holder has gone: the app runs" test "$status" -eq 0 -a -e "$tmp/ran-free"
+check "exclusive-process: the probe released its context for the app" test ! -e "$tmp/exclusive"
 run "${withgpu[@]}" FAKE_DEVICE_COUNT=2 FAKE_COMPUTE_MODE=0,2 "$probe" --check
 check "GPU 1 prohibited, GPU 0 fine: ok" test "$status" -eq 0
 check "GPU 1 prohibited: a note" grep -q "note: GPU 1 (.*) is in compute mode Prohibited" "$tmp/err"
@@ -147,7 +162,8 @@ check "GPU 1 prohibited: a note" grep -q "note: GPU 1 (.*) is in compute mode Pr
 # UUID, and no whole-GPU peak in the benchmark.
 run "${withgpu[@]}" FAKE_MIG=1 "$probe" --json
 check "MIG: reported as a slice with its own UUID" grep -q '"name":"NVIDIA H200 MIG 1g.18gb","uuid":"MIG-80818283-8485-8687-8889-8a8b8c8d8e8f"' "$tmp/out"
-check "MIG: its own memory, and NVML found it" grep -q '"memory_total_bytes":19327352832,"memory_used_bytes":1073741824,"utilization_percent":37' "$tmp/out"
+check "MIG: its own memory, and NVML found it" grep -q '"memory_total_bytes":19327352832,"memory_used_bytes":1073741824,' "$tmp/out"
+check "MIG: NVML has no utilisation for a slice (NOT_SUPPORTED): null, the temperature still there" grep -q '"utilization_percent":null,"temperature_c":41' "$tmp/out"
 check "MIG: flagged" grep -q '"mig":true}' "$tmp/out"
 
 # The model's need (IMGSMITH_MODEL_VRAM, written by gen) against GPU 0's
@@ -256,28 +272,65 @@ run "${withgpu[@]}" "$probe" --check -- sh -c 'echo ran'
 check "--check with a command is a usage error" test "$status" -eq 2
 check "--check with a command: the command did not run" test "$(cat "$tmp/out")" != "ran"
 
-# probes/device-check.sh fails loudly: exit 1 and one line with the reason,
-# here without a GPU, and on the stand-in, whose kernels never load.
+# probes/device-check.sh gives one verdict: exit 1 and one FAIL line with the
+# reason, 2 and one INCONCLUSIVE line where the machine cannot tell, 0 and
+# PASS. Here without a GPU, and on the stand-in driver with a stand-in
+# nvidia-smi (tests/probe/fake_nvidia_smi.py) for the clocks and the link.
 device_check="$(cd "$(dirname "$0")/../.." && pwd)/probes/device-check.sh"
+mkdir -p "$tmp/smi"
+ln -s "$(cd "$(dirname "$0")" && pwd)/fake_nvidia_smi.py" "$tmp/smi/nvidia-smi"
+smi=(PATH="$tmp/smi:$PATH" IMGSMITH_PROBE_KERNEL_CHECK=off IMGSMITH_PROBE_BINARY="$probe")
 run "${nogpu[@]}" IMGSMITH_PROBE_BINARY="$probe" "$device_check" "$tmp/device-check"
 check "device-check: no GPU is a failure (exit 1)" test "$status" -eq 1
 check "device-check: one line says why" test "$(grep -c '^device-check: FAIL: ' "$tmp/out")" -eq 1
 check "device-check: the reason is the probe's" grep -q "^device-check: FAIL: --check exited 3: .*no NVIDIA devices" "$tmp/out"
-run "${withgpu[@]}" IMGSMITH_PROBE_BINARY="$probe" "$device_check" "$tmp/device-check"
-check "device-check: a GPU half that did not run is a failure" grep -q "^device-check: FAIL: the benchmark's GPU half did not run" "$tmp/out"
-check "device-check: exit 1 then too" test "$status" -eq 1
+run "${withgpu[@]}" FAKE_DRIVER_VERSION=13000 IMGSMITH_PROBE_KERNEL_CHECK=off IMGSMITH_PROBE_BINARY="$probe" "$device_check" "$tmp/device-check"
+check "device-check: no nvidia-smi is inconclusive (exit 2), not a death under set -e" test "$status" -eq 2
+check "device-check: no nvidia-smi: said in one line" grep -q "^device-check: INCONCLUSIVE: no nvidia-smi: the PCIe link, clocks and throttle reasons" "$tmp/out"
 if [ "$kernels" = with-kernels ]; then
-  # The stand-in's GPU half runs (on the CPU): far below an H200's peak.
-  run "${withgpu[@]}" FAKE_DRIVER_VERSION=13000 FAKE_MODULE_LOAD=0 FAKE_FREE_MEM=268435456 FAKE_ELAPSED_MS=10 \
-    IMGSMITH_PROBE_BINARY="$probe" "$device_check" "$tmp/device-check"
-  check "device-check: a missed target is a failure" grep -q "^device-check: FAIL: device copy at 5.6% of the published peak (target >= 75%)" "$tmp/out"
+  run "${withgpu[@]}" "${smi[@]}" FAKE_DRIVER_VERSION=13000 "$device_check" "$tmp/device-check"
+  check "device-check: a GPU half that did not run is a failure" grep -q "^device-check: FAIL: the benchmark's GPU half did not run" "$tmp/out"
+  check "device-check: exit 1 then too" test "$status" -eq 1
+  check "device-check: the preflight names the probe's kernels and the driver" grep -q "probe kernels: fatbin CUDA 13.[0-9] (R580+), PTX ISA 7.0 (R450+)" "$tmp/out"
+  # A driver older than the fatbin, MIG, Confidential Computing: this
+  # machine cannot judge the GPU's figures, and says so before measuring.
+  run "${withgpu[@]}" "${smi[@]}" "$device_check" "$tmp/device-check"
+  check "device-check: an old driver (CUDA 12.4) is inconclusive" test "$status" -eq 2
+  check "device-check: an old driver: why" grep -q "^device-check: INCONCLUSIVE: driver 550.54.15 supports CUDA 12.4, older than the probe's fatbin (CUDA 13)" "$tmp/out"
+  run "${withgpu[@]}" "${smi[@]}" FAKE_DRIVER_VERSION=13000 FAKE_MIG=1 "$device_check" "$tmp/device-check"
+  check "device-check: MIG is inconclusive (exit 2)" test "$status" -eq 2
+  check "device-check: MIG: why" grep -q "^device-check: INCONCLUSIVE: MIG mode is on" "$tmp/out"
+  run "${withgpu[@]}" "${smi[@]}" FAKE_DRIVER_VERSION=13000 FAKE_SMI_CC=1 "$device_check" "$tmp/device-check"
+  check "device-check: Confidential Computing is inconclusive" grep -q "^device-check: INCONCLUSIVE: Confidential Computing is on" "$tmp/out"
+  # The modelled H200 (FAKE_GPU_MODEL: 5,000 GB/s memory, 55 GB/s link, 60
+  # TFLOP/s; 132 SMs at 1980 MHz from the stand-in nvidia-smi): the figures
+  # the gates judge are known in advance.
+  h200=(FAKE_DRIVER_VERSION=13000 FAKE_MODULE_LOAD=0 FAKE_FREE_MEM=268435456 FAKE_SMS=132 FAKE_GPU_MODEL=5000,55,60)
+  run "${withgpu[@]}" "${smi[@]}" "${h200[@]}" "$device_check" "$tmp/device-check"
+  check "device-check: a healthy GPU passes (exit 0)" test "$status" -eq 0 -a "$(tail -n 1 "$tmp/out")" = "device-check: PASS"
+  check "device-check: the device copy judged on the worst run" grep -q "device copy: \[4214.91, 4214.91, 4214.91\] GB/s, worst 87.8% of H200 peak (>= 80%)" "$tmp/out"
+  check "device-check: host->device against the link read while it ran" grep -q "host->device: .* worst 54.78 (>= 44.7 GB/s on PCIe Gen5 x16)" "$tmp/out"
+  check "device-check: FP32 against SMs x lanes x 2 x the observed clock" grep -q "FP32: .* worst 88.2% of 132 SMs x 128 x 2 x 1980 MHz = 66.9 TFLOP/s (>= 85%)" "$tmp/out"
+  check "device-check: nvidia-smi sampled during each run, min and median" test "$(grep -c "^  run [123]: [0-9]* samples; SM MHz 1980/1980" "$tmp/out")" -eq 3
+  check "device-check: the race with both sides' GFLOP/s" grep -q "^race: network step: GPU [0-9.]*x .* ([0-9]* vs [0-9]* GFLOP/s)" "$tmp/out"
+  for artefact in preflight.txt nvidia-smi-q-before.txt nvidia-smi-q-after.txt topo.txt host.txt xid-before.txt samples-1.csv gates.txt; do
+    check "device-check: $artefact written" test -s "$tmp/device-check/$artefact"
+  done
+  run "${withgpu[@]}" "${smi[@]}" "${h200[@]}" FAKE_GPU_MODEL=5000,55,36 FAKE_SMI_SM_CLOCK=1200 FAKE_SMI_EVENTS=0x40 "$device_check" "$tmp/device-check"
+  check "device-check: a GPU throttling (HW thermal slowdown) fails" grep -q "^device-check: FAIL: the GPU throttled in run 1: HW thermal slowdown" "$tmp/out"
+  check "device-check: throttled, FP32 still judged at the clock it ran" grep -q "FP32: .* x 1200 MHz = 40.6 TFLOP/s" "$tmp/out"
+  run "${withgpu[@]}" "${smi[@]}" "${h200[@]}" FAKE_SMI_LINK=5,8 FAKE_SMI_LINK_MAX=5,16 FAKE_GPU_MODEL=5000,27,60 "$device_check" "$tmp/device-check"
+  check "device-check: a link trained at x8 of x16 fails" grep -q "^device-check: FAIL: the PCIe link ran at x8 of its x16" "$tmp/out"
+  # Far below an H200's peak: the first gate missed is the reason.
+  run "${withgpu[@]}" "${smi[@]}" FAKE_DRIVER_VERSION=13000 FAKE_MODULE_LOAD=0 FAKE_FREE_MEM=268435456 FAKE_ELAPSED_MS=10 "$device_check" "$tmp/device-check"
+  check "device-check: a missed target is a failure" grep -q "^device-check: FAIL: device copy at 5.6% of the published peak in the worst run (target >= 80%)" "$tmp/out"
 fi
 
 # The benchmark: without a GPU only the CPU half runs, and says so; with a
 # driver that cannot load the kernels (222), it says why.
 cpus=$(nproc)
 run "${nogpu[@]}" "$probe" --bench --json
-check "bench without GPU: CPU half, every usable CPU ($cpus), its vector instructions" grep -q '"bench":{"cpu":{"network_step_ms":[0-9.]*,"logistic_regression_ms":[0-9.]*,"network_step_threads":'"$cpus"',"vector_isa":"\(AVX-512\|AVX2\|SSE2\)","logistic_regression_threads":1},"gpu":null' "$tmp/out"
+check "bench without GPU: CPU half, every usable CPU ($cpus), its vector instructions, GFLOP/s" grep -q '"bench":{"cpu":{"network_step_ms":[0-9.]*,"network_step_gflops":[0-9.]*,"logistic_regression_ms":[0-9.]*,"logistic_regression_gflops":[0-9.]*,"network_step_threads":'"$cpus"',"vector_isa":"\(AVX-512\|AVX2\|SSE2\)","logistic_regression_threads":1},"gpu":null' "$tmp/out"
 check "bench without GPU: verdict" grep -q "bench: no GPU; CPU: network step [0-9.]* ms on $cpus CPU thread" "$tmp/err"
 check "bench: the threads follow the affinity mask (taskset -c 0: 1)" sh -c "env -i PATH='$PATH' IMGSMITH_PROBE_DEV='$tmp/no-dev' taskset -c 0 '$probe' --bench --json 2>/dev/null | grep -q '\"network_step_threads\":1,'"
 run "${withgpu[@]}" "$probe" --bench --json
@@ -308,7 +361,15 @@ if [ "$kernels" = with-kernels ]; then
   check "bench: FMA, 20 launches a pair: 1.07 TFLOP/s" test "$(json_gpu "r['bench']['gpu']['fp32_tflops']")" = 1.07
   check "bench: no spread when every pair agrees" test "$(json_gpu "r['bench']['gpu']['h2d_spread_percent']")" = 0.0
   check "bench: results checked against the CPU's" test "$(json_gpu "r['bench']['gpu']['results_checked'] and r['bench']['gpu']['network_step_relative_error'] < 1e-3")" = True
-  check "bench: the verdict names what was compared" grep -q "x faster than $cpus CPU thread.* on the network step; [0-9.]*x one CPU thread on the logistic regression.*include the copies" "$tmp/err"
+  check "bench: the verdict names what was compared, with both sides' GFLOP/s" grep -q "network step: GPU [0-9.]*x $cpus CPU thread.* ([0-9]* vs [0-9]* GFLOP/s) - .*; logistic regression: GPU [0-9.]*x one CPU thread ([0-9.]* vs [0-9.]* GFLOP/s) - .*include the copies" "$tmp/err"
+  check "bench: GFLOP/s in the JSON, both sides" test "$(json_gpu "r['bench']['cpu']['network_step_gflops'] > 0 and r['bench']['gpu']['network_step_gflops'] > 0 and r['bench']['gpu']['logistic_regression_gflops'] > 0")" = True
+  # The verdict's words follow the measured ratio: a modelled GPU far
+  # slower than this CPU, then one far faster.
+  run "${gpu[@]}" FAKE_GPU_MODEL=5000,55,0.001 "$probe" --bench --json
+  check "bench: a GPU slower than the CPU: said so" grep -q "network step: GPU 0.[0-9]x .* - the CPU is faster: not worth a GPU" "$tmp/err"
+  run "${gpu[@]}" FAKE_GPU_MODEL=5000,55,60 "$probe" --bench --json
+  check "bench: a GPU far faster: GPU work" grep -q "network step: GPU [0-9.]*x .* - GPU work;" "$tmp/err"
+  check "bench: the network step's GPU GFLOP/s from the modelled SGEMM (a third of 60 TFLOP/s, 5 us a launch)" test "$(json_gpu "10000 < r['bench']['gpu']['network_step_gflops'] < 20000")" = True
   check "bench: everything the GPU half held is freed" grep -q "device_allocations=0 host_allocations=0 events=0 modules=0 contexts=0" "$tmp/ledger"
   # Which kernels load, judged by the stand-in as a driver of that version
   # would (fake_libcuda.c, judge_image): the fatbin on CUDA 13, the ISA 7.0
@@ -358,6 +419,9 @@ if [ "$kernels" = with-kernels ]; then
   check "bench: an error surfacing at the event is named" grep -q '"error":"the timed work (cuEventSynchronize) failed: CUDA_ERROR_ILLEGAL_ADDRESS (700)"' "$tmp/out"
   run "${gpu[@]}" FAKE_LAUNCH=1 "$probe" --bench --json
   check "bench: a failed launch is named" grep -q '"error":"cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE (1)"' "$tmp/out"
+  run "${gpu[@]}" FAKE_HOST_ALLOC=2 "$probe" --bench --json
+  check "bench: a pinned allocation refused is named" grep -q '"error":"cuMemHostAlloc (pinned) of 64 MiB failed: CUDA_ERROR_OUT_OF_MEMORY (2)' "$tmp/out"
+  check "bench: pinned allocation refused: nothing held" grep -q "device_allocations=0 host_allocations=0" "$tmp/ledger"
   run "${gpu[@]}" FAKE_FREE_MEM=100000000 "$probe" --bench --json
   check "bench: too little free memory is said before allocating" grep -q '"error":"only 95 MiB of GPU 0.s memory is free' "$tmp/out"
   check "bench: too little free memory: nothing held" grep -q "device_allocations=0" "$tmp/ledger"
@@ -437,7 +501,8 @@ else
   arm=("$qemu" -L /usr/aarch64-linux-gnu "$tmp/probe-arm64")
   check "arm64: an aarch64 executable" sh -c "readelf -h '$tmp/probe-arm64' | grep -q 'Machine: *AArch64'"
   run "${nogpu[@]}" "${arm[@]}" --version
-  check "arm64: the same version" test "$(cat "$tmp/out")" = "$probe_version"
+  check "arm64: the same version" test "$(head -n 1 "$tmp/out")" = "$probe_version"
+  check "arm64: --version names the kernels it carries" grep -q "^kernels: " "$tmp/out"
   run "${nogpu[@]}" "${arm[@]}" --json
   check "arm64: no GPU: status" grep -q '"status":"no-gpu"' "$tmp/out"
   check "arm64: no GPU: exit 3 without a command" test "$status" = 3

@@ -116,6 +116,12 @@ check "the startup probe is the probe's check" test "${startup[0]} ${startup[1]}
 in_pod "${startup[@]}"
 check "the startup probe passes ($?)" test "$(wc -l <"$tmp/out")$?" = 00
 check "  and says the GPU is ok" grep -q "imgsmith-probe: ok: 1 GPU" "$tmp/err"
+# The app has taken 90% of the GPU's memory, as vLLM's preallocation does
+# (the stand-in NVML's free memory): the startup probe still passes for a
+# model of half the GPU, so the pod is not restarted in a loop.
+"${pod[@]}" exec --env FAKE_NVML_FREE=15075482009 --env IMGSMITH_MODEL_VRAM=75377410048 "$app" "${startup[@]}" >"$tmp/out" 2>"$tmp/err"
+check "the startup probe beside an app holding 90% of the memory passes (half-GPU model)" test $? = 0
+check "  comparing the model with the GPU's total" grep -q "model needs 75.4 GB" "$tmp/err"
 # The GPU gone: no device nodes, no driver library.
 "${pod[@]}" exec --env IMGSMITH_PROBE_DEV=/nonexistent --env LD_LIBRARY_PATH= "$app" "${startup[@]}" >"$tmp/out" 2>"$tmp/err"
 check "the startup probe fails when the GPU goes away (exit 3)" test $? = 3
