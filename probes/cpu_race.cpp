@@ -15,7 +15,9 @@
 // still runs on old ones. arm64's NEON is always there. The clones are
 // named by ISA level (x86-64-v4, -v3), which the resolver tests by CPU
 // feature: "arch=skylake-avx512" would be chosen by CPU model, and every
-// AMD EPYC and every later Intel Xeon would run the SSE2 clone.
+// AMD EPYC and every later Intel Xeon would run the SSE2 clone. The matrix
+// product goes further: one function per ISA with a vector as wide as its
+// registers (gemm_rows_avx512 and the others below), chosen by vector_isa().
 #if defined(__x86_64__)
 #define PROBE_VECTOR_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
@@ -82,22 +84,26 @@ int cgroup_cpu_quota() {
   return static_cast<int>((quota + period - 1) / period);
 }
 
-// Eight floats, held in whatever vector registers the clone compiled for
-// has (one AVX register, two SSE ones); loaded and stored unaligned, by
-// __builtin_memcpy written out in place: a helper function would be
-// compiled for the baseline ISA and could not be inlined into the clones.
+// Four, eight or sixteen floats: one SSE/NEON, AVX or AVX-512 register in a
+// function compiled for that ISA. Loaded and stored unaligned, by
+// __builtin_memcpy written out in place.
+typedef float Vec4 __attribute__((vector_size(16)));
 typedef float Vec8 __attribute__((vector_size(32)));
+typedef float Vec16 __attribute__((vector_size(64)));
 
 // Rows [r0, r1) of C += op(A) * B, B k x n row-major. The micro-kernel
-// keeps a tile of 4 rows by 24 columns of C in twelve vector registers
+// keeps a tile of 4 rows by 3 vectors of C in twelve vector registers
 // while a block of B's rows passes under it: each load of B serves four
 // rows, each broadcast of A three vectors, and C is read and written once
 // a block. A's four rows of the block are first packed side by side, so
 // the kernel reads them in order whatever A's layout (transposed or not).
-PROBE_VECTOR_CLONES
-void gemm_rows(const float* A, const float* B, float* C, int m, int n, int k, bool trans_a, int r0,
-               int r1) {
-  constexpr int kRowsPerTile = 4, kVectors = 3, kColumnsPerTile = 8 * kVectors, kBlock = 256;
+// Inlined into one function per ISA below, whose target decides the
+// registers: a 16-wide vector in AVX-512's, 8 in AVX2's, 4 in SSE2's.
+template <typename Vec>
+[[gnu::always_inline]] inline void gemm_rows_with(const float* A, const float* B, float* C, int m,
+                                                  int n, int k, bool trans_a, int r0, int r1) {
+  constexpr int kLanes = static_cast<int>(sizeof(Vec) / sizeof(float));
+  constexpr int kRowsPerTile = 4, kVectors = 3, kColumnsPerTile = kLanes * kVectors, kBlock = 256;
   const auto a_at = [&](int i, int p) {
     return trans_a ? A[static_cast<std::size_t>(p) * m + i]
                    : A[static_cast<std::size_t>(i) * k + p];
@@ -111,19 +117,19 @@ void gemm_rows(const float* A, const float* B, float* C, int m, int n, int k, bo
         for (int r = 0; r < kRowsPerTile; ++r) packed[p - p0][r] = a_at(i + r, p);
       int j0 = 0;
       for (; j0 + kColumnsPerTile <= n; j0 += kColumnsPerTile) {
-        Vec8 acc[kRowsPerTile][kVectors];
+        Vec acc[kRowsPerTile][kVectors];
         for (int r = 0; r < kRowsPerTile; ++r)
           for (int v = 0; v < kVectors; ++v)
-            __builtin_memcpy(&acc[r][v], C + static_cast<std::size_t>(i + r) * n + j0 + 8 * v,
-                             sizeof(Vec8));
+            __builtin_memcpy(&acc[r][v], C + static_cast<std::size_t>(i + r) * n + j0 + kLanes * v,
+                             sizeof(Vec));
         for (int p = p0; p < p1; ++p) {
           const float* b = B + static_cast<std::size_t>(p) * n + j0;
-          Vec8 b0, b1, b2;
+          Vec b0, b1, b2;
           __builtin_memcpy(&b0, b, sizeof b0);
-          __builtin_memcpy(&b1, b + 8, sizeof b1);
-          __builtin_memcpy(&b2, b + 16, sizeof b2);
+          __builtin_memcpy(&b1, b + kLanes, sizeof b1);
+          __builtin_memcpy(&b2, b + 2 * kLanes, sizeof b2);
           for (int r = 0; r < kRowsPerTile; ++r) {
-            const Vec8 a = Vec8{} + packed[p - p0][r];
+            const Vec a = Vec{} + packed[p - p0][r];
             acc[r][0] += a * b0;
             acc[r][1] += a * b1;
             acc[r][2] += a * b2;
@@ -131,8 +137,8 @@ void gemm_rows(const float* A, const float* B, float* C, int m, int n, int k, bo
         }
         for (int r = 0; r < kRowsPerTile; ++r)
           for (int v = 0; v < kVectors; ++v)
-            __builtin_memcpy(C + static_cast<std::size_t>(i + r) * n + j0 + 8 * v, &acc[r][v],
-                             sizeof(Vec8));
+            __builtin_memcpy(C + static_cast<std::size_t>(i + r) * n + j0 + kLanes * v, &acc[r][v],
+                             sizeof(Vec));
       }
       for (int r = 0; r < kRowsPerTile; ++r)  // columns past the last whole tile
         for (int p = p0; p < p1; ++p)
@@ -146,6 +152,25 @@ void gemm_rows(const float* A, const float* B, float* C, int m, int n, int k, bo
           C[static_cast<std::size_t>(i) * n + j] +=
               a_at(i, p) * B[static_cast<std::size_t>(p) * n + j];
   }
+}
+
+using GemmRows = void (*)(const float*, const float*, float*, int, int, int, bool, int, int);
+
+#if defined(__x86_64__)
+__attribute__((target("arch=x86-64-v4"))) void gemm_rows_avx512(const float* A, const float* B,
+                                                                float* C, int m, int n, int k,
+                                                                bool trans_a, int r0, int r1) {
+  gemm_rows_with<Vec16>(A, B, C, m, n, k, trans_a, r0, r1);
+}
+__attribute__((target("arch=x86-64-v3"))) void gemm_rows_avx2(const float* A, const float* B,
+                                                              float* C, int m, int n, int k,
+                                                              bool trans_a, int r0, int r1) {
+  gemm_rows_with<Vec8>(A, B, C, m, n, k, trans_a, r0, r1);
+}
+#endif
+void gemm_rows_baseline(const float* A, const float* B, float* C, int m, int n, int k, bool trans_a,
+                        int r0, int r1) {
+  gemm_rows_with<Vec4>(A, B, C, m, n, k, trans_a, r0, r1);
 }
 
 PROBE_VECTOR_CLONES
@@ -241,8 +266,39 @@ void WorkerPool::run(const std::function<void(int)>& body) {
   done_.wait(lock, [&] { return running_ == 0; });
 }
 
+namespace {
+
+// The micro-kernel of an ISA, by vector_isa()'s name.
+GemmRows gemm_rows_for(const std::string& isa) {
+#if defined(__x86_64__)
+  if (isa == "AVX-512") return gemm_rows_avx512;
+  if (isa == "AVX2") return gemm_rows_avx2;
+#endif
+  return gemm_rows_baseline;
+}
+
+}  // namespace
+
+std::vector<std::string> usable_gemm_kernels() {
+  const std::string widest = vector_isa();
+  std::vector<std::string> kernels;
+#if defined(__x86_64__)
+  for (const char* isa : {"AVX-512", "AVX2", "SSE2"})
+    if (!kernels.empty() || widest == isa) kernels.push_back(isa);
+#else
+  kernels.push_back(widest);
+#endif
+  return kernels;
+}
+
 void cpu_gemm(const float* A, const float* B, float* C, int m, int n, int k, bool trans_a,
               bool trans_b, bool relu, WorkerPool& pool) {
+  static const std::string widest = vector_isa();
+  cpu_gemm_with(widest, A, B, C, m, n, k, trans_a, trans_b, relu, pool);
+}
+
+void cpu_gemm_with(const std::string& kernel, const float* A, const float* B, float* C, int m,
+                   int n, int k, bool trans_a, bool trans_b, bool relu, WorkerPool& pool) {
   // B transposed is read down its columns; copying it once into row order
   // lets the inner loop run over contiguous memory, in vectors.
   std::vector<float> bt;
@@ -256,6 +312,7 @@ void cpu_gemm(const float* A, const float* B, float* C, int m, int n, int k, boo
   // Each thread its band of rows, whole tiles of four where there are
   // enough; the relu on its own band while it is still in cache.
   const int threads = pool.size();
+  const GemmRows gemm_rows = gemm_rows_for(kernel);
   const int per = ((m + threads - 1) / threads + 3) / 4 * 4;
   pool.run([&](int t) {
     const int r0 = std::min(m, t * per), r1 = std::min(m, r0 + per);

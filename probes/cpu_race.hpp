@@ -74,9 +74,16 @@ class WorkerPool {
 };
 
 // C[m x n] = op(A) * op(B) (+ relu), row-major, on the pool's threads; A is
-// m x k (k x m when trans_a), B is k x n (n x k when trans_b).
+// m x k (k x m when trans_a), B is k x n (n x k when trans_b). With the
+// micro-kernel of the widest vectors this CPU has (vector_isa()).
 void cpu_gemm(const float* A, const float* B, float* C, int m, int n, int k, bool trans_a,
               bool trans_b, bool relu, WorkerPool& pool);
+// The micro-kernels this CPU can run, by vector_isa()'s names, widest first
+// ("AVX-512", "AVX2", "SSE2" on x86-64; "NEON" on arm64); and the product
+// with one of them (the tests check each).
+std::vector<std::string> usable_gemm_kernels();
+void cpu_gemm_with(const std::string& kernel, const float* A, const float* B, float* C, int m,
+                   int n, int k, bool trans_a, bool trans_b, bool relu, WorkerPool& pool);
 // One network step on the pool's threads (fills h, y, dw2, dh, dw1).
 void cpu_network_step(NetBuffers& b, WorkerPool& pool);
 // kSteps gradient steps from w = 0, on one thread (the problem is too small

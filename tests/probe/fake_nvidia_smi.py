@@ -13,6 +13,14 @@ scripted through the environment:
   FAKE_SMI_SM_CLOCK=<MHz>    the SM clock while the GPU works (1980)
   FAKE_SMI_LINK=<gen>,<width>      the PCIe link while the GPU works (5,16)
   FAKE_SMI_LINK_MAX=<gen>,<width>  the link's maximum (the same)
+  FAKE_SMI_HOST_GEN=<gen>    the host's maximum generation (N/A by default,
+                             as under pass-through)
+  FAKE_SMI_IDLE=0|all        every sample busy, or every sample idle (a
+                             sampler that never saw the work); by default every third
+                             sample of -lms is the GPU between timed parts:
+                             345 MHz, idle (0x1) with a one-sample HW
+                             slowdown (0x8) from the clock change, 0% busy,
+                             the link at Gen1, as a real GPU shows
 
 The forms: --query-gpu=FIELDS --format=csv[,noheader][,nounits] [-i ID]
 [-lms MS] (then it prints a row every MS until it is stopped),
@@ -31,12 +39,14 @@ def env(name, default):
     return value if value else default
 
 
-def state():
+def state(idle=False):
     driver_cuda = int(env("FAKE_DRIVER_VERSION", "12040"))
     mig = env("FAKE_MIG", "0") == "1"
     gen, width = env("FAKE_SMI_LINK", "5,16").split(",")
     max_gen, max_width = env("FAKE_SMI_LINK_MAX", f"{gen},{width}").split(",")
     events = int(env("FAKE_SMI_EVENTS", "0"), 16)
+    if idle:
+        events, gen = 0x1 | 0x8, "1"
     return {
         "timestamp": time.strftime("%Y/%m/%d %H:%M:%S.000"),
         "index": "0",
@@ -44,19 +54,22 @@ def state():
         "uuid": UUID,
         "driver_version": "580.65.06" if driver_cuda >= 13000 else "550.54.15",
         "pstate": "P0",
-        "clocks.sm": env("FAKE_SMI_SM_CLOCK", "1980"),
+        "clocks.sm": "345" if idle else env("FAKE_SMI_SM_CLOCK", "1980"),
         "clocks.mem": "3201",
         "clocks.max.sm": "1980",
         "power.draw": "612.40",
         "power.limit": "700.00",
         "temperature.gpu": "58",
         "temperature.memory": "63",
-        "utilization.gpu": "100",
+        "utilization.gpu": "0" if idle else "100",
         "pcie.link.gen.current": gen,
         "pcie.link.gen.max": max_gen,
+        "pcie.link.gen.gpumax": max_gen,
+        "pcie.link.gen.hostmax": env("FAKE_SMI_HOST_GEN", "[N/A]"),
         "pcie.link.width.current": width,
         "pcie.link.width.max": max_width,
         "persistence_mode": "Enabled",
+        "pci.bus_id": "00000000:3B:00.0",
         "compute_mode": "Default",
         "mig.mode.current": "Enabled" if mig else "Disabled",
         "memory.used": "1024",
@@ -79,11 +92,15 @@ def query(fields, fmt, every_ms):
     options = fmt.split(",")
     if "noheader" not in options:
         print(", ".join(names))
+    row = 0
     while True:
-        values = state()
+        mode = env("FAKE_SMI_IDLE", "1")
+        idle = every_ms is not None and (mode == "all" or (mode == "1" and row % 3 == 0))
+        values = state(idle)
         print(", ".join(values[n] for n in names), flush=True)
         if every_ms is None:
             return 0
+        row += 1
         time.sleep(every_ms / 1000)
 
 

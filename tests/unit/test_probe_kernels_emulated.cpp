@@ -181,6 +181,11 @@ TEST_CASE(
   // last whole tile of 4 x 24; 3 x 5 x 2 smaller than a tile.
   probe::WorkerPool one(1), three(3), eight(8);
   REQUIRE(eight.size() == 8);
+  // Each micro-kernel this CPU runs (AVX-512's 16-wide vectors, AVX2's 8,
+  // SSE2's 4 here), not only the one the race picks.
+  const auto kernels = probe::usable_gemm_kernels();
+  REQUIRE(!kernels.empty());
+  CHECK(kernels.front() == probe::vector_isa());
   for (const Shape s : {Shape{70, 130, 37}, Shape{98, 200, 300}, Shape{3, 5, 2}})
     for (const bool trans_a : {false, true})
       for (const bool trans_b : {false, true})
@@ -188,14 +193,15 @@ TEST_CASE(
           const auto A = pattern(static_cast<std::size_t>(s.m) * s.k, 3);
           const auto B = pattern(static_cast<std::size_t>(s.k) * s.n, 4);
           const auto want = reference_gemm(A, B, s.m, s.n, s.k, trans_a, trans_b, relu);
-          for (probe::WorkerPool* pool : {&one, &three, &eight}) {
-            std::vector<float> C(static_cast<std::size_t>(s.m) * s.n, 99.0f);
-            probe::cpu_gemm(A.data(), B.data(), C.data(), s.m, s.n, s.k, trans_a, trans_b, relu,
-                            *pool);
-            INFO(pool->size() << " threads, " << s.m << "x" << s.n << "x" << s.k << " trans_a "
-                              << trans_a << " trans_b " << trans_b << " relu " << relu);
-            CHECK(probe::relative_error(C, want) < 1e-5);
-          }
+          for (probe::WorkerPool* pool : {&one, &three, &eight})
+            for (const std::string& kernel : kernels) {
+              std::vector<float> C(static_cast<std::size_t>(s.m) * s.n, 99.0f);
+              probe::cpu_gemm_with(kernel, A.data(), B.data(), C.data(), s.m, s.n, s.k, trans_a,
+                                   trans_b, relu, *pool);
+              INFO(kernel << ", " << pool->size() << " threads, " << s.m << "x" << s.n << "x" << s.k
+                          << " trans_a " << trans_a << " trans_b " << trans_b << " relu " << relu);
+              CHECK(probe::relative_error(C, want) < 1e-5);
+            }
         }
 }
 
