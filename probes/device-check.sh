@@ -213,6 +213,9 @@ for run in 1 2 3; do
   rm -f "$json"
   nvidia-smi -i "$uuid" --query-gpu="$sample_fields" --format=csv,noheader,nounits -lms 100 >"$out/samples-$run.csv" 2>&1 &
   sampler=$!
+  # nvidia-smi takes a while to start (NVML's initialisation): the bench
+  # starts once its first sample is written, so that the samples cover it.
+  for _ in $(seq 100); do [ -s "$out/samples-$run.csv" ] && break; sleep 0.05; done
   bench_status=0
   IMGSMITH_PROBE_JSON="$json" timeout 240 "${numa[@]}" "$probe" --bench >"$out/bench-$run.stdout" 2>"$out/bench-$run.stderr" ||
     bench_status=$?
