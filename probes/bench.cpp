@@ -531,12 +531,12 @@ std::string verdict_band(double x) {
   return "GPU work";
 }
 
-std::string cpu_json(const Measure& net, const Measure& logreg, int threads,
-                     const std::string& isa) {
+std::string cpu_json(const Measure& net, double net_gflops, const Measure& logreg,
+                     double logreg_gflops, int threads, const std::string& isa) {
   return "{\"network_step_ms\":" + num(net.median) +
-         ",\"network_step_gflops\":" + num(gflops(kNetworkStepFlops, net.median), 1) +
+         ",\"network_step_gflops\":" + num(net_gflops, 1) +
          ",\"logistic_regression_ms\":" + num(logreg.median) +
-         ",\"logistic_regression_gflops\":" + num(gflops(kLogregFlops, logreg.median), 2) +
+         ",\"logistic_regression_gflops\":" + num(logreg_gflops, 2) +
          ",\"network_step_threads\":" + std::to_string(threads) + ",\"vector_isa\":\"" + isa +
          "\",\"logistic_regression_threads\":1}";
 }
@@ -585,12 +585,14 @@ BenchOutput run_bench(const CudaDriver* cu, const BenchDevice& device) {
       3, 300);
   const std::string cpu_side =
       std::to_string(threads) + " CPU thread" + (threads == 1 ? "" : "s") + " (" + isa + ")";
-  std::string json = "{\"cpu\":" + cpu_json(cpu_net, cpu_lr, threads, isa);
+  const double cpu_net_gflops = gflops(kNetworkStepFlops, cpu_net.median),
+               cpu_lr_gflops = gflops(kLogregFlops, cpu_lr.median);
+  std::string json =
+      "{\"cpu\":" + cpu_json(cpu_net, cpu_net_gflops, cpu_lr, cpu_lr_gflops, threads, isa);
   const std::string cpu_line = "CPU: network step " + num(cpu_net.median, 1) + " ms on " +
-                               cpu_side + " (" + num(gflops(kNetworkStepFlops, cpu_net.median), 1) +
+                               cpu_side + " (" + num(cpu_net_gflops, 1) +
                                " GFLOP/s), logistic regression " + num(cpu_lr.median, 1) +
-                               " ms on one thread (" + num(gflops(kLogregFlops, cpu_lr.median), 2) +
-                               " GFLOP/s)";
+                               " ms on one thread (" + num(cpu_lr_gflops, 2) + " GFLOP/s)";
   if (cu == nullptr) {
     json += ",\"gpu\":null,\"verdict\":\"no GPU: " + cpu_side + " ran the network step in " +
             num(cpu_net.median, 1) + " ms; one thread the logistic regression in " +
@@ -623,6 +625,8 @@ BenchOutput run_bench(const CudaDriver* cu, const BenchDevice& device) {
     return out;
   }
 
+  const double gpu_net_gflops = gflops(kNetworkStepFlops, f.net_ms),
+               gpu_lr_gflops = gflops(kLogregFlops, f.logreg_ms);
   // A MIG slice has a share of the GPU's bandwidth and compute: no
   // whole-GPU peak applies to it.
   const Peak* peak = device.mig ? nullptr : peak_for(device.name);
@@ -647,9 +651,9 @@ BenchOutput run_bench(const CudaDriver* cu, const BenchDevice& device) {
           ",\"mig\":" + (device.mig ? "true" : "false") +
           ",\"multiprocessors\":" + std::to_string(f.multiprocessors) +
           ",\"network_step_ms\":" + num(f.net_ms) +
-          ",\"network_step_gflops\":" + num(gflops(kNetworkStepFlops, f.net_ms), 1) +
+          ",\"network_step_gflops\":" + num(gpu_net_gflops, 1) +
           ",\"logistic_regression_ms\":" + num(f.logreg_ms) +
-          ",\"logistic_regression_gflops\":" + num(gflops(kLogregFlops, f.logreg_ms), 2) +
+          ",\"logistic_regression_gflops\":" + num(gpu_lr_gflops, 2) +
           ",\"results_checked\":true,\"network_step_relative_error\":" + num(f.net_error, 8) +
           ",\"logistic_regression_relative_error\":" + num(f.logreg_error, 8) + ",\"kernels\":\"" +
           kernels + "\",\"kernels_load_ms\":" + num(kernels_load_ms, 1) + ",\"kernels_fallback\":" +
@@ -659,12 +663,10 @@ BenchOutput run_bench(const CudaDriver* cu, const BenchDevice& device) {
   // Each side's GFLOP/s beside the ratio, so that a reader can tell a slow
   // GPU from a slow CPU; the words follow the measured ratio.
   const std::string verdict =
-      "network step: GPU " + num(net_x, 1) + "x " + cpu_side + " (" +
-      num(gflops(kNetworkStepFlops, f.net_ms), 0) + " vs " +
-      num(gflops(kNetworkStepFlops, cpu_net.median), 0) + " GFLOP/s) - " + verdict_band(net_x) +
-      "; logistic regression: GPU " + num(lr_x, 1) + "x one CPU thread (" +
-      num(gflops(kLogregFlops, f.logreg_ms), 1) + " vs " +
-      num(gflops(kLogregFlops, cpu_lr.median), 1) + " GFLOP/s) - " + verdict_band(lr_x) +
+      "network step: GPU " + num(net_x, 1) + "x " + cpu_side + " (" + num(gpu_net_gflops, 0) +
+      " vs " + num(cpu_net_gflops, 0) + " GFLOP/s) - " + verdict_band(net_x) +
+      "; logistic regression: GPU " + num(lr_x, 1) + "x one CPU thread (" + num(gpu_lr_gflops, 1) +
+      " vs " + num(cpu_lr_gflops, 1) + " GFLOP/s) - " + verdict_band(lr_x) +
       " (GPU times include the copies to it, not the context's creation; results checked "
       "against the CPU's)";
   json += ",\"speedup\":{\"network_step\":" + num(net_x) + ",\"logistic_regression\":" + num(lr_x) +

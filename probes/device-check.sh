@@ -103,11 +103,19 @@ if $have_smi; then
   mig_mode=$(smi_value mig.mode.current)
   cc_status=$(nvidia-smi conf-compute -f 2>/dev/null | sed -n 's/.*CC status: *//p' | head -n 1)
 fi
-mig_inconclusive="MIG mode is on: a slice has a share of the GPU's bandwidth and compute, so no whole-GPU target applies (nvidia-smi -mig 0 to turn it off, with the GPU idle)"
-cc_inconclusive="Confidential Computing is on: host<->device copies are encrypted and the bandwidth targets do not apply"
+# settings_inconclusive [MIG_SLICE] [SUFFIX]: INCONCLUSIVE where MIG (as
+# nvidia-smi's mig_mode says, or MIG_SLICE=True from the probe's report) or
+# Confidential Computing is on.
+settings_inconclusive() {
+  if [ "$mig_mode" = Enabled ] || [ "${1:-}" = True ]; then
+    inconclusive "MIG mode is on: a slice has a share of the GPU's bandwidth and compute, so no whole-GPU target applies (nvidia-smi -mig 0 to turn it off, with the GPU idle)${2:-}"
+  fi
+  case $cc_status in ON | on | DEVTOOLS | devtools)
+    inconclusive "Confidential Computing is on: host<->device copies are encrypted and the bandwidth targets do not apply${2:-}" ;;
+  esac
+}
 if [ "$check_status" -ne 0 ]; then
-  [ "$mig_mode" != Enabled ] || inconclusive "$mig_inconclusive (and --check exited $check_status)"
-  case $cc_status in ON | on | DEVTOOLS | devtools) inconclusive "$cc_inconclusive (and --check exited $check_status)" ;; esac
+  settings_inconclusive False " (and --check exited $check_status)"
   fail "--check exited $check_status: $(grep -m1 'imgsmith-probe' "$out/check.stderr" || echo 'no reason printed')"
 fi
 [ "$(json_get "$out/check.json" "r['status']")" = ok ] || fail "--check exited 0 but the report's status is not ok"
@@ -124,9 +132,7 @@ echo "driver: ${driver:-unknown}, its CUDA: ${driver_cuda:-unknown}"
 # the UUID CUDA gives, no figure can be judged.
 # A MIG slice (CUDA names it by a MIG- UUID, which nvidia-smi -i does not
 # take) is judged before nvidia-smi is asked about GPU 0.
-if [ "$mig_mode" = Enabled ] || [ "$(json_get "$out/check.json" "r['devices'][0]['mig']")" = True ]; then
-  inconclusive "$mig_inconclusive"
-fi
+settings_inconclusive "$(json_get "$out/check.json" "r['devices'][0]['mig']")"
 $have_smi ||
   inconclusive "no nvidia-smi: the PCIe link, clocks and throttle reasons the gates are judged by cannot be read (mount the driver's utilities: NVIDIA_DRIVER_CAPABILITIES=compute,utility)"
 [ "$(smi_value uuid "$uuid")" = "$uuid" ] ||
@@ -150,8 +156,7 @@ echo "MIG mode: ${mig_mode:-not supported}; compute mode: ${compute_mode:-?}; pe
 if [ -n "$fatbin_major" ] && [ -n "$driver_cuda" ] && [ "${driver_cuda%%.*}" -lt "$fatbin_major" ]; then
   inconclusive "driver $driver supports CUDA $driver_cuda, older than the probe's fatbin (CUDA $fatbin_major): the SASS fast path cannot load here, so its figures cannot be measured; the probe itself runs (the PTX path). Run the check on a driver of CUDA $fatbin_major or newer"
 fi
-[ "$mig_mode" != Enabled ] || inconclusive "$mig_inconclusive"
-case $cc_status in ON | on | DEVTOOLS | devtools) inconclusive "$cc_inconclusive" ;; esac
+settings_inconclusive  # MIG again, now as nvidia-smi says for GPU 0 by its UUID
 
 # The benches run on GPU 0's NUMA node where numactl is there: the pinned
 # buffers then sit on the socket the GPU hangs off, as a tuned app's would.
@@ -160,10 +165,7 @@ numa_node=""
 # nvidia-smi's bus id "00000000:3B:00.0"; sysfs and the kernel log use a
 # four-digit domain, in lower case ("0000:3b:00.0", "PCI:0000:3b:00").
 pci_address=$(echo "$bus_id" | tr 'A-F' 'a-f' | awk -F'[:.]' 'NF == 4 { print substr($1, length($1) - 3) ":" $2 ":" $3 "." $4 }')
-if [ -n "$pci_address" ]; then
-  sysfs_bus=$pci_address
-  numa_node=$(cat "/sys/bus/pci/devices/$sysfs_bus/numa_node" 2>/dev/null || true)
-fi
+[ -z "$pci_address" ] || numa_node=$(cat "/sys/bus/pci/devices/$pci_address/numa_node" 2>/dev/null || true)
 if [ -n "$numa_node" ] && [ "$numa_node" -ge 0 ] 2>/dev/null && command -v numactl >/dev/null; then
   numa=(numactl --cpunodebind="$numa_node" --membind="$numa_node")
   echo "benches pinned to GPU 0's NUMA node $numa_node"

@@ -263,10 +263,15 @@ int cuGetErrorName(int error, const char** name) {
 
 /* ----- contexts and modules ---------------------------------------------- */
 /* An exclusive-process device takes one process's contexts: the holder's pid
- * is kept in FAKE_EXCLUSIVE_LOCK while it holds one. */
-static int take_exclusive(int dev) {
+ * is kept in FAKE_EXCLUSIVE_LOCK while it holds one. The lock of device
+ * dev's contexts, NULL where none is enforced. */
+static const char* exclusive_lock(int dev) {
   const char* path = getenv("FAKE_EXCLUSIVE_LOCK");
-  if (path == NULL || *path == '\0' || compute_mode_of(dev) != 3) return 0;
+  return path != NULL && *path != '\0' && compute_mode_of(dev) == 3 ? path : NULL;
+}
+static int take_exclusive(int dev) {
+  const char* path = exclusive_lock(dev);
+  if (path == NULL) return 0;
   FILE* f = fopen(path, "r");
   if (f != NULL) {
     int pid = 0;
@@ -281,8 +286,8 @@ static int take_exclusive(int dev) {
   return 0;
 }
 static void release_exclusive(int dev) {
-  const char* path = getenv("FAKE_EXCLUSIVE_LOCK");
-  if (path == NULL || *path == '\0' || compute_mode_of(dev) != 3) return;
+  const char* path = exclusive_lock(dev);
+  if (path == NULL) return;
   FILE* f = fopen(path, "r");
   int pid = 0;
   if (f != NULL && fscanf(f, "%d", &pid) == 1 && pid == (int)getpid()) unlink(path);
@@ -454,11 +459,14 @@ int cuMemFreeHost(void* p) {
 }
 /* ----- the modelled GPU (FAKE_GPU_MODEL): a device clock in ms ---------- */
 static double device_ms;
-static int model_rate(unsigned i, double* rate) {
+static int modelled(void) {
   const char* model = getenv("FAKE_GPU_MODEL");
+  return model != NULL && *model != '\0';
+}
+static int model_rate(unsigned i, double* rate) {
   char buf[32];
-  if (model == NULL || *model == '\0') return 0;
-  *rate = atof(list_item(model, i, buf, sizeof buf));
+  if (!modelled()) return 0;
+  *rate = atof(list_item(getenv("FAKE_GPU_MODEL"), i, buf, sizeof buf));
   return *rate > 0;
 }
 static void model_bytes(double bytes, unsigned which) { /* 0 memory, 1 link */
@@ -511,8 +519,7 @@ int cuEventDestroy_v2(void* e) {
 }
 int cuEventRecord(void* e, void* s) {
   (void)s;
-  double rate = 0;
-  ((event_t*)e)->ms = model_rate(0, &rate) ? device_ms : now_ms();
+  ((event_t*)e)->ms = modelled() ? device_ms : now_ms();
   return 0;
 }
 int cuEventSynchronize(void* e) {

@@ -304,7 +304,13 @@ if [ "$kernels" = with-kernels ]; then
   check "device-check: Confidential Computing is inconclusive" grep -q "^device-check: INCONCLUSIVE: Confidential Computing is on" "$tmp/out"
   # The modelled H200 (FAKE_GPU_MODEL: 5,000 GB/s memory, 55 GB/s link, 60
   # TFLOP/s; 132 SMs at 1980 MHz from the stand-in nvidia-smi): the figures
-  # the gates judge are known in advance.
+  # the gates judge follow from the model (fake_libcuda.c: 5 us a copy or
+  # launch, then its bytes or flops at the rate), 64 MiB buffers:
+  #   device copy 2 x 64 MiB / (5 us + 2 x 64 MiB / 5000 GB/s) = 4214.91 GB/s,
+  #     87.8% of the H200's 4800 GB/s;
+  #   host->device 64 MiB / (5 us + 64 MiB / 55 GB/s) = 54.78 GB/s;
+  #   FP32 2 x 8 x 4096 x (132 x 8 blocks x 256) flops / (5 us + that at
+  #     60 TFLOP/s) = 59.0 TFLOP/s, 88.2% of 132 x 128 x 2 x 1980 MHz.
   h200=(FAKE_DRIVER_VERSION=13000 FAKE_MODULE_LOAD=0 FAKE_FREE_MEM=268435456 FAKE_SMS=132 FAKE_GPU_MODEL=5000,55,60)
   run "${withgpu[@]}" "${smi[@]}" "${h200[@]}" "$device_check" "$tmp/device-check"
   check "device-check: a healthy GPU passes (exit 0)" test "$status" -eq 0 -a "$(tail -n 1 "$tmp/out")" = "device-check: PASS"
@@ -382,7 +388,12 @@ if [ "$kernels" = with-kernels ]; then
   check "bench: a GPU slower than the CPU: said so" grep -q "network step: GPU 0.[0-9]x .* - the CPU is faster: not worth a GPU" "$tmp/err"
   run "${gpu[@]}" FAKE_GPU_MODEL=5000,55,60 "$probe" --bench --json
   check "bench: a GPU far faster: GPU work" grep -q "network step: GPU [0-9.]*x .* - GPU work;" "$tmp/err"
-  check "bench: the network step's GPU GFLOP/s from the modelled SGEMM (a third of 60 TFLOP/s, 5 us a launch)" test "$(json_gpu "10000 < r['bench']['gpu']['network_step_gflops'] < 20000")" = True
+  # The modelled step: two 768 KiB copies at 55 GB/s and six products of
+  # 2 x 256 x 768 x 768 flops at a third of 60 TFLOP/s, 5 us each.
+  model_step_gflops=$(python3 -c 'flops = 2 * 256 * 768 * 768
+ms = 2 * (0.005 + 4 * 256 * 768 / 55e6) + 6 * (0.005 + flops / (60e12 / 3 / 1e3))
+print("%.1f" % (6 * flops / (ms * 1e6)))')
+  check "bench: the network step's GPU GFLOP/s is the model's ($model_step_gflops)" test "$(json_gpu "r['bench']['gpu']['network_step_gflops']")" = "$model_step_gflops"
   check "bench: everything the GPU half held is freed" grep -q "device_allocations=0 host_allocations=0 events=0 modules=0 contexts=0" "$tmp/ledger"
   # Which kernels load, judged by the stand-in as a driver of that version
   # would (fake_libcuda.c, judge_image): the fatbin on CUDA 13, the ISA 7.0
