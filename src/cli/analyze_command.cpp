@@ -51,11 +51,41 @@ struct AnalyzeArgs {
   std::string max_vram, fits, precision;  // precision "": stored
   std::optional<std::uint64_t> context;
   std::uint64_t batch = 1;
+  std::string engine, kv_dtype;  // "": the model's format decides; auto
+  std::optional<double> gpu_memory_utilization;
+  std::optional<std::uint64_t> max_num_batched_tokens, max_num_seqs;
   bool no_models = false;
   // Kernels: the GPUs every CUDA binary must run on.
   std::vector<std::string> gpus;
   bool no_kernels = false;
 };
+
+// --engine, --gpu-memory-utilization, --kv-dtype and vLLM's batch.
+ServingSettings serving_settings(const AnalyzeArgs& a) {
+  ServingSettings s;
+  if (!a.engine.empty()) {
+    s.engine = parse_engine(a.engine);
+    if (!s.engine)
+      throw InputError("--engine '" + a.engine + "': one of vllm, llama.cpp, transformers");
+  }
+  const bool vllm_only_flags = a.gpu_memory_utilization || a.max_num_batched_tokens ||
+                               a.max_num_seqs || (!a.kv_dtype.empty() && a.kv_dtype != "auto");
+  if (vllm_only_flags && s.engine && *s.engine != Engine::Vllm)
+    throw InputError(
+        "--gpu-memory-utilization, --kv-dtype fp8, --max-num-batched-tokens and "
+        "--max-num-seqs are vLLM's; --engine " +
+        std::string(engine_name(*s.engine)) + " takes none of them");
+  s.gpu_memory_utilization = a.gpu_memory_utilization;
+  if (a.kv_dtype == "fp8" || a.kv_dtype == "fp8_e4m3" || a.kv_dtype == "fp8_e5m2")
+    s.kv_fp8 = true;
+  else if (!a.kv_dtype.empty() && a.kv_dtype != "auto")
+    throw InputError("--kv-dtype '" + a.kv_dtype +
+                     "': auto (the model's 16 bits) or fp8 (vLLM's --kv-cache-dtype fp8, "
+                     "fp8_e4m3, fp8_e5m2)");
+  s.max_num_batched_tokens = a.max_num_batched_tokens;
+  s.max_num_seqs = a.max_num_seqs;
+  return s;
+}
 
 bool has_gate_flags(const AnalyzeArgs& a) {
   return !a.max_size.empty() || !a.max_wasted.empty() || !a.dive_ci.empty() || !a.budgets.empty() ||
@@ -242,7 +272,7 @@ int run_analyze(const AnalyzeArgs& given) {
   if (args.no_models)
     request.vram.reset();
   else
-    request.vram = VramSettings{args.context, args.batch};
+    request.vram = VramSettings{args.context, args.batch, serving_settings(args)};
   request.read_kernels = !args.no_kernels;
   request.keep_files = renderer_needs_files(args.format) ||
                        std::any_of(extras.begin(), extras.end(), [](const ExtraReport& e) {
@@ -375,7 +405,8 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
       ->group(models);
   cmd->add_option("--fits", args->fits,
                   "Fail when a model does not fit GPU, or N of them: L4, A100-80GB, H100x2, ...\n"
-                  "(data/gpus.json); the message says which precision would")
+                  "(data/gpus.json), in its engine's budget (--engine); the message gives the\n"
+                  "engine's figures and what would fit")
       ->group(models);
   cmd->add_option("--precision", args->precision,
                   "The precision the VRAM gates check: stored (as the files hold it, default),\n"
@@ -386,6 +417,30 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}))
       ->group(models);
   cmd->add_option("--batch", args->batch, "Sequences served at once (default 1)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000}))
+      ->group(models);
+  cmd->add_option("--engine", args->engine,
+                  "The engine whose memory budget the VRAM figures follow: vllm (its\n"
+                  "--gpu-memory-utilization of the board, non-torch memory, profile run),\n"
+                  "llama.cpp (KV cache whole, compute buffer), transformers (no preallocation).\n"
+                  "Default: llama.cpp for GGUF, vllm for safetensors, transformers otherwise")
+      ->group(models);
+  cmd->add_option("--gpu-memory-utilization", args->gpu_memory_utilization,
+                  "vLLM's share of each GPU (default 0.9, vLLM's own)")
+      ->check(CLI::Range(0.01, 1.0))
+      ->group(models);
+  cmd->add_option("--kv-dtype", args->kv_dtype,
+                  "The KV cache's type: auto (16 bits) or fp8 (vLLM's --kv-cache-dtype fp8:\n"
+                  "one byte an element)")
+      ->group(models);
+  cmd->add_option("--max-num-batched-tokens", args->max_num_batched_tokens,
+                  "vLLM's profile-run tokens (default: vllm serve's, 8192 on 70 GiB boards\n"
+                  "but A100s, else 2048)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10'000'000}))
+      ->group(models);
+  cmd->add_option("--max-num-seqs", args->max_num_seqs,
+                  "vLLM's sequences at once, whose logits the sampler holds (default: vllm\n"
+                  "serve's, 1024 on 70 GiB boards but A100s, else 256)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000}))
       ->group(models);
   cmd->add_flag("--no-models", args->no_models,

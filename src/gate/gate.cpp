@@ -36,19 +36,55 @@ void check_ratio(GateResult& r, const std::string& rule, double actual, double l
 
 // "int8 would need 9.9 GB", or what GPU would do, for a model that does
 // not fit `limit` bytes per GPU on `gpus` of them at the asked precision.
-std::string what_would_fit(const VramEstimate& v, Precision asked, std::uint64_t limit,
-                           unsigned gpus) {
+// `need_on(n)` is a precision's need and whether it fits.
+template <typename NeedOn>
+std::string what_would_fit(const VramEstimate& v, Precision asked, NeedOn need_on) {
   for (const auto& n : v.needs)
-    if (n.precision != asked && !n.as_stored && VramEstimate::per_gpu(n, gpus) <= limit)
-      return std::string(precision_name(n.precision)) + " would fit (" +
-             format_size(VramEstimate::per_gpu(n, gpus)) + ")";
+    if (n.precision != asked && !n.as_stored)
+      if (const auto [bytes, fits] = need_on(n); fits)
+        return std::string(precision_name(n.precision)) + " would fit (" + format_size(bytes) + ")";
   const PrecisionNeed* need = v.at(asked);
-  const std::uint64_t least = need ? VramEstimate::per_gpu(*need, gpus) : 0;
-  for (const Gpu& gpu : known_gpus())
-    if (least > 0 && least <= gpu.memory_bytes)
-      return "no precision fits; use a GPU with at least " + format_size(least) + " (" + gpu.name +
-             " or larger)";
+  if (need != nullptr && !need->fits_on.empty())
+    return "no precision fits; use a GPU with more memory (" + need->fits_on.front() +
+           " or larger)";
   return "no precision fits; split it over more GPUs (--fits NAMExN)";
+}
+
+// --fits GPU[xN]: each model's engine budget on that target, in the terms
+// of the engine's own start-up (vLLM: its share of the board).
+void check_fits(GateResult& r, const std::vector<ModelReport>& models, const GateConfig& g) {
+  const std::string rule = "fits:" + g.fits->text();
+  if (models.empty()) {
+    r.checks.push_back(GateCheck{rule, g.fits->gpu.memory_bytes, std::uint64_t{0}, true, ""});
+    return;
+  }
+  for (const auto& [model, vram] : models) {
+    const std::string model_rule = rule + ":" + model.path;
+    if (vram.at(g.precision) == nullptr) {
+      r.checks.push_back(GateCheck{model_rule, g.fits->gpu.memory_bytes, std::uint64_t{0}, false,
+                                   "model " + model.path +
+                                       ": its parameters could not be read, so only its "
+                                       "stored size can be checked (--precision stored)"});
+      continue;
+    }
+    const ServingBudget b = serving_budget(vram, g.precision, *g.fits);
+    GateCheck c{model_rule, b.usable, b.need, b.fits, ""};
+    if (!b.fits)
+      c.message = "model " + model.path + " at " + std::string(precision_name(g.precision)) + " (" +
+                  format_count(vram.context) + " tokens of context, batch " +
+                  format_count(vram.batch) + ") on " + b.gpu + " under " +
+                  std::string(engine_name(b.engine)) + ": " + b.verdict() +
+                  (b.fits_at_utilization
+                       ? std::string()
+                       : "; " + what_would_fit(vram, g.precision,
+                                               [&](const PrecisionNeed& n) {
+                                                 const ServingBudget other =
+                                                     serving_budget(vram, n.precision, *g.fits);
+                                                 return std::pair{other.need, other.fits};
+                                               })) +
+                  " [" + b.breakdown() + "]";
+    r.checks.push_back(std::move(c));
+  }
 }
 
 void check_models(GateResult& r, const std::vector<ModelReport>& models, const GateConfig& g) {
@@ -58,10 +94,9 @@ void check_models(GateResult& r, const std::vector<ModelReport>& models, const G
     std::uint64_t bytes;
     unsigned gpus;
   };
+  if (g.fits) check_fits(r, models, g);
   std::vector<Limit> limits;
   if (g.max_vram) limits.push_back(Limit{"max-vram", *g.max_vram, 1});
-  if (g.fits)
-    limits.push_back(Limit{"fits:" + g.fits->text(), g.fits->gpu.memory_bytes, g.fits->count});
   for (const auto& limit : limits) {
     if (models.empty()) {
       r.checks.push_back(GateCheck{limit.rule, limit.bytes, std::uint64_t{0}, true, ""});
@@ -77,14 +112,17 @@ void check_models(GateResult& r, const std::vector<ModelReport>& models, const G
                                          "stored size can be checked (--precision stored)"});
         continue;
       }
-      const std::uint64_t actual = VramEstimate::per_gpu(*need, limit.gpus);
+      const std::uint64_t actual = vram.per_gpu(*need, limit.gpus);
       GateCheck c{rule, limit.bytes, actual, actual <= limit.bytes, ""};
       if (!c.passed)
         c.message = "model " + model.path + " needs " + format_size(actual) +
                     (limit.gpus > 1 ? " per GPU" : "") + " at " + at + " (" +
                     format_count(vram.context) + " tokens of context, batch " +
                     format_count(vram.batch) + "), above " + format_size(limit.bytes) + "; " +
-                    what_would_fit(vram, g.precision, limit.bytes, limit.gpus);
+                    what_would_fit(vram, g.precision, [&](const PrecisionNeed& n) {
+                      const std::uint64_t bytes = vram.per_gpu(n, limit.gpus);
+                      return std::pair{bytes, bytes <= limit.bytes};
+                    });
       r.checks.push_back(std::move(c));
     }
   }

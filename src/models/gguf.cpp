@@ -126,6 +126,7 @@ class GgufReader {
       const auto element = static_cast<std::uint32_t>(read_le(in_, 4, "an array type"));
       const std::uint64_t n = read_le(in_, 8, "an array length");
       if (n > kMaxCount * 100) throw Malformed("it claims an array of " + std::to_string(n));
+      if (depth == 0) top_array_length_ = n;
       if (const std::size_t bytes = scalar_bytes(element); bytes != 0 && !is_integer(element)) {
         skip_bytes(in_, n * bytes, "a metadata array");
         return;
@@ -150,6 +151,9 @@ class GgufReader {
     std::string text;
     read_value(type, 0, integer, key == "general.architecture" ? &text : nullptr);
     if (key == "general.architecture") architecture_ = text;
+    // The vocabulary is the token list's length (<arch>.vocab_size is
+    // often left out).
+    if (key == "tokenizer.ggml.tokens" && type == kArray) vocab_tokens_ = top_array_length_;
     if (integer) integers_[key] = *integer;
   }
 
@@ -223,6 +227,12 @@ class GgufReader {
     s.layers = arch_value("block_count");
     s.context_length = arch_value("context_length");
     s.hidden_size = arch_value("embedding_length");
+    s.intermediate_size = arch_value("feed_forward_length") *
+                          std::max<std::uint64_t>(arch_value("expert_used_count"), 1);
+    s.vocab_size = arch_value("vocab_size");
+    if (s.vocab_size == 0) s.vocab_size = vocab_tokens_;
+    // Which layers slide is the architecture's rule (collect_models).
+    s.sliding_window = arch_value("attention.sliding_window");
     s.attention_heads = arch_value("attention.head_count");
     s.kv_heads = arch_value("attention.head_count_kv");
     if (s.kv_heads == 0) s.kv_heads = s.attention_heads;  // absent: no grouped-query attention
@@ -238,6 +248,8 @@ class GgufReader {
   ModelFile& out_;
   std::string architecture_;
   std::map<std::string, std::int64_t> integers_;
+  std::uint64_t top_array_length_ = 0;
+  std::uint64_t vocab_tokens_ = 0;
 };
 
 }  // namespace

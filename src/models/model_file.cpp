@@ -110,6 +110,8 @@ json shape_to_json(const ModelShape& s) {
           {"value_dim", s.value_dim},
           {"context_length", s.context_length},
           {"hidden_size", s.hidden_size},
+          {"intermediate_size", s.intermediate_size},
+          {"vocab_size", s.vocab_size},
           {"sliding_window", s.sliding_window},
           {"sliding_layers", s.sliding_layers}};
 }
@@ -124,7 +126,9 @@ ModelShape shape_from_json(const json& j) {
   s.value_dim = j.at("value_dim").get<std::uint64_t>();
   s.context_length = j.at("context_length").get<std::uint64_t>();
   s.hidden_size = j.at("hidden_size").get<std::uint64_t>();
-  // Absent from reports written before windows were read.
+  // Absent from reports written before these were read.
+  s.intermediate_size = j.value("intermediate_size", std::uint64_t{0});
+  s.vocab_size = j.value("vocab_size", std::uint64_t{0});
   s.sliding_window = j.value("sliding_window", std::uint64_t{0});
   s.sliding_layers = j.value("sliding_layers", std::uint64_t{0});
   return s;

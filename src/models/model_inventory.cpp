@@ -59,6 +59,7 @@ struct ConfigDefaults {
   // "alternate", "pattern", "after_max_window_layers", or "" (none known).
   std::string sliding_layers;
   std::uint64_t sliding_window = 0;  // the class default
+  ConfigField vocab;
 };
 
 ConfigField config_field(const json& row, const char* name) {
@@ -86,6 +87,7 @@ const std::map<std::string, ConfigDefaults>& config_defaults() {
       d.hidden = config_field(row, "hidden_size");
       d.head_dim = config_field(row, "head_dim");
       d.positions = config_field(row, "max_positions");
+      d.vocab = config_field(row, "vocab_size");
       d.kv_lora_rank = config_field(row, "kv_lora_rank");
       d.qk_rope_head_dim = config_field(row, "qk_rope_head_dim");
       if (const auto w = row.find("sliding_window"); w != row.end() && w->is_object()) {
@@ -170,6 +172,25 @@ void read_sliding_window(const json& shape, const ConfigDefaults* d, ModelShape&
   s.sliding_layers = sliding;
 }
 
+// A GGUF file gives its window (<arch>.attention.sliding_window) but not
+// which layers slide: that is its architecture's rule, as the class
+// defaults hold it (gemma2: alternate layers; gemma3: five in six), which
+// llama.cpp follows. Without a rule the window is dropped: every layer
+// keeps the whole context, the larger figure.
+void settle_gguf_window(ModelShape& s) {
+  const std::uint64_t window = s.sliding_window;
+  if (window == 0 || s.sliding_layers > 0) return;
+  s.sliding_window = 0;
+  const auto& table = config_defaults();
+  // GGUF names the architecture (gemma3) where transformers names the text
+  // tower that holds its layers <type>_text (gemma3_text).
+  auto row = table.find(s.architecture);
+  if (row == table.end() || row->second.sliding_layers.empty())
+    row = table.find(s.architecture + "_text");
+  if (row == table.end()) return;
+  read_sliding_window(json{{"sliding_window", window}}, &row->second, s);
+}
+
 }  // namespace
 
 // config.json's fields, completed with its model_type's defaults; nlohmann
@@ -242,6 +263,18 @@ static std::optional<HfConfig> read_hf_config_json(const json& doc) {
                   {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length"},
                   "positions", defaulted);
   read_sliding_window(*shape, d, s);
+  // An MoE token passes through num_experts_per_tok experts of
+  // moe_intermediate_size (Qwen-MoE, DeepSeek) or intermediate_size
+  // (Mixtral); a dense model through one MLP of intermediate_size.
+  std::uint64_t mlp = first_number(*shape, {"moe_intermediate_size"});
+  if (mlp == 0) mlp = first_number(*shape, {"intermediate_size", "ffn_dim", "n_inner", "d_ff"});
+  s.intermediate_size =
+      mlp * std::max<std::uint64_t>(first_number(*shape, {"num_experts_per_tok", "top_k"}), 1);
+  std::vector<std::string> vocab_defaulted;  // the logits' width only; not a shape field
+  s.vocab_size = shape_value(*shape, d ? &d->vocab : nullptr, {"vocab_size", "n_vocab"},
+                             "vocabulary", vocab_defaulted);
+  if (s.vocab_size == 0)
+    s.vocab_size = shape_value(doc, nullptr, {"vocab_size"}, "vocabulary", vocab_defaulted);
   if (d && d->attention == "mla") {
     // Multi-head latent attention (DeepSeek-V2/V3) caches one latent of
     // kv_lora_rank and the rotary key of qk_rope_head_dim a layer, shared
@@ -310,6 +343,7 @@ std::vector<Model> collect_models(const std::vector<ModelFileAt>& files,
       if (!m.shape.has_kv_cache() && f->file.shape.has_kv_cache()) {
         m.shape = f->file.shape;
         m.shape_from = "gguf";
+        settle_gguf_window(m.shape);
       }
       for (const auto& w : f->file.warnings) m.warnings.push_back(f->path + ": " + w);
     }

@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "imgsmith/util/error.hpp"
+#include "imgsmith/util/size.hpp"
 #include "imgsmith/util/text.hpp"
 #include "models_data.hpp"
+#include "serving_costs.hpp"
 
 namespace imgsmith {
 namespace {
@@ -133,13 +135,6 @@ std::uint64_t model_capture(std::string_view path, std::uint64_t size) {
   return 0;
 }
 
-std::uint64_t VramEstimate::per_gpu(const PrecisionNeed& need, unsigned gpus) {
-  gpus = std::max(gpus, 1u);
-  const std::uint64_t shared = saturating_sum({need.weights, need.kv_cache, need.activations});
-  if (shared == UINT64_MAX) return UINT64_MAX;
-  return saturating_sum({shared / gpus + (shared % gpus != 0 ? 1 : 0), need.cuda_context});
-}
-
 const PrecisionNeed* VramEstimate::at(Precision precision) const {
   for (const auto& n : needs)
     if (n.precision == precision) return &n;
@@ -150,17 +145,42 @@ VramEstimate estimate_vram(const Model& model, const VramSettings& settings) {
   const VramConstants& c = constants();
   VramEstimate e;
   e.batch = std::max<std::uint64_t>(settings.batch, 1);
+  e.serving = settings.serving;
+  e.engine = settings.serving.engine.value_or(engine_for(model));
   const ModelShape& s = model.shape;
+  e.hidden_size = s.hidden_size;
+  e.intermediate_size = s.intermediate_size;
+  e.vocab_size = s.vocab_size;
+  e.attention_heads = s.attention_heads;
+  e.kv_heads = s.kv_heads;
+  e.activations_from_shape = s.hidden_size > 0 && s.intermediate_size > 0 && s.vocab_size > 0;
+  if (e.engine == Engine::Vllm && !e.activations_from_shape)
+    e.engine_note = "vLLM's activation peak is taken as " +
+                    format_count(static_cast<std::uint64_t>(c.activation_fraction * 100)) +
+                    "% of the weights: the model's config gives no " +
+                    (s.hidden_size == 0         ? "hidden size"
+                     : s.intermediate_size == 0 ? "MLP width (intermediate_size)"
+                                                : "vocabulary size") +
+                    " to size its profile run";
+  // vLLM's --dtype auto loads float32 weights at 16 bits (data/vram.json).
+  const bool served_at_16_bits = e.engine == Engine::Vllm && stored_as_float32(model);
+  if (served_at_16_bits)
+    e.engine_note += std::string(e.engine_note.empty() ? "" : "; ") +
+                     "vLLM loads these float32 weights at 16 bits (--dtype auto), so the stored "
+                     "row counts them at 2 bytes";
+  const std::uint64_t kv_element = models_detail::kv_bytes_per_element(e);
   // One layer's K and V for one token; the layers that slide keep only
   // their window of the context.
   std::uint64_t per_layer_token = 0, layer_tokens = 0;
   if (s.has_kv_cache()) {
-    per_layer_token = saturating_product(
-        {s.kv_heads, saturating_sum({s.key_dim, s.value_dim}), c.kv_bytes_per_element});
-    e.kv_bytes_per_token = saturating_product({s.layers, per_layer_token});
+    per_layer_token =
+        saturating_product({s.kv_heads, saturating_sum({s.key_dim, s.value_dim}), kv_element});
+    e.kv_bytes_per_token = saturating_product(
+        {s.layers, s.kv_heads, saturating_sum({s.key_dim, s.value_dim}), c.kv_bytes_per_element});
     e.context = settings.context ? *settings.context : s.context_length;
     layer_tokens = s.cached_layer_tokens(e.context);
-    e.kv_cache_bytes = saturating_product({per_layer_token, layer_tokens, e.batch});
+    e.kv_cache_bytes = saturating_product({s.kv_heads, saturating_sum({s.key_dim, s.value_dim}),
+                                           c.kv_bytes_per_element, layer_tokens, e.batch});
   }
   std::vector<Precision> precisions{Precision::Stored};
   if (model.parameters_known && model.parameters > 0)
@@ -171,18 +191,25 @@ VramEstimate estimate_vram(const Model& model, const VramSettings& settings) {
     n.as_stored = already_at(model, p);
     n.weights = n.as_stored ? model.weight_bytes : weights_at(model, p);
     std::uint64_t per = per_layer_token;
-    if (p == Precision::Stored && stored_as_float32(model))
-      per = saturating_product({per, 2});  // float32 activations
+    if (p == Precision::Stored && stored_as_float32(model)) {
+      if (served_at_16_bits)
+        n.weights = model.weight_bytes / 2 + model.weight_bytes % 2;
+      else if (e.engine == Engine::Transformers)
+        per = saturating_product({per, 2});  // float32 activations
+    }
+    n.kv_bytes_per_token = saturating_product({per, s.layers});
     n.kv_cache = saturating_product({per, layer_tokens, e.batch});
-    const double activations = static_cast<double>(n.weights) * c.activation_fraction;
-    n.activations =
-        activations >= 1.8e19 ? UINT64_MAX : static_cast<std::uint64_t>(std::ceil(activations));
-    n.cuda_context = c.cuda_context_bytes;
+    n.activations = models_detail::activation_peak(
+        e, n.weights, 1, models_detail::small_board_batched_tokens(e.serving),
+        models_detail::small_board_seqs(e.serving), e.context * e.batch);
+    n.cuda_context = models_detail::non_torch(e, 1);
     n.total = saturating_sum({n.weights, n.kv_cache, n.activations, n.cuda_context});
-    for (const Gpu& gpu : known_gpus())
-      if (n.total <= gpu.memory_bytes) n.fits_on.push_back(gpu.name);
     e.needs.push_back(std::move(n));
   }
+  // Which boards hold each row: the engine's own budget on each.
+  for (auto& n : e.needs)
+    for (const Gpu& gpu : known_gpus())
+      if (serving_budget(e, n.precision, GpuTarget{gpu, 1}).fits) n.fits_on.push_back(gpu.name);
   return e;
 }
 
@@ -200,6 +227,8 @@ const std::vector<Gpu>& known_gpus() {
                                                               std::stoul(cc.substr(dot + 1)));
       out.push_back(Gpu{g.at("name").get<std::string>(),
                         static_cast<std::uint64_t>(g.at("memory_gb").get<double>() * 1e9),
+                        static_cast<std::uint64_t>(g.value("cuda_total_gib", 0.0) *
+                                                   static_cast<double>(1ull << 30)),
                         capability});
     }
     std::stable_sort(out.begin(), out.end(),

@@ -51,6 +51,43 @@ std::string fits_text(const PrecisionNeed& n) {
                                                  : n.fits_on.front() + " and larger";
 }
 
+// The budget a report shows beside the table: the stored row on the
+// smallest GPU it fits, or else on the largest of the table.
+std::optional<ServingBudget> shown_budget(const VramEstimate& v) {
+  // Without a KV cache there is no room to tell of: the table says it all.
+  const PrecisionNeed* stored = v.at(Precision::Stored);
+  if (stored == nullptr || stored->kv_bytes_per_token == 0 || known_gpus().empty())
+    return std::nullopt;
+  const Gpu* on = &known_gpus().back();
+  for (const Gpu& gpu : known_gpus())
+    if (!stored->fits_on.empty() && gpu.name == stored->fits_on.front()) on = &gpu;
+  return serving_budget(v, Precision::Stored, GpuTarget{*on, 1});
+}
+
+json budget_json(const ServingBudget& b) {
+  json out = {{"engine", std::string(engine_name(b.engine))},
+              {"gpu", b.gpu},
+              {"board_bytes", b.board},
+              {"board_measured", b.board_measured},
+              {"utilization", b.utilization},
+              {"usable_bytes", b.usable},
+              {"weights", b.weights},
+              {"non_torch", b.non_torch},
+              {"activation_peak", b.activation_peak},
+              {"kv_needed", b.kv_needed},
+              {"kv_available", b.kv_available},
+              {"kv_tokens", b.kv_tokens},
+              {"sequences", b.sequences},
+              {"fits", b.fits},
+              {"verdict", b.verdict()}};
+  if (b.engine == Engine::Vllm) {
+    out["max_num_batched_tokens"] = b.max_num_batched_tokens;
+    out["max_num_seqs"] = b.max_num_seqs;
+  }
+  if (b.fits_at_utilization) out["fits_at_utilization"] = *b.fits_at_utilization;
+  return out;
+}
+
 std::string precision_label(const Model& m, const PrecisionNeed& n) {
   if (n.precision != Precision::Stored)
     return std::string(precision_name(n.precision)) + (n.as_stored ? " (as stored)" : "");
@@ -88,6 +125,7 @@ json models_to_json(const std::vector<ModelReport>& models) {
       needs.push_back({{"precision", std::string(precision_name(n.precision))},
                        {"weights", n.weights},
                        {"kv_cache", n.kv_cache},
+                       {"kv_bytes_per_token", n.kv_bytes_per_token},
                        {"activations", n.activations},
                        {"cuda_context", n.cuda_context},
                        {"total", n.total},
@@ -112,7 +150,10 @@ json models_to_json(const std::vector<ModelReport>& models) {
                     {"batch", v.batch},
                     {"kv_bytes_per_token", v.kv_bytes_per_token},
                     {"kv_cache_bytes", v.kv_cache_bytes},
+                    {"engine", std::string(engine_name(v.engine))},
+                    {"engine_note", v.engine_note},
                     {"precisions", needs}};
+    if (const auto b = shown_budget(v)) item["vram"]["serving"] = budget_json(*b);
     json warnings = json::array();
     for (const auto& w : m.warnings) warnings.push_back(utf8_replaced(w));
     item["warnings"] = warnings;
@@ -152,12 +193,24 @@ std::vector<ModelReport> models_from_json(const json& list) {
     // Reports from before sliding windows: every layer kept the context.
     r.vram.kv_cache_bytes =
         v.value("kv_cache_bytes", r.vram.kv_bytes_per_token * r.vram.context * r.vram.batch);
+    // Reports from before engines were read were sized as transformers'.
+    r.vram.engine =
+        parse_engine(v.value("engine", std::string("transformers"))).value_or(Engine::Transformers);
+    r.vram.engine_note = v.value("engine_note", std::string());
+    r.vram.hidden_size = m.shape.hidden_size;
+    r.vram.intermediate_size = m.shape.intermediate_size;
+    r.vram.vocab_size = m.shape.vocab_size;
+    r.vram.attention_heads = m.shape.attention_heads;
+    r.vram.kv_heads = m.shape.kv_heads;
+    r.vram.activations_from_shape =
+        m.shape.hidden_size > 0 && m.shape.intermediate_size > 0 && m.shape.vocab_size > 0;
     for (const auto& n : v.at("precisions")) {
       PrecisionNeed need;
       need.precision =
           parse_precision(n.at("precision").get<std::string>()).value_or(Precision::Stored);
       need.weights = n.at("weights").get<std::uint64_t>();
       need.kv_cache = n.at("kv_cache").get<std::uint64_t>();
+      need.kv_bytes_per_token = n.value("kv_bytes_per_token", std::uint64_t{0});
       need.activations = n.at("activations").get<std::uint64_t>();
       need.cuda_context = n.at("cuda_context").get<std::uint64_t>();
       need.total = n.at("total").get<std::uint64_t>();
@@ -174,7 +227,8 @@ void render_models_text(const std::vector<ModelReport>& models, std::ostream& ou
   if (models.empty()) return;
   out << "\nMODELS (GPU memory to serve each; the formula and its sources: data/vram.json)\n";
   for (const auto& [m, v] : models) {
-    out << "  " << visible(m.path) << "  " << model_format_name(m.format);
+    out << "  " << visible(m.path) << "  " << model_format_name(m.format) << ", served by "
+        << engine_name(v.engine);
     if (m.files.size() > 1) out << ", " << m.files.size() << " files";
     if (m.parameters_known)
       out << ", " << short_count(m.parameters) << " parameters (" << format_count(m.parameters)
@@ -194,15 +248,19 @@ void render_models_text(const std::vector<ModelReport>& models, std::ostream& ou
                  format_size(n.weights).c_str(), format_size(n.kv_cache).c_str(),
                  format_size(n.activations).c_str(), format_size(n.total).c_str())
           << fits_text(n) << "\n";
+    if (const auto b = shown_budget(v))
+      out << "    " << visible(b->breakdown()) << ": " << b->verdict() << "\n";
+    if (!v.engine_note.empty()) out << "    note: " << visible(v.engine_note) << "\n";
     for (const auto& w : m.warnings) out << "    warning: " << visible(w) << "\n";
   }
-  const std::uint64_t context =
-      models.front().vram.needs.empty() ? 0 : models.front().vram.needs.front().cuda_context;
-  out << "  TOTAL = weights + KV cache + activations (20% of the weights) + "
-      << format_size(context)
-      << " CUDA context. int8: 1 byte per parameter and a 16-bit scale per 128; int4: half a byte "
-         "and a 16-bit scale and 4-bit zero-point per 128; embeddings, LM head, norms and "
-         "biases at 16 bits, as GPTQ, AWQ and bitsandbytes keep them.\n";
+  out << "  TOTAL = weights + KV cache + activations + non-torch memory, per engine (--engine): "
+         "vllm counts its profile run's peak (the forward of vllm serve's batched tokens or "
+         "the sampler's logits) and its non-torch memory, and a GPU holds it within "
+         "--gpu-memory-utilization (0.9) of CUDA's total; llama.cpp its compute buffer and the "
+         "CUDA context; transformers 20% of the weights and the CUDA context. int8: 1 byte per "
+         "parameter and a 16-bit scale per 128; int4: half a byte and a 16-bit scale and 4-bit "
+         "zero-point per 128; embeddings, LM head, norms and biases at 16 bits, as GPTQ, AWQ "
+         "and bitsandbytes keep them.\n";
 }
 
 void render_models_markdown(const std::vector<ModelReport>& models, std::ostream& out) {

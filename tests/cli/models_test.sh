@@ -222,11 +222,34 @@ check "it names the sharded model's shape and KV cache" grep -q "LlamaForCausalL
 expect "markdown report" 0 "$bin" analyze "$tmp/img.tar" --format markdown
 check "the markdown report has the models table" grep -q "| model | parameters | precision" "$tmp/out"
 
-# Gates: the sharded model's KV cache at its full 131,072-token context
-# (43 GB) fits no L4 at any precision; at 1,000 tokens it fits a T4.
+# Gates: the sharded model is safetensors, so vLLM's budget. Its KV cache
+# at its full 131,072-token context (80 layers x 8 KV heads x 128 x 2 x 2
+# B = 320 KiB a token: 40 GiB) fits no L4 at any precision; at 1,000
+# tokens it fits a T4.
 expect "--fits fails on a context the GPU cannot hold" 1 "$bin" analyze "$tmp/img.tar" --fits L4 -q
-check "the message names the model and what would do" grep -q "fits:L4:/models/llama/.*no precision fits; use a GPU with at least .* (L40S or larger)" "$tmp/err"
-expect "two L4s hold it" 0 "$bin" analyze "$tmp/img.tar" --fits L4x2 -q
+check "the message names the model, the engine and what would do" grep -q "fits:L4:/models/llama/.* under vllm: does not fit: needs .*; no precision fits; use a GPU with more memory (.* or larger)" "$tmp/err"
+check "with vLLM's own figures" grep -q "total_gpu_memory 22.35 GiB (the data sheet's) x gpu_memory_utilization 0.90 = 20.12 GiB" "$tmp/err"
+# Two L4s split the KV cache (20 GiB each) but each GPU's 3.58 GiB of
+# non-torch memory (NCCL) leaves 16.54: still no.
+expect "two L4s do not hold it under vLLM" 1 "$bin" analyze "$tmp/img.tar" --fits L4x2 -q
+check "each GPU's share is said" grep -q "needs 23.58 GiB per GPU, has 20.12 GiB" "$tmp/err"
+# One L40S (44.31 GiB to CUDA) gives vLLM 39.88 GiB at its default 0.9:
+# 40 GiB of KV cache and 0.35 GiB of non-torch memory need 0.92 of it.
+expect "near the boundary: one L40S does not fit at vLLM's default" 1 "$bin" analyze "$tmp/img.tar" --fits L40S -q
+check "and the share that would is said" grep -q "does not fit under vLLM's default 0.90; fits with --gpu-memory-utilization 0.92" "$tmp/err"
+expect "--gpu-memory-utilization 0.92 holds it" 0 "$bin" analyze "$tmp/img.tar" --fits L40S --gpu-memory-utilization 0.92 -q
+expect "--kv-dtype fp8 halves the KV cache: it fits at 0.9" 0 "$bin" analyze "$tmp/img.tar" --fits L40S --kv-dtype fp8 -q
+expect "two L40S hold it" 0 "$bin" analyze "$tmp/img.tar" --fits L40Sx2 -q
+# transformers preallocates nothing and takes the whole board: 40 GiB of
+# KV cache and 0.5 GiB of CUDA context fit one L40S, and not one A100-40GB
+# (39.39 GiB to CUDA).
+expect "transformers takes the whole board: one L40S holds it" 0 "$bin" analyze "$tmp/img.tar" --fits L40S --engine transformers -q
+expect "and an A100-40GB does not" 1 "$bin" analyze "$tmp/img.tar" --fits A100-40GB --engine transformers -q
+check "said under transformers" grep -q "under transformers: does not fit: needs 40.5. GiB, has 39.39 GiB" "$tmp/err"
+expect "an unknown engine is a usage error" 2 "$bin" analyze "$tmp/img.tar" --engine tgi
+check "naming the engines" grep -q "one of vllm, llama.cpp, transformers" "$tmp/err"
+expect "vLLM's flags with another engine are a usage error" 2 "$bin" analyze "$tmp/img.tar" --engine llama.cpp --kv-dtype fp8
+expect "an unknown KV dtype is a usage error" 2 "$bin" analyze "$tmp/img.tar" --kv-dtype int3
 expect "--fits passes with a shorter context" 0 "$bin" analyze "$tmp/img.tar" --fits T4 --context 1000 -q
 expect "a context past the model's maximum is sized" 0 "$bin" analyze "$tmp/img.tar" --context 200000
 check "and said, with the maximum" grep -q "warning: .*--context 200,000 is above its maximum of 131,072 tokens" "$tmp/out"
@@ -240,7 +263,7 @@ mkdir -p "$tmp/team"
 printf '[analyze]\nfits = "L4"\nprecision = "int4"\n' >"$tmp/team/imgsmith.toml"
 expect "imgsmith.toml's fits gates like the flag" 1 sh -c "cd \"$tmp/team\" && \"$bin\" analyze \"$tmp/img.tar\" -q"
 check "at the policy's precision" grep -q "fits:L4:/models/llama/.* at int4" "$tmp/err"
-expect "a flag overrides the policy's GPU" 0 sh -c "cd \"$tmp/team\" && \"$bin\" analyze \"$tmp/img.tar\" -q --fits L4x2"
+expect "a flag overrides the policy's GPU" 0 sh -c "cd \"$tmp/team\" && \"$bin\" analyze \"$tmp/img.tar\" -q --fits L40Sx2"
 expect "--fits with an unknown GPU is a usage error" 2 "$bin" analyze "$tmp/img.tar" --fits V100
 check "it lists the known GPUs" grep -q "unknown GPU (one of: T4" "$tmp/err"
 expect "--precision must be known" 2 "$bin" analyze "$tmp/img.tar" --precision int3

@@ -177,7 +177,8 @@ TEST_CASE("a Llama-2-7B-shaped safetensors header gives the published parameter 
   // gptq_model-4bit-128g.safetensors as 3.89 GB: within 1%, where every
   // parameter at 4 bits said 3.50 GB.
   CHECK(std::abs(static_cast<double>(int4->weights) / 3.89e9 - 1) < 0.01);
-  // At bf16 with 4,096 tokens it needs ~19.2 GB: an L4 (24 GB) holds it, a T4 (16 GB) does not.
+  // At bf16 with 4,096 tokens vLLM needs ~16.3 GB, within 0.9 of an L4 (24
+  // GB), not of a T4 (16 GB).
   CHECK(bf16->fits_on.front() == "L4");
   CHECK(std::find(bf16->fits_on.begin(), bf16->fits_on.end(), "T4") == bf16->fits_on.end());
 }
@@ -200,10 +201,19 @@ TEST_CASE("sharded safetensors add up to one model, with the context a flag sets
   const VramEstimate v = estimate_vram(models[0], {1000, 4});
   CHECK(v.context == 1000);
   CHECK(v.at(Precision::Bf16)->kv_cache == 524'288ull * 1000 * 4);
-  // Two GPUs split the weights, KV cache and activations; each holds a CUDA context.
+  // A safetensors checkpoint is vLLM's to serve. Two GPUs split the
+  // weights and KV cache; the sampler's 256 x 32,000 logits at 41 bytes
+  // each outweigh the forward of 2,048 tokens through half the MLP
+  // (2,048 x (3 x 11,008 / 2 + 3 x 4,096) x 2 B = 118 MB), and each GPU
+  // holds 3.58 GiB of non-torch memory (NCCL): data/vram.json.
+  CHECK(v.engine == Engine::Vllm);
   const PrecisionNeed& n = *v.at(Precision::Bf16);
-  CHECK(VramEstimate::per_gpu(n, 2) ==
-        (n.weights + n.kv_cache + n.activations + 1) / 2 + n.cuda_context);
+  const std::uint64_t sampler = 256ull * 32'000 * 41;
+  const std::uint64_t non_torch_tp = static_cast<std::uint64_t>(3.58 * (1ull << 30));
+  CHECK(v.per_gpu(n, 2) == (n.weights + 1) / 2 + (n.kv_cache + 1) / 2 + sampler + non_torch_tp);
+  // One GPU: the same sampler, and 0.35 GiB of non-torch memory.
+  CHECK(n.activations == sampler);
+  CHECK(n.cuda_context == static_cast<std::uint64_t>(0.35 * (1ull << 30)));
 }
 
 TEST_CASE(
@@ -372,6 +382,54 @@ TEST_CASE("a GGUF file: metadata, quantized tensors and the KV cache of grouped-
   CHECK(v.kv_bytes_per_token == 2 * 2 * 2 * 32 * 2);
   CHECK(v.context == 2048);
   CHECK(v.at(Precision::Stored)->weights == f.weight_bytes);
+  // The vocabulary is the token list's length; llama.cpp serves GGUF.
+  CHECK(f.shape.vocab_size == 4);
+  CHECK(v.engine == Engine::LlamaCpp);
+}
+
+// Gemma-2-9B's GGUF (42 blocks, 16 heads, 8 KV heads, head dim 256, 8,192
+// tokens, window 4,096: convert_hf_to_gguf.py writes
+// gemma2.attention.sliding_window) and Gemma-3's (five layers in six
+// slide). The GGUF says the window, the architecture which layers: as
+// llama.cpp's SWA cache keeps them.
+TEST_CASE("a GGUF file's sliding window: its architecture says which layers slide") {
+  const auto gguf = [](const std::string& arch, std::uint32_t blocks, std::uint32_t window) {
+    GgufWriter w;
+    w.string_kv("general.architecture", arch);
+    w.u32_kv(arch + ".block_count", blocks);
+    w.u32_kv(arch + ".context_length", 8192);
+    w.u32_kv(arch + ".embedding_length", 3584);
+    w.u32_kv(arch + ".attention.head_count", 16);
+    w.u32_kv(arch + ".attention.head_count_kv", 8);
+    w.u32_kv(arch + ".attention.key_length", 256);
+    w.u32_kv(arch + ".attention.value_length", 256);
+    if (window > 0) w.u32_kv(arch + ".attention.sliding_window", window);
+    w.tensor("blk.0.attn_norm.weight", {3584}, 0, 3584 * 4);
+    const auto [bytes, size] = w.file();
+    return collect_models({{"/m/" + arch + ".gguf", read_text(bytes, size)}}, {});
+  };
+  const std::uint64_t per_layer_token = 2 * 8 * 256 * 2;
+  SECTION("gemma2: alternate layers keep 4,096 of the 8,192 tokens") {
+    const auto models = gguf("gemma2", 42, 4096);
+    REQUIRE(models.size() == 1);
+    CHECK(models[0].shape.sliding_layers == 21);
+    CHECK(estimate_vram(models[0], {}).kv_cache_bytes ==
+          (21ull * 8192 + 21ull * 4096) * per_layer_token);
+  }
+  SECTION("gemma3: five in six of 62 layers keep 1,024") {
+    const auto models = gguf("gemma3", 62, 1024);
+    REQUIRE(models.size() == 1);
+    CHECK(models[0].shape.sliding_layers == 52);
+    CHECK(estimate_vram(models[0], {}).kv_cache_bytes ==
+          (10ull * 8192 + 52ull * 1024) * per_layer_token);
+  }
+  SECTION("an architecture without a rule keeps every layer whole") {
+    const auto models = gguf("llama", 32, 4096);
+    REQUIRE(models.size() == 1);
+    CHECK(models[0].shape.sliding_layers == 0);
+    CHECK(models[0].shape.sliding_window == 0);
+    CHECK(estimate_vram(models[0], {}).kv_cache_bytes == 32ull * 8192 * per_layer_token);
+  }
 }
 
 TEST_CASE("a GGUF file that lies or ends early is a warning, never a crash") {
@@ -653,7 +711,7 @@ TEST_CASE("sizes too large to hold saturate: no GPU holds them, no gate passes t
   for (const auto& n : v.needs) {
     CHECK(n.total == UINT64_MAX);
     CHECK(n.fits_on.empty());
-    CHECK(VramEstimate::per_gpu(n, 8) == UINT64_MAX);
+    CHECK(v.per_gpu(n, 8) == UINT64_MAX);
   }
 }
 

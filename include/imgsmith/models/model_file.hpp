@@ -28,6 +28,11 @@ struct ModelShape {
   std::uint64_t value_dim = 0;  // per head
   std::uint64_t context_length = 0;
   std::uint64_t hidden_size = 0;
+  // What a serving engine's activation peak grows with: the MLP's width
+  // a token passes through (an MoE's expert width times the experts each
+  // token takes) and the vocabulary its logits span. 0: not told.
+  std::uint64_t intermediate_size = 0;
+  std::uint64_t vocab_size = 0;
   // `sliding_layers` of the layers keep only the last `sliding_window`
   // tokens (0: every layer keeps the whole context).
   std::uint64_t sliding_window = 0;

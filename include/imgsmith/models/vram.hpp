@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "imgsmith/models/model_file.hpp"
+#include "imgsmith/models/serving.hpp"
 
 namespace imgsmith {
 
@@ -115,19 +116,33 @@ std::optional<Precision> parse_precision(std::string_view text);
 struct VramSettings {
   std::optional<std::uint64_t> context;  // tokens; unset: the model's maximum
   std::uint64_t batch = 1;
+  ServingSettings serving;
 };
 
+// The engine a model is served with when nobody says: GGUF llama.cpp;
+// safetensors (a Hugging Face checkpoint) vLLM; a PyTorch pickle or ONNX
+// graph transformers.
+Engine engine_for(const Model& model);
+
+// One precision's need on one GPU, as the estimate's engine budgets it.
 struct PrecisionNeed {
   Precision precision = Precision::Stored;
-  std::uint64_t weights = 0;
-  std::uint64_t kv_cache = 0;
+  std::uint64_t weights = 0;             // as the engine loads them (vLLM: float32 at 16 bits)
+  std::uint64_t kv_cache = 0;            // context x batch, at the engine's KV dtype
+  std::uint64_t kv_bytes_per_token = 0;  // every layer, at that dtype
+  // vLLM: the profile run's peak (forward of the batched tokens, or the
+  // sampler's logits); llama.cpp: its compute buffer; transformers: a
+  // share of the weights.
   std::uint64_t activations = 0;
-  std::uint64_t cuda_context = 0;
-  std::uint64_t total = 0;  // on one GPU
+  std::uint64_t cuda_context = 0;  // vLLM: its non-torch memory; others the CUDA context
+  std::uint64_t total = 0;         // on one GPU
   // An int8/int4 row of a checkpoint already quantized to as few bits or
   // fewer: the stored weights, not an option to advise.
   bool as_stored = false;
-  std::vector<std::string> fits_on;  // GPUs of the table it fits on alone, smallest first
+  // GPUs of the table it fits on alone, smallest first: the total within
+  // the share of the board the engine takes (vLLM: its
+  // gpu_memory_utilization of CUDA's total).
+  std::vector<std::string> fits_on;
 };
 
 struct VramEstimate {
@@ -139,12 +154,67 @@ struct VramEstimate {
   std::uint64_t kv_cache_bytes = 0;
   std::vector<PrecisionNeed> needs;  // stored, bf16, int8, int4; only stored when
                                      // the parameters are not known
-  // The need per GPU on `gpus` of them (tensor parallel): the weights, KV
-  // cache and activations split, each GPU holding its own CUDA context.
-  static std::uint64_t per_gpu(const PrecisionNeed& need, unsigned gpus);
+  Engine engine = Engine::Transformers;
+  ServingSettings serving;  // as asked; engine is the one used
+  // How the engine's figures were reached where the model did not say
+  // (an activation peak without the MLP's width, say); "" none.
+  std::string engine_note;
+  // The need per GPU on `gpus` of them (tensor parallel), with the
+  // engine's defaults for a board under 70 GiB: the weights and KV cache
+  // split; vLLM's forward activations split in part and its non-torch
+  // memory grows (NCCL); each GPU holds its own CUDA context.
+  std::uint64_t per_gpu(const PrecisionNeed& need, unsigned gpus) const;
   const PrecisionNeed* at(Precision precision) const;
+
+  // The figures the engine's budget needs that the needs do not carry.
+  std::uint64_t hidden_size = 0, intermediate_size = 0, vocab_size = 0, attention_heads = 0;
+  // Tensor parallelism splits the KV cache by heads: past as many GPUs as
+  // KV heads each GPU keeps a whole head (MLA's one latent on every GPU).
+  std::uint64_t kv_heads = 0;
+  std::uint64_t kv_split(std::uint64_t bytes, unsigned gpus) const;
+  bool activations_from_shape = false;  // else a share of the weights
 };
 VramEstimate estimate_vram(const Model& model, const VramSettings& settings);
+
+struct Gpu;
+struct GpuTarget;
+
+// A model served on a target of one or more GPUs, in the figures vLLM's
+// start-up log prints: what the board gives, what the weights, non-torch
+// memory and activation peak take, and what is left for the KV cache.
+struct ServingBudget {
+  Engine engine = Engine::Vllm;
+  std::string gpu;  // "H100x2"
+  unsigned gpus = 1;
+  std::uint64_t board = 0;                                     // one GPU's total to CUDA
+  bool board_measured = false;                                 // false: the data sheet's figure
+  double utilization = 1;                                      // the share of it the engine takes
+  std::uint64_t usable = 0;                                    // board x utilization
+  std::uint64_t max_num_batched_tokens = 0, max_num_seqs = 0;  // vLLM's, as used
+  // Per GPU:
+  std::uint64_t weights = 0, non_torch = 0, activation_peak = 0;
+  std::uint64_t kv_bytes_per_token = 0;
+  std::uint64_t kv_needed = 0;     // batch sequences at the context
+  std::uint64_t kv_available = 0;  // usable - the rest; 0 when they overrun it
+  std::uint64_t need = 0;          // weights + non-torch + activations + kv_needed
+  std::uint64_t kv_tokens = 0;     // what kv_available holds (vLLM: whole blocks)
+  std::uint64_t sequences = 0;     // of `context` tokens
+  std::uint64_t context = 0, batch = 1;
+  bool fits = false;
+  // vLLM, not fitting: the least --gpu-memory-utilization it fits at, when
+  // that is at most the largest data/vram.json suggests.
+  std::optional<double> fits_at_utilization;
+
+  // "fits: room for N tokens of KV cache (M sequences at C)"; "does not
+  // fit: needs X, has Y"; and the utilization that would.
+  std::string verdict() const;
+  // The figures as vLLM's start-up log gives them.
+  std::string breakdown() const;
+};
+// The budget of `model` at `precision` (which must be among the
+// estimate's needs) on `target`, with the estimate's engine and settings.
+ServingBudget serving_budget(const VramEstimate& estimate, Precision precision,
+                             const GpuTarget& target);
 
 struct ModelReport {
   Model model;
@@ -153,7 +223,10 @@ struct ModelReport {
 
 struct Gpu {
   std::string name;
-  std::uint64_t memory_bytes = 0;
+  std::uint64_t memory_bytes = 0;  // the data sheet's
+  // Its total to CUDA (cudaMemGetInfo), as a published log shows it;
+  // 0 where none was found (the data sheet's figure is used, and said).
+  std::uint64_t cuda_total_bytes = 0;
   // major * 10 + minor: 90 for 9.0, 103 for 10.3 (the GPU code it runs).
   unsigned compute_capability = 0;
 };
