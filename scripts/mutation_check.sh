@@ -54,6 +54,15 @@ break_ hard-link-keeps-content src/analysis/merged_tree.cpp \
   '      ++inode(target->inode()).names;' \
   '' \
   'merge: *,dive: *,parallel and sequential*,bombs: *'
+# vLLM's budget: its share of the board, and a KV head never split.
+break_ vllm-utilization src/models/serving.cpp \
+  'b.usable = bytes_of(std::floor(static_cast<double>(b.board) * b.utilization));' \
+  'b.usable = b.board;' \
+  'vLLM*,near the boundary*'
+break_ kv-head-split src/models/serving.cpp \
+  'const std::uint64_t ways = kv_heads > 0 ? std::min<std::uint64_t>(gpus, kv_heads) : gpus;' \
+  'const std::uint64_t ways = gpus;' \
+  'vLLM past as many GPUs*'
 # The probe's GPU kernels run under an emulation of CUDA's execution model
 # (a thread per CUDA thread, __syncthreads a barrier): a block that stages
 # the next tile while its threads still read the last is caught.

@@ -29,9 +29,18 @@ bool is_bitsandbytes_aux(const std::string& name) {
          name.ends_with(".weight_format");
 }
 
+// FP8 checkpoints' scales: compressed-tensors' (Neural Magic, llm-compressor)
+// weight_scale, input_scale and zero points, the KV cache's k_scale and
+// v_scale, and DeepSeek-V3's block scales weight_scale_inv.
+bool is_fp8_aux(const std::string& name) {
+  return name.ends_with(".weight_scale") || name.ends_with(".input_scale") ||
+         name.ends_with(".weight_zero_point") || name.ends_with(".k_scale") ||
+         name.ends_with(".v_scale") || name.ends_with(".weight_scale_inv");
+}
+
 bool is_quantization_aux(const std::string& name) {
   return name.ends_with(".qzeros") || name.ends_with(".scales") || name.ends_with(".g_idx") ||
-         is_bitsandbytes_aux(name);
+         is_bitsandbytes_aux(name) || is_fp8_aux(name);
 }
 
 struct Span {
@@ -371,7 +380,9 @@ void read_safetensors(ForwardReader& in, std::uint64_t size, ModelFile& out) {
       out.kept_16bit_elements += elements;
   }
   // Only a quantized checkpoint's scales and zero-points are not parameters.
-  if (out.packed_elements > 0 || bitsandbytes) out.quantization_aux_elements = aux_elements;
+  const bool fp8 = std::any_of(out.dtype_parameters.begin(), out.dtype_parameters.end(),
+                               [](const auto& d) { return d.first.starts_with("F8_"); });
+  if (out.packed_elements > 0 || bitsandbytes || fp8) out.quantization_aux_elements = aux_elements;
   if (!bitsandbytes) out.packed_u8_elements = 0;  // a uint8 weight of its own, not packed
   std::sort(spans.begin(), spans.end(),
             [](const Span& a, const Span& b) { return a.begin < b.begin; });

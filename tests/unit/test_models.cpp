@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -968,5 +969,172 @@ TEST_CASE("safetensors: the fast reading of plain headers agrees with the JSON p
       }) {
     INFO(header.substr(0, 200));
     CHECK(plain_header_agrees(header));
+  }
+}
+
+namespace {
+
+// A header of `tensors`, each in its own dtype and element size.
+struct TypedTensor {
+  std::string name;
+  std::vector<std::uint64_t> shape;
+  std::string dtype;
+  unsigned bytes;  // per element; a packed I32 is 4
+};
+
+std::vector<Model> published_model(const std::vector<TypedTensor>& tensors, const char* config) {
+  json header = json::object();
+  std::uint64_t offset = 0;
+  for (const auto& t : tensors) {
+    std::uint64_t n = 1;
+    for (auto d : t.shape) n *= d;
+    header[t.name] = {
+        {"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + n * t.bytes}}};
+    offset += n * t.bytes;
+  }
+  const std::string text = header.dump();
+  const ModelFile f = read_text(le(text.size(), 8) + text, 8 + text.size() + offset);
+  REQUIRE(f.warnings.empty());
+  return collect_models({{"/m/model.safetensors", f}}, {{"/m/config.json", config}});
+}
+
+// The decoder layers of a Llama-like model: each linear through `linear`
+// (which may write it as several tensors), two norms a layer.
+std::vector<TypedTensor> decoder(
+    std::uint64_t layers, std::uint64_t hidden, std::uint64_t q, std::uint64_t kv,
+    std::uint64_t mlp, bool qkv_bias,
+    const std::function<void(std::vector<TypedTensor>&, const std::string&, std::uint64_t,
+                             std::uint64_t)>& linear) {
+  std::vector<TypedTensor> t;
+  for (std::uint64_t i = 0; i < layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    linear(t, p + "self_attn.q_proj", q, hidden);
+    linear(t, p + "self_attn.k_proj", kv, hidden);
+    linear(t, p + "self_attn.v_proj", kv, hidden);
+    if (qkv_bias)
+      for (const auto& [proj, out] : {std::pair{"q_proj", q}, {"k_proj", kv}, {"v_proj", kv}})
+        t.push_back({p + "self_attn." + proj + ".bias", {out}, "BF16", 2});
+    linear(t, p + "self_attn.o_proj", hidden, q);
+    linear(t, p + "mlp.gate_proj", mlp, hidden);
+    linear(t, p + "mlp.up_proj", mlp, hidden);
+    linear(t, p + "mlp.down_proj", hidden, mlp);
+    t.push_back({p + "input_layernorm.weight", {hidden}, "BF16", 2});
+    t.push_back({p + "post_attention_layernorm.weight", {hidden}, "BF16", 2});
+  }
+  t.push_back({"model.norm.weight", {hidden}, "BF16", 2});
+  return t;
+}
+
+void bf16_linear(std::vector<TypedTensor>& t, const std::string& name, std::uint64_t out,
+                 std::uint64_t in) {
+  t.push_back({name + ".weight", {out, in}, "BF16", 2});
+}
+
+}  // namespace
+
+// Published parameter counts and KV cache per token, from headers with the
+// published checkpoints' tensor names, shapes and dtypes.
+TEST_CASE("published figures: MoE and tied embeddings and FP8 and AWQ checkpoints") {
+  SECTION("Mixtral-8x7B (MoE): 46,702,792,704 parameters, 128 KiB of KV cache a token") {
+    // mistralai/Mixtral-8x7B-v0.1: 32 layers, hidden 4096, 32 heads, 8 KV
+    // heads, 8 experts of 14336 (w1, w2, w3) and a router a layer,
+    // vocabulary 32000, untied; the model card's 46.7B.
+    std::vector<TypedTensor> t{{"model.embed_tokens.weight", {32000, 4096}, "BF16", 2},
+                               {"lm_head.weight", {32000, 4096}, "BF16", 2},
+                               {"model.norm.weight", {4096}, "BF16", 2}};
+    for (int i = 0; i < 32; ++i) {
+      const std::string p = "model.layers." + std::to_string(i) + ".";
+      for (const auto& [proj, out] :
+           {std::pair{"q_proj", 4096}, {"k_proj", 1024}, {"v_proj", 1024}, {"o_proj", 4096}})
+        t.push_back({p + "self_attn." + proj + ".weight",
+                     {static_cast<std::uint64_t>(out), 4096},
+                     "BF16",
+                     2});
+      t.push_back({p + "block_sparse_moe.gate.weight", {8, 4096}, "BF16", 2});
+      for (int e = 0; e < 8; ++e) {
+        const std::string x = p + "block_sparse_moe.experts." + std::to_string(e) + ".";
+        t.push_back({x + "w1.weight", {14336, 4096}, "BF16", 2});
+        t.push_back({x + "w2.weight", {4096, 14336}, "BF16", 2});
+        t.push_back({x + "w3.weight", {14336, 4096}, "BF16", 2});
+      }
+      t.push_back({p + "input_layernorm.weight", {4096}, "BF16", 2});
+      t.push_back({p + "post_attention_layernorm.weight", {4096}, "BF16", 2});
+    }
+    const auto models = published_model(t, R"({"model_type": "mixtral", "hidden_size": 4096,
+      "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "num_local_experts": 8, "num_experts_per_tok": 2,
+      "max_position_embeddings": 32768, "vocab_size": 32000, "sliding_window": null})");
+    REQUIRE(models.size() == 1);
+    CHECK(models[0].parameters == 46'702'792'704);
+    CHECK(models[0].shape.intermediate_size == 2 * 14336);  // two experts a token
+    CHECK(estimate_vram(models[0], {}).kv_bytes_per_token == 131'072);
+  }
+  SECTION("Qwen2.5-1.5B (tied embeddings, QKV biases): 1,543,714,304 parameters") {
+    // Qwen/Qwen2.5-1.5B: 28 layers, hidden 1536, 12 heads, 2 KV heads,
+    // MLP 8960, vocabulary 151936, tie_word_embeddings (no lm_head
+    // tensor); the model card's 1.54B (1.31B non-embedding).
+    std::vector<TypedTensor> t = decoder(28, 1536, 1536, 256, 8960, true, bf16_linear);
+    t.push_back({"model.embed_tokens.weight", {151936, 1536}, "BF16", 2});
+    const auto models = published_model(t, R"({"model_type": "qwen2", "hidden_size": 1536,
+      "intermediate_size": 8960, "num_hidden_layers": 28, "num_attention_heads": 12,
+      "num_key_value_heads": 2, "max_position_embeddings": 131072, "vocab_size": 151936,
+      "tie_word_embeddings": true, "use_sliding_window": false})");
+    REQUIRE(models.size() == 1);
+    CHECK(models[0].parameters == 1'543'714'304);
+    CHECK(models[0].parameters - 151'936ull * 1536 == 1'310'340'608);
+    // 28 x 2 x 2 x 128 x 2 B: vLLM's 5,517 blocks in 2.36 GiB (its log) are 28 KiB a token.
+    CHECK(estimate_vram(models[0], {}).kv_bytes_per_token == 28'672);
+  }
+  SECTION("Llama-3.1-8B FP8 (compressed-tensors): the model's 8,030,261,248, not its scales") {
+    // neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8: each linear an F8_E4M3
+    // weight with a per-tensor F32 weight_scale and input_scale; the
+    // embeddings, LM head and norms BF16.
+    std::vector<TypedTensor> t = decoder(32, 4096, 4096, 1024, 14336, false,
+                                         [](std::vector<TypedTensor>& out, const std::string& name,
+                                            std::uint64_t o, std::uint64_t i) {
+                                           out.push_back({name + ".weight", {o, i}, "F8_E4M3", 1});
+                                           out.push_back({name + ".weight_scale", {1}, "F32", 4});
+                                           out.push_back({name + ".input_scale", {1}, "F32", 4});
+                                         });
+    t.push_back({"model.embed_tokens.weight", {128256, 4096}, "BF16", 2});
+    t.push_back({"lm_head.weight", {128256, 4096}, "BF16", 2});
+    const auto models = published_model(t, R"({"model_type": "llama", "hidden_size": 4096,
+      "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "max_position_embeddings": 131072, "vocab_size": 128256,
+      "quantization_config": {"quant_method": "compressed-tensors"}})");
+    REQUIRE(models.size() == 1);
+    CHECK(models[0].parameters == 8'030'261'248);
+    CHECK(models[0].quantized_bits == 8);
+    const VramEstimate v = estimate_vram(models[0], {});
+    CHECK(v.at(Precision::Int8)->as_stored);
+    CHECK_FALSE(v.at(Precision::Int4)->as_stored);
+    // 6.98 B FP8 weights at a byte, 1.05 B at two, 448 scales at four.
+    CHECK(v.at(Precision::Stored)->weights ==
+          6'979'321'856ull + 2 * (1'050'673'152ull + 262'144 + 4096) + 4 * 448);
+  }
+  SECTION("Llama-2-7B AWQ (4-bit, group 128): 6,738,415,616 parameters, 3.89 GB") {
+    // AutoAWQ's layout: qweight [in, out / 8] and qzeros [in / 128, out /
+    // 8] as int32, scales [in / 128, out] as float16.
+    std::vector<TypedTensor> t =
+        decoder(32, 4096, 4096, 4096, 11008, false,
+                [](std::vector<TypedTensor>& out, const std::string& name, std::uint64_t o,
+                   std::uint64_t i) {
+                  out.push_back({name + ".qweight", {i, o / 8}, "I32", 4});
+                  out.push_back({name + ".qzeros", {i / 128, o / 8}, "I32", 4});
+                  out.push_back({name + ".scales", {i / 128, o}, "F16", 2});
+                });
+    t.push_back({"model.embed_tokens.weight", {32000, 4096}, "F16", 2});
+    t.push_back({"lm_head.weight", {32000, 4096}, "F16", 2});
+    const auto models = published_model(t, R"({"model_type": "llama", "hidden_size": 4096,
+      "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
+      "max_position_embeddings": 4096, "vocab_size": 32000,
+      "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}})");
+    REQUIRE(models.size() == 1);
+    CHECK(models[0].parameters == 6'738'415'616);
+    CHECK(models[0].quantization == "awq 4-bit");
+    // The file is what the int4 row of the 16-bit model estimates.
+    CHECK(std::abs(static_cast<double>(models[0].weight_bytes) / 3.89e9 - 1) < 0.01);
+    const VramEstimate v = estimate_vram(models[0], {});
+    CHECK(v.at(Precision::Int4)->as_stored);
   }
 }

@@ -139,7 +139,7 @@ TEST_CASE("vLLM's budget matches its published start-up logs within 10%: 4 model
   }
 }
 
-TEST_CASE("vLLM at TP2: PR #10511's per-GPU weights, non-torch memory and activation peak") {
+TEST_CASE("vLLM at TP2: PR #10511's per-GPU weights and non-torch memory and activation peak") {
   // vllm serve meta-llama/Meta-Llama-3-8B -tp 2: model weights take
   // 7.48GiB; non_torch_memory 3.58GiB; PyTorch activation peak memory
   // 1.26GiB, per GPU. The weights are the published 8,030,261,248
@@ -181,7 +181,7 @@ TEST_CASE(
   CHECK(serving_budget(g, Precision::Stored, board(79.22, 16)).kv_bytes_per_token == 131'072 / 8);
 }
 
-TEST_CASE("near the boundary: does not fit under vLLM's default 0.9, fits with 0.94") {
+TEST_CASE("near the boundary: does not fit under vLLM's default 0.9 but fits with 0.94") {
   // Llama-3-8B at bf16 on an L40S (44.31 GiB to CUDA, vllm-project/vllm
   // #15196) with a batch whose KV cache takes it past 0.9 of the board but
   // not past 0.95: 14.96 GiB of weights, 1.25 GiB of sampler, 0.35 GiB of
@@ -250,7 +250,7 @@ TEST_CASE("vllm serve's batch defaults follow the board: 70 GiB and not an A100 
   CHECK(on_a100.breakdown().find("(the data sheet's)") != std::string::npos);
 }
 
-TEST_CASE("--kv-dtype fp8 halves vLLM's KV cache and doubles its tokens") {
+TEST_CASE("vLLM's fp8 KV cache (--kv-dtype fp8) is half the bytes and twice the tokens") {
   Model m = safetensors_model({32, 32, 8, 128, 4096, 14336, 128256, 8192}, 16'060'522'496);
   VramSettings fp8;
   fp8.serving.kv_fp8 = true;
