@@ -23,7 +23,8 @@ constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
 struct Found {
   std::vector<ModelFileAt> files;
   std::vector<TextFileAt> configs;
-  std::set<fs::path> seen;  // canonical paths: --model inside the project counts once
+  std::set<fs::path> seen;       // canonical paths: --model inside the project counts once
+  std::vector<fs::path> models;  // the canonical paths of the model files among them
 };
 
 // Reads one file if it is a model (or a model's config.json); `shown` is
@@ -53,7 +54,22 @@ void read_candidate(const fs::path& path, std::uint64_t size, const std::string&
   } catch (const InputError&) {
     return;  // unreadable: not this project's model as far as gen can tell
   }
-  if (file) found.files.push_back(ModelFileAt{shown, std::move(*file)});
+  if (file) {
+    found.files.push_back(ModelFileAt{shown, std::move(*file)});
+    found.models.push_back(canonical_ec ? path : canonical);
+  }
+}
+
+// Whether a model file found so far is `p` or lies under it (a --model
+// inside the project was found by the project's walk already).
+bool holds_model(const Found& found, const fs::path& p) {
+  std::error_code ec;
+  const fs::path root = fs::canonical(p, ec);
+  if (ec) return false;
+  return std::any_of(found.models.begin(), found.models.end(), [&](const fs::path& m) {
+    const auto [end, at] = std::mismatch(root.begin(), root.end(), m.begin(), m.end());
+    return end == root.end();
+  });
 }
 
 // A Hugging Face cache (models--ORG--NAME/{blobs,snapshots,refs}) is read
@@ -118,9 +134,12 @@ std::vector<ModelReport> detect_models(const fs::path& dir, const std::vector<st
                        ": no such file or folder; name the model's weights or their folder");
     if (!fs::is_regular_file(status) && !fs::is_directory(status))
       throw InputError("--model " + p + ": not a file or folder");
-    const std::size_t before = found.files.size();
-    search_models(fs::path(p), fs::path(p).lexically_normal().generic_string(), found);
-    if (found.files.size() == before)
+    // Shown as given, less a trailing slash ("model/" -> "model/x", not
+    // "model//x").
+    std::string shown = fs::path(p).lexically_normal().generic_string();
+    while (shown.size() > 1 && shown.ends_with('/')) shown.pop_back();
+    search_models(fs::path(p), shown, found);
+    if (!holds_model(found, p))
       throw InputError(
           "--model " + p +
           ": no model weights found there (safetensors, GGUF, PyTorch, ONNX; judged by content)");

@@ -367,7 +367,8 @@ std::string summary(const Plan& p) {
   for (const auto& [m, v] : p.models) {
     // One line a model: its need at each precision, and the smallest GPU
     // of data/gpus.json it fits on alone.
-    std::string text = m.path + " (" + std::string(model_format_name(m.format)) + "): ";
+    std::string text = m.path + " (" + std::string(model_format_name(m.format)) + ", " +
+                       "budget of " + std::string(engine_name(v.engine)) + "): ";
     for (const auto& n : v.needs)
       text += (&n == &v.needs.front() ? "" : ", ") + std::string(precision_name(n.precision)) +
               " " + format_size(n.total) +

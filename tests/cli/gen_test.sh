@@ -260,8 +260,15 @@ check "and what lower precisions would need" grep -q 'IMGSMITH_MODEL_VRAM_BY_PRE
 need=$(grep -Eo 'IMGSMITH_MODEL_VRAM=[0-9]+' "$withmodel/Dockerfile" | cut -d= -f2)
 # 1.2 MB of weights, 20% of it for activations, 512 MiB of CUDA context.
 check "the need is the weights, activations and CUDA context ($need)" test "$need" = $((1200000 + 240000 + 536870912))
-check "the summary has the model" grep -q "model   ./model/model.safetensors (safetensors): stored 538.31 MB (T4+)" "$tmp/out"
+check "the summary has the model, in the project's engine's budget" grep -q "model   ./model/model.safetensors (safetensors, budget of transformers): stored 538.31 MB (T4+)" "$tmp/out"
+# --model naming the project's own model folder, with a trailing slash: the
+# same model once, its path without "//".
+expect "--model inside the project" 0 "$bin" gen "$withmodel" --model "$withmodel/model/" --stdout
+check "counts it once" test "$(cat "$tmp/out" "$tmp/err" | grep -c '^  model ')" = 1
+check "and shows no doubled slash" sh -c "! grep -q '//model.safetensors' '$tmp/out' '$tmp/err'"
 cp -r "$withmodel/model" "$tmp/weights-elsewhere"
+expect "--model DIR/ outside the project" 0 "$bin" gen "$(fresh pytorch-api)" --model "$tmp/weights-elsewhere/" --stdout
+check "is shown as DIR/NAME" grep -q "model   $tmp/weights-elsewhere/model.safetensors " "$tmp/out" "$tmp/err"
 # A float32 checkpoint: vLLM serves it at 16 bits (--dtype auto), so a
 # vLLM project's image carries the bf16 need, in vLLM's budget (0.35 GiB
 # of non-torch memory; 0.9 of the board); a plain PyTorch app keeps the
@@ -307,7 +314,7 @@ open(cache + "/refs/main", "w").write("main0rev")
 PY
 expect "--model a Hugging Face cache" 0 "$bin" gen "$(fresh pytorch-api)" --model "$tmp/hub/models--meta-llama--Meta-Llama-3-8B"
 check "one model: main's snapshot, by its names" test "$(grep -c '^  model ' "$tmp/out")" = 1
-check "the snapshot main names, both shards (1,250 x 1,024 parameters)" grep -q "model   $tmp/hub/models--meta-llama--Meta-Llama-3-8B/snapshots/main0rev/ (safetensors)" "$tmp/out"
+check "the snapshot main names, both shards (1,250 x 1,024 parameters)" grep -q "model   $tmp/hub/models--meta-llama--Meta-Llama-3-8B/snapshots/main0rev/ (safetensors, budget of transformers)" "$tmp/out"
 # weights + 20% activations + 512 MiB of CUDA context + the KV cache at 8,192 tokens
 check "both shards' weights and the config's KV cache in the need" grep -q "IMGSMITH_MODEL_VRAM_BY_PRECISION=bf16:$((1250 * 1024 * 2 * 12 / 10 + 536870912 + 8192 * 131072))," "$tmp/pytorch-api/Dockerfile"
 check "its config.json read through the link: the KV cache" grep -q "IMGSMITH_MODEL_KV_BYTES_PER_TOKEN=131072" "$tmp/pytorch-api/Dockerfile"
