@@ -45,8 +45,7 @@ std::string what_would_fit(const VramEstimate& v, Precision asked, NeedOn need_o
         return std::string(precision_name(n.precision)) + " would fit (" + format_size(bytes) + ")";
   const PrecisionNeed* need = v.at(asked);
   if (need != nullptr && !need->fits_on.empty())
-    return "no precision fits; use a GPU with more memory (" + need->fits_on.front() +
-           " or larger)";
+    return "no precision fits; use a GPU with more memory (" + fits_on_text(need->fits_on) + ")";
   return "no precision fits; split it over more GPUs (--fits NAMExN)";
 }
 
@@ -77,9 +76,9 @@ void check_fits(GateResult& r, const std::vector<ModelReport>& models, const Gat
                   (b.fits_at_utilization
                        ? std::string()
                        : "; " + what_would_fit(vram, g.precision,
-                                               [&](const PrecisionNeed& n) {
+                                               [&estimate = vram, &g](const PrecisionNeed& n) {
                                                  const ServingBudget other =
-                                                     serving_budget(vram, n.precision, *g.fits);
+                                                     serving_budget(estimate, n.precision, *g.fits);
                                                  return std::pair{other.need, other.fits};
                                                })) +
                   " [" + b.breakdown() + "]";
@@ -115,14 +114,15 @@ void check_models(GateResult& r, const std::vector<ModelReport>& models, const G
       const std::uint64_t actual = vram.per_gpu(*need, limit.gpus);
       GateCheck c{rule, limit.bytes, actual, actual <= limit.bytes, ""};
       if (!c.passed)
-        c.message = "model " + model.path + " needs " + format_size(actual) +
-                    (limit.gpus > 1 ? " per GPU" : "") + " at " + at + " (" +
-                    format_count(vram.context) + " tokens of context, batch " +
-                    format_count(vram.batch) + "), above " + format_size(limit.bytes) + "; " +
-                    what_would_fit(vram, g.precision, [&](const PrecisionNeed& n) {
-                      const std::uint64_t bytes = vram.per_gpu(n, limit.gpus);
-                      return std::pair{bytes, bytes <= limit.bytes};
-                    });
+        c.message =
+            "model " + model.path + " needs " + format_size(actual) +
+            (limit.gpus > 1 ? " per GPU" : "") + " at " + at + " (" + format_count(vram.context) +
+            " tokens of context, batch " + format_count(vram.batch) + "), above " +
+            format_size(limit.bytes) + "; " +
+            what_would_fit(vram, g.precision, [&estimate = vram, &limit](const PrecisionNeed& n) {
+              const std::uint64_t bytes = estimate.per_gpu(n, limit.gpus);
+              return std::pair{bytes, bytes <= limit.bytes};
+            });
       r.checks.push_back(std::move(c));
     }
   }

@@ -55,15 +55,8 @@ void Decider::models() {
         }
   // vLLM takes its gpu_memory_utilization of the board and must fit in it:
   // the board needs the need divided by that share free at start.
-  const double share =
-      engine == Engine::Vllm && !plan_.models.empty()
-          ? serving_budget(largest->vram, row->precision, GpuTarget{known_gpus().back(), 1})
-                .utilization
-          : 1.0;
   const auto on_board = [&](std::uint64_t total) {
-    return total == UINT64_MAX
-               ? total
-               : static_cast<std::uint64_t>(std::ceil(static_cast<double>(total) / share));
+    return board_free_needed(largest->vram, total);
   };
   plan_.model_vram = on_board(row->total);
   const std::string need = format_size(plan_.model_vram);

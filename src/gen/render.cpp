@@ -371,8 +371,12 @@ std::string summary(const Plan& p) {
                        "budget of " + std::string(engine_name(v.engine)) + "): ";
     for (const auto& n : v.needs)
       text += (&n == &v.needs.front() ? "" : ", ") + std::string(precision_name(n.precision)) +
-              " " + format_size(n.total) +
-              (n.fits_on.empty() ? " (no single GPU)" : " (" + n.fits_on.front() + "+)");
+              " " + format_size(board_free_needed(v, n.total)) +
+              (n.fits_on.empty() ? " (no single GPU)"
+               : fits_on_text(n.fits_on).ends_with(" and larger") ||
+                       fits_on_text(n.fits_on).starts_with("every")
+                   ? " (" + n.fits_on.front() + "+)"
+                   : " (" + fits_on_text(n.fits_on) + ")");
     line("model", text);
   }
   for (const auto& n : p.notes) s += "note: " + n + "\n";

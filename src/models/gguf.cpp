@@ -227,8 +227,10 @@ class GgufReader {
     s.layers = arch_value("block_count");
     s.context_length = arch_value("context_length");
     s.hidden_size = arch_value("embedding_length");
-    s.intermediate_size = arch_value("feed_forward_length") *
-                          std::max<std::uint64_t>(arch_value("expert_used_count"), 1);
+    const std::uint64_t experts = std::max<std::uint64_t>(arch_value("expert_used_count"), 1);
+    // A width past any model's is a lie: left unknown, not wrapped.
+    if (__builtin_mul_overflow(arch_value("feed_forward_length"), experts, &s.intermediate_size))
+      s.intermediate_size = 0;
     s.vocab_size = arch_value("vocab_size");
     if (s.vocab_size == 0) s.vocab_size = vocab_tokens_;
     // Which layers slide is the architecture's rule (collect_models).

@@ -268,8 +268,10 @@ static std::optional<HfConfig> read_hf_config_json(const json& doc) {
   // (Mixtral); a dense model through one MLP of intermediate_size.
   std::uint64_t mlp = first_number(*shape, {"moe_intermediate_size"});
   if (mlp == 0) mlp = first_number(*shape, {"intermediate_size", "ffn_dim", "n_inner", "d_ff"});
-  s.intermediate_size =
-      mlp * std::max<std::uint64_t>(first_number(*shape, {"num_experts_per_tok", "top_k"}), 1);
+  if (__builtin_mul_overflow(
+          mlp, std::max<std::uint64_t>(first_number(*shape, {"num_experts_per_tok", "top_k"}), 1),
+          &s.intermediate_size))
+    s.intermediate_size = 0;                 // a width past any model's: unknown, not wrapped
   std::vector<std::string> vocab_defaulted;  // the logits' width only; not a shape field
   s.vocab_size = shape_value(*shape, d ? &d->vocab : nullptr, {"vocab_size", "n_vocab"},
                              "vocabulary", vocab_defaulted);

@@ -73,6 +73,11 @@ std::uint64_t bytes_of(double v) {
   return v >= 1.8e19 ? UINT64_MAX : static_cast<std::uint64_t>(std::ceil(std::max(v, 0.0)));
 }
 
+std::uint64_t product(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t out = 0;
+  return __builtin_mul_overflow(a, b, &out) ? UINT64_MAX : out;
+}
+
 std::uint64_t sum(std::initializer_list<std::uint64_t> terms) {
   std::uint64_t out = 0;
   for (const std::uint64_t t : terms)
@@ -202,7 +207,7 @@ std::uint64_t VramEstimate::per_gpu(const PrecisionNeed& need, unsigned gpus) co
     return UINT64_MAX;
   const std::uint64_t activations = models_detail::activation_peak(
       *this, need.weights, gpus, models_detail::small_board_batched_tokens(serving),
-      models_detail::small_board_seqs(serving), context * batch);
+      models_detail::small_board_seqs(serving), product(context, batch));
   return sum({ceil_div(need.weights, gpus), kv_split(need.kv_cache, gpus), activations,
               models_detail::non_torch(*this, gpus)});
 }
@@ -214,7 +219,7 @@ ServingBudget serving_budget(const VramEstimate& e, Precision precision, const G
   b.gpu = target.text();
   b.gpus = std::max(target.count, 1u);
   b.board_measured = target.gpu.cuda_total_bytes > 0;
-  b.board = b.board_measured ? target.gpu.cuda_total_bytes : target.gpu.memory_bytes;
+  b.board = budget_board_bytes(target.gpu);
   b.utilization =
       e.engine == Engine::Vllm ? e.serving.gpu_memory_utilization.value_or(c.vllm_utilization) : 1;
   b.usable = bytes_of(std::floor(static_cast<double>(b.board) * b.utilization));
@@ -230,12 +235,21 @@ ServingBudget serving_budget(const VramEstimate& e, Precision precision, const G
   b.weights = ceil_div(need->weights, b.gpus);
   b.kv_needed = e.kv_split(need->kv_cache, b.gpus);
   b.kv_bytes_per_token = e.kv_split(need->kv_bytes_per_token, b.gpus);
+  // vLLM allocates whole blocks: a sequence of C tokens takes ceil(C / 16)
+  // of them (where no layer slides; a window's blocks are its own count).
+  const bool slides =
+      need->kv_cache < product(product(need->kv_bytes_per_token, e.context), e.batch);
+  if (e.engine == Engine::Vllm && !slides && e.context > 0)
+    b.kv_needed = std::max(
+        b.kv_needed,
+        product(product((e.context + c.vllm_block - 1) / c.vllm_block * c.vllm_block, e.batch),
+                b.kv_bytes_per_token));
   b.non_torch = models_detail::non_torch(e, b.gpus);
   b.activation_peak =
       need->activations == UINT64_MAX
           ? UINT64_MAX
           : models_detail::activation_peak(e, need->weights, b.gpus, b.max_num_batched_tokens,
-                                           b.max_num_seqs, e.context * e.batch);
+                                           b.max_num_seqs, product(e.context, e.batch));
   const std::uint64_t fixed = sum({b.weights, b.non_torch, b.activation_peak});
   b.need = sum({fixed, b.kv_needed});
   b.fits = b.need <= b.usable;
@@ -254,6 +268,13 @@ ServingBudget serving_budget(const VramEstimate& e, Precision precision, const G
     if (least <= c.vllm_largest_utilization) b.fits_at_utilization = least;
   }
   return b;
+}
+
+std::uint64_t board_free_needed(const VramEstimate& e, std::uint64_t need) {
+  if (e.engine != Engine::Vllm || need == UINT64_MAX) return need;
+  const double share =
+      e.serving.gpu_memory_utilization.value_or(engine_constants().vllm_utilization);
+  return bytes_of(static_cast<double>(need) / share);
 }
 
 std::string ServingBudget::verdict() const {
@@ -286,14 +307,14 @@ std::string ServingBudget::breakdown() const {
   std::snprintf(share, sizeof share, "%.2f", utilization);
   std::string out = std::string(engine_name(engine)) + " on " + gpu + ": ";
   if (engine == Engine::Vllm)
-    out += "total_gpu_memory " + gib(board) + (board_measured ? "" : " (the data sheet's)") +
+    out += "total_gpu_memory " + gib(board) + (board_measured ? "" : " (98% of the data sheet's)") +
            " x gpu_memory_utilization " + share + " = " + gib(usable) + "; model weights take " +
            gib(weights) + "; non_torch_memory takes " + gib(non_torch) +
            "; activation peak takes " + gib(activation_peak) + " (" +
            format_count(max_num_batched_tokens) + " batched tokens, " + format_count(max_num_seqs) +
            " sequences); the rest for KV cache is " + gib(kv_available);
   else
-    out += gib(board) + (board_measured ? "" : " (the data sheet's)") + "; weights " +
+    out += gib(board) + (board_measured ? "" : " (98% of the data sheet's)") + "; weights " +
            gib(weights) + "; " + (engine == Engine::LlamaCpp ? "compute buffer " : "activations ") +
            gib(activation_peak) + "; CUDA context " + gib(non_torch) + "; KV cache " +
            gib(kv_needed) + " of " + gib(kv_available) + " left";

@@ -168,6 +168,15 @@ VramEstimate estimate_vram(const Model& model, const VramSettings& settings) {
     e.engine_note += std::string(e.engine_note.empty() ? "" : "; ") +
                      "vLLM loads these float32 weights at 16 bits (--dtype auto), so the stored "
                      "row counts them at 2 bytes";
+  // vLLM's settings given for a model another engine serves: said, not
+  // applied.
+  const ServingSettings& asked = e.serving;
+  if (e.engine != Engine::Vllm && (asked.kv_fp8 || asked.gpu_memory_utilization ||
+                                   asked.max_num_batched_tokens || asked.max_num_seqs))
+    e.engine_note += std::string(e.engine_note.empty() ? "" : "; ") +
+                     "--kv-dtype fp8, --gpu-memory-utilization and --max-num-* are vLLM's: " +
+                     std::string(engine_name(e.engine)) +
+                     " serves this model, so they are not applied (--engine vllm to apply them)";
   const std::uint64_t kv_element = models_detail::kv_bytes_per_element(e);
   // One layer's K and V for one token; the layers that slide keep only
   // their window of the context.
@@ -175,12 +184,10 @@ VramEstimate estimate_vram(const Model& model, const VramSettings& settings) {
   if (s.has_kv_cache()) {
     per_layer_token =
         saturating_product({s.kv_heads, saturating_sum({s.key_dim, s.value_dim}), kv_element});
-    e.kv_bytes_per_token = saturating_product(
-        {s.layers, s.kv_heads, saturating_sum({s.key_dim, s.value_dim}), c.kv_bytes_per_element});
+    e.kv_bytes_per_token = saturating_product({s.layers, per_layer_token});
     e.context = settings.context ? *settings.context : s.context_length;
     layer_tokens = s.cached_layer_tokens(e.context);
-    e.kv_cache_bytes = saturating_product({s.kv_heads, saturating_sum({s.key_dim, s.value_dim}),
-                                           c.kv_bytes_per_element, layer_tokens, e.batch});
+    e.kv_cache_bytes = saturating_product({per_layer_token, layer_tokens, e.batch});
   }
   std::vector<Precision> precisions{Precision::Stored};
   if (model.parameters_known && model.parameters > 0)
@@ -201,7 +208,7 @@ VramEstimate estimate_vram(const Model& model, const VramSettings& settings) {
     n.kv_cache = saturating_product({per, layer_tokens, e.batch});
     n.activations = models_detail::activation_peak(
         e, n.weights, 1, models_detail::small_board_batched_tokens(e.serving),
-        models_detail::small_board_seqs(e.serving), e.context * e.batch);
+        models_detail::small_board_seqs(e.serving), saturating_product({e.context, e.batch}));
     n.cuda_context = models_detail::non_torch(e, 1);
     n.total = saturating_sum({n.weights, n.kv_cache, n.activations, n.cuda_context});
     e.needs.push_back(std::move(n));
@@ -236,6 +243,31 @@ const std::vector<Gpu>& known_gpus() {
     return out;
   }();
   return gpus;
+}
+
+std::uint64_t budget_board_bytes(const Gpu& gpu) {
+  static const double share = [] {
+    return json::parse(models_data().at("gpus.json")).at("cuda_total_fallback_share").get<double>();
+  }();
+  if (gpu.cuda_total_bytes > 0) return gpu.cuda_total_bytes;
+  return static_cast<std::uint64_t>(std::floor(static_cast<double>(gpu.memory_bytes) * share));
+}
+
+std::string fits_on_text(const std::vector<std::string>& fits_on) {
+  if (fits_on.empty()) return "";
+  const auto& gpus = known_gpus();
+  auto first = std::find_if(gpus.begin(), gpus.end(),
+                            [&](const Gpu& g) { return g.name == fits_on.front(); });
+  const auto after = static_cast<std::size_t>(gpus.end() - first);
+  if (after == fits_on.size() &&
+      std::equal(first, gpus.end(), fits_on.begin(),
+                 [](const Gpu& g, const std::string& name) { return g.name == name; }))
+    return first == gpus.begin() ? "every GPU of the table" : fits_on.front() + " and larger";
+  std::string out;
+  for (std::size_t i = 0; i < fits_on.size() && i < 3; ++i)
+    out += (i == 0 ? "" : ", ") + fits_on[i];
+  if (fits_on.size() > 3) out += " and " + std::to_string(fits_on.size() - 3) + " more";
+  return out;
 }
 
 std::string GpuTarget::text() const {

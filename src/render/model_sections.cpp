@@ -47,8 +47,7 @@ std::string dtype_mix(const Model& m) {
 // "L40S and larger", "none of the table".
 std::string fits_text(const PrecisionNeed& n) {
   if (n.fits_on.empty()) return "none alone (--fits NAMExN for several)";
-  return n.fits_on.size() == known_gpus().size() ? "every GPU of the table"
-                                                 : n.fits_on.front() + " and larger";
+  return fits_on_text(n.fits_on);
 }
 
 // The budget a report shows beside the table: the stored row on the
@@ -86,6 +85,29 @@ json budget_json(const ServingBudget& b) {
   }
   if (b.fits_at_utilization) out["fits_at_utilization"] = *b.fits_at_utilization;
   return out;
+}
+
+// The serving settings as asked, so that a report read back budgets as
+// the one written.
+json settings_json(const ServingSettings& s) {
+  const auto or_null = [](const auto& v) { return v ? json(*v) : json(nullptr); };
+  return {{"gpu_memory_utilization", or_null(s.gpu_memory_utilization)},
+          {"kv_fp8", s.kv_fp8},
+          {"max_num_batched_tokens", or_null(s.max_num_batched_tokens)},
+          {"max_num_seqs", or_null(s.max_num_seqs)}};
+}
+
+ServingSettings settings_from_json(const json& j) {
+  ServingSettings s;
+  if (!j.is_object()) return s;
+  if (const auto u = j.find("gpu_memory_utilization"); u != j.end() && u->is_number())
+    s.gpu_memory_utilization = u->get<double>();
+  s.kv_fp8 = j.value("kv_fp8", false);
+  if (const auto t = j.find("max_num_batched_tokens"); t != j.end() && t->is_number_unsigned())
+    s.max_num_batched_tokens = t->get<std::uint64_t>();
+  if (const auto q = j.find("max_num_seqs"); q != j.end() && q->is_number_unsigned())
+    s.max_num_seqs = q->get<std::uint64_t>();
+  return s;
 }
 
 std::string precision_label(const Model& m, const PrecisionNeed& n) {
@@ -152,6 +174,7 @@ json models_to_json(const std::vector<ModelReport>& models) {
                     {"kv_cache_bytes", v.kv_cache_bytes},
                     {"engine", std::string(engine_name(v.engine))},
                     {"engine_note", v.engine_note},
+                    {"settings", settings_json(v.serving)},
                     {"precisions", needs}};
     if (const auto b = shown_budget(v)) item["vram"]["serving"] = budget_json(*b);
     json warnings = json::array();
@@ -197,6 +220,7 @@ std::vector<ModelReport> models_from_json(const json& list) {
     r.vram.engine =
         parse_engine(v.value("engine", std::string("transformers"))).value_or(Engine::Transformers);
     r.vram.engine_note = v.value("engine_note", std::string());
+    if (const auto s = v.find("settings"); s != v.end()) r.vram.serving = settings_from_json(*s);
     r.vram.hidden_size = m.shape.hidden_size;
     r.vram.intermediate_size = m.shape.intermediate_size;
     r.vram.vocab_size = m.shape.vocab_size;

@@ -9,6 +9,7 @@
 
 #include "imgsmith/gate/gate.hpp"
 #include "imgsmith/models/vram.hpp"
+#include "imgsmith/render/render.hpp"
 
 using namespace imgsmith;
 
@@ -247,7 +248,9 @@ TEST_CASE("vllm serve's batch defaults follow the board: 70 GiB and not an A100 
   CHECK(on_h100.board_measured);
   CHECK(on_h100.board == gib(79.22));
   CHECK_FALSE(on_a100.board_measured);
-  CHECK(on_a100.breakdown().find("(the data sheet's)") != std::string::npos);
+  // 98% of 80 GB: below any CUDA total logged for a board of its data sheet.
+  CHECK(on_a100.board == static_cast<std::uint64_t>(80e9 * 0.98));
+  CHECK(on_a100.breakdown().find("(98% of the data sheet's)") != std::string::npos);
 }
 
 TEST_CASE("vLLM's fp8 KV cache (--kv-dtype fp8) is half the bytes and twice the tokens") {
@@ -262,6 +265,14 @@ TEST_CASE("vLLM's fp8 KV cache (--kv-dtype fp8) is half the bytes and twice the 
   const ServingBudget a = serving_budget(half, Precision::Stored, h100);
   const ServingBudget b = serving_budget(full, Precision::Stored, h100);
   CHECK(a.kv_tokens / 16 == (b.kv_available / 65'536) / 16);
+  // llama.cpp (a GGUF file's engine) has no fp8 cache: said, not applied.
+  m.format = ModelFormat::Gguf;
+  const VramEstimate gguf = estimate_vram(m, fp8);
+  CHECK(gguf.engine == Engine::LlamaCpp);
+  CHECK(gguf.at(Precision::Stored)->kv_cache == full.at(Precision::Stored)->kv_cache);
+  CHECK(gguf.engine_note.find(
+            "--kv-dtype fp8, --gpu-memory-utilization and --max-num-* are vLLM's") !=
+        std::string::npos);
 }
 
 TEST_CASE("llama.cpp: f16 KV cache whole and the compute buffer of its published log") {
@@ -286,4 +297,28 @@ TEST_CASE("vLLM without the MLP's width says its activation peak is a share of t
   CHECK(v.engine_note.find("intermediate_size") != std::string::npos);
   CHECK(v.at(Precision::Stored)->activations ==
         static_cast<std::uint64_t>(std::ceil(16'060'522'496.0 * 0.2)));
+}
+
+TEST_CASE("a JSON report read back budgets as the one written: settings and engine kept") {
+  Model m = safetensors_model({32, 32, 8, 128, 4096, 14336, 128256, 8192}, 16'060'522'496);
+  VramSettings settings;
+  settings.serving.gpu_memory_utilization = 0.5;
+  settings.serving.max_num_seqs = 1024;
+  settings.serving.kv_fp8 = true;
+  const std::vector<ModelReport> models{{m, estimate_vram(m, settings)}};
+  const Analysis analysis;
+  const GateResult gate;
+  const Report report{analysis, nullptr, nullptr, gate, nullptr, &models};
+  const nlohmann::json written = report_to_json(report);
+  const SavedReport saved = report_from_json(written);
+  REQUIRE(saved.models.size() == 1);
+  const VramEstimate& back = saved.models[0].vram;
+  CHECK(back.engine == Engine::Vllm);
+  CHECK(back.serving.gpu_memory_utilization == 0.5);
+  CHECK(back.serving.max_num_seqs == 1024u);
+  CHECK(back.serving.kv_fp8);
+  const nlohmann::json serving = written.at("models")[0].at("vram").at("serving");
+  CHECK(serving.at("utilization") == 0.5);
+  const Report again{analysis, nullptr, nullptr, gate, nullptr, &saved.models};
+  CHECK(report_to_json(again).at("models") == written.at("models"));
 }

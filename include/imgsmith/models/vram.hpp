@@ -211,6 +211,11 @@ struct ServingBudget {
   // The figures as vLLM's start-up log gives them.
   std::string breakdown() const;
 };
+// What a board must have free at start for `need` under the estimate's
+// engine: the need over vLLM's gpu_memory_utilization, else the need
+// (gen's IMGSMITH_MODEL_VRAM, the probe's check).
+std::uint64_t board_free_needed(const VramEstimate& estimate, std::uint64_t need);
+
 // The budget of `model` at `precision` (which must be among the
 // estimate's needs) on `target`, with the estimate's engine and settings.
 ServingBudget serving_budget(const VramEstimate& estimate, Precision precision,
@@ -232,6 +237,14 @@ struct Gpu {
 };
 // data/gpus.json, smallest memory first.
 const std::vector<Gpu>& known_gpus();
+// A board's total as a budget counts it: CUDA's where a log gave it, else
+// data/gpus.json's share of the data sheet's (below every CUDA total
+// logged for a board of that data sheet).
+std::uint64_t budget_board_bytes(const Gpu& gpu);
+// "L4 and larger" when every GPU of the table from the first it fits on
+// holds it too, else the names ("A100-80GB, H100-NVL, GH200 and 3 more");
+// "" when none.
+std::string fits_on_text(const std::vector<std::string>& fits_on);
 struct GpuTarget {
   Gpu gpu;
   unsigned count = 1;
