@@ -59,7 +59,8 @@ std::vector<ModelReport> read_models(const Analysis& analysis,
         files.push_back(ModelFileAt{"/" + file.path, *model});
   std::vector<TextFileAt> texts;
   for (const auto& file : analysis.metadata)
-    if (file.path.ends_with("config.json") || hf_cache_text(file.path, file.content.size()))
+    if (file.path.ends_with("config.json") || file.path.ends_with(".index.json") ||
+        hf_cache_text(file.path, file.content.size()))
       texts.push_back(TextFileAt{"/" + file.path, file.content});
   std::vector<LinkAt> links;
   for (const auto& link : analysis.links) links.push_back(LinkAt{"/" + link.path, link.content});

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 // How deep --model folders and the project are searched for weights.
 constexpr int kMaxModelDepth = 8;
-constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
+constexpr std::uint64_t kMaxConfigBytes = 16 << 20;  // a weight map of thousands of tensors
 
 struct Found {
   std::vector<ModelFileAt> files;
@@ -35,7 +35,7 @@ void read_candidate(const fs::path& path, std::uint64_t size, const std::string&
   const fs::path canonical = fs::canonical(path, canonical_ec);
   if (!found.seen.insert(canonical_ec ? path : canonical).second) return;
   const std::uint64_t keep = model_capture(shown, size);
-  if (path.filename() == "config.json") {
+  if (path.filename() == "config.json" || path.filename().string().ends_with(".index.json")) {
     if (size <= kMaxConfigBytes) {
       std::ifstream in(path, std::ios::binary);
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

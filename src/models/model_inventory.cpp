@@ -318,10 +318,27 @@ std::vector<Model> collect_models(const std::vector<ModelFileAt>& files,
                                   const std::vector<TextFileAt>& configs) {
   // (directory, format, shard group) -> its files, in path order (shards
   // in sequence).
+  // A weight map (model.safetensors.index.json, pytorch_model.bin.index.json)
+  // names a checkpoint's shards whatever their names: each shard it lists
+  // is of the index's group.
+  std::map<std::pair<std::string, std::string>, std::string> indexed;  // (dir, name) -> index
+  for (const auto& c : configs) {
+    if (!c.path.ends_with(".index.json")) continue;
+    const json doc = json::parse(c.text, nullptr, false);
+    const auto map = doc.is_object() ? doc.find("weight_map") : doc.end();
+    if (map == doc.end() || !map->is_object()) continue;
+    const std::string index = c.path.substr(c.path.rfind('/') + 1);
+    for (const auto& [tensor, file] : map->items())
+      if (file.is_string()) indexed[{parent_of(c.path), file.get<std::string>()}] = index;
+  }
   std::map<std::tuple<std::string, ModelFormat, std::string>, std::vector<const ModelFileAt*>>
       groups;
-  for (const auto& f : files)
-    groups[{parent_of(f.path), f.file.format, shard_group(f.path)}].push_back(&f);
+  for (const auto& f : files) {
+    const std::string dir = parent_of(f.path);
+    const auto index = indexed.find({dir, f.path.substr(f.path.rfind('/') + 1)});
+    groups[{dir, f.file.format, index != indexed.end() ? index->second : shard_group(f.path)}]
+        .push_back(&f);
+  }
   std::map<std::string, const TextFileAt*> config_in;
   for (const auto& c : configs)
     if (c.path.ends_with("/config.json") || c.path == "config.json")
@@ -356,9 +373,13 @@ std::vector<Model> collect_models(const std::vector<ModelFileAt>& files,
       packed_u8 += f->file.packed_u8_elements;
       aux += f->file.quantization_aux_elements;
     }
+    // config.json beside the weights, else one folder up (weights kept in
+    // a subfolder of the checkpoint, as some repositories lay them out).
     std::optional<HfConfig> config;
     if (const auto it = config_in.find(dir); it != config_in.end())
       config = read_hf_config(it->second->text);
+    else if (const auto up = config_in.find(parent_of(dir)); up != config_in.end())
+      config = read_hf_config(up->second->text);
     if (config && !m.shape.has_kv_cache() &&
         (config->shape.has_kv_cache() || config->encoder_only)) {
       m.shape = config->shape;

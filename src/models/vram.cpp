@@ -126,6 +126,9 @@ std::uint64_t model_capture(std::string_view path, std::uint64_t size) {
   const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
   // config.json is small; a larger one is not a model's.
   if (name == "config.json" && size <= (1u << 20)) return size;
+  // A sharded checkpoint's weight map: which files are its shards (tens of
+  // kB; a model of thousands of tensors, a few MB).
+  if (name.ends_with(".index.json") && size <= (16u << 20)) return size;
   // A Hugging Face cache's config.json is a nameless blob: its small blobs
   // and refs are kept, and resolve_hf_caches finds which is which.
   if (hf_cache_text(path, size)) return size;

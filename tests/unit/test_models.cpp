@@ -1138,3 +1138,47 @@ TEST_CASE("published figures: MoE and tied embeddings and FP8 and AWQ checkpoint
     CHECK(v.at(Precision::Int4)->as_stored);
   }
 }
+
+TEST_CASE(
+    "a weight map groups shards whatever their names, and config.json may sit one folder up") {
+  auto tensors = llama_7b();
+  const std::vector<Tensor> first(tensors.begin(), tensors.begin() + 150);
+  const std::vector<Tensor> second(tensors.begin() + 150, tensors.end());
+  const auto [h1, s1] = safetensors_header(first);
+  const auto [h2, s2] = safetensors_header(second);
+  json map = json::object();
+  for (const auto& t : first) map[t.name] = "part-a.safetensors";
+  for (const auto& t : second) map[t.name] = "part-b.safetensors";
+  const std::string index =
+      json{{"metadata", {{"total_size", 13'476'831'232ull}}}, {"weight_map", map}}.dump();
+  SECTION("two shards of any names and their index: one model") {
+    const std::vector<Model> models = collect_models(
+        {{"/m/part-a.safetensors", read_text(h1, s1)},
+         {"/m/part-b.safetensors", read_text(h2, s2)}},
+        {{"/m/model.safetensors.index.json", index}, {"/m/config.json", kLlamaConfig}});
+    REQUIRE(models.size() == 1);
+    CHECK(models[0].parameters == 6'738'415'616);
+    // The index's total_size is the weights' bytes.
+    CHECK(models[0].weight_bytes == 13'476'831'232);
+    CHECK(models[0].shape_from == "config.json");
+  }
+  SECTION("without the index they are two models") {
+    CHECK(collect_models({{"/m/part-a.safetensors", read_text(h1, s1)},
+                          {"/m/part-b.safetensors", read_text(h2, s2)}},
+                         {})
+              .size() == 2);
+  }
+  SECTION("weights in a subfolder take the checkpoint's config.json") {
+    const std::vector<Model> models =
+        collect_models({{"/ckpt/weights/model-00001-of-00002.safetensors", read_text(h1, s1)},
+                        {"/ckpt/weights/model-00002-of-00002.safetensors", read_text(h2, s2)}},
+                       {{"/ckpt/config.json", kLlamaConfig}});
+    REQUIRE(models.size() == 1);
+    CHECK(models[0].shape_from == "config.json");
+    CHECK(models[0].shape.layers == 32);
+  }
+  SECTION("a weight map is captured for the scan, within its size") {
+    CHECK(model_capture("m/model.safetensors.index.json", 30'000) == 30'000);
+    CHECK(model_capture("m/model.safetensors.index.json", 64u << 20) == 0);
+  }
+}
