@@ -13,6 +13,9 @@
 namespace imgsmith {
 namespace {
 
+using models_detail::saturating_product;
+using models_detail::saturating_sum;
+
 using nlohmann::json;
 
 struct BatchDefaults {
@@ -71,18 +74,6 @@ std::uint64_t ceil_div(std::uint64_t a, unsigned b) {
 
 std::uint64_t bytes_of(double v) {
   return v >= 1.8e19 ? UINT64_MAX : static_cast<std::uint64_t>(std::ceil(std::max(v, 0.0)));
-}
-
-std::uint64_t product(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t out = 0;
-  return __builtin_mul_overflow(a, b, &out) ? UINT64_MAX : out;
-}
-
-std::uint64_t sum(std::initializer_list<std::uint64_t> terms) {
-  std::uint64_t out = 0;
-  for (const std::uint64_t t : terms)
-    if (__builtin_add_overflow(out, t, &out)) return UINT64_MAX;
-  return out;
 }
 
 // vLLM's `vllm serve` batch for a board of `cuda_total` bytes.
@@ -207,9 +198,9 @@ std::uint64_t VramEstimate::per_gpu(const PrecisionNeed& need, unsigned gpus) co
     return UINT64_MAX;
   const std::uint64_t activations = models_detail::activation_peak(
       *this, need.weights, gpus, models_detail::small_board_batched_tokens(serving),
-      models_detail::small_board_seqs(serving), product(context, batch));
-  return sum({ceil_div(need.weights, gpus), kv_split(need.kv_cache, gpus), activations,
-              models_detail::non_torch(*this, gpus)});
+      models_detail::small_board_seqs(serving), saturating_product({context, batch}));
+  return saturating_sum({ceil_div(need.weights, gpus), kv_split(need.kv_cache, gpus), activations,
+                         models_detail::non_torch(*this, gpus)});
 }
 
 ServingBudget serving_budget(const VramEstimate& e, Precision precision, const GpuTarget& target) {
@@ -238,20 +229,20 @@ ServingBudget serving_budget(const VramEstimate& e, Precision precision, const G
   // vLLM allocates whole blocks: a sequence of C tokens takes ceil(C / 16)
   // of them (where no layer slides; a window's blocks are its own count).
   const bool slides =
-      need->kv_cache < product(product(need->kv_bytes_per_token, e.context), e.batch);
+      need->kv_cache < saturating_product({need->kv_bytes_per_token, e.context, e.batch});
   if (e.engine == Engine::Vllm && !slides && e.context > 0)
-    b.kv_needed = std::max(
-        b.kv_needed,
-        product(product((e.context + c.vllm_block - 1) / c.vllm_block * c.vllm_block, e.batch),
-                b.kv_bytes_per_token));
+    b.kv_needed =
+        std::max(b.kv_needed,
+                 saturating_product({(e.context + c.vllm_block - 1) / c.vllm_block * c.vllm_block,
+                                     e.batch, b.kv_bytes_per_token}));
   b.non_torch = models_detail::non_torch(e, b.gpus);
-  b.activation_peak =
-      need->activations == UINT64_MAX
-          ? UINT64_MAX
-          : models_detail::activation_peak(e, need->weights, b.gpus, b.max_num_batched_tokens,
-                                           b.max_num_seqs, product(e.context, e.batch));
-  const std::uint64_t fixed = sum({b.weights, b.non_torch, b.activation_peak});
-  b.need = sum({fixed, b.kv_needed});
+  b.activation_peak = need->activations == UINT64_MAX
+                          ? UINT64_MAX
+                          : models_detail::activation_peak(
+                                e, need->weights, b.gpus, b.max_num_batched_tokens, b.max_num_seqs,
+                                saturating_product({e.context, e.batch}));
+  const std::uint64_t fixed = saturating_sum({b.weights, b.non_torch, b.activation_peak});
+  b.need = saturating_sum({fixed, b.kv_needed});
   b.fits = b.need <= b.usable;
   b.kv_available = fixed < b.usable ? b.usable - fixed : 0;
   if (b.kv_bytes_per_token > 0) {

@@ -3,10 +3,27 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 
 #include "imgsmith/models/vram.hpp"
 
 namespace imgsmith::models_detail {
+
+// Sizes that cannot be told saturate at UINT64_MAX: no GPU holds them,
+// where a wrapped sum would look small and pass a gate.
+inline std::uint64_t saturating_product(std::initializer_list<std::uint64_t> factors) {
+  std::uint64_t out = 1;
+  for (const std::uint64_t f : factors)
+    if (__builtin_mul_overflow(out, f, &out)) return UINT64_MAX;
+  return out;
+}
+
+inline std::uint64_t saturating_sum(std::initializer_list<std::uint64_t> terms) {
+  std::uint64_t out = 0;
+  for (const std::uint64_t t : terms)
+    if (__builtin_add_overflow(out, t, &out)) return UINT64_MAX;
+  return out;
+}
 
 // Bytes per KV element at the estimate's engine and settings: 1 for vLLM's
 // fp8 cache, else 2.

@@ -16,6 +16,9 @@
 namespace imgsmith {
 namespace {
 
+using models_detail::saturating_product;
+using models_detail::saturating_sum;
+
 using nlohmann::json;
 
 struct QuantizedPrecision {
@@ -56,22 +59,6 @@ const VramConstants& constants() {
     return out;
   }();
   return c;
-}
-
-// Sizes that cannot be told saturate at UINT64_MAX: no GPU holds them,
-// where a wrapped sum would look small and pass a gate.
-std::uint64_t saturating_product(std::initializer_list<std::uint64_t> factors) {
-  std::uint64_t out = 1;
-  for (const std::uint64_t f : factors)
-    if (__builtin_mul_overflow(out, f, &out)) return UINT64_MAX;
-  return out;
-}
-
-std::uint64_t saturating_sum(std::initializer_list<std::uint64_t> terms) {
-  std::uint64_t out = 0;
-  for (const std::uint64_t t : terms)
-    if (__builtin_add_overflow(out, t, &out)) return UINT64_MAX;
-  return out;
 }
 
 std::uint64_t weights_at(const Model& m, Precision p) {
@@ -144,6 +131,15 @@ const PrecisionNeed* VramEstimate::at(Precision precision) const {
   return nullptr;
 }
 
+void VramEstimate::take_shape(const ModelShape& s) {
+  hidden_size = s.hidden_size;
+  intermediate_size = s.intermediate_size;
+  vocab_size = s.vocab_size;
+  attention_heads = s.attention_heads;
+  kv_heads = s.kv_heads;
+  activations_from_shape = s.hidden_size > 0 && s.intermediate_size > 0 && s.vocab_size > 0;
+}
+
 VramEstimate estimate_vram(const Model& model, const VramSettings& settings) {
   const VramConstants& c = constants();
   VramEstimate e;
@@ -151,12 +147,7 @@ VramEstimate estimate_vram(const Model& model, const VramSettings& settings) {
   e.serving = settings.serving;
   e.engine = settings.serving.engine.value_or(engine_for(model));
   const ModelShape& s = model.shape;
-  e.hidden_size = s.hidden_size;
-  e.intermediate_size = s.intermediate_size;
-  e.vocab_size = s.vocab_size;
-  e.attention_heads = s.attention_heads;
-  e.kv_heads = s.kv_heads;
-  e.activations_from_shape = s.hidden_size > 0 && s.intermediate_size > 0 && s.vocab_size > 0;
+  e.take_shape(s);
   if (e.engine == Engine::Vllm && !e.activations_from_shape)
     e.engine_note = "vLLM's activation peak is taken as " +
                     format_count(static_cast<std::uint64_t>(c.activation_fraction * 100)) +

@@ -221,13 +221,7 @@ std::vector<ModelReport> models_from_json(const json& list) {
         parse_engine(v.value("engine", std::string("transformers"))).value_or(Engine::Transformers);
     r.vram.engine_note = v.value("engine_note", std::string());
     if (const auto s = v.find("settings"); s != v.end()) r.vram.serving = settings_from_json(*s);
-    r.vram.hidden_size = m.shape.hidden_size;
-    r.vram.intermediate_size = m.shape.intermediate_size;
-    r.vram.vocab_size = m.shape.vocab_size;
-    r.vram.attention_heads = m.shape.attention_heads;
-    r.vram.kv_heads = m.shape.kv_heads;
-    r.vram.activations_from_shape =
-        m.shape.hidden_size > 0 && m.shape.intermediate_size > 0 && m.shape.vocab_size > 0;
+    r.vram.take_shape(m.shape);
     for (const auto& n : v.at("precisions")) {
       PrecisionNeed need;
       need.precision =

@@ -172,6 +172,9 @@ struct VramEstimate {
   // KV heads each GPU keeps a whole head (MLA's one latent on every GPU).
   std::uint64_t kv_heads = 0;
   std::uint64_t kv_split(std::uint64_t bytes, unsigned gpus) const;
+  // Takes the figures above from the model's shape (the estimate, and a
+  // report read back).
+  void take_shape(const ModelShape& shape);
   bool activations_from_shape = false;  // else a share of the weights
 };
 VramEstimate estimate_vram(const Model& model, const VramSettings& settings);
