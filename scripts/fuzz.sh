@@ -38,7 +38,10 @@ command -v clang++-14 >/dev/null || { echo "fuzz.sh: clang++-14 is missing (scri
 # (default -O1, libFuzzer's advice; -O0 compiles in half the time, and
 # runs the tests slower by more than that) sets the optimisation.
 opt=${IMGSMITH_FUZZ_OPT:--O1}
-CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DIMGSMITH_FUZZ=ON -DIMGSMITH_WERROR=ON \
+# Ninja where the build is new (a build made with make keeps make).
+generator=()
+[ -f build-fuzz/CMakeCache.txt ] || ! command -v ninja >/dev/null || generator=(-G Ninja)
+CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz "${generator[@]}" -DIMGSMITH_FUZZ=ON -DIMGSMITH_WERROR=ON \
   -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-gline-tables-only $opt" \
   -DCMAKE_CXX_FLAGS_DEBUG="-gline-tables-only $opt" >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# Sets up, checks the C++ layout (clang-format), then:
+# Sets up, checks the C++ layout (clang-format), then runs two builds side
+# by side, each with the tests that need it:
 # - the normal build (gcc, warnings are errors) of imgsmith, its probe and
-#   what the cli and system tests run, while what the system tests build on
-#   (a Debian root, the Docker engine and its stand-ins) is made beside it;
-#   the cli and system tests, once;
-# - the clang build with AddressSanitizer and UndefinedBehaviorSanitizer
-#   (build-fuzz/), which also makes the fuzz targets: there the unit tests,
-#   the check that ctest runs every unit case, the cli tests again, and the
-#   mutation check;
-# - a short run of every fuzz target;
-# - under ThreadSanitizer, the unit tests (where the threads are), when
-#   IMGSMITH_CI_TSAN=1.
-# The unit tests run in the sanitizer build alone: it checks all that the
-# normal build's run would, and more.
+#   what the system tests run, while what they build on (a Debian root, the
+#   Docker engine and its stand-ins) is made beside it; then the system
+#   tests, once;
+# - beside them, at the lowest CPU priority, the clang build with
+#   AddressSanitizer and UndefinedBehaviorSanitizer (build-fuzz/), which
+#   also makes the fuzz targets: there the check that ctest runs every unit
+#   case, the unit tests, the cli tests and a short run of every fuzz target;
+# then, once the system tests are done (it edits sources, which the package
+# test's build would see), the mutation check in the sanitizer build; under
+# ThreadSanitizer, the unit tests (where the threads are), when
+# IMGSMITH_CI_TSAN=1.
+# The unit and cli tests run in the sanitizer build alone: it checks all
+# that the normal build's run would, and more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each step says when it starts and how long the run has taken so far, so
@@ -36,37 +38,77 @@ summary() {  # summary EXIT_STATUS
   fi
 }
 # What the system tests build on is made while imgsmith compiles
-# (tests/system/warm_caches.sh); whatever ends this run waits for it and
-# stops the Docker engine it started.
+# (tests/system/warm_caches.sh); whatever ends this run waits for it, stops
+# the sanitizer build's work if it still runs, and stops the Docker engine
+# it started.
 warm_pid=""
+sanitizer_pid=""
 engine_state=$PWD/build/tests/docker-engine.state
 on_exit() {
   local status=$?
   [ -n "$warm_pid" ] && wait "$warm_pid" 2>/dev/null
+  if [ -n "$sanitizer_pid" ]; then
+    kill -- -"$sanitizer_pid" 2>/dev/null
+    wait "$sanitizer_pid" 2>/dev/null
+    [ -f build-fuzz/ci-sanitizer.log ] && cat build-fuzz/ci-sanitizer.log
+  fi
   tests/system/docker_engine.sh stop "$engine_state" >/dev/null 2>&1
   summary "$status"
 }
 trap on_exit EXIT
 jobs=$(nproc)
-# The normal build: what the cli and system tests run. -O1 without debug
+# The normal build: what the system tests run. -O1 without debug
 # information compiles a heavy file in 7.0 s where RelWithDebInfo's -O2 -g
 # takes 12.0 (completion_command.cpp); scripts/build.sh (README's build)
 # keeps RelWithDebInfo.
-test_targets=(imgsmith imgsmith_docs fake_libcuda fake_libnvidia_ml kernel_fixtures)
+test_targets=(imgsmith imgsmith_docs fake_libcuda fake_libnvidia_ml)
 sanitizer_targets=(unit_tests imgsmith imgsmith-probe fake_libcuda fake_libnvidia_ml)
 # The sanitizer build stays at -O1 (scripts/fuzz.sh): a CI run at -O0
 # compiled it in 494 s, but its unit and cli tests then took 382 s against
 # 222 at -O1, and each mutation case up to twice as long.
 sanitizer_env=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
 
+# The sanitizer build, its unit and cli tests and the fuzz smoke, as one
+# background job at
+# nice 19 in this session: it takes the CPU the gcc build and the system
+# tests leave (most of theirs is waiting on Docker, the disk and the mirror)
+# and never slows the gcc build, which runs in the same autogroup. It logs
+# to build-fuzz/ci-sanitizer.log, with its own steps and their times.
+sanitizer_build_and_tests() {
+  steps=()
+  trap 'summary $?' EXIT
+  step "sanitizer build: ASan+UBSan under clang, the fuzz targets and the unit and cli tests' targets"
+  scripts/fuzz.sh --build-only
+  cmake --build build-fuzz -j"$jobs" --target "${sanitizer_targets[@]}"
+  scripts/check_test_count.sh build-fuzz
+  step "unit tests under ASan+UBSan"
+  env "${sanitizer_env[@]}" ctest --test-dir build-fuzz -L '^(unit|slow)$' --output-on-failure -j"$jobs"
+  step "cli tests under ASan+UBSan"
+  env "${sanitizer_env[@]}" ctest --test-dir build-fuzz -L '^cli$' --output-on-failure -j$((jobs + 1))
+  # libFuzzer runs each target for so many seconds of wall time, whatever
+  # CPU it gets: at nice 19 beside the system tests it tries fewer inputs.
+  step "fuzz smoke: every libFuzzer target for a few seconds (scripts/fuzz.sh)"
+  scripts/fuzz.sh --seconds 8
+  step "sanitizer build and its tests: done"
+}
+
 step "set up"
 scripts/setup.sh
 scripts/check_format.sh
 
-step "build (gcc, warnings are errors; the Debian root, Docker engine and stand-ins made beside it)"
-cmake -S . -B build -DIMGSMITH_WERROR=ON -DCMAKE_BUILD_TYPE=Release \
+mkdir -p build/tests build-fuzz
+# Its own process group (set -m), so that an early exit stops all of it.
+set -m
+nice -n 19 bash -c "SECONDS=$SECONDS; $(declare -f step summary sanitizer_build_and_tests); $(declare -p jobs sanitizer_targets sanitizer_env); set -euo pipefail; sanitizer_build_and_tests" \
+  >build-fuzz/ci-sanitizer.log 2>&1 &
+sanitizer_pid=$!
+set +m
+
+step "build (gcc, warnings are errors; the Debian root, Docker engine and stand-ins made beside it; the sanitizer build beside both at nice 19)"
+generator=()
+[ -f build/CMakeCache.txt ] || generator=(-G Ninja)
+cmake -S . -B build "${generator[@]}" -DIMGSMITH_WERROR=ON -DCMAKE_BUILD_TYPE=Release -DIMGSMITH_UNIT_TESTS_IN_ALL=OFF \
   "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELEASE=-O1 -DNDEBUG" >/dev/null
-mkdir -p build/tests
 tests/system/warm_caches.sh "$PWD/.imgsmith-cache" "$engine_state" >build/warm-caches.log 2>&1 &
 warm_pid=$!
 cmake --build build -j"$jobs" --target "${test_targets[@]}"
@@ -76,27 +118,21 @@ warm_pid=""
 cat build/warm-caches.log
 # One more test at a time than there are cores: most of these tests' time
 # is spent waiting on Docker, Debian's mirror, QEMU or a timeout.
-step "cli and system tests"
-ctest --test-dir build -L '^(cli|system)$' --output-on-failure -j$((jobs + 1))
+step "system tests (the sanitizer build and its tests beside them)"
+ctest --test-dir build -L '^system$' --output-on-failure -j$((jobs + 1))
 
-# One sanitizer build (clang, ASan+UBSan, in build-fuzz/) for the fuzz
-# targets and the tests: the libraries are compiled once for both. It runs
-# after the system tests, not beside them: started in a session of its own
-# (setsid) at nice 19, the kernel's autogroup scheduling gave it half the
-# CPU anyway, and the docker test ran past its 900 s limit.
-step "build with ASan+UBSan under clang: the fuzz targets, and the unit and cli tests' targets"
-scripts/fuzz.sh --build-only
-cmake --build build-fuzz -j"$jobs" --target "${sanitizer_targets[@]}"
-scripts/check_test_count.sh build-fuzz
-step "unit tests under ASan+UBSan"
-env "${sanitizer_env[@]}" ctest --test-dir build-fuzz -L '^(unit|slow)$' --output-on-failure -j"$jobs"
-step "cli tests under ASan+UBSan"
-env "${sanitizer_env[@]}" ctest --test-dir build-fuzz -L '^cli$' --output-on-failure -j$((jobs + 1))
+step "the sanitizer build, its unit and cli tests and the fuzz smoke (if not done yet; their log follows)"
+sanitizer_status=0
+wait "$sanitizer_pid" || sanitizer_status=$?
+sanitizer_pid=""
+cat build-fuzz/ci-sanitizer.log
+if ((sanitizer_status != 0)); then
+  echo "test.sh: the sanitizer build or its tests failed (exit status $sanitizer_status; log above)"
+  exit 1
+fi
 step "mutation check (scripts/mutation_check.sh), in the sanitizer build"
 env "${sanitizer_env[@]}" scripts/mutation_check.sh build-fuzz
 
-step "fuzz smoke: every libFuzzer target for a few seconds (scripts/fuzz.sh)"
-scripts/fuzz.sh --seconds 8
 
 # TSan is a third full build (9-10 minutes on two cores) for the few
 # threaded paths: it runs when IMGSMITH_CI_TSAN=1, so that a cold run of
