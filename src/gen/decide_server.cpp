@@ -179,9 +179,9 @@ Invocation invocation(const std::vector<std::string>& words) {
   return inv;
 }
 
-// How well a row names the invocation: 0 not at all; a row that also
-// names a subcommand the args hold beats one that names none.
-int match(const ServerFact& row, const Invocation& inv, const std::set<std::string>& top_level) {
+// Whether a row names the invocation's program, module or script, whatever
+// its arguments.
+bool names(const ServerFact& row, const Invocation& inv, const std::set<std::string>& top_level) {
   bool named = false;
   if (!inv.program.empty()) named = contains(row.programs, inv.program);
   if (!inv.module.empty()) named = contains(row.modules, inv.module);
@@ -196,7 +196,13 @@ int match(const ServerFact& row, const Invocation& inv, const std::set<std::stri
         static_cast<std::ptrdiff_t>((row.markers.size() + 1) / 2));
     named = present >= needed;
   }
-  if (!named) return 0;
+  return named;
+}
+
+// How well a row names the invocation: 0 not at all; a row that also
+// names a subcommand the args hold beats one that names none.
+int match(const ServerFact& row, const Invocation& inv, const std::set<std::string>& top_level) {
+  if (!names(row, inv, top_level)) return 0;
   if (row.subcommand.empty()) return 1;
   return contains(inv.args, row.subcommand) ? 2 : 0;
 }
@@ -219,7 +225,16 @@ ServerListen server_listen(const std::vector<std::string>& cmd,
       best = m;
       out.server = &row;
     }
-  if (out.server == nullptr) return out;
+  if (out.server == nullptr) {
+    // A program that serves only with a subcommand it was not given
+    // (`interpreter` without --server): no server, and said so.
+    for (const auto& r : tables.servers)
+      if (!r.subcommand.empty() && names(r, inv, top_level)) {
+        out.without_subcommand = &r;
+        break;
+      }
+    return out;
+  }
   const ServerFact& row = *out.server;
   const auto& args = inv.args;
   std::string port, host;

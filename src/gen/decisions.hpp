@@ -157,9 +157,12 @@ PythonFromWheels python_from_wheels(const std::vector<Requirement>& requirements
 
 struct ServerListen {
   const ServerFact* server = nullptr;  // the table's row; nullptr: no server gen knows
-  int port = 0;                        // 0: cannot tell
-  std::string port_from;               // "--port 9000", "uvicorn's default"
-  std::string host;                    // the address it binds, "" when it cannot tell
+  // With no server: a row that names the program but serves only with a
+  // subcommand the command lacks (`interpreter` and `--server`).
+  const ServerFact* without_subcommand = nullptr;
+  int port = 0;           // 0: cannot tell
+  std::string port_from;  // "--port 9000", "uvicorn's default"
+  std::string host;       // the address it binds, "" when it cannot tell
   std::string host_from;
   bool host_by_argument = false;  // an argument of the command set the address
   bool config = false;            // a config file it reads may set either

@@ -299,9 +299,22 @@ std::optional<PythonProject> detect_python(const fs::path& root,
       if (!reached.in_project) py.outside_path_sources[source.name] = reached.path;
     }
   if (!py.lock.empty()) {
+    // A lock that lists no package gen can read (a format it does not
+    // know, a stub) must not make a project with dependencies look empty.
+    std::vector<Requirement> declared = py.requirements;
     read_lock(root, py.lock, py);
-    evidence.push_back({py.lock, "installs exactly what the lock pins (" +
-                                     std::to_string(py.requirements.size()) + " packages)"});
+    if (py.requirements.empty() && !declared.empty()) {
+      py.requirements = std::move(declared);
+      evidence.push_back(
+          {py.lock,
+           "warning: lists no package gen can read; gen judges the project (GPU, system "
+           "packages, entrypoint) by pyproject.toml's " +
+               std::to_string(py.requirements.size()) +
+               " dependencies, and the image installs what the lock pins"});
+    } else {
+      evidence.push_back({py.lock, "installs exactly what the lock pins (" +
+                                       std::to_string(py.requirements.size()) + " packages)"});
+    }
   } else if (!req_files.empty()) {
     recognised = true;
     read_requirements(root, req_files, py, evidence, build_context);
@@ -343,6 +356,7 @@ std::optional<PythonProject> detect_python(const fs::path& root,
   if (py.requirements.empty() && py.lock.empty())
     undeclared_dependencies(root, walk.python_sources, py, evidence);
   weigh_pipfile(root, req_files, py, evidence);
+  py.programs_run = programs_the_code_runs(root, walk.python_sources, builtin_tables().programs);
   return py;
 }
 

@@ -2,8 +2,10 @@
 // (a script it declares, a web app a server runs, a module, notebooks), and
 // the Python its .python-version names.
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string_view>
 #include <system_error>
@@ -95,7 +97,11 @@ bool procfile_command(const fs::path& root, PythonProject& py, std::vector<Evide
 // every interface (Django's own server, for development).
 bool django_command(const fs::path& root, const std::vector<fs::path>& python_sources,
                     PythonProject& py, std::vector<Evidence>& evidence) {
-  if (!regular_or_absent(root / "manage.py")) return false;
+  // manage.py in src/ (paperless-ngx) runs from there: gunicorn changes
+  // into it, runserver is called by its path.
+  const bool in_src =
+      !regular_or_absent(root / "manage.py") && regular_or_absent(root / "src" / "manage.py");
+  if (!in_src && !regular_or_absent(root / "manage.py")) return false;
   static const std::regex kWsgi(R"(^\s*WSGI_APPLICATION\s*=\s*["']([\w.]+)\.application["'])");
   for (const auto& file : python_sources) {
     if (file.filename() != "settings.py" && file.parent_path().filename() != "settings") continue;
@@ -109,10 +115,12 @@ bool django_command(const fs::path& root, const std::vector<fs::path>& python_so
       py.cmd_source = where;
       if (depends_on(py, "gunicorn")) {
         py.cmd = {"gunicorn", "--bind", "0.0.0.0:8000", m[1].str()};
-        evidence.push_back(
-            {where, "a Django project (" + m[1].str() + "), served by gunicorn on port 8000"});
+        if (in_src) py.cmd.insert(py.cmd.begin() + 1, {"--chdir", "src"});
+        evidence.push_back({where, "a Django project (" + m[1].str() +
+                                       "), served by gunicorn on port 8000" +
+                                       (in_src ? " from src/, where its manage.py is" : "")});
       } else {
-        py.cmd = {"python", "manage.py", "runserver", "0.0.0.0:8000"};
+        py.cmd = {"python", in_src ? "src/manage.py" : "manage.py", "runserver", "0.0.0.0:8000"};
         evidence.push_back({where,
                             "warning: a Django project served by runserver, Django's "
                             "development server; add gunicorn to the dependencies to "
@@ -364,12 +372,33 @@ void find_entrypoint(const fs::path& root, PythonProject& py,
     const auto src_path = [&] {
       if (in_src && !py.installable) import_from_src(py, candidate, evidence);
     };
-    std::istringstream lines(read_text(path));
+    const std::string text = read_text(path);
+    std::vector<std::string> all;
+    {
+      std::istringstream split(text);
+      for (std::string l; std::getline(split, l);) all.push_back(l);
+    }
+    std::istringstream lines(text);
     std::string line;
     int number = 0;
     // The top-level function the current line is in: an app made inside
-    // one (`def create_app(): app = Flask(__name__)`) is that factory's.
+    // one (`def create_app(): app = Flask(__name__)`) is that factory's,
+    // when the function returns it (a function that makes an app and
+    // serves it itself is no factory: A1111's api_only()).
     std::string factory;
+    auto factory_returns = [&](std::size_t from, const std::string& app) {
+      for (std::size_t k = from; k < all.size(); ++k) {
+        const std::string& l = all[k];
+        if (!l.empty() && std::string_view(" \t#\r)]}").find(l[0]) == std::string_view::npos)
+          return false;  // the function ended
+        const auto at = l.find("return ");
+        if (at == std::string::npos || l.find_first_not_of(" \t") != at) continue;
+        const std::string value(trim(l.substr(at + 7)));
+        if (value == app || value.rfind(app + " ", 0) == 0 || value.rfind(app + "#", 0) == 0)
+          return true;
+      }
+      return false;
+    };
     while (std::getline(lines, line)) {
       ++number;
       // A line at the left margin ends the function, unless it closes the
@@ -389,6 +418,14 @@ void find_entrypoint(const fs::path& root, PythonProject& py,
       const std::string where = std::string(candidate) + ":" + std::to_string(number);
       const bool in_factory =
           !factory.empty() && !line.empty() && (line[0] == ' ' || line[0] == '\t');
+      const bool served_elsewhere = [&] {
+        std::smatch app;
+        if (!in_factory ||
+            (!std::regex_search(line, app, kFastApi) && !std::regex_search(line, app, kFlask)))
+          return false;
+        return !factory_returns(static_cast<std::size_t>(number), app[1].str());
+      }();
+      if (served_elsewhere) continue;
       if (std::regex_search(line, m, kFastApi)) {
         py.port = 8000;
         if (in_factory)
@@ -639,6 +676,180 @@ void lightning_subcommand(const fs::path& root, PythonProject& py,
                                      "--config)"});
 }
 
+// A server started by the entry script's own call: uvicorn.run(...), a Flask
+// app's .run(...), Gradio's .launch(...), aiohttp's web.run_app(...).
+struct ServerCall {
+  const char* name;        // as said to the user
+  const char* port_key;    // its port argument
+  const char* host_key;    // its address argument
+  int default_port;        // without one
+  bool loopback_default;   // it binds 127.0.0.1 unless told otherwise
+  const char* listen_env;  // KEY=VALUE that makes it listen everywhere, "" none
+};
+
+// An argument's value in a call's text: `key=value` up to the next top-level
+// comma or the call's end; "" when the call has none.
+std::string keyword_value(const std::string& call, const std::string& key) {
+  const std::regex kKey("(^|[(,\\s])" + key + "\\s*=\\s*");
+  std::smatch m;
+  if (!std::regex_search(call, m, kKey)) return "";
+  std::string value;
+  int depth = 0;
+  for (std::size_t i = static_cast<std::size_t>(m.position(0) + m.length(0)); i < call.size();
+       ++i) {
+    const char c = call[i];
+    if (depth == 0 && (c == ',' || c == ')')) break;
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') --depth;
+    value += c;
+  }
+  return std::string(trim(value));
+}
+
+// A port written as a number, or as the default of an environment lookup
+// (`int(os.environ.get("PORT", 8000))`, `os.getenv("PORT", "7860")`): 0 when
+// gen cannot read one.
+int literal_port(const std::string& value) {
+  static const std::regex kNumber(R"(^\d{1,5}$)");
+  static const std::regex kLookup(
+      R"(^(int\s*\(\s*)?os\.(environ\.get|getenv)\s*\(\s*["'][A-Z_]+["']\s*,\s*["']?(\d{1,5})["']?\s*\)\s*\)?$)");
+  std::smatch m;
+  int port = 0;
+  if (value.size() > 200) return 0;  // libstdc++'s regex recurses per character
+  if (std::regex_match(value, kNumber))
+    port = std::stoi(value);
+  else if (std::regex_match(value, m, kLookup))
+    port = std::stoi(m[3].str());
+  return port > 0 && port < 65536 ? port : 0;
+}
+
+// The entry script (`python app.py`, or a package's __main__.py run as
+// `python -m pkg`) that starts a server itself: its port and address, read
+// from the call where they are written plainly, said where they are not.
+void script_server_call(const fs::path& root, PythonProject& py, std::vector<Evidence>& evidence) {
+  // A Gradio script gen found by its import gets Gradio's default port
+  // through the environment; a port its launch() names wins over that.
+  const bool gradio_guess = py.port == 7860 && std::find(py.env.begin(), py.env.end(),
+                                                         "GRADIO_SERVER_PORT=7860") != py.env.end();
+  if ((py.port != 0 && !gradio_guess) || py.cmd.size() < 2 || py.cmd[0].rfind("python", 0) != 0)
+    return;
+  std::string file;
+  if (py.cmd.size() == 2 && py.cmd[1].size() > 3 &&
+      py.cmd[1].compare(py.cmd[1].size() - 3, 3, ".py") == 0)
+    file = py.cmd[1];
+  else if (py.cmd.size() == 3 && py.cmd[1] == "-m") {
+    std::string module = py.cmd[2];
+    std::replace(module.begin(), module.end(), '.', '/');
+    std::error_code ec;
+    file = fs::is_regular_file(root / module / "__main__.py", ec) ? module + "/__main__.py"
+                                                                  : module + ".py";
+  }
+  if (file.empty() || !regular_or_absent(root / file)) return;
+  static const ServerCall kUvicorn{"uvicorn.run", "port", "host", 8000, true, ""};
+  static const ServerCall kFlask{"Flask's app.run", "port", "host", 5000, true, ""};
+  static const ServerCall kGradio{
+      "Gradio's launch()", "server_port", "server_name", 7860, true, "GRADIO_SERVER_NAME=0.0.0.0"};
+  static const ServerCall kAiohttp{"aiohttp's web.run_app", "port", "host", 8080, false, ""};
+  const std::string text = read_text(root / file);
+  std::istringstream lines(text);
+  std::vector<std::string> all;
+  for (std::string line; std::getline(lines, line);) all.push_back(line);
+  bool gradio = false, flask = false;
+  std::set<std::string> flask_apps;
+  static const std::regex kFlaskApp(R"(^\s*([A-Za-z_]\w*)\s*(:[^=]*)?=\s*(flask\.)?Flask\s*\()");
+  for (const auto& line : all) {
+    if (line.size() > 1000) continue;
+    gradio = gradio || line.rfind("import gradio", 0) == 0 || line.rfind("from gradio", 0) == 0;
+    flask = flask || line.rfind("from flask", 0) == 0 || line.rfind("import flask", 0) == 0;
+    std::smatch m;
+    if (flask && line.find("Flask") != std::string::npos && std::regex_search(line, m, kFlaskApp))
+      flask_apps.insert(m[1].str());
+  }
+  for (std::size_t n = 0; n < all.size(); ++n) {
+    const std::string& line = all[n];
+    const auto code = line.find_first_not_of(" \t");
+    if (line.size() > 1000 || code == std::string::npos || line[code] == '#') continue;
+    const ServerCall* kind = nullptr;
+    std::size_t open = std::string::npos;
+    if (const auto at = line.find("uvicorn.run("); at != std::string::npos) {
+      kind = &kUvicorn;
+      open = at + 11;
+    } else if (const auto at = line.find("web.run_app("); at != std::string::npos) {
+      kind = &kAiohttp;
+      open = at + 11;
+    } else if (const auto at = line.find(".launch("); gradio && at != std::string::npos) {
+      kind = &kGradio;
+      open = at + 7;
+    } else if (const auto at = line.find(".run("); !flask_apps.empty() && at != std::string::npos) {
+      auto start = at;
+      while (start > 0 && (std::isalnum(static_cast<unsigned char>(line[start - 1])) != 0 ||
+                           line[start - 1] == '_'))
+        --start;
+      if (flask_apps.count(line.substr(start, at - start)) != 0) {
+        kind = &kFlask;
+        open = at + 4;
+      }
+    }
+    if (kind == nullptr || (gradio_guess && kind != &kGradio)) continue;
+    // The call's text up to its closing parenthesis, over a few lines.
+    std::string call;
+    int depth = 0;
+    for (std::size_t k = n; k < all.size() && k < n + 20; ++k) {
+      const std::string& part = k == n ? line.substr(open) : all[k];
+      for (const char c : part) {
+        call += c;
+        if (c == '(') ++depth;
+        if (c == ')' && --depth == 0) break;
+      }
+      if (depth == 0 || call.size() > 4000) break;
+      call += ' ';
+    }
+    call.resize(std::min<std::size_t>(call.size(), 4000));  // read by regular expressions
+    const std::string where = file + ":" + std::to_string(n + 1);
+    const std::string port_value = keyword_value(call, kind->port_key);
+    const std::string host_value = keyword_value(call, kind->host_key);
+    const int port = port_value.empty() ? kind->default_port : literal_port(port_value);
+    if (port != 0) {
+      py.port = port;
+      if (gradio_guess)
+        std::replace(py.env.begin(), py.env.end(), std::string("GRADIO_SERVER_PORT=7860"),
+                     "GRADIO_SERVER_PORT=" + std::to_string(port));
+      evidence.push_back(
+          {where,
+           std::string(kind->name) + " listens on port " + std::to_string(port) +
+               (port_value.empty() ? " (its default)"
+                                   : " (" + std::string(kind->port_key) + "=" + port_value + ")")});
+    } else {
+      evidence.push_back({where, "warning: " + std::string(kind->name) + "'s port is " +
+                                     port_value + ", which gen cannot read: " +
+                                     (gradio_guess ? "it wins over GRADIO_SERVER_PORT=7860, "
+                                                     "which the image publishes"
+                                                   : "the image publishes no port") +
+                                     "; pass --port with the one it listens on"});
+    }
+    std::string host = host_value;
+    if (host.size() >= 2 && (host.front() == '"' || host.front() == '\''))
+      host = host.substr(1, host.size() - 2);
+    const bool loopback =
+        host_value.empty() ? kind->loopback_default : host == "127.0.0.1" || host == "localhost";
+    if (loopback && host_value.empty() && gradio_guess) {
+      // GRADIO_SERVER_NAME is set already.
+    } else if (loopback && host_value.empty() && *kind->listen_env != '\0') {
+      py.env.emplace_back(kind->listen_env);
+      evidence.push_back({where, std::string(kind->name) + " binds 127.0.0.1 by default: " +
+                                     kind->listen_env + " makes it listen on every interface"});
+    } else if (loopback) {
+      evidence.push_back(
+          {where, "warning: " + std::string(kind->name) + " listens on 127.0.0.1 only (" +
+                      (host_value.empty() ? "its default"
+                                          : std::string(kind->host_key) + "=" + host_value) +
+                      "), which no port mapping reaches from outside the container: give it " +
+                      kind->host_key + "=\"0.0.0.0\""});
+    }
+    return;
+  }
+}
+
 }  // namespace
 
 void detect_entrypoint(const fs::path& root, PythonProject& py,
@@ -647,6 +858,7 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
                        const std::vector<fs::path>& python_sources) {
   find_entrypoint(root, py, scripts, evidence, has_dependencies, python_sources);
   lightning_subcommand(root, py, evidence);
+  script_server_call(root, py, evidence);
 }
 
 std::string read_python_version_file(const fs::path& root) {

@@ -5,6 +5,8 @@
 // of code that imports torch.
 #include <algorithm>
 #include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <system_error>
 
@@ -95,6 +97,52 @@ std::vector<Evidence> third_party_imports(const fs::path& root,
   }
   std::vector<Evidence> out;
   for (const auto& module : order) out.push_back({first_seen[module], module});
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> programs_the_code_runs(
+    const fs::path& root, const std::vector<fs::path>& python_sources,
+    const std::map<std::string, std::map<std::string, std::string>>& known) {
+  // A call that runs or looks for a program, its first argument a string
+  // (or a list that starts with one); or any list that starts with a known
+  // program's name, the way code builds a command before running it.
+  static const std::regex kCall(
+      R"((subprocess\.\w+|\bsp\.\w+|os\.system|os\.popen|shutil\.which|\brun|\bPopen|check_output|check_call)\s*\(\s*\[?\s*[fr]?["']([A-Za-z0-9_.+-]+))");
+  static const std::regex kList(R"(\[\s*["']([A-Za-z0-9_.+-]+)["']\s*,)");
+  std::vector<std::pair<std::string, std::string>> out;
+  std::set<std::string> seen;
+  std::size_t read = 0;
+  for (const auto& file : python_sources) {
+    if (++read > 400) break;
+    if (!regular_or_absent(file)) continue;
+    std::istringstream lines(read_text(file));
+    std::string line;
+    bool list_opened = false;  // the line before ended with "[": a list written down the page
+    for (int number = 1; std::getline(lines, line); ++number) {
+      const bool in_list = list_opened;
+      const auto last = line.find_last_not_of(" \t\r");
+      list_opened = last != std::string::npos && line[last] == '[';
+      // Only short code lines that may name a program are worth a regular
+      // expression (libstdc++'s recurses per character).
+      const auto code = line.find_first_not_of(" \t");
+      if (line.size() > 500 || code == std::string::npos || line[code] == '#' ||
+          (line.find('"') == std::string::npos && line.find('\'') == std::string::npos))
+        continue;
+      auto take = [&](const std::string& program) {
+        if (known.count(program) != 0 && seen.insert(program).second)
+          out.emplace_back(program, relative_to_root(file, root) + ":" + std::to_string(number));
+      };
+      for (auto it = std::sregex_iterator(line.begin(), line.end(), kCall);
+           it != std::sregex_iterator(); ++it)
+        take((*it)[2].str());
+      for (auto it = std::sregex_iterator(line.begin(), line.end(), kList);
+           it != std::sregex_iterator(); ++it)
+        take((*it)[1].str());
+      static const std::regex kFirstItem(R"(^\s*["']([A-Za-z0-9_.+-]+)["']\s*,)");
+      std::smatch m;
+      if (in_list && std::regex_search(line, m, kFirstItem)) take(m[1].str());
+    }
+  }
   return out;
 }
 

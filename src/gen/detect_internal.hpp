@@ -65,6 +65,13 @@ Walk walk_project(const std::filesystem::path& root, bool look_inside = false);
 std::vector<Evidence> third_party_imports(const std::filesystem::path& root,
                                           const std::vector<std::filesystem::path>& python_sources,
                                           const std::set<std::string>& stdlib);
+// The programs of `known` (a program name -> anything) the project's code
+// runs: the first word of a string given to subprocess's calls, os.system,
+// os.popen or shutil.which, or of a command list (["ffmpeg", "-i", ...]),
+// each once, first-seen order, with where: {"ffmpeg", "audio.py:12"}.
+std::vector<std::pair<std::string, std::string>> programs_the_code_runs(
+    const std::filesystem::path& root, const std::vector<std::filesystem::path>& python_sources,
+    const std::map<std::string, std::map<std::string, std::string>>& known);
 // requirements*.txt files below the top (requirements/full/requirements.txt),
 // two folders deep at most, relative to the project.
 std::vector<std::string> nested_requirement_files(const std::filesystem::path& root);

@@ -78,7 +78,27 @@ void Decider::listen_outside(bool told, const std::string& source,
   for (const auto& e : std::filesystem::directory_iterator(project_.dir, ec))
     top_level.insert(e.path().filename().string());
   const ServerListen sl = server_listen(plan_.cmd, plan_.env, tables_, top_level, configured_host);
-  if (sl.server == nullptr) return;
+  if (sl.server == nullptr && sl.without_subcommand != nullptr) {
+    const ServerFact& row = *sl.without_subcommand;
+    plan_.warnings.push_back(
+        source + ": " + join(plan_.cmd, " ") + " serves (as " + row.name + ") only with " +
+        row.subcommand + " among its arguments (" + row.source +
+        "); without it the image runs it as a command-line program, with no server and no "
+        "port. If the image should serve, pass --cmd '" +
+        join(plan_.cmd, " ") + " " + row.subcommand + "'");
+    return;
+  }
+  if (sl.server == nullptr) {
+    // A console script that no server row names is a program that does its
+    // work and exits, or waits for arguments: the image cannot know which.
+    if (!told && source == "pyproject.toml scripts" && plan_.port == 0 && plan_.cmd.size() == 1)
+      plan_.warnings.push_back(
+          source + ": the image's command is the console script " + plan_.cmd.front() +
+          ", which gen knows as no server: it runs with no arguments, and the image publishes no "
+          "port. Give it its arguments after the image's name (docker run IMAGE " +
+          plan_.cmd.front() + " ARGS), or pass --cmd (and --port, if it serves)");
+    return;
+  }
   const std::string& name = sl.server->name;
   const bool guessed = !told && project_.python && project_.python->port_guessed;
   if (sl.port != 0 && sl.port != plan_.port && (told || plan_.port == 0 || guessed)) {
@@ -172,6 +192,19 @@ void Decider::apply_system_libraries() {
       plan_.final_apt.push_back(need.package);
       decide("data/python-packages.json",
              need.package + ": installed in the final stage, the " + need.why);
+    }
+  // Programs the code runs (ffmpeg through subprocess): their packages too.
+  if (project_.python)
+    for (const auto& [program, where] : project_.python->programs_run) {
+      const auto row = tables_.programs.find(program);
+      if (row == tables_.programs.end()) continue;
+      const auto by_os = row->second.find(os);
+      const std::string package =
+          by_os != row->second.end() ? by_os->second : row->second.begin()->second;
+      if (contains(plan_.final_apt, package)) continue;
+      plan_.final_apt.push_back(package);
+      decide(where, "the code runs " + program + ": " + package +
+                        " installed in the final stage (data/soname-packages.json programs)");
     }
   // A package that runs on the CPU as installed, but can use a GPU another
   // way (a build flag, another wheel): said, so that a CPU image is no surprise.

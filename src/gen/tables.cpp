@@ -167,6 +167,11 @@ Tables load() {
     for (const auto& [os, package] : by_os.items())
       if (package.is_string()) t.sonames[soname][os] = package.get<std::string>();
   t.driver_injected = strings(sonames.at("driver_injected"));
+  if (sonames.contains("programs"))
+    for (const auto& [program, by_os] : sonames.at("programs").items())
+      for (const auto& [os, package] : by_os.items())
+        if (package.is_string() && os != "source")
+          t.programs[program][os] = package.get<std::string>();
   const json stdlib = table("python-stdlib.json");  // kept: .at() refers into it
   for (const auto& m : stdlib.at("modules")) t.stdlib_modules.insert(m.get<std::string>());
   const json servers = table("servers.json");

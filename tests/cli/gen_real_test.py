@@ -23,7 +23,8 @@ runtime image is a choice, and the maintainers are not always right.
 
 A disagreement on gpu, system_packages, cmd or port makes an image that
 fails at start (no GPU, a missing library, a wrong program, an unreachable
-port); when gen printed no warning it is *silent-wrong*. The test fails on
+port); when gen printed no warning that speaks to it (TOPICS) it is
+*silent-wrong*. The test fails on
 any silent-wrong decision not listed in tests/gen-real/known-silent.tsv
 (the ratchet: fix one, delete its line), and on a case gen cannot read
 because the case itself is broken.
@@ -74,6 +75,9 @@ def read_gen(text, stderr):
     for m in re.finditer(r"apt-get install -y --no-install-recommends ([^&\n]+)", logical):
         apt += [w.split("=")[0] for w in m.group(1).split() if not w.startswith("-")]
     out["system_packages"] = apt
+    # The final stage checks at build time that every shared library the
+    # app ships finds its libraries, naming the package of a missing one.
+    out["library_check"] = "imgsmith-check/libraries.sh" in joined
     cmd = entry = None
     for line in stage:
         if line.startswith("CMD "):
@@ -91,6 +95,32 @@ def read_gen(text, stderr):
     return out
 
 
+# A warning speaks to a decision only when it names what the decision is
+# about: "gen does not know what X needs from a GPU" says nothing of the
+# command or the port, and must not make a wrong one look warned.
+TOPICS = {
+    "gpu": re.compile(r"\bGPU\b|CUDA|cuda"),
+    "system_packages": re.compile(r"\bapt\b|apt-get|system librar|shared librar|\blib[\w.+-]*\.so|"
+                                  r"Debian package|OS package|find_package|find_library|needs [A-Z]\w+ \(lib"),
+    "cmd": re.compile(r"entrypoint|--cmd|\bcommand\b|\bCMD\b|runs? (it|the|as|python)|served by"),
+    "port": re.compile(r"\bport\b|--port|listens?\b|127\.0\.0\.1"),
+}
+
+
+def warned(field, warnings, gen=None, result=None):
+    topic = TOPICS.get(field)
+    if topic is None:
+        return bool(warnings)
+    if any(topic.search(w) for w in warnings):
+        return True
+    # Missing shared libraries (lib*) fail the build, by name, where the
+    # image checks its libraries; a missing program (ffmpeg, pandoc) does not.
+    if field == "system_packages" and gen and gen.get("library_check") and result:
+        missing = result[2].replace("missing ", "").split()
+        return bool(missing) and all(m.startswith("lib") for m in missing)
+    return False
+
+
 PYTHON = re.compile(r"^(python[0-9.]*|/.*/python[0-9.]*)$")
 SHELLS = ("sh", "bash", "/bin/sh", "/bin/bash")
 
@@ -106,7 +136,8 @@ def runtime_packages(packages):
     """The packages an app needs at run time: no Python, pip or venv
     packages (gen installs its own Python), no -dev packages, no tools."""
     return [p for p in packages
-            if p not in TOOLS and not p.startswith("python") and not p.endswith("-dev")]
+            if p not in TOOLS and p != "pip" and not p.startswith("python") and
+            not p.endswith("-dev")]
 
 
 def command_target(cmd):
@@ -137,8 +168,10 @@ def command_target(cmd):
         if rest[:1] == ["-m"] and len(rest) > 1:
             return "python -m " + rest[1]
         return "python " + (rest[0].lstrip("./") if rest else "")
-    # The first argument that is not an option: the app, or a subcommand.
-    target = next((w for w in words[1:] if not w.startswith("-")), "")
+    # The first argument that is not an option, nor an option's number
+    # (`--port 4000`): the app, or a subcommand.
+    target = next((w for i, w in enumerate(words[1:], 1) if not w.startswith("-") and
+                   not (w.isdigit() and words[i - 1].startswith("-"))), "")
     return (program + " " + target).strip()
 
 
@@ -224,10 +257,11 @@ def main():
         for f, (ok, _, _) in result.items():
             compared[f] += 1
             agree[f] += ok
-            if not ok and f in FAIL_FIELDS and not gen["warnings"]:
+            if not ok and f in FAIL_FIELDS and not warned(f, gen["warnings"], gen, result[f]):
                 (silent_known if (slug, f) in known else silent_new).append((slug, f, result[f]))
         for f in FAIL_FIELDS:
-            if (slug, f) in known and (f not in result or result[f][0] or gen["warnings"]):
+            if (slug, f) in known and (f not in result or result[f][0] or
+                                       warned(f, gen["warnings"], gen, result[f])):
                 stale.append((slug, f))
         rows.append((slug, case.get("repo", ""), gen["image"], result, len(gen["warnings"])))
 

@@ -231,6 +231,20 @@ TEST_CASE("gen: pyproject scripts, Poetry's tables and the lock decide the insta
   CHECK_FALSE(b.managed_python);
   CHECK(explains(b, "poetry.lock: onnxruntime-gpu==1.20.1: GPU"));
 
+  // A lock with no package gen can read leaves the project's own
+  // dependencies to judge it by, and says so.
+  ProjectDir stub_lock({{"pyproject.toml",
+                         "[tool.poetry]\nname='p'\nversion='1'\n"
+                         "[tool.poetry.dependencies]\npython='^3.12'\n"
+                         "onnxruntime-gpu={version='^1.19'}\nfastapi='*'\n"},
+                        {"poetry.lock", "# a stub\n"},
+                        {"main.py", "import onnxruntime\n"}});
+  const Plan stub = plan_for(stub_lock);
+  CHECK(stub.install_mode == "poetry");
+  CHECK(stub.gpu);
+  CHECK(stub.flavor == "runtime");
+  CHECK(mentions(stub.warnings, "poetry.lock: lists no package gen can read"));
+
   ProjectDir no_lock({{"pyproject.toml",
                        "[tool.poetry]\nname='p'\nversion='1'\n"
                        "[tool.poetry.dependencies]\npython='^3.10'\nrequests='^2.31'\n"},
@@ -1348,6 +1362,32 @@ TEST_CASE(
         std::string::npos);
 }
 
+TEST_CASE("gen: a program the code runs is installed in the final stage from the OS") {
+  // openai/whisper's shape: the command list built first, run later; and a
+  // tool found with shutil.which.
+  ProjectDir p({{"requirements.txt", "numpy==2.1.3\n"},
+                {"audio.py",
+                 "from subprocess import run\n\ndef load(file):\n    cmd = [\n"
+                 "        \"ffmpeg\",\n        \"-nostdin\", \"-i\", file]\n"
+                 "    return run(cmd, capture_output=True)\n"},
+                {"docs.py", "import shutil\nHAVE = shutil.which('pandoc')\n# os.system('sox x')\n"},
+                {"main.py", "import audio\n"}});
+  const Plan plan = plan_for(p);
+  CHECK(mentions(plan.final_apt, "ffmpeg"));
+  CHECK(mentions(plan.final_apt, "pandoc"));
+  CHECK_FALSE(mentions(plan.final_apt, "sox"));  // a comment runs nothing
+  CHECK(explains(plan, "audio.py:5: the code runs ffmpeg: ffmpeg installed in the final stage"));
+  // A program no table row names is not guessed at, and names in prose are
+  // no command.
+  ProjectDir q({{"requirements.txt", "numpy==2.1.3\n"},
+                {"main.py",
+                 "import subprocess\nsubprocess.run(['mytool', '-x'])\n"
+                 "print(\"use ffmpeg to convert\")\n"}});
+  const Plan none = plan_for(q);
+  CHECK_FALSE(mentions(none.final_apt, "ffmpeg"));
+  CHECK_FALSE(mentions(none.final_apt, "mytool"));
+}
+
 TEST_CASE(
     "gen: apt.txt declares system packages: run-time ones in the final stage, -dev ones in the "
     "builder") {
@@ -1648,6 +1688,21 @@ TEST_CASE("gen: an app made by a factory function is served through the factory"
       {{"requirements.txt", "fastapi==0.115.6\nuvicorn==0.34.0\n"},
        {"main.py", "from fastapi import FastAPI\ndef helper():\n    pass\napp = FastAPI()\n"}});
   CHECK(plan_for(module_level).cmd[1] == "main:app");
+  // A function that makes an app and serves it itself (A1111's api_only)
+  // is no factory: the app is not gen's to serve.
+  ProjectDir serves_itself(
+      {{"requirements.txt", "fastapi==0.115.6\nuvicorn==0.34.0\n"},
+       {"webui.py",
+        "def api_only():\n    from fastapi import FastAPI\n    app = FastAPI()\n"
+        "    launch(app, port=7861)\n\n\ndef webui():\n    return 1\n"},
+       {"launch.py", "import webui\n"}});
+  std::vector<std::string> cmd_found;
+  try {
+    cmd_found = plan_for(serves_itself).cmd;
+  } catch (const imgsmith::InputError&) {
+    // No entrypoint at all is said loudly, which is right too.
+  }
+  for (const auto& word : cmd_found) CHECK(word.find("api_only") == std::string::npos);
 }
 
 TEST_CASE("gen: a script of a src/ layout that nothing installs imports from src/") {

@@ -372,6 +372,16 @@ TEST_CASE("gen decisions: entrypoints real projects declare") {
     CHECK(plan.cmd == std::vector<std::string>{"gunicorn", "--bind", "0.0.0.0:8000", "shop.wsgi"});
     CHECK(plan.port == 8000);
   }
+  SECTION("Django with manage.py in src/: gunicorn serves it from there") {
+    Tree t({{"requirements.txt", "django==5.0\ngunicorn==22.0\n"},
+            {"src/manage.py", "import django\n"},
+            {"src/paperless/__init__.py", ""},
+            {"src/paperless/settings.py", "WSGI_APPLICATION = \"paperless.wsgi.application\"\n"}});
+    const Plan plan = t.plan();
+    CHECK(plan.cmd == std::vector<std::string>{"gunicorn", "--chdir", "src", "--bind",
+                                               "0.0.0.0:8000", "paperless.wsgi"});
+    CHECK(plan.port == 8000);
+  }
   SECTION("Django without gunicorn: runserver on every interface, and a warning") {
     Tree t({{"requirements.txt", "django==5.0\n"},
             {"manage.py", "import django\n"},

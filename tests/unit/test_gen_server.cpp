@@ -146,6 +146,49 @@ TEST_CASE("gen server: with no argument, the server's own default") {
   CHECK(listen({"flask", "routes"}).server == nullptr);
 }
 
+TEST_CASE(
+    "gen server: a program that serves only with a subcommand it lacks is named, not matched") {
+  auto l = listen({"vllm", "bench", "throughput"});
+  CHECK(l.server == nullptr);
+  REQUIRE(l.without_subcommand != nullptr);
+  CHECK(l.without_subcommand->subcommand == "serve");
+  CHECK(l.port == 0);
+  // Given the subcommand, it is the server; another program is neither.
+  l = listen({"vllm", "serve", "m"});
+  CHECK(l.server != nullptr);
+  CHECK(l.without_subcommand == nullptr);
+  l = listen({"python", "train.py"});
+  CHECK(l.server == nullptr);
+  CHECK(l.without_subcommand == nullptr);
+}
+
+TEST_CASE(
+    "gen server: a console script that serves only with a flag it is not given is warned about") {
+  // Open Interpreter's shape: one console script, a server only with --server
+  // (a row of data/servers.json), a terminal UI without it.
+  Tree t({{"pyproject.toml",
+           "[project]\nname = \"open-interpreter\"\nversion = \"0.2.0\"\n"
+           "dependencies = [\"litellm\"]\n[project.scripts]\n"
+           "interpreter = \"interpreter.terminal_interface.start_terminal_interface:main\"\n"
+           "[build-system]\nrequires = [\"poetry-core\"]\nbuild-backend = "
+           "\"poetry.core.masonry.api\"\n"},
+          {"interpreter/__init__.py", ""},
+          {"interpreter/terminal_interface/__init__.py", ""},
+          {"interpreter/terminal_interface/start_terminal_interface.py", "import argparse\n"}});
+  const Plan plan = t.plan();
+  REQUIRE(plan.cmd == std::vector<std::string>{"interpreter"});
+  CHECK(plan.port == 0);
+  CHECK(any_has(plan.warnings,
+                "interpreter serves (as open-interpreter --server) only with --server"));
+  CHECK(any_has(plan.warnings, "pass --cmd 'interpreter --server'"));
+  // Told the flag, it serves on the row's port, and nothing is warned.
+  Options o;
+  o.cmd = {"interpreter", "--server"};
+  const Plan served = t.plan(o);
+  CHECK(served.port == 8000);
+  CHECK_FALSE(any_has(served.warnings, "only with --server"));
+}
+
 TEST_CASE("gen server: the environment and shell variables give the port") {
   auto l = listen({"flask", "--app", "svc", "run"}, {"FLASK_RUN_PORT=7001"});
   CHECK(l.port == 7001);
@@ -531,4 +574,53 @@ TEST_CASE("gen real repos: with nothing at the top, the requirements below are n
     CHECK(std::string(e.what()).find("pass --requirements requirements/base.txt") !=
           std::string::npos);
   }
+}
+
+TEST_CASE("gen server: an entry script's own server call gives the port, or a warning") {
+  // private-gpt's shape: `python -m pkg`, whose __main__ calls uvicorn.run
+  // with a port from its settings.
+  Tree settings({{"requirements.txt", "uvicorn\nfastapi\n"},
+                 {"svc/__init__.py", ""},
+                 {"svc/__main__.py",
+                  "import uvicorn\nfrom svc.main import api\n\nuvicorn.run(api, host=\"0.0.0.0\", "
+                  "port=settings().server.port, log_config=None)\n"}});
+  Plan plan = settings.plan();
+  REQUIRE(plan.cmd == std::vector<std::string>{"python", "-m", "svc"});
+  CHECK(plan.port == 0);
+  CHECK(any_has(plan.warnings,
+                "svc/__main__.py:4: uvicorn.run's port is settings().server.port, "
+                "which gen cannot read"));
+
+  // A Gradio script: its port from server_port over two lines, and its
+  // address given: nothing to add.
+  Tree gradio({{"requirements.txt", "gradio==4.44.0\n"},
+               {"infer-web.py",
+                "import gradio as gr\n# app.launch(server_port=1)\nwith gr.Blocks() as app:\n"
+                "    pass\napp.queue().launch(\n    server_name=\"0.0.0.0\",\n"
+                "    server_port=7865, inbrowser=False)\n"}});
+  plan = gradio.plan();
+  REQUIRE(plan.cmd == std::vector<std::string>{"python", "infer-web.py"});
+  CHECK(plan.port == 7865);
+  CHECK_FALSE(any_has(plan.warnings, "127.0.0.1"));
+
+  // An aiohttp app run by its script on an environment port with its
+  // default, bound to the loopback address: the port is read, the address
+  // warned about.
+  Tree aiohttp({{"requirements.txt", "aiohttp\n"},
+                {"run.py",
+                 "import os\nfrom aiohttp import web\napp = web.Application()\nif __name__ == "
+                 "\"__main__\":\n    web.run_app(app, host=\"127.0.0.1\", "
+                 "port=int(os.getenv(\"PORT\", \"8081\")))\n"}});
+  plan = aiohttp.plan();
+  REQUIRE(plan.cmd == std::vector<std::string>{"python", "run.py"});
+  CHECK(plan.port == 8081);
+  CHECK(any_has(plan.warnings, "aiohttp's web.run_app listens on 127.0.0.1 only"));
+
+  // Gradio's default address is the loopback one: the environment moves it.
+  Tree quiet({{"requirements.txt", "gradio\n"},
+              {"webui.py", "import gradio as gr\ndemo = gr.Interface(fn=f)\ndemo.launch()\n"}});
+  plan = quiet.plan();
+  CHECK(plan.port == 7860);
+  CHECK(std::find(plan.env.begin(), plan.env.end(), "GRADIO_SERVER_NAME=0.0.0.0") !=
+        plan.env.end());
 }

@@ -80,6 +80,9 @@ struct PythonProject {
   // Modules the code imports that no dependency file names, when the
   // project declares no dependency at all: "gradio (server.py:3)".
   std::vector<std::string> undeclared_imports;
+  // Programs the code runs that a package of the OS ships (data/
+  // soname-packages.json "programs"), with where: {"ffmpeg", "audio.py:12"}.
+  std::vector<std::pair<std::string, std::string>> programs_run;
   // The address the project's own config gives its server (Ray Serve's
   // http_options host); "" when none does.
   std::string server_host;

@@ -1,0 +1,1 @@
+"""Axolotl - Train and fine-tune large language models"""

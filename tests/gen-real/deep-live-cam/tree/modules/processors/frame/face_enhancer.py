@@ -1,0 +1,4 @@
+import gfpgan
+import torch
+
+NAME = 'DLC.FACE-ENHANCER'

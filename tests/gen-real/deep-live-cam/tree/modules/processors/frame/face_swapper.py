@@ -1,0 +1,6 @@
+import insightface
+import cv2
+
+import modules.globals
+
+NAME = 'DLC.FACE-SWAPPER'

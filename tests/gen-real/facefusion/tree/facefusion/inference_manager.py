@@ -1,0 +1,1 @@
+from onnxruntime import InferenceSession

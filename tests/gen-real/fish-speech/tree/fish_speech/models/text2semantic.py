@@ -1,0 +1,4 @@
+import torch
+import torch.nn as nn
+from einops import rearrange
+from transformers import AutoTokenizer

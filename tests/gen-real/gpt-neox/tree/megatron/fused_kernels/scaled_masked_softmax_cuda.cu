@@ -1,0 +1,4 @@
+#include <ATen/ATen.h>
+#include <cuda.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>

@@ -1,0 +1,3 @@
+#include <torch/extension.h>
+
+#include <vector>

@@ -1,0 +1,5 @@
+import yaml
+
+
+class NeoXArgs:
+    pass

@@ -1,0 +1,4 @@
+import yaml
+from fastapi import FastAPI
+
+app = FastAPI(title="LiteLLM API")

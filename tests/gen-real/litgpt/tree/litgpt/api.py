@@ -1,0 +1,9 @@
+from pathlib import Path
+
+import torch
+import lightning as L
+from lightning.fabric.plugins import BitsandbytesPrecision
+
+
+class LLM(torch.nn.Module):
+    pass

@@ -1,0 +1,8 @@
+from dataclasses import dataclass
+
+import yaml
+
+
+@dataclass
+class Config:
+    name: str = ""

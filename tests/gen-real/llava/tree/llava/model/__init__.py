@@ -1,0 +1,1 @@
+from .language_model.llava_llama import LlavaLlamaForCausalLM

@@ -1,0 +1,3 @@
+#include "cudnn_att.h"
+
+#include <cudnn_frontend.h>

@@ -1,0 +1,5 @@
+#include <glob.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "utils.h"

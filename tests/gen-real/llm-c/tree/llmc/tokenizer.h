@@ -1,0 +1,3 @@
+#include <stdint.h>
+
+#include "utils.h"

@@ -1,0 +1,2 @@
+#define TESTING
+#include "train_gpt2.cu"

@@ -1,0 +1,2 @@
+#define TESTING
+#include "train_gpt2_fp32.cu"

@@ -1,0 +1,3 @@
+from .entrypoint import run
+
+__all__ = ['run']

@@ -1,0 +1,3 @@
+import tyro
+
+AnnotatedBaseConfigUnion = None

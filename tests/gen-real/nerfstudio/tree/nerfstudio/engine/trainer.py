@@ -1,0 +1,6 @@
+import torch
+from rich.console import Console
+
+
+class TrainerConfig:
+    pass

@@ -1,0 +1,6 @@
+"""ns-bridge-server: the websocket bridge for the web viewer."""
+import tyro
+
+
+def entrypoint():
+    pass

@@ -1,0 +1,1 @@
+from ocrmypdf.api import ocr

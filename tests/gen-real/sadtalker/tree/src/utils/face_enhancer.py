@@ -1,0 +1,4 @@
+import os
+import torch
+from gfpgan import GFPGANer
+from tqdm import tqdm

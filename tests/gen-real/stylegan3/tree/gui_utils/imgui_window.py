@@ -1,0 +1,3 @@
+import os
+import imgui
+import imgui.integrations.glfw
