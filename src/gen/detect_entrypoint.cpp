@@ -292,6 +292,17 @@ bool makefile_command(const fs::path& root, PythonProject& py, std::vector<Evide
 
 namespace {
 
+// An app object made by assignment (`app = FastAPI(`, `web = flask.Flask(`):
+// group 1 names it. Built on first use, not at start-up.
+const std::regex& fastapi_app_pattern() {
+  static const std::regex pattern(R"(^\s*([A-Za-z_]\w*)\s*(:[^=]*)?=\s*(fastapi\.)?FastAPI\s*\()");
+  return pattern;
+}
+const std::regex& flask_app_pattern() {
+  static const std::regex pattern(R"(^\s*([A-Za-z_]\w*)\s*(:[^=]*)?=\s*(flask\.)?Flask\s*\()");
+  return pattern;
+}
+
 // FastAPI/Flask apps are found by their assignment: `app = FastAPI(`.
 void find_entrypoint(const fs::path& root, PythonProject& py,
                      const std::vector<std::pair<std::string, std::string>>& scripts,
@@ -333,8 +344,8 @@ void find_entrypoint(const fs::path& root, PythonProject& py,
   }
   if (django_command(root, python_sources, py, evidence)) return;
   if (ray_serve_command(root, py, evidence)) return;
-  static const std::regex kFastApi(R"(^\s*([A-Za-z_]\w*)\s*(:[^=]*)?=\s*(fastapi\.)?FastAPI\s*\()");
-  static const std::regex kFlask(R"(^\s*([A-Za-z_]\w*)\s*(:[^=]*)?=\s*(flask\.)?Flask\s*\()");
+  const std::regex& kFastApi = fastapi_app_pattern();
+  const std::regex& kFlask = flask_app_pattern();
   static const std::regex kStreamlit(R"(^\s*(import|from)\s+streamlit\b)");
   static const std::regex kGradio(R"(^\s*(import|from)\s+gradio\b)");
   // Every candidate is read for an app a server runs before any is run as a
@@ -372,15 +383,11 @@ void find_entrypoint(const fs::path& root, PythonProject& py,
     const auto src_path = [&] {
       if (in_src && !py.installable) import_from_src(py, candidate, evidence);
     };
-    const std::string text = read_text(path);
     std::vector<std::string> all;
     {
-      std::istringstream split(text);
+      std::istringstream split(read_text(path));
       for (std::string l; std::getline(split, l);) all.push_back(l);
     }
-    std::istringstream lines(text);
-    std::string line;
-    int number = 0;
     // The top-level function the current line is in: an app made inside
     // one (`def create_app(): app = Flask(__name__)`) is that factory's,
     // when the function returns it (a function that makes an app and
@@ -399,8 +406,9 @@ void find_entrypoint(const fs::path& root, PythonProject& py,
       }
       return false;
     };
-    while (std::getline(lines, line)) {
-      ++number;
+    for (std::size_t index = 0; index < all.size(); ++index) {
+      const std::string& line = all[index];
+      const std::size_t number = index + 1;
       // A line at the left margin ends the function, unless it closes the
       // brackets of a signature written over several lines ("):").
       if (!line.empty() && std::string_view(" \t#\r)]}").find(line[0]) == std::string_view::npos) {
@@ -418,15 +426,8 @@ void find_entrypoint(const fs::path& root, PythonProject& py,
       const std::string where = std::string(candidate) + ":" + std::to_string(number);
       const bool in_factory =
           !factory.empty() && !line.empty() && (line[0] == ' ' || line[0] == '\t');
-      const bool served_elsewhere = [&] {
-        std::smatch app;
-        if (!in_factory ||
-            (!std::regex_search(line, app, kFastApi) && !std::regex_search(line, app, kFlask)))
-          return false;
-        return !factory_returns(static_cast<std::size_t>(number), app[1].str());
-      }();
-      if (served_elsewhere) continue;
       if (std::regex_search(line, m, kFastApi)) {
+        if (in_factory && !factory_returns(number, m[1].str())) continue;
         py.port = 8000;
         if (in_factory)
           py.cmd = {"uvicorn", module + ":" + factory, "--factory", "--host", "0.0.0.0", "--port",
@@ -445,6 +446,7 @@ void find_entrypoint(const fs::path& root, PythonProject& py,
         return true;
       }
       if (std::regex_search(line, m, kFlask)) {
+        if (in_factory && !factory_returns(number, m[1].str())) continue;
         py.port = 8000;
         // gunicorn and flask --app call a factory named with its "()".
         const std::string target = module + ":" + (in_factory ? factory + "()" : m[1].str());
@@ -756,13 +758,13 @@ void script_server_call(const fs::path& root, PythonProject& py, std::vector<Evi
   for (std::string line; std::getline(lines, line);) all.push_back(line);
   bool gradio = false, flask = false;
   std::set<std::string> flask_apps;
-  static const std::regex kFlaskApp(R"(^\s*([A-Za-z_]\w*)\s*(:[^=]*)?=\s*(flask\.)?Flask\s*\()");
   for (const auto& line : all) {
     if (line.size() > 1000) continue;
     gradio = gradio || line.rfind("import gradio", 0) == 0 || line.rfind("from gradio", 0) == 0;
     flask = flask || line.rfind("from flask", 0) == 0 || line.rfind("import flask", 0) == 0;
     std::smatch m;
-    if (flask && line.find("Flask") != std::string::npos && std::regex_search(line, m, kFlaskApp))
+    if (flask && line.find("Flask") != std::string::npos &&
+        std::regex_search(line, m, flask_app_pattern()))
       flask_apps.insert(m[1].str());
   }
   for (std::size_t n = 0; n < all.size(); ++n) {
