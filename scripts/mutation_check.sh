@@ -119,6 +119,27 @@ break_ gate-limit-boundary src/gate/gate.cpp \
   'const bool ok = at_least ? !(actual < limit) : !(actual > limit);' \
   'const bool ok = at_least ? !(actual <= limit) : !(actual >= limit);' \
   'gate: *,dive-ci: *'
+# Findings true for the image at hand: a package manager's state rewrites
+# are no finding; a file a package database lists keeps its owner (no cache
+# rule takes RECORD's byte code); with no package database, a system path
+# the user copied in is the app; a numpy array is a model only beside a
+# model's config.json.
+break_ package-state-no-finding src/attribution/findings.cpp \
+  '    if (w.package_state && !deletion) continue;' \
+  '' \
+  'findings: the state apt*'
+break_ cache-only-unowned data/attribution-rules.json \
+  '"/src/**/__pycache__/**", "/root/**/__pycache__/**"], "installers": ["unowned"]}' \
+  '"/src/**/__pycache__/**", "/root/**/__pycache__/**"]}' \
+  'attribution: byte code pip*'
+break_ no-database-copied-is-app src/attribution/attribute.cpp \
+  '!((provenance || !lists_system_files) && system_unowned)' \
+  '!((provenance || (!lists_system_files && provenance)) && system_unowned)' \
+  'attribution: in an image with no package database*'
+break_ numpy-beside-config src/attribution/attribute.cpp \
+  '!beside_model_config(analysis, head.path)) continue;' \
+  '!beside_model_config(analysis, head.path) && head.path.empty()) continue;' \
+  'attribution: numpy arrays*'
 
 list=false
 if [ "${1:-}" = --list ]; then

@@ -46,8 +46,10 @@ namespace {
 // files is 250 of them); users think of them as one change to a directory.
 // Per layer pair, they become one group at the deepest directory holding
 // them all, or one per top-level directory when that would be the root.
+// A package manager's state files group apart from the rest: /etc/passwd
+// rewritten by an install is not the chmod of /etc/app.
 std::vector<WasteGroup> group_readded(std::vector<WasteGroup> waste) {
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::string>, WasteGroup> groups;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, bool, std::string>, WasteGroup> groups;
   std::vector<WasteGroup> out;
   const auto common_dir = [](std::string_view a, std::string_view b) {
     std::size_t n = 0, last_slash = 0;
@@ -62,6 +64,7 @@ std::vector<WasteGroup> group_readded(std::vector<WasteGroup> waste) {
     return std::string(a.substr(0, last_slash));
   };
   for (auto& w : waste) {
+    w.package_state = is_package_manager_state(w.path);
     if (w.how != HiddenBy::Readded) {
       out.push_back(std::move(w));
       continue;
@@ -69,7 +72,8 @@ std::vector<WasteGroup> group_readded(std::vector<WasteGroup> waste) {
     const std::string_view path = w.path;
     const auto second = path.find('/', 1);
     const std::string top(path.substr(0, second));  // "/opt" of "/opt/s/d0/f"
-    auto [it, inserted] = groups.try_emplace({w.added_layer, w.hidden_layer, top}, w);
+    auto [it, inserted] =
+        groups.try_emplace({w.added_layer, w.hidden_layer, w.package_state, top}, w);
     if (inserted) {
       // A lone file keeps its own path; the directory comes with a second one.
       continue;

@@ -444,6 +444,18 @@ std::vector<std::string> virtual_envs(const FileNode& root, std::size_t contents
   return venvs;
 }
 
+// Whether the directory of `path` (normalised) holds a config.json, as a
+// Hugging Face or Keras model's directory does.
+bool beside_model_config(const Analysis& analysis, std::string_view path) {
+  if (!analysis.tree) return false;
+  const auto slash = path.rfind('/');
+  const std::string config =
+      (slash == std::string_view::npos ? std::string() : std::string(path.substr(0, slash + 1))) +
+      "config.json";
+  const FileNode* node = analysis.tree->find(config);
+  return node != nullptr && !node->has_children();
+}
+
 // Files classified in one go: enough for every core to share, few enough
 // that a tree of millions never has them all in memory.
 constexpr std::size_t kChunkFiles = 1 << 16;
@@ -458,9 +470,14 @@ Attribution attribute_files(const Analysis& analysis, const RuleSet& base_rules,
   const RuleSet rules = with_image_rules(base_rules, analysis);
   const Ownership owners(analysis.metadata);
   std::unordered_map<std::string_view, std::string_view> content_formats;
-  for (const auto& head : analysis.file_heads)
-    if (const ModelFormat format = sniff_model_format(head.content); format != ModelFormat::None)
-      content_formats.emplace(head.path, model_format_name(format));
+  for (const auto& head : analysis.file_heads) {
+    const ModelFormat format = sniff_model_format(head.content);
+    if (format == ModelFormat::None) continue;
+    // A numpy array is a feature matrix or embeddings as often as weights:
+    // a model only where a model's config.json sits beside it.
+    if (format == ModelFormat::Numpy && !beside_model_config(analysis, head.path)) continue;
+    content_formats.emplace(head.path, model_format_name(format));
+  }
   std::vector<std::uint16_t> category_index;
   for (const auto& r : rules.rules) category_index.push_back(index_of(rules, r.category));
   const std::uint16_t other = index_of(rules, "other");
@@ -474,6 +491,14 @@ Attribution attribute_files(const Analysis& analysis, const RuleSet& base_rules,
   // added it, and the generic app paths (/root, /home, /opt...) are not
   // the user's app when the base image filled them.
   const bool provenance = analysis.base_layers > 0;
+  // An image with no database that lists system files (FROM scratch, a
+  // distroless-style image whose dpkg status.d lists no files): nothing in
+  // /usr or /etc is the system's by evidence, so what the user's COPY put
+  // there is the app, as it is in /app.
+  const bool lists_system_files =
+      std::any_of(owners.owners().begin(), owners.owners().end(),
+                  [](const Owner& o) { return o.installer != "pip"; }) ||
+      (analysis.tree && analysis.tree->find("lib/apk/db/installed") != nullptr);
   const LayerSteps steps(analysis);
   const auto is_base = [&](std::uint32_t layer) {
     return layer < analysis.layers.size() && analysis.layers[layer].base;
@@ -488,7 +513,7 @@ Attribution attribute_files(const Analysis& analysis, const RuleSet& base_rules,
     }
     if (f.category != other) return;
     const bool system_unowned = f.child == "system-unowned";
-    if (f.child != "other" && !(provenance && system_unowned)) return;
+    if (f.child != "other" && !((provenance || !lists_system_files) && system_unowned)) return;
     if (steps.copied_by(f.layer)) {
       f.category = app;
       f.child = "copied";  // COPY --from=builder /out/app /usr/local/bin/

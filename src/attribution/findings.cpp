@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
@@ -9,6 +10,7 @@
 #include "attribution_data.hpp"
 #include "imgsmith/util/size.hpp"
 #include "imgsmith/util/text.hpp"
+#include "owners.hpp"
 
 namespace imgsmith {
 namespace {
@@ -61,6 +63,13 @@ struct Builder {
   }
 };
 
+// A CUDA library file whose owner a fix may name.
+struct CudaFile {
+  std::string path;
+  std::uint32_t layer;
+  std::uint64_t bytes;
+};
+
 std::string created_by(const Analysis& a, std::uint32_t layer) {
   std::string text =
       layer < a.layers.size() ? dockerfile_step(a.layers[layer].created_by) : std::string();
@@ -94,6 +103,8 @@ namespace {
 // title and fix.
 struct FindingText {
   std::string id, title, fix;
+  // The fix for the copy that can go, by its origin (cuda-duplicated).
+  std::map<std::string, std::string> fix_by_origin;
 };
 const std::vector<FindingText>& finding_table() {
   static const std::vector<FindingText> table = [] {
@@ -101,7 +112,8 @@ const std::vector<FindingText>& finding_table() {
     const auto doc = nlohmann::json::parse(attribution_data().at("findings.json"));
     for (const auto& f : doc.at("findings"))
       rows.push_back({f.at("id").get<std::string>(), f.at("title").get<std::string>(),
-                      f.at("fix").get<std::string>()});
+                      f.at("fix").get<std::string>(),
+                      f.value("fix_by_origin", std::map<std::string, std::string>{})});
     return rows;
   }();
   return table;
@@ -118,6 +130,70 @@ const FindingText& finding_row(const std::string& id) {
   if (row == table.end())
     throw std::logic_error("finding '" + id + "' is not in data/findings.json");
   return *row;
+}
+
+// What a template of data/findings.json says with {packages}, {step} and
+// {origin} filled in.
+std::string fill(std::string text, const std::map<std::string, std::string>& values) {
+  for (const auto& [key, value] : values)
+    for (std::size_t at = 0; (at = text.find("{" + key + "}", at)) != std::string::npos;
+         at += value.size())
+      text.replace(at, key.size() + 2, value);
+  return text;
+}
+
+// cuda-duplicated's fix from the evidence: for each origin whose copy can
+// go, who installed its files (the packages and distributions their
+// databases name) and the step of the layer that added the most bytes of
+// it; the toolkit's is the base-flavour fix; any other origin (a copy
+// bundled inside a package) has none that is safe, and the text says so.
+std::string duplicate_fix(
+    const Analysis& a, const std::map<std::string, std::string>& removable_origin,
+    const std::map<std::pair<std::string, std::string>, std::vector<CudaFile>>& cuda_paths) {
+  const FindingText& row = finding_row("cuda-duplicated");
+  std::map<std::string, std::set<std::string>> packages;                      // origin -> owners
+  std::map<std::string, std::map<std::uint32_t, std::uint64_t>> layer_bytes;  // origin -> ...
+  std::unique_ptr<attribution_detail::Ownership> owners;
+  for (const auto& [family, origin] : removable_origin) {
+    const auto files = cuda_paths.find({family, origin});
+    if (files == cuda_paths.end()) continue;
+    if (!owners) owners = std::make_unique<attribution_detail::Ownership>(a.metadata);
+    for (const CudaFile& file : files->second) {
+      layer_bytes[origin][file.layer] += file.bytes;
+      const attribution_detail::FileOwners own = owners->of(std::string_view(file.path).substr(1));
+      const bool python = origin == "pip" || origin == "bundled";
+      const attribution_detail::Owner* owner = python ? own.python : own.system;
+      if (owner == nullptr) owner = python ? own.system : own.python;
+      if (owner != nullptr) packages[origin].insert(owner->package);
+    }
+  }
+  std::string fix;
+  std::set<std::string> done;
+  for (const auto& [family, origin] : removable_origin) {
+    if (!done.insert(origin).second) continue;
+    std::string names;
+    for (const auto& name : packages[origin]) names += (names.empty() ? "" : " ") + name;
+    std::string text;
+    if (origin == "toolkit") {
+      text = row.fix;
+    } else if (const auto tmpl = row.fix_by_origin.find(origin);
+               tmpl != row.fix_by_origin.end() && !names.empty()) {
+      // The step of the layer that added the most of this origin's copy.
+      std::uint32_t layer = 0;
+      std::uint64_t most = 0;
+      for (const auto& [l, bytes] : layer_bytes[origin])
+        if (bytes > most) most = bytes, layer = l;
+      text = fill(tmpl->second,
+                  {{"packages", names}, {"step", created_by(a, layer)}, {"origin", origin}});
+    } else {
+      text = "no safe fix is known for the " + origin + " copy" +
+             (names.empty() ? "" : " (in " + names + ")") +
+             ": what carries it loads that copy itself; remove the other copy instead, or ask for "
+             "a build without its own";
+    }
+    fix += (fix.empty() ? "" : "; ") + text;
+  }
+  return fix;
 }
 
 bool below_floor(const Finding& f, std::uint64_t final_bytes, const FindingFloor& floor) {
@@ -171,6 +247,9 @@ struct WasteFinder::Builders {
   // CUDA files by family and origin: which origin's copy can go is known
   // only once every file is counted.
   std::map<std::pair<std::string, std::string>, Builder> cuda;
+  // Every path of those whose fix names their owners (a few hundred files
+  // at most: CUDA's libraries), by family and origin.
+  std::map<std::pair<std::string, std::string>, std::vector<CudaFile>> cuda_paths;
   // The categories that findings read, by AttributedFile::category.
   enum class Kind : std::uint8_t { Unknown, BuildTools, Cache, ModelWeights, Cuda, Other };
   std::vector<Kind> kinds;
@@ -242,6 +321,9 @@ void WasteFinder::add(const AttributedFile& file, const std::string& category_na
       it->second.image_layers = &x.a.layers;
     }
     it->second.add(file.path, file.bytes, file.layer);
+    if (file.origin != "toolkit")
+      x.cuda_paths[{file.child, file.origin}].push_back(
+          CudaFile{std::string(file.path), file.layer, file.bytes});
   }
 }
 
@@ -289,6 +371,7 @@ std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingF
       dup.absorb(it->second);
 
   if (!removable_origin.empty()) {
+    dup.f.fix = duplicate_fix(a, removable_origin, builders_->cuda_paths);
     std::string families;
     for (const auto& [family, origin] : removable_origin)
       families += (families.empty() ? "" : ", ") + family;
@@ -305,6 +388,11 @@ std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingF
   std::uint64_t largest_deleted = 0, largest_overwritten = 0;
   for (const auto& w : a.waste) {
     if (matches_any(ignore, w.path)) continue;
+    // A package manager rewrites its database, logs and caches on every
+    // install: hidden bytes that dive counts, but no Dockerfile change other
+    // than fewer installs avoids them, and no base or --chown would.
+    const bool deletion = w.how == HiddenBy::Deleted || w.how == HiddenBy::Opaque;
+    if (w.package_state && !deletion) continue;
     if (w.how == HiddenBy::Readded) {
       readded.add(w.path, w.bytes, w.added_layer);
       readded.layers.insert(w.hidden_layer);
@@ -317,7 +405,6 @@ std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingF
       }
       continue;
     }
-    const bool deletion = w.how == HiddenBy::Deleted || w.how == HiddenBy::Opaque;
     Builder& x = deletion ? deleted : overwritten;
     std::uint64_t& largest = deletion ? largest_deleted : largest_overwritten;
     x.add(w.path, w.bytes, w.added_layer);

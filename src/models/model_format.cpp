@@ -75,7 +75,15 @@ ModelFormat sniff_model_format(std::string_view head) {
       return ModelFormat::Safetensors;
   }
   if (head.starts_with("GGUF")) return ModelFormat::Gguf;
-  if (head.starts_with("\x89HDF\r\n\x1a\n")) return ModelFormat::Keras;
+  // HDF5 holds any data; Keras's model.save and save_weights write their
+  // attributes (keras_version, backend, model_config, layer_names) into the
+  // root group's header, which follows the superblock.
+  if (head.starts_with("\x89HDF\r\n\x1a\n"))
+    return head.find("keras_version") != std::string_view::npos ||
+                   head.find("model_config") != std::string_view::npos ||
+                   head.find("layer_names") != std::string_view::npos
+               ? ModelFormat::Keras
+               : ModelFormat::None;
   if (head.starts_with("\x93NUMPY")) return ModelFormat::Numpy;
   if (head.starts_with("PK\x03\x04")) {
     if (is_pytorch_zip(head)) return ModelFormat::PyTorch;

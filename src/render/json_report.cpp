@@ -150,6 +150,7 @@ Analysis analysis_from(const json& doc) {
     group.added_layer = read<std::uint32_t>(w, "added_by_layer");
     group.hidden_layer = read<std::uint32_t>(w, "hidden_by_layer");
     read_fields<std::uint64_t>(w, {{"bytes", &group.bytes}, {"files", &group.files}});
+    group.package_state = read<bool>(w, "package_state", false);
     a.waste.push_back(std::move(group));
   });
   a.warnings = read<std::vector<std::string>>(doc, "warnings");
@@ -357,6 +358,7 @@ json report_to_json(const Report& report) {
     item["how"] = hidden_by_name(w.how);
     item["added_by_layer"] = w.added_layer;
     item["hidden_by_layer"] = w.hidden_layer;
+    if (w.package_state) item["package_state"] = true;
     out["waste"].push_back(std::move(item));
   }
   if (report.attribution != nullptr) {

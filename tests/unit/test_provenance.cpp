@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
+#include "analysed_image.hpp"
 #include "image_builder.hpp"
 #include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/attribution/findings.hpp"
@@ -18,33 +19,6 @@ using namespace imgsmith;
 using namespace imgsmith::testing;
 
 namespace {
-
-struct Analysed {
-  TempDir tmp;
-  Analysis analysis;
-  Attribution attribution;
-  std::vector<Finding> findings;
-
-  explicit Analysed(const Image& image, std::optional<std::size_t> base_layers = {}) {
-    write_file(tmp / "img.tar", docker_legacy_save(image));
-    AnalyzeOptions options;
-    options.capture = attribution_capture;
-    options.base_layers = base_layers;
-    analysis = analyze_image(tmp / "img.tar", options);
-    attribution = attribute(analysis, builtin_rules());
-    findings = find_waste(analysis, attribution, {}, FindingFloor{0, 0.0});
-  }
-  std::string category_of(const std::string& path) const {
-    for (const auto& f : attribution.files)
-      if (f.path == path) return attribution.categories[f.category].name + "/" + f.child;
-    return "missing";
-  }
-  const Finding* finding(const std::string& id) const {
-    for (const auto& f : findings)
-      if (f.id == id) return &f;
-    return nullptr;
-  }
-};
 
 // debian:bookworm as its history reads (a rootfs, then CMD), then a
 // multi-stage Dockerfile's final stage.

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace imgsmith {
 
@@ -31,6 +32,15 @@ struct WasteGroup {
   std::uint32_t hidden_layer = 0;
   std::uint64_t bytes = 0;
   std::uint64_t files = 0;
+  // Every file under `path` is a package manager's own state
+  // (is_package_manager_state): rewritten by each install, so hidden bytes
+  // that dive counts but no finding reports as something to fix.
+  bool package_state = false;
 };
+
+// A file that a package manager, or a tool its install scripts run, rewrites
+// on every install: dpkg's status, debconf's templates, ld.so.cache,
+// /etc/passwd... (data/package-manager-state.json, with the source of each).
+bool is_package_manager_state(std::string_view path);
 
 }  // namespace imgsmith

@@ -13,8 +13,10 @@ enum class ModelFormat : std::uint8_t {
   PyTorch,      // torch.save's zip (ENTRY/data.pkl), or the legacy pickle with torch's magic number
   Gguf,         // llama.cpp's "GGUF" magic
   Onnx,         // an ONNX ModelProto (protobuf: ir_version first, then a known field)
-  Keras,        // HDF5 (.h5) or Keras 3's zip (config.json, model.weights.h5)
-  Numpy,        // "\x93NUMPY" arrays (.npy)
+  Keras,  // HDF5 with Keras's attributes (.h5), or Keras 3's zip (config.json, model.weights.h5)
+  // "\x93NUMPY" arrays (.npy): data as often as weights; attribution counts
+  // one as a model only beside a model's config.json.
+  Numpy,
 };
 
 // Files smaller than this are never model weights worth a look (an ONNX
