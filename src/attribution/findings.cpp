@@ -20,7 +20,8 @@ namespace {
 struct Builder {
   Finding f;
   std::set<std::uint32_t> layers;
-  std::vector<FindingPath> paths;  // a min-heap on bytes while collecting
+  std::map<std::uint32_t, std::uint64_t> layer_bytes;  // the bytes each layer added
+  std::vector<FindingPath> paths;                      // a min-heap on bytes while collecting
   std::size_t top = 10;
   const std::vector<LayerReport>* image_layers = nullptr;
 
@@ -30,6 +31,7 @@ struct Builder {
   void add(std::string_view path, std::uint64_t bytes, std::uint32_t layer) {
     f.bytes += bytes;
     layers.insert(layer);
+    layer_bytes[layer] += bytes;
     if (image_layers != nullptr && layer < image_layers->size() && (*image_layers)[layer].base)
       f.base_bytes += bytes;
     keep_path(path, bytes);
@@ -39,6 +41,7 @@ struct Builder {
     f.bytes += other.f.bytes;
     f.base_bytes += other.f.base_bytes;
     layers.insert(other.layers.begin(), other.layers.end());
+    for (const auto& [layer, bytes] : other.layer_bytes) layer_bytes[layer] += bytes;
     // Its largest paths hold every one of its paths that can be among ours.
     for (const auto& p : other.paths) keep_path(p.path, p.bytes);
   }
@@ -105,6 +108,8 @@ struct FindingText {
   std::string id, title, fix;
   // The fix for the copy that can go, by its origin (cuda-duplicated).
   std::map<std::string, std::string> fix_by_origin;
+  // Added to the fix with {step}: the step that added the most of it.
+  std::string fix_in_step;
 };
 const std::vector<FindingText>& finding_table() {
   static const std::vector<FindingText> table = [] {
@@ -113,7 +118,8 @@ const std::vector<FindingText>& finding_table() {
     for (const auto& f : doc.at("findings"))
       rows.push_back({f.at("id").get<std::string>(), f.at("title").get<std::string>(),
                       f.at("fix").get<std::string>(),
-                      f.value("fix_by_origin", std::map<std::string, std::string>{})});
+                      f.value("fix_by_origin", std::map<std::string, std::string>{}),
+                      f.value("fix_in_step", std::string())});
     return rows;
   }();
   return table;
@@ -393,6 +399,14 @@ std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingF
     // than fewer installs avoids them, and no base or --chown would.
     const bool deletion = w.how == HiddenBy::Deleted || w.how == HiddenBy::Opaque;
     if (w.package_state && !deletion) continue;
+    // apt's binary caches (pkgcache.bin, srcpkgcache.bin), rewritten at one
+    // size by each apt-get update: the cache's waste, which apt-get clean in
+    // the same RUN removes, not a chmod's.
+    if (!deletion && (w.path == "/var/cache/apt" || w.path.starts_with("/var/cache/apt/"))) {
+      builders_->pkgcache->add(w.path, w.bytes, w.added_layer);
+      builders_->pkgcache->layers.insert(w.hidden_layer);
+      continue;
+    }
     if (w.how == HiddenBy::Readded) {
       readded.add(w.path, w.bytes, w.added_layer);
       readded.layers.insert(w.hidden_layer);
@@ -470,6 +484,18 @@ std::vector<Finding> WasteFinder::finish(const Attribution& attr, const FindingF
                    " of it from the base image, which only another "
                    "base removes)";
     }
+  }
+
+  // Where the user's Dockerfile put the bytes: the step of the user's layer
+  // that added the most, for the findings whose fix is done in that step.
+  for (auto& [id, builder] : b) {
+    const std::string& tmpl = finding_row(id).fix_in_step;
+    if (tmpl.empty() || builder.f.bytes == 0 || builder.f.base_bytes == builder.f.bytes) continue;
+    std::uint32_t layer = 0;
+    std::uint64_t most = 0;
+    for (const auto& [l, bytes] : builder.layer_bytes)
+      if (bytes > most && !(l < a.layers.size() && a.layers[l].base)) most = bytes, layer = l;
+    if (most > 0) builder.f.fix += "; " + fill(tmpl, {{"step", created_by(a, layer)}});
   }
 
   std::vector<Finding> out;

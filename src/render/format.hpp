@@ -88,15 +88,18 @@ inline std::string growth_percent(std::uint64_t a, std::uint64_t b) {
   return buf;
 }
 
-// A Markdown table cell: no bare pipe, newline or markup; image strings
-// never hold a raw control character (visible() escapes them).
+// A Markdown table cell: no bare pipe, newline or markup (a created_by of
+// `RUN ./*script*` shows its asterisks, not emphasis); image strings never
+// hold a raw control character (visible() escapes them).
 inline std::string cell(const std::string& s) {
   std::string out;
   for (char c : visible(s)) {
-    if (c == '|')
-      out += "\\|";
-    else if (c == '<')
+    if (c == '<')
       out += "&lt;";
+    else if (c == '&')
+      out += "&amp;";
+    else if (std::string_view("|\\`*_[]~").find(c) != std::string_view::npos)
+      out.append(1, '\\').push_back(c);
     else
       out.push_back(c);
   }

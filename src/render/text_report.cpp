@@ -225,7 +225,12 @@ void render_text(const Report& report, std::ostream& out) {
       out << fmt("  %10s  %-11s layer %u -> %-3u ", format_size(w.bytes).c_str(),
                  hidden_by_name(w.how), w.added_layer, w.hidden_layer)
           << visible(w.path)
-          << (w.files > 1 ? fmt(" (%s files)", format_count(w.files).c_str()) : "") << "\n";
+          << (w.files > 1 ? fmt(" (%s files)", format_count(w.files).c_str()) : "")
+          // Why no finding names it: each install rewrites it.
+          << (w.package_state && w.how != HiddenBy::Deleted && w.how != HiddenBy::Opaque
+                  ? "  [package-manager state]"
+                  : "")
+          << "\n";
     }
   }
 

@@ -217,6 +217,25 @@ def analysis_page(browser, name, image, extra=()):
         check(name + ": the area of '%s' is in proportion to its bytes" % r["name"],
               abs(r["w"] * r["h"] - expected) <= 0.01 * expected,
               "%.1f px² against %.1f" % (r["w"] * r["h"], expected))
+    # The findings show their paths, and the categories table who installed what.
+    finding_text = browser.eval("(document.getElementById('findings') || {}).textContent || ''")
+    for f in report.get("findings", []):
+        for p in f.get("paths", [])[:3]:
+            check(name + ": finding %s shows its path %s" % (f["id"], p["path"]), p["path"] in finding_text)
+    rows = browser.eval("[...document.querySelectorAll('#categories tbody tr')].map(tr => "
+                        "[...tr.children].map(td => td.textContent))")
+    row_of = {r[0]: r[3] for r in rows}
+    for c in report.get("categories", []):
+        if c["bytes"] == 0:
+            continue
+        check(name + ": the categories table has '%s'" % c["name"], c["name"] in row_of, str(sorted(row_of)))
+        for k in c.get("children", [])[:5]:
+            for origin in k.get("origins", {}):
+                check(name + ": the categories table says %s/%s came from %s" % (c["name"], k["name"], origin),
+                      k["name"] in row_of.get(c["name"], "") and "(" + origin in row_of.get(c["name"], "")
+                      or ", " + origin in row_of.get(c["name"], ""), row_of.get(c["name"], ""))
+    colours = browser.eval("""Object.fromEntries([...document.querySelectorAll('.legend span')].map(
+        e => [e.textContent, e.style.getPropertyValue('--swatch')]))""")
     browser.screenshot(os.path.join(artifacts, "report-" + name + ".png"))
     # A real click on the largest zoomable category's label strip.
     target = max((r for r in rects if r["zoomable"] and r["w"] > 20 and r["h"] > 20), key=lambda r: r["bytes"], default=None)
@@ -241,27 +260,35 @@ def analysis_page(browser, name, image, extra=()):
               crumb == ["all categories", target["name"]] and inside == target["bytes"],
               "breadcrumb %s, %s bytes shown against %s; the click hit %s" % (crumb, inside, target["bytes"], hit))
         browser.screenshot(os.path.join(artifacts, "report-" + name + "-zoomed.png"))
-    return report, html, seconds
+    return report, html, seconds, colours
 
 
 browser = Browser()
 try:
     # dive's own fixture.
     dive_image = os.path.join(fixtures, "test-docker-image.tar")
-    dive, _, _ = analysis_page(browser, "dive", dive_image)
+    dive, _, _, dive_colours = analysis_page(browser, "dive", dive_image)
 
     # The README's example image (scripts/run-example.sh builds the same).
     with open(os.path.join(repo, "examples/images/gpu-app.json")) as f:
         example_spec = json.load(f)
     example_image = make_image(example_spec, "gpu-app", "oci-archive", "gzip")
-    analysis_page(browser, "example", example_image, ("--max-wasted", "10%"))
+    _, _, _, example_colours = analysis_page(browser, "example", example_image, ("--max-wasted", "10%"))
+    # A category's colour is its own, whatever else the report holds.
+    shared = sorted(set(dive_colours) & set(example_colours))
+    check("colours: categories in both reports (%s)" % ", ".join(shared), len(shared) >= 2)
+    for c in shared:
+        check("colours: '%s' is the same colour in both reports" % c, dive_colours[c] == example_colours[c],
+              "%s against %s" % (dive_colours[c], example_colours[c]))
+    every = list(example_colours.values())
+    check("colours: no two categories share one", len(set(every)) == len(every), str(example_colours))
 
     # 100,000 files: the page stays small and opens at once.
     many = make_image({"tag": "many:1", "layers": [
         {"created_by": "COPY data /data", "entries": [
             {"generate": "many", "dir": "data/small", "count": 100000, "size_min": 100, "size_max": 4000, "seed": 3},
             {"path": "opt/big/model.bin", "size": 50000000, "seed": 4}]}]}, "many")
-    report, html, seconds = analysis_page(browser, "100k-files", many)
+    report, html, seconds, _ = analysis_page(browser, "100k-files", many)
     size = os.path.getsize(html)
     check("100k-files: the page is under 3 MB", size < 3_000_000, "%d bytes" % size)
     check("100k-files: 100,000 files read", report["size"]["final_entries"] >= 100000)
@@ -275,7 +302,7 @@ try:
              {"path": "app/<script>window.pwned=2<", "type": "dir"},
              {"path": "app/<script>window.pwned=2</script>.bin", "size": 300000, "seed": 6},
              {"path": "app/\"'&amp;<b>bold</b>.txt", "size": 200000, "seed": 7}]}]}, "hostile")
-    _, html, _ = analysis_page(browser, "hostile", hostile)
+    _, html, _, _ = analysis_page(browser, "hostile", hostile)
     check("hostile: no script from the image ran", browser.eval("typeof window.pwned") == "undefined")
     check("hostile: only the report's own scripts are in the page",
           browser.eval("document.scripts.length") == 3 and browser.eval("document.images.length") == 0,
@@ -299,7 +326,7 @@ try:
     cuda_image = make_image({"tag": "cuda:1", "layers": [{"created_by": "COPY torch /opt/venv/", "entries": [
         {"path": "opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so",
          "from": os.path.join(kernel_fixtures, "old-torch.so")}]}]}, "cuda")
-    report, _, _ = analysis_page(browser, "kernels", cuda_image)
+    report, _, _, _ = analysis_page(browser, "kernels", cuda_image)
     rows = browser.eval("[...document.querySelectorAll('#kernel-gpus tbody tr')]"
                         ".map(r => [...r.cells].map(c => c.textContent))")
     answers = {r[0]: r[2] for r in rows}

@@ -167,6 +167,52 @@ status=$?
 check "IMGSMITH_PROBE=require exits 3" test "$status" = 3
 check "and never runs the app" test ! -s "$tmp/out"
 
+# ----- findings true for the image at hand ------------------------------------------
+# Two apt-get installs and a useradd rewrite dpkg's status, debconf's
+# templates, ld.so.cache and /etc/passwd: waste dive counts, no finding. The
+# installs reach Debian's mirror (--network host).
+# build_image TAG DIR NETWORK: a BuildKit build, or a FAIL with its log's end.
+build_image() {
+  DOCKER_BUILDKIT=1 "$docker" build -q --network "$3" -t "$1" "$2" >"$tmp/build.log" 2>&1 && return 0
+  echo "FAIL: docker build of $1 (--network $3)"
+  tail -5 "$tmp/build.log"
+  fail=$((fail + 1))
+  return 1
+}
+mkdir -p "$tmp/churn"
+printf '%s\n' "FROM imgsmith-test/bookworm:minbase" \
+  "RUN apt-get update && apt-get install -y --no-install-recommends jq && rm -rf /var/lib/apt/lists/*" \
+  "RUN apt-get update && apt-get install -y --no-install-recommends bzip2 && rm -rf /var/lib/apt/lists/*" \
+  "RUN useradd --system --no-create-home svc" >"$tmp/churn/Dockerfile"
+if build_image imgsmith-test/churn:1 "$tmp/churn" host; then
+  expect "analyze the apt churn image" 0 "$bin" analyze docker://imgsmith-test/churn:1 --format json -o "$tmp/churn.json" -q
+  check "apt churn: the state files' waste is counted and marked, and no finding names one" \
+    python3 "$here/package_state_findings.py" "$tmp/churn.json"
+  "$bin" analyze docker://imgsmith-test/churn:1 -q >"$tmp/churn.txt" 2>&1
+  check "apt churn: the text report marks the state files' waste" grep -q "/var/lib/dpkg/status  \[package-manager state\]" "$tmp/churn.txt"
+  sed -n '/^TOP WASTE/,/^$/p;/^FINDINGS/,/^$/p' "$tmp/churn.txt"
+  "$docker" image rm imgsmith-test/churn:1 >/dev/null 2>&1
+fi
+# FROM scratch: what the user copied is the app wherever it lies, and a
+# numpy feature matrix is data, not model weights.
+mkdir -p "$tmp/scratch/data"
+cp /bin/true "$tmp/scratch/hello"
+# numpy's .npy format 1.0: magic, version, header length, the header padded
+# to 128 bytes, then 500,000 float32 (numpy.save writes the same).
+python3 -c 'import struct, sys
+header = b"{\x27descr\x27: \x27<f4\x27, \x27fortran_order\x27: False, \x27shape\x27: (500000,), }".ljust(117) + b"\n"
+open(sys.argv[1], "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + bytes(2000000))' \
+  "$tmp/scratch/data/features.npy"
+printf '%s\n' "FROM scratch" "COPY hello /bin/hello" "COPY data /data" >"$tmp/scratch/Dockerfile"
+if build_image imgsmith-test/scratch:1 "$tmp/scratch" none; then
+  expect "analyze the scratch image" 0 "$bin" analyze docker://imgsmith-test/scratch:1 --format csv -o "$tmp/scratch.csv" -q
+  check "scratch: the copied /bin/hello is the app ($(grep '^/bin/hello,' "$tmp/scratch.csv"))" \
+    grep -q '^/bin/hello,,[0-9]*,0,app,copied,' "$tmp/scratch.csv"
+  check "scratch: numpy features are data ($(grep '^/data/features.npy,' "$tmp/scratch.csv"))" \
+    grep -q '^/data/features.npy,,2000128,1,app,copied,' "$tmp/scratch.csv"
+  "$docker" image rm imgsmith-test/scratch:1 >/dev/null 2>&1
+fi
+
 # ----- gen's Dockerfile, built on stand-ins of NVIDIA's images -------------------
 cuda_dir=$(readlink -f /usr/local/cuda 2>/dev/null || true)
 if [ ! -x "$cuda_dir/bin/nvcc" ]; then

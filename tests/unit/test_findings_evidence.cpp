@@ -37,17 +37,18 @@ Image repeated_apt_steps() {
              file("var/cache/debconf/templates.dat", 2100), file("etc/passwd", 300, 'z'),
              file("etc/ld.so.cache", 450), file("var/log/apt/history.log", 90),
              file("etc/app.conf", 10), file("data/a/x", 5000),
+             file("var/cache/apt/pkgcache.bin", 3000),
              file_with("var/lib/dpkg/info/curl.list", list_of({"usr/bin/curl"}))},
             Encoding::None,
             true,
             "RUN /bin/sh -c apt-get install -y curl # buildkit"},
-      Layer{
-          {file("usr/bin/jq", 600), file("var/lib/dpkg/status", 1200),
-           file("var/cache/debconf/templates.dat", 2100, 'q'), file("var/log/apt/history.log", 180),
-           file_with("var/lib/dpkg/info/jq.list", list_of({"usr/bin/jq"}))},
-          Encoding::None,
-          true,
-          "RUN /bin/sh -c apt-get install -y jq # buildkit"},
+      Layer{{file("usr/bin/jq", 600), file("var/lib/dpkg/status", 1200),
+             file("var/cache/debconf/templates.dat", 2100, 'q'),
+             file("var/log/apt/history.log", 180), file("var/cache/apt/pkgcache.bin", 3000, 'p'),
+             file_with("var/lib/dpkg/info/jq.list", list_of({"usr/bin/jq"}))},
+            Encoding::None,
+            true,
+            "RUN /bin/sh -c apt-get install -y jq # buildkit"},
       Layer{{file("etc/app.conf", 12), file("data/a/x", 5000, 'w')},
             Encoding::None,
             true,
@@ -71,7 +72,7 @@ TEST_CASE("findings: the state apt and dpkg rewrite on every install is counted 
   }
   // status 1000+1000, templates 2000+2100, passwd 300, ld.so.cache 400, history.log 90.
   CHECK(state_bytes == 1000 + 1000 + 2000 + 2100 + 300 + 400 + 90);
-  CHECK(other_bytes == 10 + 5000);
+  CHECK(other_bytes == 10 + 5000 + 3000);
   CHECK(a.analysis.wasted_bytes >= state_bytes + other_bytes);
   // The real edit and the chmod are findings; the state is in neither.
   const Finding* overwritten = a.finding("overwritten-in-later-layer");
@@ -81,6 +82,11 @@ TEST_CASE("findings: the state apt and dpkg rewrite on every install is counted 
   const Finding* readded = a.finding("metadata-only-readd");
   REQUIRE(readded != nullptr);
   CHECK(readded->bytes == 5000);
+  // apt's binary cache, rewritten at one size by the next apt-get: the
+  // package cache's waste (the hidden copy and the visible one), not a chmod.
+  const Finding* caches = a.finding("package-cache");
+  REQUIRE(caches != nullptr);
+  CHECK(caches->bytes == 3000 + 3000);
   for (const Finding& f : a.findings)
     for (const auto& p : f.paths) {
       INFO(f.id << ": " << p.path);
@@ -298,4 +304,63 @@ TEST_CASE("findings: a duplicated CUDA library's fix names who installed the cop
   // Not the toolkit's fix: no nvidia/cuda image is involved.
   CHECK_THAT(dup->fix, !Catch::Contains("--flavor base"));
   for (const auto& p : dup->paths) CHECK_THAT(p.path, !Catch::Contains("lintian"));
+}
+
+TEST_CASE("findings: a conda CUDA library beside a pip wheel: the fix names the conda packages") {
+  const std::string site = "opt/conda/lib/python3.11/site-packages";
+  Image image;
+  image.layers = {Layer{
+      {file("opt/conda/lib/libcublas.so.12.1.3.1", 7000),
+       file("opt/conda/lib/libcublasLt.so.12.1.3.1", 8000),
+       file_with(
+           "opt/conda/conda-meta/libcublas-12.1.3.1-0.json",
+           R"({"name": "libcublas", "version": "12.1.3.1", "files": ["lib/libcublas.so.12.1.3.1",
+                     "lib/libcublasLt.so.12.1.3.1"]})"),
+       file(site + "/nvidia/cublas/lib/libcublas.so.12", 7500),
+       file(site + "/nvidia/cublas/lib/libcublasLt.so.12", 8500),
+       file_with(site + "/nvidia_cublas_cu12-12.1.3.1.dist-info/RECORD",
+                 "nvidia/cublas/lib/libcublas.so.12,,\nnvidia/cublas/lib/libcublasLt.so.12,,\n"
+                 "nvidia_cublas_cu12-12.1.3.1.dist-info/RECORD,,\n")},
+      Encoding::None,
+      true,
+      "RUN /bin/sh -c conda install -y pytorch-cuda=12.1 && pip install torch # buildkit"}};
+  const Analysed a(image);
+  const Finding* dup = a.finding("cuda-duplicated");
+  REQUIRE(dup != nullptr);
+  CHECK(dup->bytes == 7000 + 8000);  // the smaller copy
+  CHECK_THAT(dup->fix, Catch::Contains("the conda packages libcublas ("));
+  CHECK_THAT(dup->fix, Catch::Contains("from conda or from pip, not both"));
+}
+
+TEST_CASE("findings: a cache's fix names the step that left it, not the base's") {
+  Image image;
+  image.layers = {Layer{{file("usr/bin/bash", 800), file("var/lib/apt/lists/base_Packages", 9000)},
+                        Encoding::None,
+                        true,
+                        "/bin/sh -c #(nop) ADD file:0123 in / "},
+                  Layer{{file("var/lib/apt/lists/deb_Packages", 40000), file("usr/bin/jq", 600)},
+                        Encoding::None,
+                        true,
+                        "RUN /bin/sh -c apt-get update && apt-get install -y jq # buildkit"},
+                  Layer{{file("root/.cache/pip/http-v2/a/b/c", 70000), file("app/main.py", 90)},
+                        Encoding::None,
+                        true,
+                        "RUN /bin/sh -c pip install -r requirements.txt # buildkit"},
+                  Layer{{file("root/.cache/pip/http-v2/d/e/f", 500)},
+                        Encoding::None,
+                        true,
+                        "RUN /bin/sh -c pip install gunicorn # buildkit"}};
+  image.empty_history = {{1, "/bin/sh -c #(nop)  CMD [\"bash\"]"}};
+  const Analysed a(image);
+  const Finding* pip = a.finding("pip-cache");
+  REQUIRE(pip != nullptr);
+  CHECK_THAT(pip->fix,
+             Catch::Contains("layer 2 (RUN pip install -r requirements.txt) left most of it: "
+                             "add --no-cache-dir"));
+  const Finding* lists = a.finding("apt-lists");
+  REQUIRE(lists != nullptr);
+  CHECK(lists->base_bytes == 9000);
+  CHECK_THAT(lists->fix,
+             Catch::Contains("layer 1 (RUN apt-get update && apt-get install -y jq) left "
+                             "most of them: end that RUN with rm -rf /var/lib/apt/lists/*"));
 }

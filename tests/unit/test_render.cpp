@@ -83,6 +83,20 @@ TEST_CASE("markdown: totals, categories, findings and the gate as tables") {
   CHECK_THAT(md, Catch::Contains("| max-size | 2,000,000 B | 1,188,573 B | pass |"));
 }
 
+TEST_CASE("markdown: a created_by's markup characters are escaped, not rendered") {
+  GateConfig g;
+  Rendered r(g);
+  Finding f = finding_of("metadata-only-readd");
+  f.message = "layer 2 (RUN ./*script* _x_ [a](b) `c` ~d~ a|b &amp; <i>)";
+  f.bytes = 10;
+  r.findings = {f};
+  std::ostringstream out;
+  render_markdown(r.report(), out);
+  const std::string md = out.str();
+  CHECK_THAT(
+      md, Catch::Contains(R"(RUN ./\*script\* \_x\_ \[a\](b) \`c\` \~d\~ a\|b &amp;amp; &lt;i>))"));
+}
+
 TEST_CASE("json: categories and findings are in the report") {
   const Rendered r(GateConfig{});
   const auto j = report_to_json(r.report());
@@ -244,7 +258,8 @@ TEST_CASE("text, markdown and junit: odd names and created_by are shown escaped,
   CHECK_THAT(t, Catch::Contains(odd_names()[10].path));  // the long name whole
   // A name's newline starts no line of its own.
   CHECK_THAT(t, !Catch::Contains("\nline"));
-  CHECK_THAT(md.str(), Catch::Contains("\\x1b[2J\\rprintf"));
+  // Markdown's source escapes the backslash and the bracket: it renders as \x1b[2J\rprintf.
+  CHECK_THAT(md.str(), Catch::Contains(R"(\\x1b\[2J\\rprintf)"));
   CHECK_THAT(junit.str(), Catch::Contains("odd-\\x1b[2J-\\xe9.tar"));
 }
 

@@ -79,12 +79,17 @@
     return box;
   }
 
-  // ----- colours: one hue a category, in the report's category order ------
-  const HUES = [12, 210, 48, 140, 280, 330, 95, 180, 240, 25, 300, 160];
-  const hueOf = {};
+  // ----- colours: one hue a category, the same in every report ------------
+  // The built-in categories (data/attribution-rules.json) have their own; a
+  // category of the user's rules takes one from its name.
+  const HUE_OF = { cuda: 140, framework: 12, python: 210, os: 48, app: 280, cache: 330,
+    "build-tools": 25, "model-weights": 180, other: 240 };
+  const HUES = [95, 300, 160, 60, 265, 350, 120, 195];
   function hue(category) {
-    if (!(category in hueOf)) hueOf[category] = HUES[Object.keys(hueOf).length % HUES.length];
-    return hueOf[category];
+    if (Object.prototype.hasOwnProperty.call(HUE_OF, category)) return HUE_OF[category];
+    let h = 0;
+    for (const ch of String(category)) h = (h * 31 + ch.codePointAt(0)) >>> 0;
+    return HUES[h % HUES.length];
   }
   function colour(category, depth) {
     return "hsl(" + hue(category) + ", 62%, " + Math.min(58 + depth * 7, 88) + "%)";
@@ -161,6 +166,7 @@
 
     app.appendChild(el("h2", { text: "Where the bytes are" }));
     treemapSection(app, tree);
+    categoriesTable(app, report);
 
     app.appendChild(el("h2", { text: "Layers" }));
     const layers = report.layers || [];
@@ -180,9 +186,15 @@
     const findings = report.findings || [];
     if (findings.length === 0) app.appendChild(el("p", { cls: "empty", text: "No findings." }));
     else app.appendChild(table(["finding", "saves", "what", "fix"], findings.map(function (f) {
+      // The message, then the paths the finding names (the largest, as many as --top).
+      const what = el("div", null, [text(f.message)]);
+      if ((f.paths || []).length)
+        what.appendChild(el("ul", { cls: "paths" }, f.paths.map(function (p) {
+          return el("li", null, [el("span", { cls: "cmd", text: p.path }), text(" " + human(p.bytes))]);
+        })));
       return [el("span", { cls: f.info ? "info" : "", text: f.id + (f.info ? " (info)" : "") }),
-        f.defect ? "defect" : human(f.bytes), f.message, f.fix];
-    }), [false, true, false, false]));
+        f.defect ? "defect" : human(f.bytes), what, f.fix];
+    }), [false, true, false, false])).id = "findings";
 
     const models = report.models || [];
     if (models.length > 0) {
@@ -204,6 +216,29 @@
       app.appendChild(el("h2", { text: "Warnings" }));
       app.appendChild(el("ul", null, report.warnings.map(function (w) { return el("li", { text: w }); })));
     }
+  }
+
+  // The categories with their largest children, and who installed each
+  // (origins: pip, apt, conda; the toolkit's or a wheel's CUDA copy) in the
+  // table itself, not only on hover.
+  function categoriesTable(app, report) {
+    const categories = (report.categories || []).filter(function (c) { return c.bytes > 0; });
+    if (!categories.length) return;
+    const total = categories.reduce(function (s, c) { return s + c.bytes; }, 0);
+    const origins = function (node) {
+      const o = node.origins || {};
+      return Object.keys(o).map(function (k) { return k + " " + human(o[k]); }).join(", ");
+    };
+    app.appendChild(table(["category", "bytes", "share", "largest children (who installed them)"],
+      categories.map(function (c) {
+        const name = el("span", { cls: "swatch", text: c.name });
+        name.style.setProperty("--swatch", colour(c.name, 0));
+        const children = (c.children || []).slice(0, 5).map(function (k) {
+          const from = origins(k);
+          return k.name + " " + human(k.bytes) + (from ? " (" + from + ")" : "");
+        }).join("; ");
+        return [name, human(c.bytes), pct(c.bytes / total), children];
+      }), [false, true, true, false])).id = "categories";
   }
 
   // The image's CUDA binaries: per GPU of the table (by compute capability)
@@ -251,7 +286,6 @@
 
   function treemapSection(app, tree) {
     const categories = (tree.k || []).map(function (c) { return c.n; });
-    categories.forEach(hue);
     const crumbs = el("div", { cls: "crumbs", id: "crumbs" });
     const search = el("input", { type: "search", id: "search", placeholder: "find a path (2+ characters)",
       "aria-label": "find a path" });
