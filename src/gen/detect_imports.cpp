@@ -103,11 +103,12 @@ std::vector<Evidence> third_party_imports(const fs::path& root,
 std::vector<std::pair<std::string, std::string>> programs_the_code_runs(
     const fs::path& root, const std::vector<fs::path>& python_sources,
     const std::map<std::string, std::map<std::string, std::string>>& known) {
-  // A call that runs or looks for a program, its first argument a string
+  // A call that runs or looks for a program (asyncio's
+  // create_subprocess_exec and _shell too), its first argument a string
   // (or a list that starts with one); or any list that starts with a known
   // program's name, the way code builds a command before running it.
   static const std::regex kCall(
-      R"((subprocess\.\w+|\bsp\.\w+|os\.system|os\.popen|shutil\.which|\brun|\bPopen|check_output|check_call)\s*\(\s*\[?\s*[fr]?["']([A-Za-z0-9_.+-]+))");
+      R"((subprocess\.\w+|\bsp\.\w+|create_subprocess_\w+|os\.system|os\.popen|shutil\.which|\brun|\bPopen|check_output|check_call)\s*\(\s*\[?\s*[fr]?["']([A-Za-z0-9_.+-]+))");
   static const std::regex kList(R"(\[\s*["']([A-Za-z0-9_.+-]+)["']\s*,)");
   std::vector<std::pair<std::string, std::string>> out;
   std::set<std::string> seen;

@@ -80,12 +80,18 @@ void Decider::listen_outside(bool told, const std::string& source,
   const ServerListen sl = server_listen(plan_.cmd, plan_.env, tables_, top_level, configured_host);
   if (sl.server == nullptr && sl.without_subcommand != nullptr) {
     const ServerFact& row = *sl.without_subcommand;
-    plan_.warnings.push_back(
-        source + ": " + join(plan_.cmd, " ") + " serves (as " + row.name + ") only with " +
-        row.subcommand + " among its arguments (" + row.source +
-        "); without it the image runs it as a command-line program, with no server and no "
-        "port. If the image should serve, pass --cmd '" +
-        join(plan_.cmd, " ") + " " + row.subcommand + "'");
+    // Where the subcommand goes is the program's usage: after the program
+    // alone is certain, among other arguments (vllm bench throughput) it is not.
+    const std::string how =
+        plan_.cmd.size() == 1
+            ? "pass --cmd '" + plan_.cmd.front() + " " + row.subcommand + "'"
+            : "pass --cmd with " + row.subcommand + " where " + row.name + "'s usage puts it";
+    plan_.warnings.push_back(source + ": " + join(plan_.cmd, " ") + " serves (as " + row.name +
+                             ") only with " + row.subcommand + " among its arguments (" +
+                             row.source +
+                             "); without it the image runs it as a command-line program, with no "
+                             "server and no port. If the image should serve, " +
+                             how);
     return;
   }
   if (sl.server == nullptr) {

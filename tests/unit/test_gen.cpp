@@ -1371,10 +1371,14 @@ TEST_CASE("gen: a program the code runs is installed in the final stage from the
                  "        \"ffmpeg\",\n        \"-nostdin\", \"-i\", file]\n"
                  "    return run(cmd, capture_output=True)\n"},
                 {"docs.py", "import shutil\nHAVE = shutil.which('pandoc')\n# os.system('sox x')\n"},
+                {"encode.py",
+                 "import asyncio\n\nasync def encode(w):\n"
+                 "    p = await asyncio.create_subprocess_exec(\"flac\", \"-8\", w)\n"},
                 {"main.py", "import audio\n"}});
   const Plan plan = plan_for(p);
   CHECK(mentions(plan.final_apt, "ffmpeg"));
   CHECK(mentions(plan.final_apt, "pandoc"));
+  CHECK(mentions(plan.final_apt, "flac"));       // asyncio's subprocess
   CHECK_FALSE(mentions(plan.final_apt, "sox"));  // a comment runs nothing
   CHECK(explains(plan, "audio.py:5: the code runs ffmpeg: ffmpeg installed in the final stage"));
   // A program no table row names is not guessed at, and names in prose are

@@ -187,6 +187,14 @@ TEST_CASE(
   const Plan served = t.plan(o);
   CHECK(served.port == 8000);
   CHECK_FALSE(any_has(served.warnings, "only with --server"));
+  // With other arguments, where the flag goes is the program's usage: no
+  // command is made up by appending it.
+  o.cmd = {"interpreter", "--model", "gpt-4o"};
+  const Plan other = t.plan(o);
+  CHECK(any_has(other.warnings, "only with --server among its arguments"));
+  CHECK(any_has(other.warnings,
+                "pass --cmd with --server where open-interpreter --server's usage puts it"));
+  CHECK_FALSE(any_has(other.warnings, "pass --cmd 'interpreter --model gpt-4o --server'"));
 }
 
 TEST_CASE("gen server: the environment and shell variables give the port") {
