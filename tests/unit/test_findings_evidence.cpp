@@ -364,3 +364,26 @@ TEST_CASE("findings: a cache's fix names the step that left it, not the base's")
              Catch::Contains("layer 1 (RUN apt-get update && apt-get install -y jq) left "
                              "most of them: end that RUN with rm -rf /var/lib/apt/lists/*"));
 }
+
+TEST_CASE("findings: a pip wheel's CUDA library beside a bundled copy: the fix names the wheel") {
+  const std::string site = "usr/local/lib/python3.11/site-packages";
+  Image image;
+  image.layers = {Layer{
+      {file(site + "/cupy_backends/lib/libcufft.so.11", 3500),
+       file_with(site + "/cupy_cuda12x-13.0.0.dist-info/RECORD",
+                 "cupy_backends/lib/libcufft.so.11,,\ncupy_cuda12x-13.0.0.dist-info/RECORD,,\n"),
+       file(site + "/nvidia/cufft/lib/libcufft.so.11", 3000),
+       file_with(
+           site + "/nvidia_cufft_cu12-11.2.1.3.dist-info/RECORD",
+           "nvidia/cufft/lib/libcufft.so.11,,\nnvidia_cufft_cu12-11.2.1.3.dist-info/RECORD,,\n")},
+      Encoding::None,
+      true,
+      "RUN /bin/sh -c pip install cupy-cuda12x nvidia-cufft-cu12 # buildkit"}};
+  const Analysed a(image);
+  const Finding* dup = a.finding("cuda-duplicated");
+  REQUIRE(dup != nullptr);
+  CHECK(dup->bytes == 3000);  // the wheel's copy, the smaller
+  CHECK_THAT(dup->fix, Catch::Contains("the pip distributions nvidia_cufft_cu12 (layer 0 (RUN pip "
+                                       "install cupy-cuda12x nvidia-cufft-cu12))"));
+  CHECK_THAT(dup->fix, Catch::Contains("pip show NAME lists Required-by"));
+}
