@@ -20,6 +20,8 @@ ENTRY is one of:
                                                     N bytes that are a real safetensors
                                                     file: its header (one U8 tensor),
                                                     then the tensor's bytes
+    {"path": "f.npy", "size": N, "format": "numpy"} N bytes that are a real .npy file
+                                                    (format 1.0, one uint8 array)
     {"path": "a/b.txt", "content": "text"}         regular file, given text
     {"path": "lib/x.so", "from": "/host/file"}     regular file, a file's bytes on this
                                                     machine (a real binary for a test)
@@ -157,6 +159,16 @@ class PatternReader(io.RawIOBase):
 # The JSON header of a generated safetensors file, padded with spaces (as the
 # format allows) to a fixed length, so the data's length follows from the size.
 SAFETENSORS_HEADER = 128
+
+
+# numpy's .npy format 1.0: magic, version, the header's length, the header
+# (a Python dict literal) padded with spaces and a newline to 128 bytes in all.
+NUMPY_HEADER = 128
+
+
+def numpy_header(size):
+    text = "{'descr': '|u1', 'fortran_order': False, 'shape': (%d,), }" % (size - NUMPY_HEADER)
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", NUMPY_HEADER - 10) + (text.ljust(NUMPY_HEADER - 11) + "\n").encode()
 
 
 def safetensors_header(size):
@@ -325,11 +337,13 @@ def _expand_raw(entries, where):
                 yield Entry("file", path, size=len(data), mode=mode, content=data)
             else:
                 fmt = e.get("format")
-                if fmt not in (None, "safetensors"):
-                    raise SpecError(f"{ew}: \"format\" is \"safetensors\" or absent, not {fmt!r}")
+                if fmt not in (None, "safetensors", "numpy"):
+                    raise SpecError(f"{ew}: \"format\" is \"safetensors\", \"numpy\" or absent, not {fmt!r}")
                 size = _int_field(e, "size", ew)
                 if fmt == "safetensors" and size < SAFETENSORS_HEADER + 8 + 1:
                     raise SpecError(f"{ew}: a safetensors file needs more than {SAFETENSORS_HEADER + 8} bytes")
+                if fmt == "numpy" and size < NUMPY_HEADER:
+                    raise SpecError(f"{ew}: a numpy file needs at least {NUMPY_HEADER} bytes")
                 yield Entry("file", path, size=size, mode=mode,
                             seed=_int_field(e, "seed", ew, default=0), format=fmt)
         elif etype == "dir":
@@ -505,8 +519,8 @@ def write_layer(layer, where, path, gzip_level):
                     tf.addfile(ti)
                 elif e.content is not None:
                     tf.addfile(ti, io.BytesIO(e.content))
-                elif e.format == "safetensors":
-                    head = safetensors_header(e.size)
+                elif e.format in ("safetensors", "numpy"):
+                    head = safetensors_header(e.size) if e.format == "safetensors" else numpy_header(e.size)
                     tf.addfile(ti, PrefixedReader(head, PatternReader(e.size - len(head), e.seed, e.path)))
                 else:
                     tf.addfile(ti, PatternReader(e.size, e.seed, e.path))

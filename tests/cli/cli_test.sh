@@ -346,5 +346,19 @@ check "progress: always writes whole lines, no redraw" grep -q "^imgsmith: " "$t
 check "progress: always, no carriage return" test "$(tr -cd '\r' <"$tmp/err" | wc -c)" -eq 0
 expect "progress: an unknown mode is a usage error" 2 "$bin" analyze "$dive" --progress sometimes
 
+# The README's findings example (examples/images/findings-evidence.json):
+# each finding's fix is the one for this image's evidence.
+python3 "$(dirname "$0")/../../examples/make_image.py" "$(dirname "$0")/../../examples/images/findings-evidence.json" \
+  "$tmp/evidence.tar" --format docker-legacy -q
+expect "evidence: analyze" 0 "$bin" analyze "$tmp/evidence.tar" --finding-floor 0
+check "evidence: apt's cuBLAS is purged by name, from the step that installed it" \
+  sh -c "tr -s ' \n' ' ' <'$tmp/out' | grep -q 'fix: apt-get purge libcublas11 libcublaslt11 (or leave them out of layer 1 (RUN apt-get update'"
+check "evidence: no lintian override is a CUDA library" sh -c "! grep -q 'lintian' '$tmp/out'"
+check "evidence: apt's and dpkg's state is no finding" sh -c "! grep -q -e metadata-only-readd -e overwritten-in-later-layer '$tmp/out'"
+check "evidence: the pip cache's fix names its step" \
+  sh -c "tr -s ' \n' ' ' <'$tmp/out' | grep -q 'layer 2 (RUN pip install torch==1.13.1) left most of it'"
+check "evidence: numpy features are no model" sh -c "! grep -q -e model-weights -e numpy '$tmp/out'"
+check "evidence: the venv's byte code is its distribution's" grep -q "fastjson  *5.50 MB" "$tmp/out"
+
 echo "cli: $pass passed, $fail failed"
 finish
