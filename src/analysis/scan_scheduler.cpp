@@ -14,6 +14,7 @@
 
 #include "analyze_internal.hpp"
 #include "imgsmith/util/size.hpp"
+#include "imgsmith/util/worker_threads.hpp"
 
 namespace imgsmith {
 
@@ -195,22 +196,27 @@ std::vector<std::shared_ptr<const LayerScan>> scan_blobs(const BlobStore& store,
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(blobs.size())));
   if (!store.parallel_scans()) threads = 1;
   if (feed != nullptr) {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+    // This thread merges what the scans hand over, so at least one other
+    // must scan.
+    WorkerThreads pool;
+    if (pool.start(threads, worker) == 0)
+      throw EnvironmentError(
+          "cannot start a thread to read the layers (the system refused: check the process "
+          "limit, ulimit -u, and free memory)");
     std::exception_ptr merge_error;
     try {
       feed->merge_until_closed();
     } catch (...) {
       merge_error = std::current_exception();  // the scans still have to stop first
     }
-    for (auto& t : pool) t.join();
+    pool.join();
     if (merge_error) std::rethrow_exception(merge_error);
-  } else if (threads <= 1) {
-    worker();
   } else {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
-    for (auto& t : pool) t.join();
+    // Whatever threads start share the layers with this one.
+    WorkerThreads pool;
+    pool.start(threads - 1, worker);
+    worker();
+    pool.join();
   }
   for (const auto& e : errors)
     if (e) std::rethrow_exception(e);

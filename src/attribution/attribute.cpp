@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <atomic>
 #include <bitset>
 #include <exception>
 #include <thread>
@@ -8,6 +9,7 @@
 #include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/models/model_format.hpp"
 #include "imgsmith/util/text.hpp"
+#include "imgsmith/util/worker_threads.hpp"
 #include "owners.hpp"
 
 namespace imgsmith {
@@ -320,8 +322,10 @@ struct Classifier {
                                  (files.size() + kPerThread - 1) / kPerThread));
     text.resize(threads);
     out.resize(files.size());
-    // Contiguous shares, each thread writing its own part of `out`; this
-    // thread takes the first.
+    // Contiguous shares, each writing its own part of `out` and its paths
+    // to its own arena; each thread takes the next share until none is
+    // left, this thread too, so fewer threads (the system may refuse some)
+    // still classify every file.
     const std::size_t share = (files.size() + threads - 1) / threads;
     const auto classify_share = [&](std::size_t t) {
       std::string scratch;
@@ -330,21 +334,20 @@ struct Classifier {
       for (std::size_t i = from; i < to; ++i) out[i] = classify(files[i], scratch, text[t]);
     };
     std::vector<std::exception_ptr> errors(threads);
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < threads; ++t)
-      pool.emplace_back([&, t] {
+    std::atomic<std::size_t> next_share{0};
+    const auto worker = [&] {
+      for (std::size_t t = next_share++; t < threads; t = next_share++) {
         try {
           classify_share(t);
         } catch (...) {
           errors[t] = std::current_exception();
         }
-      });
-    try {
-      classify_share(0);
-    } catch (...) {
-      errors[0] = std::current_exception();
-    }
-    for (auto& t : pool) t.join();
+      }
+    };
+    WorkerThreads pool;
+    pool.start(threads - 1, worker);
+    worker();
+    pool.join();
     for (const auto& e : errors)
       if (e) std::rethrow_exception(e);
   }

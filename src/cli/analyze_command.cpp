@@ -339,7 +339,9 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
       "Ki/KiB/Mi/MiB/Gi/GiB/Ti/TiB powers of 1024; a trailing b or B is bytes.\n"
       "\n"
       "Exit status: 0 every gate passed; 1 a gate failed (each violation is printed\n"
-      "with its limit and actual value); 2 bad usage or bad input.");
+      "with its limit and actual value); 2 bad usage, bad input or a refusal by the\n"
+      "machine (memory, threads); 70 a bug in imgsmith (please report it); 74 the\n"
+      "report could not be written (a full disk, /dev/full).");
   cmd->add_option("IMAGE", args->image, "Image file, directory, registry reference, or - for stdin")
       ->required();
   cmd->add_flag("--manifest-only", args->manifest_only,

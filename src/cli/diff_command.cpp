@@ -97,7 +97,8 @@ void register_diff_command(CLI::App& app, int& exit_code) {
       "unless it is known to be new or gone.\n"
       "\n"
       "Exit status: 0 the gate passed (or none was set); 1 --max-growth was exceeded;\n"
-      "2 bad usage or bad input.");
+      "2 bad usage or bad input; 70 a bug in imgsmith (please report it); 74 the\n"
+      "report could not be written.");
   cmd->add_option("OLD", args->old_input, "The baseline image or saved report")->required();
   cmd->add_option("NEW", args->new_input, "The image or report to compare with it")->required();
   add_format_option(*cmd, args->format, true);

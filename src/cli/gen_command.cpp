@@ -233,7 +233,8 @@ void register_gen_command(CLI::App& app, int& exit_code) {
       "leaves alone, and it lets in only DIR and the files it names.\n"
       "\n"
       "Exit status: 0 written; 2 bad usage, an unreadable or unrecognised project,\n"
-      "or a file that exists without --force.");
+      "or a file that exists without --force; 70 a bug in imgsmith (please report\n"
+      "it); 74 a file or standard output could not be written.");
   cmd->add_option("DIR", args->dir, "The project directory (default: the current one)");
   args->options.flavor.clear();  // unset, so that imgsmith.toml's [gen] flavor can fill it
   cmd->add_option("--flavor", args->options.flavor,

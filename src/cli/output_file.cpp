@@ -22,7 +22,9 @@ void write_all(int fd, const std::string& content, const std::string& label) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw InputError(label + ": cannot write: " + std::strerror(errno));
+      throw OutputError(label + ": cannot write: " + std::strerror(errno) +
+                        "; check where it goes (a full disk, a closed pipe)" +
+                        (fd == STDOUT_FILENO ? " or write it with -o FILE" : ""));
     }
     done += static_cast<std::size_t>(n);
   }
@@ -30,9 +32,22 @@ void write_all(int fd, const std::string& content, const std::string& label) {
 
 }  // namespace
 
+void check_standard_output() {
+  errno = 0;
+  std::cout.flush();
+  if (std::cout) return;
+  const int error = errno;
+  throw OutputError(std::string("standard output: cannot write the report") +
+                    (error != 0 ? std::string(": ") + std::strerror(error) : std::string()) +
+                    "; check where it goes (a full disk, a closed pipe) or write it with -o FILE");
+}
+
 void write_output(const std::string& path, const std::string& content) {
   if (path == "-") {
-    std::cout << content << std::flush;
+    // Straight to the descriptor, after whatever the stream holds: a
+    // failed write keeps its errno to report.
+    check_standard_output();
+    write_all(STDOUT_FILENO, content, "standard output");
     return;
   }
   struct stat st {};
@@ -55,7 +70,7 @@ void write_output(const std::string& path, const std::string& content) {
                      "; check that its directory exists and is writable");
   try {
     write_all(fd, content, path);
-    if (::fsync(fd) != 0) throw InputError(path + ": cannot write: " + std::strerror(errno));
+    if (::fsync(fd) != 0) throw OutputError(path + ": cannot write: " + std::strerror(errno));
     ::fchmod(fd, 0644);
   } catch (...) {
     ::close(fd);
@@ -66,7 +81,7 @@ void write_output(const std::string& path, const std::string& content) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = std::strerror(errno);
     ::unlink(tmp.c_str());
-    throw InputError(path + ": cannot write: " + why);
+    throw OutputError(path + ": cannot write: " + why);
   }
 }
 

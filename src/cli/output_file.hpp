@@ -11,8 +11,13 @@ namespace imgsmith {
 // Writes `content` to `path` ("-" is standard output). A regular file is
 // written beside its target and renamed over it, so an error leaves the old
 // file (or none) in place; a device or pipe (/dev/null, /dev/stdout) is
-// written directly. Throws InputError naming the path.
+// written directly. Throws OutputError naming the path when a write
+// fails, InputError when the file cannot be created.
 void write_output(const std::string& path, const std::string& content);
+// Flushes std::cout and throws OutputError when any write to it failed
+// (a full disk, /dev/full, a pipe closed early), so a report that did not
+// arrive is never a success.
+void check_standard_output();
 
 // --format on `command`: the choices and their help come from the renderer
 // table (renderers.hpp); a name that is no format, or a format that cannot

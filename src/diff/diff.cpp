@@ -89,33 +89,51 @@ LayerReport layer_summary(const LayerReport& l) {
   LayerReport s;
   s.index = l.index;
   s.digest = l.digest;
+  s.diff_id = l.diff_id;
   s.size_bytes = l.size_bytes;
   s.created_by = utf8_replaced(l.created_by);
   return s;
 }
 
+}  // namespace
+
+// Layers are the same when their content is: matched first by diff_id
+// (the digest of the uncompressed tar, which the config lists whatever the
+// transport), then, for what a side does not know the diff_id of (a saved
+// report of an older version), by the blob digest. So an image saved by
+// docker save, as OCI with gzip and as OCI with zstd shares every layer,
+// though each stores them under another digest.
 LayerChanges diff_layers(const Analysis& old_a, const Analysis& new_a) {
-  std::multiset<std::string> old_digests, new_digests;
-  for (const auto& l : old_a.layers) old_digests.insert(l.digest);
+  std::vector<bool> old_matched(old_a.layers.size(), false),
+      new_matched(new_a.layers.size(), false);
+  const auto match_by = [&](std::string LayerReport::*key) {
+    std::multimap<std::string, std::size_t> old_by_key;
+    for (std::size_t i = 0; i < old_a.layers.size(); ++i)
+      if (!old_matched[i] && !(old_a.layers[i].*key).empty())
+        old_by_key.emplace(old_a.layers[i].*key, i);
+    for (std::size_t j = 0; j < new_a.layers.size(); ++j) {
+      if (new_matched[j] || (new_a.layers[j].*key).empty()) continue;
+      if (const auto it = old_by_key.find(new_a.layers[j].*key); it != old_by_key.end()) {
+        old_matched[it->second] = new_matched[j] = true;
+        old_by_key.erase(it);
+      }
+    }
+  };
+  match_by(&LayerReport::diff_id);
+  match_by(&LayerReport::digest);
   LayerChanges out;
-  for (const auto& l : new_a.layers) {
-    new_digests.insert(l.digest);
-    if (const auto it = old_digests.find(l.digest); it != old_digests.end() && !l.digest.empty()) {
-      old_digests.erase(it);
+  for (std::size_t j = 0; j < new_a.layers.size(); ++j) {
+    if (new_matched[j])
       ++out.shared;
-    } else {
-      out.added.push_back(layer_summary(l));
-    }
+    else
+      out.added.push_back(layer_summary(new_a.layers[j]));
   }
-  for (const auto& l : old_a.layers) {
-    if (const auto it = new_digests.find(l.digest); it != new_digests.end() && !l.digest.empty()) {
-      new_digests.erase(it);
-      continue;
-    }
-    out.removed.push_back(layer_summary(l));
-  }
+  for (std::size_t i = 0; i < old_a.layers.size(); ++i)
+    if (!old_matched[i]) out.removed.push_back(layer_summary(old_a.layers[i]));
   return out;
 }
+
+namespace {
 
 // One side's files: every visible file of an image analysed in this run, or
 // only the largest files a report lists.

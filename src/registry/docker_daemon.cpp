@@ -245,6 +245,27 @@ std::unique_ptr<BlobStore> stream_saved(registry::Http& http, const DaemonEndpoi
   return open_stream_store(*body, what, engine.save_kind, progress, capture, stream_hash);
 }
 
+// The save is asked for by name, as the user gave it (so it carries the
+// image's tags); the name may have moved to another image since the
+// inspect (a retag, a rebuild). The save's config must be the image the
+// inspect named (its Id is the config's digest), or the report would mix
+// two images.
+void check_saved_is_inspected(const BlobStore& store, const std::string& what,
+                              const std::string& inspect_body) {
+  const auto inspect = json::parse(inspect_body, nullptr, false);
+  const std::string id = inspect.is_object() ? json_string(inspect, "Id") : std::string();
+  const auto colon = id.find(':');
+  if (colon == std::string::npos) return;  // no Id to hold it to
+  const std::string hex = id.substr(colon + 1);
+  const auto manifest = json::parse(store.read_text("manifest.json", 1u << 24), nullptr, false);
+  if (!manifest.is_array() || manifest.empty() || !manifest[0].is_object()) return;
+  const std::string config = json_string(manifest[0], "Config");
+  if (config.find(hex) != std::string::npos) return;
+  throw InputError(what + ": the image changed between its inspect (" + id.substr(0, 19) +
+                   "...) and its save (config " + visible(config) +
+                   "): it was retagged or rebuilt meanwhile; run imgsmith again");
+}
+
 }  // namespace
 
 std::unique_ptr<BlobStore> open_docker_daemon(const std::string& name, const std::string& mode,
@@ -286,7 +307,9 @@ std::unique_ptr<BlobStore> open_docker_daemon(const std::string& name, const std
     progress(
         what + ": streaming `docker save` from the daemon" +
         (why_not.empty() ? std::string() : " (its storage is not read in place: " + why_not + ")"));
-  return stream_saved(http, at, name, docker, progress, capture, stream_hash);
+  auto store = stream_saved(http, at, name, docker, progress, capture, stream_hash);
+  check_saved_is_inspected(*store, what, r.body);
+  return store;
 }
 
 std::string podman_socket(const char* container_host, unsigned uid, const char* xdg_runtime_dir) {

@@ -39,6 +39,16 @@ bool transient(CURLcode code) {
 
 }  // namespace
 
+ProtocolsOption protocols_option_result(CURLcode code) {
+  if (code == CURLE_OK) return ProtocolsOption::set;
+  // An older libcurl does not know the option: CURLE_UNKNOWN_OPTION, or
+  // CURLE_BAD_FUNCTION_ARGUMENT from one that reads it as a number.
+  if (code == CURLE_UNKNOWN_OPTION || code == CURLE_BAD_FUNCTION_ARGUMENT)
+    return ProtocolsOption::use_bitmask;
+  throw EnvironmentError(std::string("libcurl refused CURLOPT_PROTOCOLS_STR (") +
+                         curl().easy_strerror(code) + "); install a newer libcurl4");
+}
+
 // ----- HttpStream --------------------------------------------------------
 
 HttpStream::HttpStream(const Http& http, const Request& request) : http_(http), request_(request) {}
@@ -110,37 +120,64 @@ void HttpStream::start() {
   if (easy_ == nullptr || multi_ == nullptr)
     throw InputError(request_.what + ": cannot start libcurl");
   const HttpOptions& o = http_.options_;
-  curl().easy_setopt(easy_, CURLOPT_URL, request_.url.c_str());
-  curl().easy_setopt(easy_, CURLOPT_SHARE, http_.share_);
-  curl().easy_setopt(easy_, CURLOPT_FOLLOWLOCATION, 1L);
-  curl().easy_setopt(easy_, CURLOPT_MAXREDIRS, 10L);
+  // Every option is checked: an option this libcurl does not know (it is
+  // loaded at run time, so it may be older than the header) must not leave
+  // a transfer without its limits.
+  const auto set = [&](CURLoption option, const char* name, auto value) {
+    const CURLcode code = curl().easy_setopt(easy_, option, value);
+    if (code != CURLE_OK)
+      throw EnvironmentError(request_.what + ": libcurl refused " + name + " (" +
+                             curl().easy_strerror(code) +
+                             "); install a newer libcurl4 (7.85 or later)");
+  };
+  set(CURLOPT_URL, "CURLOPT_URL", request_.url.c_str());
+  set(CURLOPT_SHARE, "CURLOPT_SHARE", http_.share_);
+  set(CURLOPT_FOLLOWLOCATION, "CURLOPT_FOLLOWLOCATION", 1L);
+  set(CURLOPT_MAXREDIRS, "CURLOPT_MAXREDIRS", 10L);
   // Credentials go only to the host they were meant for; libcurl drops
   // Authorization on a redirect to another host unless told otherwise.
-  curl().easy_setopt(easy_, CURLOPT_UNRESTRICTED_AUTH, 0L);
-  curl().easy_setopt(easy_, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
+  set(CURLOPT_UNRESTRICTED_AUTH, "CURLOPT_UNRESTRICTED_AUTH", 0L);
+  // HTTP/2 where TLS offers it; a libcurl built without HTTP/2 says
+  // CURLE_UNSUPPORTED_PROTOCOL and speaks HTTP/1.1, which serves as well.
+  if (const CURLcode code = curl().easy_setopt(easy_, CURLOPT_HTTP_VERSION,
+                                               static_cast<long>(CURL_HTTP_VERSION_2TLS));
+      code != CURLE_OK && code != CURLE_UNSUPPORTED_PROTOCOL)
+    set(CURLOPT_HTTP_VERSION, "CURLOPT_HTTP_VERSION", static_cast<long>(CURL_HTTP_VERSION_2TLS));
   // A registry (or its token realm) decides URLs we fetch: HTTP(S) only.
-  curl().easy_setopt(easy_, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl().easy_setopt(easy_, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  // libcurl before 7.85 knows only the bitmask options, which mean the same.
+  if (protocols_option_result(curl().easy_setopt(easy_, CURLOPT_PROTOCOLS_STR, "http,https")) ==
+      ProtocolsOption::use_bitmask) {
+    set(kProtocolsBitmaskOption, "CURLOPT_PROTOCOLS",
+        static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+    set(kRedirProtocolsBitmaskOption, "CURLOPT_REDIR_PROTOCOLS",
+        static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+  } else {
+    set(CURLOPT_REDIR_PROTOCOLS_STR, "CURLOPT_REDIR_PROTOCOLS_STR", "http,https");
+  }
   // A proxy's "200 Connection established" is not the registry's answer.
-  curl().easy_setopt(easy_, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
-  curl().easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT, o.connect_timeout_s);
-  curl().easy_setopt(easy_, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl().easy_setopt(easy_, CURLOPT_LOW_SPEED_TIME, o.stall_timeout_s);
-  curl().easy_setopt(easy_, CURLOPT_NOSIGNAL, 1L);
-  curl().easy_setopt(easy_, CURLOPT_ERRORBUFFER, error_);
-  curl().easy_setopt(easy_, CURLOPT_USERAGENT, (std::string("imgsmith/") + kVersion).c_str());
-  curl().easy_setopt(easy_, CURLOPT_SSL_VERIFYPEER, request_.verify_tls ? 1L : 0L);
-  curl().easy_setopt(easy_, CURLOPT_SSL_VERIFYHOST, request_.verify_tls ? 2L : 0L);
-  if (request_.head) curl().easy_setopt(easy_, CURLOPT_NOBODY, 1L);
+  set(CURLOPT_SUPPRESS_CONNECT_HEADERS, "CURLOPT_SUPPRESS_CONNECT_HEADERS", 1L);
+  set(CURLOPT_CONNECTTIMEOUT, "CURLOPT_CONNECTTIMEOUT", o.connect_timeout_s);
+  set(CURLOPT_LOW_SPEED_LIMIT, "CURLOPT_LOW_SPEED_LIMIT", 1L);
+  set(CURLOPT_LOW_SPEED_TIME, "CURLOPT_LOW_SPEED_TIME", o.stall_timeout_s);
+  set(CURLOPT_NOSIGNAL, "CURLOPT_NOSIGNAL", 1L);
+  set(CURLOPT_ERRORBUFFER, "CURLOPT_ERRORBUFFER", static_cast<char*>(error_));
+  const std::string agent = std::string("imgsmith/") + kVersion;
+  set(CURLOPT_USERAGENT, "CURLOPT_USERAGENT", agent.c_str());
+  set(CURLOPT_SSL_VERIFYPEER, "CURLOPT_SSL_VERIFYPEER", request_.verify_tls ? 1L : 0L);
+  set(CURLOPT_SSL_VERIFYHOST, "CURLOPT_SSL_VERIFYHOST", request_.verify_tls ? 2L : 0L);
+  if (request_.head) set(CURLOPT_NOBODY, "CURLOPT_NOBODY", 1L);
   if (!request_.unix_socket.empty())
-    curl().easy_setopt(easy_, CURLOPT_UNIX_SOCKET_PATH, request_.unix_socket.c_str());
-  for (const auto& h : request_.headers)
-    header_list_ = curl().slist_append(header_list_, h.c_str());
-  if (header_list_ != nullptr) curl().easy_setopt(easy_, CURLOPT_HTTPHEADER, header_list_);
-  curl().easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &HttpStream::on_body);
-  curl().easy_setopt(easy_, CURLOPT_WRITEDATA, this);
-  curl().easy_setopt(easy_, CURLOPT_HEADERFUNCTION, &HttpStream::on_header);
-  curl().easy_setopt(easy_, CURLOPT_HEADERDATA, this);
+    set(CURLOPT_UNIX_SOCKET_PATH, "CURLOPT_UNIX_SOCKET_PATH", request_.unix_socket.c_str());
+  for (const auto& h : request_.headers) {
+    curl_slist* longer = curl().slist_append(header_list_, h.c_str());
+    if (longer == nullptr) throw EnvironmentError(request_.what + ": out of memory for headers");
+    header_list_ = longer;
+  }
+  if (header_list_ != nullptr) set(CURLOPT_HTTPHEADER, "CURLOPT_HTTPHEADER", header_list_);
+  set(CURLOPT_WRITEFUNCTION, "CURLOPT_WRITEFUNCTION", &HttpStream::on_body);
+  set(CURLOPT_WRITEDATA, "CURLOPT_WRITEDATA", this);
+  set(CURLOPT_HEADERFUNCTION, "CURLOPT_HEADERFUNCTION", &HttpStream::on_header);
+  set(CURLOPT_HEADERDATA, "CURLOPT_HEADERDATA", this);
   curl().multi_add_handle(multi_, easy_);
   while (!headers_done_ && !done_) pump();
   if (!done_ || result_ == CURLE_OK) {
@@ -207,14 +244,23 @@ std::string HttpStream::read_all(std::size_t limit) {
 Http::Http(HttpOptions options) : options_(options) {
   std::call_once(global_init, [] { curl().global_init(CURL_GLOBAL_DEFAULT); });
   share_ = curl().share_init();
-  curl().share_setopt(share_, CURLSHOPT_LOCKFUNC, &Http::lock);
-  curl().share_setopt(share_, CURLSHOPT_UNLOCKFUNC, &Http::unlock);
-  curl().share_setopt(share_, CURLSHOPT_USERDATA, this);
+  if (share_ == nullptr) throw EnvironmentError("cannot start libcurl (out of memory)");
+  // Without the lock functions the shared caches would race between the
+  // threads that read layers: a refusal here must not pass unseen.
+  const auto set = [](CURLSHcode code, const char* name) {
+    if (code != CURLSHE_OK)
+      throw EnvironmentError(std::string("libcurl refused ") + name +
+                             "; install a newer libcurl4 (7.85 or later)");
+  };
+  set(curl().share_setopt(share_, CURLSHOPT_LOCKFUNC, &Http::lock), "CURLSHOPT_LOCKFUNC");
+  set(curl().share_setopt(share_, CURLSHOPT_UNLOCKFUNC, &Http::unlock), "CURLSHOPT_UNLOCKFUNC");
+  set(curl().share_setopt(share_, CURLSHOPT_USERDATA, this), "CURLSHOPT_USERDATA");
   // Connections are not shared: libcurl does not support sharing them
   // between threads, and layers are read from several. DNS answers and TLS
   // sessions are, so a new connection is cheap.
-  curl().share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-  curl().share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  set(curl().share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS), "CURLSHOPT_SHARE dns");
+  set(curl().share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION),
+      "CURLSHOPT_SHARE ssl");
 }
 
 Http::~Http() {

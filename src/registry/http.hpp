@@ -37,6 +37,18 @@ struct Request {
 
 class Http;
 
+// What setting CURLOPT_PROTOCOLS_STR told: it is set, or this libcurl
+// (before 7.85) does not know it and the bitmask options must be used.
+// Throws EnvironmentError for any other refusal.
+enum class ProtocolsOption { set, use_bitmask };
+// CURLOPT_PROTOCOLS and CURLOPT_REDIR_PROTOCOLS (libcurl 7.19.4 to now),
+// by number: the header marks them deprecated, yet they are what a libcurl
+// before 7.85 understands.
+inline constexpr auto kProtocolsBitmaskOption = static_cast<CURLoption>(CURLOPTTYPE_LONG + 181);
+inline constexpr auto kRedirProtocolsBitmaskOption =
+    static_cast<CURLoption>(CURLOPTTYPE_LONG + 182);
+ProtocolsOption protocols_option_result(CURLcode code);
+
 // One response. The status and headers are in when it is returned; the
 // body is read through ByteStream::read.
 class HttpStream final : public ByteStream {

@@ -1,7 +1,8 @@
 // CSV for spreadsheets and scripts: analyze's visible files (a saved
 // report's largest), diff's changed files, one row each (RFC 4180). A name
-// is shown as the text report shows it, escaped (visible()); when it had to
-// be, path_bytes holds its exact bytes in hex, as in JSON.
+// is shown as the text report shows it, escaped (visible()), and no text
+// field starts a formula; when a name had to change, path_bytes holds its
+// exact bytes in hex, as in JSON.
 #include <string>
 #include <string_view>
 
@@ -11,6 +12,17 @@
 namespace imgsmith {
 namespace {
 
+// Text from the image as a spreadsheet shows it: visible(), and a leading
+// '=', '+', '-', '@', tab or carriage return (a formula start, OWASP's
+// "CSV injection") made inert by a leading apostrophe, as spreadsheets
+// themselves mark text.
+std::string shown(std::string_view s) {
+  std::string out = visible(s);
+  if (!out.empty() && std::string_view("=+-@\t\r").find(out.front()) != std::string_view::npos)
+    out.insert(out.begin(), '\'');
+  return out;
+}
+
 // A field, quoted when it holds a comma or a quote (visible() leaves no line break).
 std::string field(std::string_view s) {
   if (s.find_first_of(",\"") == std::string_view::npos) return std::string(s);
@@ -19,9 +31,13 @@ std::string field(std::string_view s) {
   return out + "\"";
 }
 
-// path,path_bytes
+// A text field from the image.
+std::string text_field(std::string_view s) { return field(shown(s)); }
+
+// path,path_bytes: the bytes in hex whenever the shown path is not them.
 std::string path_fields(std::string_view path) {
-  return field(visible(path)) + "," + (needs_escape(path) ? to_hex(path) : "");
+  const std::string as_shown = shown(path);
+  return field(as_shown) + "," + (as_shown != path ? to_hex(path) : "");
 }
 
 }  // namespace
@@ -31,8 +47,9 @@ void render_csv(const Report& report, std::ostream& out) {
   if (report.files != nullptr) {
     // Every visible file once (hard links once): the bytes sum to final_bytes.
     for (const ReportFile& f : *report.files)
-      out << path_fields(f.path) << "," << f.bytes << "," << f.layer << "," << field(f.category)
-          << "," << field(visible(f.child)) << "," << field(f.origin) << "\n";
+      out << path_fields(f.path) << "," << f.bytes << "," << f.layer << ","
+          << text_field(f.category) << "," << text_field(f.child) << "," << text_field(f.origin)
+          << "\n";
     return;
   }
   // A saved report keeps only the largest files, without their categories.

@@ -6,7 +6,8 @@
 // Content-Security-Policy allows exactly the page's own script and style
 // (by their SHA-256) and nothing else: no request of any kind can leave the
 // page, and no markup from the image can run, since every string from the
-// image reaches the page as JSON and the script writes it as text.
+// image reaches the page as JSON and the script writes it as text. Every
+// string is made visible() first, as the text report shows it.
 #include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -159,6 +160,33 @@ json size_tree(const Report& report) {
   return tree_to_json(*root, min_bytes, true);
 }
 
+// Every string of `doc` as the text report shows it (visible()): a name
+// with a right-to-left override or a zero-width space is drawn with the
+// mark as \u{202e}, never reordered or hidden, and a byte that is not UTF-8
+// as \xNN. A string beside its exact bytes ("path" and "path_bytes", as
+// the JSON report writes a name that is not UTF-8) is shown from the bytes.
+// Object keys are names too (the tree's, a map's) and are shown the same way.
+json shown(const json& doc) {
+  if (doc.is_string()) return visible(doc.get_ref<const std::string&>());
+  if (doc.is_array()) {
+    json out = json::array();
+    for (const json& item : doc) out.push_back(shown(item));
+    return out;
+  }
+  if (!doc.is_object()) return doc;
+  json out = json::object();
+  for (const auto& [key, value] : doc.items()) {
+    const auto exact = doc.find(key + "_bytes");
+    if (value.is_string() && exact != doc.end() && exact->is_string())
+      if (const auto bytes = from_hex(exact->get_ref<const std::string&>())) {
+        out[visible(key)] = visible(*bytes);
+        continue;
+      }
+    out[visible(key)] = shown(value);
+  }
+  return out;
+}
+
 // JSON inside a <script type="application/json"> block: '<', '>' and '&'
 // only occur inside strings, where \u escapes mean the same, so the
 // document cannot close the block or open a comment.
@@ -210,15 +238,15 @@ void write_page(std::ostream& out, const std::string& title, const std::string& 
 
 void render_html(const Report& report, std::ostream& out) {
   write_page(out, "imgsmith: " + visible(report.analysis.source), "analysis",
-             {{"imgsmith-report", embeddable(report_to_json(report))},
-              {"imgsmith-tree", embeddable(size_tree(report))}});
+             {{"imgsmith-report", embeddable(shown(report_to_json(report)))},
+              {"imgsmith-tree", embeddable(shown(size_tree(report)))}});
 }
 
 void render_diff_html(const DiffReport& diff, std::ostream& out) {
   write_page(
       out,
       "imgsmith diff: " + visible(diff.old_side.source) + " → " + visible(diff.new_side.source),
-      "diff", {{"imgsmith-diff", embeddable(diff_to_json(diff))}});
+      "diff", {{"imgsmith-diff", embeddable(shown(diff_to_json(diff)))}});
 }
 
 }  // namespace imgsmith

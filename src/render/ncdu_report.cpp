@@ -3,6 +3,13 @@
 // `gdu -f export.json`. Every visible file once (a hard link's other names
 // are not listed, as attribution counts its content once), apparent and
 // disk size both the file's bytes: a layer stores no blocks.
+//
+// Names are shown as every report shows them (visible()): a right-to-left
+// override or a control character is an escape, not an effect on ncdu's
+// screen. The file is pure ASCII (every other character a \u escape):
+// ncdu 1.x refuses a raw DEL and 2.x reads the escapes alike. Two names
+// that show the same (a raw control byte and its written-out escape) are
+// one entry with both sizes, so the total stays the image's.
 #include <chrono>
 #include <map>
 #include <memory>
@@ -11,6 +18,7 @@
 #include <string_view>
 
 #include "imgsmith/render/render.hpp"
+#include "imgsmith/util/text.hpp"
 #include "imgsmith/version.hpp"
 
 namespace imgsmith {
@@ -43,12 +51,12 @@ void render_ncdu(const Report& report, std::ostream& out) {
       while (!rest.empty() && rest.front() == '/') rest.remove_prefix(1);
       for (std::size_t slash = rest.find('/'); slash != std::string_view::npos;
            slash = rest.find('/')) {
-        auto& sub = at->dirs[std::string(rest.substr(0, slash))];
+        auto& sub = at->dirs[visible(rest.substr(0, slash))];
         if (!sub) sub = std::make_unique<Dir>();
         at = sub.get();
         rest.remove_prefix(slash + 1);
       }
-      if (!rest.empty()) at->files[std::string(rest)] = f.bytes;
+      if (!rest.empty()) at->files[visible(rest)] += f.bytes;
     }
   const auto now = std::chrono::duration_cast<std::chrono::seconds>(
                        std::chrono::system_clock::now().time_since_epoch())
@@ -58,7 +66,7 @@ void render_ncdu(const Report& report, std::ostream& out) {
                    2,
                    {{"progname", "imgsmith"}, {"progver", kVersion}, {"timestamp", now}},
                    dir_to_json("/", root)});
-  out << doc.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+  out << doc.dump(-1, ' ', true, json::error_handler_t::replace) << "\n";
 }
 
 }  // namespace imgsmith

@@ -19,6 +19,21 @@
 namespace imgsmith {
 namespace {
 
+// Runs a read of `file` and checks the file when it ends, well or not: a
+// save that another process truncated or rewrote meanwhile is reported as
+// changed while it was read, not as damaged, and never as fine.
+template <class Read>
+auto read_checked(const SharedFile& file, Read&& read) {
+  try {
+    auto result = read();
+    file.check_unchanged();
+    return result;
+  } catch (const InputError&) {
+    file.check_unchanged();
+    throw;
+  }
+}
+
 constexpr int kMaxLinkHops = 16;
 
 std::string parent_of(const std::string& path) {
@@ -72,18 +87,21 @@ class TarFileStore final : public BlobStore {
     // cost more than indexing a save's few entries.
     FileRangeStream whole(file_, 0, file_->size());
     detail::TarReader reader(whole, file_->path());
-    detail::TarHeader header;
-    while (reader.next(header)) {
-      Record rec;
-      rec.offset = reader.data_offset();
-      rec.size = header.size;
-      const std::string path = normalise_path(header.path);
-      if (header.type == '1')
-        rec.link = normalise_path(header.link);
-      else if (header.type == '2')
-        rec.link = resolve_link(path, header.link);
-      index_[path] = std::move(rec);
-    }
+    read_checked(*file_, [&] {
+      detail::TarHeader header;
+      while (reader.next(header)) {
+        Record rec;
+        rec.offset = reader.data_offset();
+        rec.size = header.size;
+        const std::string path = normalise_path(header.path);
+        if (header.type == '1')
+          rec.link = normalise_path(header.link);
+        else if (header.type == '2')
+          rec.link = resolve_link(path, header.link);
+        index_[path] = std::move(rec);
+      }
+      return true;
+    });
     if (reader.ended_early())
       warnings_.push_back(file_->path() +
                           ": the tar ends without its end-of-archive blocks; every entry in it "
@@ -113,8 +131,10 @@ class TarFileStore final : public BlobStore {
                                               const EntrySink& sink) const override {
     const Record* r = require(path);
     FileRangeStream range(file_, r->offset, r->size);
-    return std::make_shared<LayerScan>(
-        imgsmith::scan_layer(range, r->size, name() + ": layer " + path, capture_, hash, sink));
+    return read_checked(*file_, [&] {
+      return std::make_shared<LayerScan>(
+          imgsmith::scan_layer(range, r->size, name() + ": layer " + path, capture_, hash, sink));
+    });
   }
   bool parallel_scans() const override { return true; }
   std::uint64_t bytes_read() const override { return file_->bytes_read(); }
@@ -315,8 +335,10 @@ class DirectoryStore final : public BlobStore {
       throw InputError(full(path) + ": missing; the layout is incomplete, copy or save it again");
     auto file = std::make_shared<SharedFile>(full(path));
     FileRangeStream range(file, 0, file->size());
-    auto scan = std::make_shared<LayerScan>(
-        imgsmith::scan_layer(range, file->size(), full(path), capture_, hash, sink));
+    auto scan = read_checked(*file, [&] {
+      return std::make_shared<LayerScan>(
+          imgsmith::scan_layer(range, file->size(), full(path), capture_, hash, sink));
+    });
     bytes_read_ += file->bytes_read();
     return scan;
   }
@@ -365,8 +387,10 @@ std::unique_ptr<BlobStore> open_blob_store(const std::string& path, const Progre
   const std::size_t n = file->pread(head, sizeof head, 0);
   if (sniff_compression(head, n) != Compression::None) {
     FileRangeStream whole(file, 0, file->size());
-    return std::make_unique<StreamedTarStore>(whole, path, "compressed tar", progress, capture,
-                                              stream_hash);
+    return read_checked(*file, [&] {
+      return std::make_unique<StreamedTarStore>(whole, path, "compressed tar", progress, capture,
+                                                stream_hash);
+    });
   }
   if (!looks_like_tar(head, n))
     throw InputError(path +

@@ -1,20 +1,112 @@
 #include "imgsmith/source/byte_stream.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <vector>
 
 #include "imgsmith/source/file_io.hpp"
 #include "imgsmith/util/error.hpp"
 
 namespace imgsmith {
+namespace {
+
+// Mapped files that another process may shrink while they are read. A
+// load past the file's new end raises SIGBUS; the handler maps a page of
+// zeros over the faulting page, marks the mapping and lets the load go on.
+// The reader then meets zeros (an end of archive, a damaged header) and
+// SharedFile::check_unchanged() says what happened, where the process
+// would have died. The table is fixed and lock-free: a signal handler may
+// not take locks or allocate.
+struct GuardedMapping {
+  std::atomic<std::uintptr_t> begin{0}, end{0};
+  std::atomic<bool> faulted{false};
+};
+constexpr int kGuardedMappings = 256;
+GuardedMapping guarded[kGuardedMappings];
+struct sigaction previous_bus_action {};
+std::once_flag bus_handler_once;
+std::uintptr_t page_bytes = 4096;
+// An entry is free at begin 0 and reserved at begin 1 (the handler skips
+// both); it is filled end first, so the handler never pairs a begin with
+// another mapping's end, and emptied end first (release_mapping).
+constexpr std::uintptr_t kReserved = 1;
+
+void on_bus_error(int signal, siginfo_t* info, void* context) {
+  const auto address = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  for (GuardedMapping& g : guarded) {
+    const std::uintptr_t begin = g.begin.load(std::memory_order_acquire);
+    if (begin <= kReserved || address < begin || address >= g.end.load(std::memory_order_acquire))
+      continue;
+    void* page = reinterpret_cast<void*>(address / page_bytes * page_bytes);
+    if (::mmap(page, page_bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+        MAP_FAILED) {
+      g.faulted.store(true, std::memory_order_release);
+      return;  // the load runs again and reads zeros
+    }
+    break;
+  }
+  // Not a guarded mapping: whatever handled SIGBUS before (by default the
+  // process ends, as it would have without us).
+  if ((previous_bus_action.sa_flags & SA_SIGINFO) != 0 &&
+      previous_bus_action.sa_sigaction != nullptr) {
+    previous_bus_action.sa_sigaction(signal, info, context);
+    return;
+  }
+  if (previous_bus_action.sa_handler != SIG_DFL && previous_bus_action.sa_handler != SIG_IGN &&
+      previous_bus_action.sa_handler != nullptr) {
+    previous_bus_action.sa_handler(signal);
+    return;
+  }
+  ::signal(SIGBUS, SIG_DFL);  // the faulting load runs again and ends the process
+}
+
+void install_bus_handler() {
+  std::call_once(bus_handler_once, [] {
+    page_bytes = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    struct sigaction action {};
+    action.sa_sigaction = on_bus_error;
+    action.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGBUS, &action, &previous_bus_action);
+  });
+}
+
+// A free entry for [begin, end), or -1 when all are taken (the file is
+// then read with pread instead of mapped).
+int guard_mapping(const char* begin, std::size_t size) {
+  for (int i = 0; i < kGuardedMappings; ++i) {
+    std::uintptr_t free = 0;
+    if (!guarded[i].begin.compare_exchange_strong(free, kReserved)) continue;
+    const auto at = reinterpret_cast<std::uintptr_t>(begin);
+    guarded[i].faulted.store(false);
+    guarded[i].end.store(at + size, std::memory_order_release);
+    guarded[i].begin.store(at, std::memory_order_release);
+    return i;
+  }
+  return -1;
+}
+
+void release_mapping(int slot) {
+  guarded[slot].end.store(0, std::memory_order_release);
+  guarded[slot].begin.store(0, std::memory_order_release);
+}
+
+std::int64_t mtime_ns(const struct stat& st) {
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+}  // namespace
 
 SharedFile::SharedFile(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -27,9 +119,11 @@ SharedFile::SharedFile(const std::string& path) : path_(path) {
     throw InputError(path + ": not a regular file");
   }
   size_ = static_cast<std::uint64_t>(st.st_size);
+  mtime_ns_ = mtime_ns(st);
 }
 
 SharedFile::~SharedFile() {
+  if (guard_slot_ >= 0) release_mapping(guard_slot_);
   if (map_ != nullptr) ::munmap(const_cast<char*>(map_), static_cast<std::size_t>(size_));
   if (fd_ >= 0) ::close(fd_);
 }
@@ -37,10 +131,31 @@ SharedFile::~SharedFile() {
 const char* SharedFile::mapped() const {
   std::call_once(map_once_, [this] {
     if (size_ == 0 || size_ > std::numeric_limits<std::size_t>::max()) return;
+    install_bus_handler();
     void* p = ::mmap(nullptr, static_cast<std::size_t>(size_), PROT_READ, MAP_SHARED, fd_, 0);
-    if (p != MAP_FAILED) map_ = static_cast<const char*>(p);
+    if (p == MAP_FAILED) return;
+    guard_slot_ = guard_mapping(static_cast<const char*>(p), static_cast<std::size_t>(size_));
+    if (guard_slot_ < 0) {  // every entry taken: pread instead
+      ::munmap(p, static_cast<std::size_t>(size_));
+      return;
+    }
+    map_ = static_cast<const char*>(p);
   });
   return map_;
+}
+
+void SharedFile::check_unchanged() const {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0)
+    throw InputError(path_ + ": cannot check the file after reading it: " + std::strerror(errno));
+  const bool faulted = guard_slot_ >= 0 && guarded[guard_slot_].faulted.load();
+  const auto now = static_cast<std::uint64_t>(st.st_size);
+  if (!faulted && now == size_ && mtime_ns(st) == mtime_ns_) return;
+  const std::string how =
+      now != size_ ? "it was " + std::to_string(size_) + " bytes and is now " + std::to_string(now)
+                   : std::string("it was rewritten");
+  throw InputError(path_ + ": changed while it was read (" + how +
+                   "); wait until whatever writes it has finished, or read a copy");
 }
 
 void SharedFile::done_with(std::uint64_t from, std::uint64_t to) const {
@@ -58,6 +173,8 @@ std::size_t SharedFile::pread(void* buf, std::size_t size, std::uint64_t offset)
   const ssize_t n = pread_full(fd_, buf, size, offset);
   if (n < 0) throw InputError(path_ + ": read error: " + std::strerror(errno));
   const auto done = static_cast<std::size_t>(n);
+  // Short before the end the file had when it was opened: it shrank.
+  if (done < size && offset + done < size_) check_unchanged();
   bytes_read_ += done;
   return done;
 }

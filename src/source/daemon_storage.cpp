@@ -28,15 +28,18 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <unordered_set>
 
 #include "archive_reader.hpp"
 #include "imgsmith/source/blob_store.hpp"
 #include "imgsmith/source/file_io.hpp"
+#include "imgsmith/util/crc64.hpp"
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/util/text.hpp"
 
@@ -96,13 +99,29 @@ bool plain_name(std::string_view name) {
 // Whether this process may read trusted.* extended attributes, which takes
 // CAP_SYS_ADMIN (bit 21 of the effective set); without it they read as
 // absent, silently.
+//
+// The capability must be held in the initial user namespace: inside
+// another (rootless Docker, `podman unshare`, a user-namespaced container)
+// CapEff shows CAP_SYS_ADMIN, yet the kernel still hides trusted.* from
+// the process. The initial namespace maps every uid to itself:
+// /proc/self/uid_map is the one line "0 0 4294967295".
+bool in_initial_user_namespace() {
+  std::error_code error;
+  const std::string map = read_small_file("/proc/self/uid_map", 1 << 16, error);
+  if (error) return false;
+  unsigned long long inside = 1, outside = 1, count = 0;
+  char rest = 0;
+  return std::sscanf(map.c_str(), " %llu %llu %llu %c", &inside, &outside, &count, &rest) == 3 &&
+         inside == 0 && outside == 0 && count == 4294967295ULL;
+}
+
 bool may_read_trusted_xattrs() {
   std::error_code error;
   const std::string status = read_small_file("/proc/self/status", 1 << 20, error);
   const auto at = status.find("\nCapEff:");
   if (error || at == std::string::npos) return false;
   const std::uint64_t effective = std::strtoull(status.c_str() + at + 8, nullptr, 16);
-  return ((effective >> 21) & 1U) != 0;
+  return ((effective >> 21) & 1U) != 0 && in_initial_user_namespace();
 }
 
 // ----- tar-split: the layer's tar, rebuilt ------------------------------------
@@ -136,13 +155,21 @@ class TarSplitStream final : public ByteStream {
       produced_ += n;
       return n;
     }
-    if (file_fd_.get() < 0) file_fd_ = open_entry(file_name_, O_RDONLY);
+    if (file_fd_.get() < 0) open_file_data();
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(size, file_left_));
     read_exact(file_fd_.get(), out, n, file_offset_, label_ + ": '" + visible(file_name_) + "'");
+    // The checksum covers the file only when it is read whole, in order.
+    if (crc_from_ == file_offset_) {
+      crc_.update(out, n);
+      crc_from_ += n;
+    }
     file_offset_ += n;
     file_left_ -= n;
     produced_ += n;
     content_read_ += n;
+    if (file_left_ == 0 && crc_expected_ && crc_from_ == file_offset_ &&
+        crc_.value() != *crc_expected_)
+      throw changed("its content does not match the CRC-64 its record keeps");
     return n;
   }
 
@@ -153,7 +180,7 @@ class TarSplitStream final : public ByteStream {
     file_offset_ += n;
     file_left_ -= n;
     produced_ += n;
-    return n;
+    return n;  // the skipped bytes leave the checksum unchecked (crc_from_ falls behind)
   }
 
   std::uint64_t produced() const { return produced_; }
@@ -188,6 +215,27 @@ class TarSplitStream final : public ByteStream {
     throw InputError(label_ + ": '" + visible(name) + "' in " + diff_dir_ + ": " +
                      std::strerror(err) +
                      "; the image changed while it was read, or the daemon's storage is damaged");
+  }
+
+  // A file's data is about to be read: the file in the layer directory
+  // must be the one the record describes, as big as its tar header says.
+  // A file of another size means the layer changed since the record was
+  // written (or while it is read); reading it would shift every later
+  // entry of the rebuilt tar.
+  void open_file_data() {
+    file_fd_ = open_entry(file_name_, O_RDONLY);
+    struct stat st {};
+    if (::fstat(file_fd_.get(), &st) != 0)
+      throw InputError(label_ + ": '" + visible(file_name_) + "': " + std::strerror(errno));
+    if (static_cast<std::uint64_t>(st.st_size) != file_offset_ + file_left_)
+      throw changed("it is " + std::to_string(st.st_size) + " bytes and its record says " +
+                    std::to_string(file_offset_ + file_left_));
+  }
+
+  InputError changed(const std::string& why) const {
+    return InputError(label_ + ": '" + visible(file_name_) + "' in " + diff_dir_ + ": " + why +
+                      "; the image changed while it was read, or the daemon's storage is "
+                      "damaged: read it with --docker-read save");
   }
 
   // Takes the next record line; false at the end of the record. Without
@@ -227,6 +275,18 @@ class TarSplitStream final : public ByteStream {
         file_left_ = s != entry.end() && s->is_number_unsigned() ? s->get<std::uint64_t>() : 0;
         file_offset_ = 0;
         file_fd_ = Fd();
+        // tar-split keeps the file's CRC-64 (Go's crc64.ISO) as 8 bytes,
+        // big-endian, base64 in the JSON: checked when the file is read whole.
+        crc_ = Crc64Iso();
+        crc_from_ = 0;
+        crc_expected_.reset();
+        if (const auto p = entry.find("payload"); segments && p != entry.end() && p->is_string()) {
+          const std::string sum = base64_decode(p->get<std::string>());
+          if (sum.size() != 8) throw damaged("a file's checksum is not 8 bytes");
+          std::uint64_t value = 0;
+          for (const char c : sum) value = (value << 8) | static_cast<unsigned char>(c);
+          crc_expected_ = value;
+        }
         if (file_left_ > 0 && !plain_name(file_name_))
           throw damaged("a file entry names '" + visible(file_name_) + "'");
       } else {
@@ -282,6 +342,9 @@ class TarSplitStream final : public ByteStream {
   std::uint64_t file_left_ = 0;
   std::uint64_t file_offset_ = 0;
   Fd file_fd_;
+  Crc64Iso crc_;
+  std::uint64_t crc_from_ = 0;  // the checksum covers [0, crc_from_) of the file
+  std::optional<std::uint64_t> crc_expected_;
   std::uint64_t produced_ = 0;
   std::uint64_t content_read_ = 0;
 };
@@ -342,7 +405,20 @@ class DiskFileContent final : public EntryContent {
   int open() {
     if (fd_.get() < 0) {
       fd_ = Fd(::openat(dir_fd_, name_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-      if (fd_.get() < 0) throw InputError(what_ + ": " + std::strerror(errno));
+      if (fd_.get() < 0) {
+        const int err = errno;
+        struct stat dir {};
+        // Gone with its directory: the layer was removed during the read.
+        if (err == ENOENT && ::fstat(dir_fd_, &dir) == 0 && dir.st_nlink == 0)
+          throw InputError(what_ +
+                           ": the layer was removed while it was read (the image was "
+                           "deleted or pruned meanwhile); analyze the image again, or "
+                           "read it with --docker-read save");
+        throw InputError(what_ + ": " + std::strerror(err) +
+                         (err == ENOENT ? "; it was removed while the layer was read: analyze "
+                                          "the image again, or read it with --docker-read save"
+                                        : ""));
+      }
     }
     return fd_.get();
   }
@@ -373,6 +449,7 @@ class DiffWalk {
       throw InputError(label_ + ": cannot open the layer directory " + dir_ + ": " +
                        std::strerror(errno));
     walk(root.get(), "", 0);
+    check_still_there(root.get(), "");
     deliver();
   }
   std::uint64_t bytes_read() const { return bytes_read_; }
@@ -394,18 +471,26 @@ class DiffWalk {
         throw InputError(label_ + ": cannot list " + dir_ + "/" + visible(prefix) + ": " +
                          std::strerror(errno));
       }
+      // readdir says an error only through errno, beside the end's null.
+      errno = 0;
       while (const dirent* e = ::readdir(d)) {
         const std::string_view n = e->d_name;
         if (n != "." && n != "..") names.emplace_back(n);
+        errno = 0;
       }
+      const int listing_error = errno;
       ::closedir(d);
+      if (listing_error != 0)
+        throw InputError(label_ + ": cannot list " + dir_ + "/" + visible(prefix) + ": " +
+                         std::strerror(listing_error));
+      check_still_there(dir_fd, prefix);
     }
     std::sort(names.begin(), names.end());  // bytewise, as the daemon's walk
     for (const std::string& name : names) {
       const std::string path = prefix + name;
       struct stat st {};
       if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-        throw InputError(label_ + ": " + dir_ + "/" + visible(path) + ": " + std::strerror(errno));
+        entry_error(dir_fd, prefix, path, errno);
       TarEntry entry;
       if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 0 && minor(st.st_rdev) == 0) {
         entry.path = scan_.text.store(prefix + ".wh." + name);  // overlay's whiteout
@@ -413,9 +498,7 @@ class DiffWalk {
         add(entry);
       } else if (S_ISDIR(st.st_mode)) {
         Fd sub(::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (sub.get() < 0)
-          throw InputError(label_ + ": " + dir_ + "/" + visible(path) + ": " +
-                           std::strerror(errno));
+        if (sub.get() < 0) entry_error(dir_fd, prefix, path, errno);
         entry.path = scan_.text.store(path);
         entry.type = EntryType::Dir;
         add(entry);
@@ -461,6 +544,30 @@ class DiffWalk {
         add(entry);
       }
     }
+  }
+
+  // An entry listed a moment ago that cannot be reached now: its directory
+  // was removed (said so), or the entry alone was.
+  [[noreturn]] void entry_error(int dir_fd, const std::string& prefix, const std::string& path,
+                                int err) const {
+    check_still_there(dir_fd, prefix);
+    throw InputError(label_ + ": " + dir_ + "/" + visible(path) + ": " + std::strerror(err) +
+                     (err == ENOENT ? "; it was removed while the layer was read: analyze the "
+                                      "image again, or read it with --docker-read save"
+                                    : ""));
+  }
+
+  // A directory removed while it is open lists as empty, without an error:
+  // its link count, 0 once it is gone, is what tells (the daemon deleted
+  // or pruned the image during the walk).
+  void check_still_there(int dir_fd, const std::string& prefix) const {
+    struct stat st {};
+    if (::fstat(dir_fd, &st) != 0)
+      throw InputError(label_ + ": " + dir_ + "/" + visible(prefix) + ": " + std::strerror(errno));
+    if (st.st_nlink == 0)
+      throw InputError(label_ + ": " + dir_ + "/" + visible(prefix) +
+                       " was removed while it was read (the image was deleted or pruned "
+                       "meanwhile); analyze the image again, or read it with --docker-read save");
   }
 
   // overlay2 marks a directory that hides everything below it with one

@@ -36,12 +36,20 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t& cp) {
   return len;
 }
 
-// Printable code points that still move the cursor, reorder the line or are
-// not characters: shown as \u{NNNN}.
+// Code points that move the cursor, reorder the line, take no width or are
+// not characters: shown as \u{NNNN}, so two names that look the same on
+// screen never are different bytes unseen. C1 controls; the bidirectional
+// embeddings, overrides and isolates and the marks LRM, RLM and ALM
+// (Unicode's Bidi_Control property, UAX #9); the zero-width space, joiners
+// and invisible operators (U+200B..D, U+2060..4), the byte order mark
+// U+FEFF, the soft hyphen U+00AD and the Mongolian vowel separator U+180E
+// (Default_Ignorable format characters); the line and paragraph separators;
+// the non-characters U+FFFE/F.
 bool hidden_effect(char32_t cp) {
-  return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
-         (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029 || cp == 0xFFFE ||
-         cp == 0xFFFF;
+  return (cp >= 0x80 && cp <= 0x9F) || cp == 0xAD || cp == 0x061C || cp == 0x180E ||
+         (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 ||
+         cp == 0x2029 || cp == 0xFEFF || cp == 0xFFFE || cp == 0xFFFF;
 }
 
 bool plain_ascii(unsigned char c) { return c >= 0x20 && c < 0x7F; }

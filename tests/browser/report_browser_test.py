@@ -64,6 +64,16 @@ def make_image(spec, name, fmt="docker-legacy", compression="none"):
     return out
 
 
+def zoom_into(browser, top):
+    """Zooms the treemap into the top-level directory `top` and waits until it is drawn."""
+    browser.eval("location.hash = 't=' + [...document.querySelectorAll('#treemap > .tm.top')]"
+                 ".findIndex(e => e.dataset.name === %s)" % json.dumps(top))
+    for _ in range(100):
+        if browser.eval("document.body.dataset.zoom") != "":
+            break
+        time.sleep(0.02)
+
+
 class Browser:
     """chromium with the DevTools protocol on fds 3 (commands in) and 4 (out)."""
 
@@ -308,16 +318,29 @@ try:
           browser.eval("document.scripts.length") == 3 and browser.eval("document.images.length") == 0,
           "%s scripts, %s images" % (browser.eval("document.scripts.length"), browser.eval("document.images.length")))
     check("hostile: no element from a name", browser.eval("document.querySelectorAll('#app b, #app script').length") == 0)
-    browser.eval("location.hash = 't=' + [...document.querySelectorAll('#treemap > .tm.top')].findIndex(e => e.dataset.name === 'app')")
-    for _ in range(100):
-        if browser.eval("document.body.dataset.zoom") != "":
-            break
-        time.sleep(0.02)
+    zoom_into(browser, "app")
     names = browser.eval("[...document.querySelectorAll('#treemap .tm')].map(e => e.textContent)")
     check("hostile: the names are shown as text",
           any('<img src=x onerror="window.pwned=1">.bin' in n for n in names), json.dumps(names)[:400])
     command = browser.eval("document.getElementById('layers').textContent")
     check("hostile: the layer's command is shown as text", "<script>window.pwned=3</script>" in command)
+
+    # Names that deceive the eye: a right-to-left override ("gpj.exe" would show as
+    # "exe.jpg"), a zero-width space, a byte order mark, controls, DEL and a newline.
+    # The page draws each mark as its escape, never its effect.
+    deceiving = make_image({"tag": "deceiving:1", "layers": [{"created_by": "COPY . /srv", "entries": [
+        {"path": "srv/invoice-\u202egpj.exe", "size": 500000, "seed": 11},
+        {"path": "srv/pay\u200bpal.html", "size": 400000, "seed": 12},
+        {"path": "srv/\ufeffbom-\u2067isolate", "size": 300000, "seed": 13},
+        {"path": "srv/esc\u001b[31m-del\u007f-new\nline", "size": 200000, "seed": 14}]}]}, "deceiving")
+    _, html, _, _ = analysis_page(browser, "deceiving", deceiving)
+    zoom_into(browser, "srv")
+    shown = browser.eval("document.body.innerText")
+    for mark, escape in (("\u202e", "invoice-\\u{202e}gpj.exe"), ("\u200b", "pay\\u{200b}pal.html"),
+                         ("\ufeff", "\\u{feff}bom-\\u{2067}isolate"), ("\u001b", "esc\\x1b[31m-del\\x7f-new\\nline")):
+        check("deceiving: %s is drawn as %s" % (json.dumps(mark), escape), escape in shown and mark not in shown,
+              "escape %s, mark %s" % (escape in shown, mark in shown))
+    browser.screenshot(os.path.join(artifacts, "report-deceiving-names.png"))
 
     # CUDA kernels: a torch-like library compiled here (tests/kernels/build-fixtures.sh:
     # SASS sm_75, sm_80, sm_86, sm_90 and PTX compute_90). By CUDA's rules its SASS runs on
@@ -363,7 +386,7 @@ finally:
     browser.close()
 
 # The exports: ncdu reads the ncdu one whole; the CSV adds up.
-for name, image in (("dive", dive_image), ("example", example_image)):
+for name, image in (("dive", dive_image), ("example", example_image), ("deceiving", deceiving)):
     final = json.loads(run("analyze", image, "-q", "--format", "json").stdout)["size"]["final_bytes"]
     export = os.path.join(work, name + ".ncdu.json")
     run("analyze", image, "-q", "--format", "ncdu", "-o", export)
@@ -375,6 +398,13 @@ for name, image in (("dive", dive_image), ("example", example_image)):
 
     if again.returncode == 0:
         check(name + ": ncdu's total is final_bytes", total(json.loads(again.stdout)[3]) == final)
+        if name == "deceiving":
+            def names(node):
+                return [node[0]["name"]] + sum((names(c) for c in node[1:]), []) if isinstance(node, list) else [node["name"]]
+            read_back = names(json.loads(again.stdout)[3])
+            check("deceiving: ncdu reads the names as escapes, no mark in them",
+                  "invoice-\\u{202e}gpj.exe" in read_back and not any("\u202e" in n or "\u200b" in n for n in read_back),
+                  json.dumps(read_back)[:300])
     rows = list(csv.DictReader(io.StringIO(run("analyze", image, "-q", "--format", "csv").stdout.decode())))
     check(name + ": the CSV's bytes sum to final_bytes", sum(int(r["bytes"]) for r in rows) == final,
           "%d against %d" % (sum(int(r["bytes"]) for r in rows), final))

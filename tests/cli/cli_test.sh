@@ -90,6 +90,16 @@ expect "unknown platform on a multi-platform-free image is checked" 2 \
   "$bin" analyze "$fixtures/test-oci-gzip-image.tar" --platform linux/amd64
 expect "platform that matches" 0 "$bin" analyze "$fixtures/test-oci-gzip-image.tar" --platform linux/arm64
 expect "report into a missing directory" 2 "$bin" analyze "$dive" -o "$tmp/no/such/dir/r.json"
+# Output that cannot be written is never a success: standard output on a
+# full device, and a report file on one (a device is written in place).
+if [ -w /dev/full ]; then
+  expect "a report to a full standard output" 74 sh -c "\"$bin\" analyze \"$dive\" > /dev/full"
+  check "a full standard output is named" grep -q "standard output: cannot write: No space left on device" "$tmp/err"
+  expect "json to a full standard output" 74 sh -c "\"$bin\" analyze \"$dive\" --format json > /dev/full"
+  expect "a report file on a full device" 74 "$bin" analyze "$dive" -o /dev/full
+  check "the full device is named" grep -q "/dev/full: cannot write" "$tmp/err"
+  expect "gen's Dockerfile to a full standard output" 74 sh -c "\"$bin\" gen \"$(dirname "$0")/../../examples/fraud-api-cpu\" --stdout > /dev/full"
+fi
 expect "stdin" 0 sh -c "\"$bin\" analyze - --format json < \"$dive\""
 check "stdin gives the same final size" grep -q '"final_bytes": 1188573' "$tmp/out"
 gzip -c "$dive" >"$tmp/dive.tar.gz"

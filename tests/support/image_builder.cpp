@@ -214,6 +214,11 @@ const std::vector<OddName>& odd_names() {
          "de",
          true},
         {long_name, true},
+        // Zero-width and bidi marks: print nothing, yet make another name.
+        {"odd/zero\xe2\x80\x8bwidth-\xef\xbb\xbf"
+         "bom",
+         true},
+        {"odd/rlm\xe2\x80\x8f-isolate\xe2\x81\xa7txt", true},
     };
   }();
   return names;

@@ -344,3 +344,57 @@ TEST_CASE("diff: an image against itself through the library shares every layer 
   CHECK(d.checks[0].passed);
   CHECK(d.passed);
 }
+
+TEST_CASE("diff: one image saved by docker save, as OCI gzip and as OCI zstd shares every layer") {
+  using namespace imgsmith::testing;
+  TempDir tmp;
+  const auto image_as = [](Encoding encoding) {
+    Image image;
+    image.layers = {
+        Layer{{file("etc/base", 70000, 'b')}, encoding},
+        Layer{{file("app/main.py", 5000, 'm'), file("app/model.bin", 90000, 'w')}, encoding},
+        Layer{{whiteout("etc/base")}, encoding}};
+    return image;
+  };
+  write_file(tmp / "save.tar", docker_legacy_save(image_as(Encoding::None)));
+  write_file(tmp / "gzip.tar", containerd_save(image_as(Encoding::Gzip)));
+  write_file(tmp / "zstd.tar", containerd_save(image_as(Encoding::Zstd)));
+  const std::vector<std::string> saves = {tmp / "save.tar", tmp / "gzip.tar", tmp / "zstd.tar"};
+  for (const auto& old_save : saves)
+    for (const auto& new_save : saves) {
+      if (old_save == new_save) continue;
+      INFO(old_save << " against " << new_save);
+      DiffRequest request;
+      request.old_input = old_save;
+      request.new_input = new_save;
+      const DiffResult r = diff(request);
+      // Stored under other digests, the same content.
+      CHECK(r.old_side.report.analysis.layers[1].digest !=
+            r.new_side.report.analysis.layers[1].digest);
+      CHECK(r.diff.layers.shared == 3);
+      CHECK(r.diff.layers.added.empty());
+      CHECK(r.diff.layers.removed.empty());
+      CHECK(r.diff.final_bytes.delta() == 0);
+      CHECK(r.diff.files.added.count == 0);
+      CHECK(r.diff.files.removed.count == 0);
+      CHECK(r.diff.files.resized.count == 0);
+    }
+}
+
+TEST_CASE("diff: a layer matched by digest where a saved report lacks the diff_id") {
+  Analysis old_a, new_a;
+  old_a.layers.resize(2);
+  new_a.layers.resize(2);
+  old_a.layers[0].digest = "sha256:aaa";  // an older report: digests only
+  old_a.layers[1].digest = "sha256:bbb";
+  new_a.layers[0].digest = "sha256:aaa";
+  new_a.layers[0].diff_id = "sha256:111";
+  new_a.layers[1].digest = "sha256:ccc";
+  new_a.layers[1].diff_id = "sha256:222";
+  const LayerChanges c = diff_layers(old_a, new_a);
+  CHECK(c.shared == 1);
+  REQUIRE(c.added.size() == 1);
+  CHECK(c.added[0].digest == "sha256:ccc");
+  REQUIRE(c.removed.size() == 1);
+  CHECK(c.removed[0].digest == "sha256:bbb");
+}

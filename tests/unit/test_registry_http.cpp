@@ -156,3 +156,21 @@ TEST_CASE("registry http: a URL of another protocol than HTTP(S) is refused unop
   testing::write_file(tmp / "secret", "not for the registry");
   CHECK_THAT(failure_of(http, "file://" + tmp / "secret"), Catch::Contains("file"));
 }
+
+TEST_CASE("registry http: a libcurl without CURLOPT_PROTOCOLS_STR falls back to the bitmask") {
+  // What easy_setopt answers for the option, and what the client does.
+  CHECK(protocols_option_result(CURLE_OK) == ProtocolsOption::set);
+  CHECK(protocols_option_result(CURLE_UNKNOWN_OPTION) == ProtocolsOption::use_bitmask);
+  CHECK(protocols_option_result(CURLE_BAD_FUNCTION_ARGUMENT) == ProtocolsOption::use_bitmask);
+  // Anything else is no silent pass: the transfer would run unrestricted.
+  CHECK_THROWS_AS(protocols_option_result(CURLE_OUT_OF_MEMORY), EnvironmentError);
+  // The bitmask really restricts: the loaded libcurl takes it, and a
+  // transfer to another protocol is then refused (the tests above).
+  CURL* easy = curl().easy_init();
+  REQUIRE(easy != nullptr);
+  CHECK(curl().easy_setopt(easy, kProtocolsBitmaskOption,
+                           static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS)) == CURLE_OK);
+  CHECK(curl().easy_setopt(easy, static_cast<CURLoption>(CURLOPTTYPE_LONG + 9999), 1L) ==
+        CURLE_UNKNOWN_OPTION);
+  curl().easy_cleanup(easy);
+}

@@ -122,6 +122,14 @@ TEST_CASE("text: visible() shows controls and invalid bytes escaped, keeps the r
   CHECK(visible("cut\xc3") == "cut\\xc3");                // a sequence cut short
   CHECK(visible("csi\xc2\x9b") == "csi\\u{009b}");        // C1 control
   CHECK(visible("bidi\xe2\x80\xae") == "bidi\\u{202e}");  // right-to-left override
+  CHECK(visible("zw\xe2\x80\x8bsp") == "zw\\u{200b}sp");  // zero-width space
+  CHECK(visible("\xef\xbb\xbf"
+                "bom") == "\\u{feff}bom");                                     // byte order mark
+  CHECK(visible("rlm\xe2\x80\x8f") == "rlm\\u{200f}");                         // right-to-left mark
+  CHECK(visible("alm\xd8\x9c") == "alm\\u{061c}");                             // Arabic letter mark
+  CHECK(visible("soft\xc2\xadhy") == "soft\\u{00ad}hy");                       // soft hyphen
+  CHECK(visible("wj\xe2\x81\xa0") == "wj\\u{2060}");                           // word joiner
+  CHECK(visible("zwj\xe2\x80\x8d") == "zwj\\u{200d}");                         // zero-width joiner
   CHECK(visible("na\xc3\xafve \xe2\x82\xac") == "na\xc3\xafve \xe2\x82\xac");  // ordinary UTF-8
   CHECK(visible("back\\slash") == "back\\slash");
 }
@@ -187,6 +195,8 @@ void check_inert(const std::string& text) {
   CHECK(raw == 0);
   CHECK(text.find("\xc2\x9b") == std::string::npos);
   CHECK(text.find("\xe2\x80\xae") == std::string::npos);
+  CHECK(text.find("\xe2\x80\x8b") == std::string::npos);  // zero-width space
+  CHECK(text.find("\xe2\x80\x8f") == std::string::npos);  // right-to-left mark
 }
 
 }  // namespace
@@ -479,6 +489,21 @@ TEST_CASE("csv: with the files, every visible file once, and the bytes sum to fi
   CHECK(sum == r.analysis.final_bytes);
 }
 
+namespace {
+
+// The bytes of an ncdu export's directory node, its files' names in `names`.
+std::uint64_t ncdu_total(const nlohmann::json& node, std::set<std::string>* names = nullptr) {
+  if (!node.is_array()) {
+    if (names != nullptr) names->insert(node.at("name").get<std::string>());
+    return node.at("asize").get<std::uint64_t>();
+  }
+  std::uint64_t sum = 0;
+  for (std::size_t i = 1; i < node.size(); ++i) sum += ncdu_total(node[i], names);
+  return sum;
+}
+
+}  // namespace
+
 TEST_CASE("ncdu: the export is ncdu's format, and its sizes sum to final_bytes") {
   const RenderedWithFiles rendered;
   const Rendered& r = rendered.r;
@@ -487,13 +512,7 @@ TEST_CASE("ncdu: the export is ncdu's format, and its sizes sum to final_bytes")
   CHECK(doc.at(0) == 1);
   CHECK(doc.at(2).at("progname") == "imgsmith");
   CHECK(doc.at(3).at(0).at("name") == "/");
-  std::function<std::uint64_t(const nlohmann::json&)> total = [&](const nlohmann::json& node) {
-    if (!node.is_array()) return node.at("asize").get<std::uint64_t>();
-    std::uint64_t sum = 0;
-    for (std::size_t i = 1; i < node.size(); ++i) sum += total(node[i]);
-    return sum;
-  };
-  CHECK(total(doc.at(3)) == r.analysis.final_bytes);
+  CHECK(ncdu_total(doc.at(3)) == r.analysis.final_bytes);
   CHECK_FALSE(format_error("ncdu", true).empty());  // analyze only
 }
 
@@ -535,6 +554,50 @@ TEST_CASE("html: one file, its own script and style allowed by hash, names from 
   for (const auto& c : tree.at("k")) sum += c.at("b").get<std::uint64_t>();
   CHECK(sum == r.analysis.final_bytes);
   CHECK(is_valid_utf8(page));
+  // Names are drawn as the text report shows them: the override, the
+  // zero-width space and the mark as escapes (so "txt.exe" never shows as
+  // "exe.txt"), a byte that is not UTF-8 from its exact bytes.
+  check_inert(page);
+  for (const char* shown : {"/odd/bidi-\\\\u{202e}txt.exe", "/odd/bytes-\\\\xff\\\\xfe\\\\xc3",
+                            "odd/zero\\\\u{200b}width-\\\\u{feff}bom", "esc\\\\x1b[2J"})
+    CHECK_THAT(page, Catch::Contains(shown));
+}
+
+TEST_CASE("ncdu: odd names shown as escapes in a file of ASCII, and the total still final_bytes") {
+  const OddRendered r;
+  const auto files = report_files(r.attribution);
+  Report report = r.report();
+  report.files = &files;
+  std::ostringstream out;
+  render_analysis("ncdu", report, out);
+  const std::string text = out.str();
+  for (const char c : text) CHECK(static_cast<unsigned char>(c) < 0x7f);
+  const auto doc = nlohmann::json::parse(text);
+  std::set<std::string> names;
+  CHECK(ncdu_total(doc.at(3), &names) == r.analysis.final_bytes);
+  CHECK(names.count("bidi-\\u{202e}txt.exe") == 1);
+  CHECK(names.count("bytes-\\xff\\xfe\\xc3") == 1);
+  CHECK(names.count("del\\x7f") == 1);
+}
+
+TEST_CASE("csv: a text field that would start a formula is made inert, its bytes kept in hex") {
+  const RenderedWithFiles rendered;
+  std::vector<ReportFile> files = rendered.files;
+  REQUIRE(files.size() >= 2);
+  files[0].child = "=HYPERLINK(\"http://x\",\"y\")";
+  files[1].child = "@SUM(1+1)";
+  files[1].origin = "-2+3";
+  Report report = rendered.r.report();
+  report.files = &files;
+  std::ostringstream out;
+  render_analysis("csv", report, out);
+  const std::string csv = out.str();
+  CHECK_THAT(csv, Catch::Contains(",\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\","));
+  CHECK_THAT(csv, Catch::Contains(",'@SUM(1+1),'-2+3\n"));
+  for (const auto& line : split(csv, "\n"))
+    for (const auto& cell : split(line, ","))
+      CHECK(
+          (cell.empty() || std::string_view("=+-@").find(cell.front()) == std::string_view::npos));
 }
 
 TEST_CASE("text: a finding lists as many of its paths as --top left, like every format") {
@@ -549,4 +612,22 @@ TEST_CASE("text: a finding lists as many of its paths as --top left, like every 
   std::ostringstream text;
   render_text(Report{a, nullptr, &findings, GateResult{}}, text);
   for (const auto& p : findings[0].paths) CHECK_THAT(text.str(), Catch::Contains(p.path));
+}
+
+TEST_CASE("diff text: growth from nothing is new, ten times or more a factor, else a percent") {
+  const auto final_line = [](std::uint64_t old_bytes, std::uint64_t new_bytes) {
+    DiffReport d;
+    d.final_bytes = SizeChange{old_bytes, new_bytes};
+    std::ostringstream out;
+    render_diff("text", d, out);
+    const std::string text = out.str();
+    const auto at = text.find("  final");
+    return text.substr(at, text.find('\n', at) - at);
+  };
+  CHECK_THAT(final_line(0, 0), Catch::EndsWith("0.0%"));
+  CHECK_THAT(final_line(0, 5), Catch::EndsWith("new"));
+  CHECK_THAT(final_line(1000, 1077), Catch::EndsWith("+7.7%"));
+  CHECK_THAT(final_line(1000, 500), Catch::EndsWith("-50.0%"));
+  CHECK_THAT(final_line(23, 10000000), Catch::EndsWith("x434,783"));
+  CHECK_THAT(final_line(100, 1000), Catch::EndsWith("x10"));
 }

@@ -76,9 +76,13 @@ struct CategoryChange {
 };
 
 struct LayerChanges {
-  std::size_t shared = 0;  // by digest
+  std::size_t shared = 0;  // by content: diff_id, else digest
   std::vector<LayerReport> added, removed;
 };
+
+// The layers both images hold (by diff_id, then by digest), and those only
+// one does.
+LayerChanges diff_layers(const Analysis& old_a, const Analysis& new_a);
 
 struct FileChange {
   std::string path;             // raw bytes

@@ -50,15 +50,25 @@ class SharedFile {
 
   const std::string& path() const { return path_; }
   std::uint64_t size() const { return size_; }
-  // Reads at an absolute offset; short only at the end of the file.
+  // Reads at an absolute offset; short only at the end of the file as it
+  // was opened. A read cut short before that end means another process
+  // shrank the file: InputError, "changed while it was read".
   std::size_t pread(void* buf, std::size_t size, std::uint64_t offset) const;
+  // Throws InputError naming the file when it is no longer as it was
+  // opened: another size or modification time, or a read through the
+  // mapping past its new end (the page came back as zeros, see mapped()).
+  // Readers call it when they are done, and before they report a damaged
+  // file, so a file that changed under them is said to have changed.
+  void check_unchanged() const;
   // Bytes this process actually read from the file (for the I/O report).
   std::uint64_t bytes_read() const { return bytes_read_.load(); }
 
   // The whole file mapped read-only, mapped on first use; null where it
   // cannot be (then pread it). Reading many small entries in place spares
-  // copying every byte of them from the page cache. The file must not be
-  // truncated meanwhile (as for any mapped file, that faults the reader).
+  // copying every byte of them from the page cache. Another process may
+  // truncate the file meanwhile: reading past its new end would raise
+  // SIGBUS; a handler gives the reader a page of zeros instead and marks
+  // the file changed, for check_unchanged() to report.
   const char* mapped() const;
   // [from, to) will not be read again through the mapping by this reader:
   // its pages leave this process's resident set (the page cache keeps
@@ -71,9 +81,11 @@ class SharedFile {
   std::string path_;
   int fd_ = -1;
   std::uint64_t size_ = 0;
+  std::int64_t mtime_ns_ = 0;  // at open
   mutable std::atomic<std::uint64_t> bytes_read_{0};
   mutable std::once_flag map_once_;
   mutable const char* map_ = nullptr;
+  mutable int guard_slot_ = -1;  // the mapping's entry in the SIGBUS handler's table
 };
 
 // [offset, offset + length) of a shared file.

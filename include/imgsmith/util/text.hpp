@@ -36,8 +36,9 @@ std::optional<std::string> from_hex(std::string_view hex);
 // `s` for a terminal, a table or XML: never a raw control character or an
 // invalid byte. \n \r \t stay readable as those two characters; other C0
 // controls, DEL and invalid UTF-8 bytes become \xNN (ESC is \x1b); C1
-// controls, the bidirectional overrides and isolates (U+202A..E,
-// U+2066..9), U+2028/9 and U+FFFE/F become \u{NNNN}. Everything else,
+// controls, the bidirectional controls (U+202A..E, U+2066..9, LRM, RLM,
+// ALM), zero-width and invisible characters (U+200B..D, U+2060..4, U+FEFF,
+// soft hyphen), U+2028/9 and U+FFFE/F become \u{NNNN}. Everything else,
 // backslashes included, is kept. An ASCII name without controls comes back
 // as it is, after one scan.
 std::string visible(std::string_view s);
