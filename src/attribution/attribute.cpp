@@ -16,17 +16,23 @@ namespace imgsmith {
 namespace {
 
 using attribution_detail::FileOwners;
+using attribution_detail::is_system_installer;
 using attribution_detail::normalise_dist;
 using attribution_detail::Owner;
 using attribution_detail::Ownership;
 
 std::string expand_child(const std::string& child, const std::string* dist, const std::string* pkg,
-                         std::string_view content) {
+                         const Owner* node, std::string_view content) {
   if (child == "{content}") return content.empty() ? "unknown" : std::string(content);
-  // A rule for {package} that matched on a Python distribution alone
-  // (no system package) names the distribution.
+  // A rule for {package} that matched on a Python distribution or a
+  // Node.js package alone (no system package) names that.
   if (child == "{dist}") return dist != nullptr ? *dist : "unknown";
-  if (child == "{package}") return pkg != nullptr ? *pkg : dist != nullptr ? *dist : "unknown";
+  if (child == "{node}") return node != nullptr ? node->package : "unknown";
+  if (child == "{package}")
+    return pkg != nullptr    ? *pkg
+           : dist != nullptr ? *dist
+           : node != nullptr ? node->package
+                             : "unknown";
   return child;
 }
 
@@ -73,8 +79,10 @@ struct CompiledRules {
   explicit CompiledRules(const RuleSet& set) {
     for (const auto& r : set.rules) {
       rules.push_back(compile(r.paths));
-      needs_owner.push_back(
-          !r.python_dists.empty() || !r.deb_packages.empty() || !r.packages.empty() ? 1 : 0);
+      needs_owner.push_back(!r.python_dists.empty() || !r.node_packages.empty() ||
+                                    !r.deb_packages.empty() || !r.packages.empty()
+                                ? 1
+                                : 0);
     }
     for (const auto& o : set.origins) origins.push_back(compile(o.paths));
   }
@@ -212,7 +220,7 @@ struct Classifier {
   std::span<const MergedTree::Inode> inodes;
   const std::vector<Directory>& directories;
   std::vector<std::uint16_t> category_index;  // rule -> category
-  std::uint16_t other, cuda, framework, python;
+  std::uint16_t other, cuda, framework, python, nodejs;
   // Virtual environments (PEP 405: a directory holding pyvenv.cfg), so that
   // what pip put in a venv is told apart from what it put in the system's
   // site-packages.
@@ -253,12 +261,13 @@ struct Classifier {
     const Owner* system = own.system;
     const std::string* pkg = system != nullptr ? &system->package : nullptr;
     const std::string* deb = system != nullptr && system->installer == "apt" ? pkg : nullptr;
+    const Owner* node_package = own.node;
     const std::string_view installer = own.installer();
     const std::string dist_key = dist != nullptr ? normalise_dist(*dist) : std::string();
     f.category = other;
     f.child = "other";
     const unsigned char first = base.empty() ? 0 : static_cast<unsigned char>(base.front());
-    const bool owned = dist != nullptr || system != nullptr;
+    const bool owned = dist != nullptr || system != nullptr || node_package != nullptr;
     for (const RuleCandidate& candidate : owned ? dir.candidates : dir.unowned_candidates) {
       const std::size_t i = candidate.rule;
       // The name's first byte rules out most per-file globs before the
@@ -268,6 +277,9 @@ struct Classifier {
       const AttributionRule& r = rules.rules[i];
       if (r.min_bytes && f.bytes < *r.min_bytes) continue;
       if (!r.python_dists.empty() && (dist == nullptr || !matches_any(r.python_dists, dist_key)))
+        continue;
+      if (!r.node_packages.empty() &&
+          (node_package == nullptr || !matches_any(r.node_packages, node_package->package)))
         continue;
       if (!r.except_python_dists.empty() && dist != nullptr &&
           matches_any(r.except_python_dists, dist_key))
@@ -286,7 +298,7 @@ struct Classifier {
       }
       if (!candidate.path_matched && !matches_per_file(compiled.rules[i], path, base)) continue;
       f.category = category_index[i];
-      f.child = expand_child(r.child, dist, pkg, content);
+      f.child = expand_child(r.child, dist, pkg, node_package, content);
       break;
     }
     if (f.category == cuda) {
@@ -298,8 +310,9 @@ struct Classifier {
         f.origin = o.origin;
         break;
       }
-    } else if (f.category == framework || f.category == python) {
-      // Who installed it: the same torch from pip, apt or conda.
+    } else if (f.category == framework || f.category == python || f.category == nodejs) {
+      // Who installed it: the same torch from pip, apt or conda; a Node.js
+      // package from npm, pnpm or Yarn.
       f.origin = std::string(installer);
       if (installer == "pip")
         for (const std::string& venv : venvs)
@@ -370,8 +383,9 @@ namespace {
 
 // The image's own application files, which no fixed path can name: its
 // WORKDIR (a rule placed after the caches, weights, build tools and the
-// CUDA, framework, Python and OS rules, so that what they name under it,
-// a venv's packages included, keeps its category) and
+// CUDA, framework, Python, Node.js and OS rules, so that what they name
+// under it, a venv's and node_modules' packages included, keeps its
+// category) and
 // files that COPY or ADD layers put outside system paths (a fallback for
 // what no rule claims).
 RuleSet with_image_rules(const RuleSet& rules, const Analysis& analysis) {
@@ -500,7 +514,7 @@ Attribution attribute_files(const Analysis& analysis, const RuleSet& base_rules,
   // there is the app, as it is in /app.
   const bool lists_system_files =
       std::any_of(owners.owners().begin(), owners.owners().end(),
-                  [](const Owner& o) { return o.installer != "pip"; }) ||
+                  [](const Owner& o) { return is_system_installer(o.installer); }) ||
       (analysis.tree && analysis.tree->find("lib/apk/db/installed") != nullptr);
   const LayerSteps steps(analysis);
   const auto is_base = [&](std::uint32_t layer) {
@@ -556,6 +570,7 @@ Attribution attribute_files(const Analysis& analysis, const RuleSet& base_rules,
                                 index_of(rules, "cuda"),
                                 index_of(rules, "framework"),
                                 index_of(rules, "python"),
+                                index_of(rules, "node"),
                                 virtual_envs(analysis.tree->root(), inodes.size())};
     std::vector<FileToClassify> chunk;
     std::vector<AttributedFile> classified;

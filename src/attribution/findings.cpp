@@ -245,7 +245,7 @@ struct WasteFinder::Builders {
   const Analysis& a;
   const std::vector<Glob> ignore;
   std::map<std::string, Builder> b;
-  Builder *devel, *pip, *pkgcache, *lists, *weights, *statics, *docs;
+  Builder *devel, *pip, *node, *pkgcache, *lists, *weights, *statics, *docs;
   // The host's C toolchain and headers (gcc, binutils, libc and Python
   // headers), apart from CUDA's devel files: an image that compiles at run
   // time needs the former, never the latter.
@@ -275,6 +275,7 @@ struct WasteFinder::Builders {
     host_toolchain.top = a.top;
     host_toolchain.image_layers = &a.layers;
     pip = &start("pip-cache");
+    node = &start("node-cache");
     pkgcache = &start("package-cache");
     lists = &start("apt-lists");
     weights = &start("model-weights-baked");
@@ -309,7 +310,10 @@ void WasteFinder::add(const AttributedFile& file, const std::string& category_na
   }
   if (kind == Kind::Cache && (child == "pip" || child == "uv"))
     x.pip->add(file.path, file.bytes, file.layer);
-  if (kind == Kind::Cache && (child == "apt-archives" || child == "conda-pkgs" || child == "npm"))
+  if (kind == Kind::Cache && (child == "npm" || child == "yarn" || child == "pnpm-store" ||
+                              child == "next" || child == "node_modules-cache"))
+    x.node->add(file.path, file.bytes, file.layer);
+  if (kind == Kind::Cache && (child == "apt-archives" || child == "conda-pkgs"))
     x.pkgcache->add(file.path, file.bytes, file.layer);
   if (kind == Kind::Cache && child == "apt-lists") x.lists->add(file.path, file.bytes, file.layer);
   if (kind == Kind::ModelWeights) x.weights->add(file.path, file.bytes, file.layer);

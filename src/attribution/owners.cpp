@@ -123,8 +123,11 @@ std::uint32_t Ownership::add_owner(Owner owner) {
 
 Ownership::Ownership(const std::vector<CapturedFile>& databases) {
   std::unordered_map<std::string, std::string> dpkg_versions;
+  NodeInstallers node_installers;
   for (const auto& f : databases)
-    if (f.path == "var/lib/dpkg/status") {
+    if (is_node_marker(f.path)) {
+      node_installers.add_marker(f.path);
+    } else if (f.path == "var/lib/dpkg/status") {
       std::string package;
       for_each_line(f.content, [&](std::string_view line) {
         if (line.starts_with("Package: "))
@@ -145,6 +148,8 @@ Ownership::Ownership(const std::vector<CapturedFile>& databases) {
       read_conda_meta(f);
     else if (path == "var/lib/rpm/rpmdb.sqlite" || path == "usr/lib/sysimage/rpm/rpmdb.sqlite")
       read_rpm(f);
+    else if (is_node_manifest(path))
+      read_package_json(f, node_installers);
   }
 }
 
@@ -231,6 +236,28 @@ void Ownership::read_rpm(const CapturedFile& f) {
   }
 }
 
+void Ownership::read_package_json(const CapturedFile& f, const NodeInstallers& installers) {
+  const std::string_view dir = dirname_of(f.path);
+  // The directory names the package where its package.json cannot: not
+  // JSON, or without a name ("node_modules/@scope/name" -> "@scope/name").
+  const std::string_view fallback =
+      dir.substr(node_package_dir(f.path).modules_at + std::string_view("node_modules/").size());
+  Owner owner{installers.of(dir), std::string(fallback), "", ""};
+  try {
+    const auto doc = nlohmann::json::parse(f.content);
+    if (doc.is_object()) {
+      if (const auto name = doc.find("name");
+          name != doc.end() && name->is_string() && !name->get_ref<const std::string&>().empty())
+        owner.package = name->get<std::string>();
+      if (const auto version = doc.find("version"); version != doc.end() && version->is_string())
+        owner.version = version->get<std::string>();
+    }
+  } catch (const nlohmann::json::exception&) {
+    // not JSON: the directory's name, and no version
+  }
+  node_.emplace(std::string(dir), add_owner(std::move(owner)));
+}
+
 void Ownership::own_system_files(const Owner& package, const std::vector<std::string>& paths) {
   // The distributions it carries: the *.dist-info / *.egg-info directly in
   // a site dir, or, for one that owns a site directory without them, the
@@ -297,6 +324,16 @@ const Owner* Ownership::top_level_owner(std::string_view path) const {
 
 FileOwners Ownership::of(std::string_view path) const {
   FileOwners out;
+  // The innermost package directory around the path that a package.json
+  // names: a directory in node_modules that none names (.bin, a test
+  // fixture's node_modules) is part of the package around it.
+  if (!node_.empty())
+    for (NodePackageDir at = node_package_dir(path); !at.dir.empty();
+         at = node_package_dir(path, at.modules_at))
+      if (const auto it = node_.find(at.dir); it != node_.end()) {
+        out.node = &owners_[it->second];
+        break;
+      }
   out.system = lookup_path(system_, path);
   out.python = lookup_path(python_, path);
   if (out.system == nullptr && out.python == nullptr) {
@@ -319,6 +356,10 @@ const Owner* Ownership::lookup_path(const PathMap& map, std::string_view path) c
   if (path.starts_with("usr/"))
     if (const auto it = map.find(path.substr(4)); it != map.end()) return &owners_[it->second];
   return nullptr;
+}
+
+bool is_system_installer(std::string_view installer) {
+  return installer == "apt" || installer == "conda" || installer == "rpm";
 }
 
 std::string pyc_source(std::string_view path) {

@@ -1,7 +1,8 @@
 // Who installed each file of an image: every package database the image
 // holds, merged into one ownership map. Attribution asks it two questions
-// per file: which system package owns it (dpkg, conda, rpm), and which Python
-// distribution it belongs to, whoever installed that distribution.
+// per file: which system package owns it (dpkg, conda, rpm), which Python
+// distribution it belongs to, whoever installed that distribution, and which
+// Node.js package (npm, pnpm, Yarn) it is part of.
 #pragma once
 
 #include <cstdint>
@@ -11,13 +12,14 @@
 #include <vector>
 
 #include "imgsmith/source/layer_scan.hpp"
+#include "node_modules.hpp"
 
 namespace imgsmith::attribution_detail {
 
 // An installed package, as its own database names it.
 struct Owner {
-  std::string installer;  // "pip", "apt", "conda", "rpm"
-  std::string package;    // the installer's name: "python3-torch", "pytorch", "torch"
+  std::string installer;  // "pip", "apt", "conda", "rpm", "npm", "pnpm", "yarn"
+  std::string package;    // the installer's name: "python3-torch", "pytorch", "torch", "@next/env"
   std::string version;    // "" where the database does not say
   // The Python distribution the package is, named as pip names it
   // ("numpy" for Debian's python3-numpy); "" for a package that is none.
@@ -28,15 +30,17 @@ struct Owner {
 struct FileOwners {
   const Owner* system = nullptr;  // dpkg, conda or rpm
   const Owner* python = nullptr;  // pip's RECORD/installed-files, or the system package's dist
+  const Owner* node = nullptr;    // the package directory in node_modules it is under
   // The distribution's name for rules and children: python's dist.
   const std::string* dist() const {
     if (python != nullptr && !python->dist.empty()) return &python->dist;
     return nullptr;
   }
-  // "apt", "conda", "rpm", "pip", or "unowned".
+  // "apt", "conda", "rpm", "pip", "npm", "pnpm", "yarn", or "unowned".
   std::string_view installer() const {
     if (system != nullptr) return system->installer;
     if (python != nullptr) return python->installer;
+    if (node != nullptr) return node->installer;
     return "unowned";
   }
 };
@@ -62,6 +66,7 @@ class Ownership {
                       const std::unordered_map<std::string, std::string>& versions);
   void read_conda_meta(const CapturedFile& f);
   void read_rpm(const CapturedFile& f);
+  void read_package_json(const CapturedFile& f, const NodeInstallers& installers);
   // A system package that installs Python distributions: one Owner per
   // distribution, chosen per top-level directory of its site files.
   void own_system_files(const Owner& package, const std::vector<std::string>& paths);
@@ -72,7 +77,12 @@ class Ownership {
   PathMap system_;      // path -> owner (dpkg, conda, rpm)
   PathMap python_;      // path -> owner (pip RECORD, egg-info installed-files, system dists)
   PathMap top_levels_;  // "<site dir>/<top-level name>" -> owner, for files no list names
+  PathMap node_;        // a package's directory in node_modules -> owner
 };
+
+// Whether an installer lists system files (dpkg, conda, rpm), unlike the
+// language installers (pip, npm, pnpm, yarn).
+bool is_system_installer(std::string_view installer);
 
 // The directory holding a path's site-packages or dist-packages part
 // ("usr/lib/python3/dist-packages"), or "" when it is under neither.

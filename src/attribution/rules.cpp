@@ -8,6 +8,7 @@
 #include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/models/model_format.hpp"
 #include "imgsmith/util/error.hpp"
+#include "node_modules.hpp"
 
 namespace imgsmith {
 
@@ -64,6 +65,7 @@ void parse_into(const json& doc, const std::string& label,
     rule.child = item.value("child", rule.category);
     rule.paths = globs(item, "paths", where);
     rule.python_dists = globs(item, "python_dists", where);
+    rule.node_packages = globs(item, "node_packages", where);
     rule.deb_packages = globs(item, "deb_packages", where);
     rule.packages = globs(item, "packages", where);
     rule.installers = globs(item, "installers", where);
@@ -75,11 +77,12 @@ void parse_into(const json& doc, const std::string& label,
         throw InputError(where + ": \"min_bytes\" must be a byte count");
       rule.min_bytes = m->get<std::uint64_t>();
     }
-    if (rule.paths.empty() && rule.python_dists.empty() && rule.deb_packages.empty() &&
-        rule.packages.empty() && rule.installers.empty() && rule.content.empty())
+    if (rule.paths.empty() && rule.python_dists.empty() && rule.node_packages.empty() &&
+        rule.deb_packages.empty() && rule.packages.empty() && rule.installers.empty() &&
+        rule.content.empty())
       throw InputError(where +
-                       ": needs \"paths\", \"python_dists\", \"deb_packages\", \"packages\", "
-                       "\"installers\" or \"content\"");
+                       ": needs \"paths\", \"python_dists\", \"node_packages\", "
+                       "\"deb_packages\", \"packages\", \"installers\" or \"content\"");
     rules.push_back(std::move(rule));
   }
 }
@@ -125,6 +128,10 @@ RuleSet with_user_rules(const RuleSet& base, const std::string& path) {
 
 namespace {
 
+// A package.json or node_modules marker larger than this is no package's
+// (package.json files are kilobytes; Yarn's state lists every package).
+constexpr std::uint64_t kNodeFileBytes = 4u << 20;
+
 bool is_database(std::string_view path, std::uint64_t size) {
   // rpm's database holds every header in full (file names, digests, scripts).
   if (path == "var/lib/rpm/rpmdb.sqlite" || path == "usr/lib/sysimage/rpm/rpmdb.sqlite")
@@ -136,6 +143,10 @@ bool is_database(std::string_view path, std::uint64_t size) {
   }
   if (path.ends_with(".dist-info/RECORD") || path.ends_with(".egg-info/installed-files.txt"))
     return true;
+  // Node.js packages: each one's own package.json (a few hundred bytes to
+  // a few kB, one a package) and the markers of who laid node_modules out.
+  if (attribution_detail::is_node_manifest(path) || attribution_detail::is_node_marker(path))
+    return size <= kNodeFileBytes;
   // conda and mamba: PREFIX/conda-meta/NAME-VERSION-BUILD.json
   if (path.ends_with(".json")) {
     const auto slash = path.rfind('/');

@@ -1,6 +1,6 @@
 // Attribution: every byte of the final tree goes to exactly one category
-// (cuda, framework, python, os, app, cache, build-tools, model-weights,
-// other) and a child within it, by rules that are data
+// (cuda, framework, python, node, os, app, cache, build-tools,
+// model-weights, other) and a child within it, by rules that are data
 // (data/attribution-rules.json, embedded; users add theirs with --rules).
 #pragma once
 
@@ -24,10 +24,11 @@ namespace imgsmith {
 
 struct AttributionRule {
   std::string category;
-  std::string child;  // may hold {dist} or {package}
+  std::string child;  // may hold {dist}, {node} or {package}
   std::vector<Glob> paths, python_dists, deb_packages;
+  std::vector<Glob> node_packages;        // the Node.js package (node_modules) holding the file
   std::vector<Glob> packages;             // the system package (dpkg or conda) owning the file
-  std::vector<Glob> installers;           // "pip", "apt", "conda", "unowned"
+  std::vector<Glob> installers;           // "pip", "apt", "conda", "npm", "unowned"
   std::vector<Glob> except_python_dists;  // not when the file belongs to one of these
   std::vector<Glob> except_packages;      // not when one of these system packages owns it
   std::vector<Glob> content;  // the format its first bytes show: safetensors, pytorch, ...
