@@ -4,6 +4,7 @@
 #include <any>
 #include <utility>
 
+#include "imgsmith/attribution/binary_modules.hpp"
 #include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/models/model_file.hpp"
 #include "imgsmith/util/size.hpp"
@@ -15,9 +16,10 @@ namespace {
 // What the read keeps of the files it streams: attribution's package
 // databases and file heads; when models are read, their headers (as typed
 // records, read while the weights stream past) and configs; when kernels
-// are read, the GPU code of CUDA binaries (fatbin entries' headers).
+// are read, the GPU code of CUDA binaries (fatbin entries' headers); and the
+// module information of Go and Rust programs, always (attribution's).
 CaptureFn capture_for(bool read_models, bool read_kernels) {
-  if (!read_models && !read_kernels) return CaptureFn(attribution_capture);
+  if (!read_models && !read_kernels) return attribution_capture_inspected();
   return CaptureFn(
       [=](std::string_view path, std::uint64_t size) {
         std::uint64_t keep = attribution_capture(path, size);
@@ -32,6 +34,11 @@ CaptureFn capture_for(bool read_models, bool read_kernels) {
         const std::uint64_t after_head = rest.position();
         if (read_models)
           if (auto model = inspect_model_content(head, rest, size)) return std::move(*model);
+        // A Go or Rust program's module information: read at offsets, or,
+        // front to back, only in a file whose head shows Go's note (CUDA
+        // code in such a program goes unread; none is known to carry any).
+        if (rest.position() == after_head)
+          if (auto module = inspect_binary_module(head, rest, size)) return std::move(*module);
         if (read_kernels && rest.position() == after_head)
           if (auto binary = inspect_cuda_binary(head, rest, size)) return std::move(*binary);
         return {};

@@ -5,6 +5,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "gems.hpp"
 #include "imgsmith/analysis/merged_tree.hpp"
 #include "imgsmith/attribution/attribution.hpp"
 #include "imgsmith/models/model_format.hpp"
@@ -24,8 +25,9 @@ using attribution_detail::Ownership;
 std::string expand_child(const std::string& child, const std::string* dist, const std::string* pkg,
                          const Owner* node, std::string_view content) {
   if (child == "{content}") return content.empty() ? "unknown" : std::string(content);
-  // A rule for {package} that matched on a Python distribution or a
-  // Node.js package alone (no system package) names that.
+  // A rule for {package} that matched on a Python distribution, a Node.js
+  // package, a gem or a Go or Rust program alone (no system package) names
+  // that (`node` is whichever of the last three the file has).
   if (child == "{dist}") return dist != nullptr ? *dist : "unknown";
   if (child == "{node}") return node != nullptr ? node->package : "unknown";
   if (child == "{package}")
@@ -221,6 +223,9 @@ struct Classifier {
   const std::vector<Directory>& directories;
   std::vector<std::uint16_t> category_index;  // rule -> category
   std::uint16_t other, cuda, framework, python, nodejs;
+  // The categories of gems and of Go and Rust programs: their installer is
+  // their origin too.
+  std::uint16_t ruby, go, rust;
   // Virtual environments (PEP 405: a directory holding pyvenv.cfg), so that
   // what pip put in a venv is told apart from what it put in the system's
   // site-packages.
@@ -262,12 +267,14 @@ struct Classifier {
     const std::string* pkg = system != nullptr ? &system->package : nullptr;
     const std::string* deb = system != nullptr && system->installer == "apt" ? pkg : nullptr;
     const Owner* node_package = own.node;
+    const Owner* module = own.module;
     const std::string_view installer = own.installer();
     const std::string dist_key = dist != nullptr ? normalise_dist(*dist) : std::string();
     f.category = other;
     f.child = "other";
     const unsigned char first = base.empty() ? 0 : static_cast<unsigned char>(base.front());
-    const bool owned = dist != nullptr || system != nullptr || node_package != nullptr;
+    const bool owned =
+        dist != nullptr || system != nullptr || node_package != nullptr || module != nullptr;
     for (const RuleCandidate& candidate : owned ? dir.candidates : dir.unowned_candidates) {
       const std::size_t i = candidate.rule;
       // The name's first byte rules out most per-file globs before the
@@ -298,7 +305,8 @@ struct Classifier {
       }
       if (!candidate.path_matched && !matches_per_file(compiled.rules[i], path, base)) continue;
       f.category = category_index[i];
-      f.child = expand_child(r.child, dist, pkg, node_package, content);
+      f.child = expand_child(r.child, dist, pkg, node_package != nullptr ? node_package : module,
+                             content);
       break;
     }
     if (f.category == cuda) {
@@ -310,7 +318,8 @@ struct Classifier {
         f.origin = o.origin;
         break;
       }
-    } else if (f.category == framework || f.category == python || f.category == nodejs) {
+    } else if (f.category == framework || f.category == python || f.category == nodejs ||
+               f.category == ruby || f.category == go || f.category == rust) {
       // Who installed it: the same torch from pip, apt or conda; a Node.js
       // package from npm, pnpm or Yarn.
       f.origin = std::string(installer);
@@ -388,8 +397,21 @@ namespace {
 // category) and
 // files that COPY or ADD layers put outside system paths (a fallback for
 // what no rule claims).
-RuleSet with_image_rules(const RuleSet& rules, const Analysis& analysis) {
+RuleSet with_image_rules(const RuleSet& rules, const Analysis& analysis,
+                         const std::vector<std::string>& gem_homes) {
   RuleSet out = rules;
+  // The archives gem and bundler keep in each gem home's cache: a cache
+  // like pip's, before every other rule.
+  if (!gem_homes.empty()) {
+    AttributionRule cache;
+    cache.category = "cache";
+    cache.child = "gem";
+    for (const std::string& home : gem_homes)
+      cache.paths.emplace_back(home + "/" + attribution_detail::gem_cache_dir() + "/*.gem");
+    cache.installers.emplace_back("unowned");
+    cache.source = "the image's gem homes (data/binary-packages.json)";
+    out.rules.insert(out.rules.begin(), std::move(cache));
+  }
   const std::string dir = normalise_path(analysis.working_dir);
   if (!dir.empty()) {
     AttributionRule workdir;
@@ -438,9 +460,27 @@ namespace {
 // The virtual environments of the tree (PEP 405: a directory holding
 // pyvenv.cfg), in walk order, from the same walk the files take: a
 // pyvenv.cfg counts where the walk lists its content, not under the root.
-// Known before any file is classified.
-std::vector<std::string> virtual_envs(const FileNode& root, std::size_t contents) {
-  std::vector<std::string> venvs;
+// Known before any file is classified. And the gem homes: directories
+// holding every directory gem_home_holds() names ("specifications" and
+// "gems"), recognised by the first of them.
+struct Landmarks {
+  std::vector<std::string> venvs, gem_homes;
+};
+
+bool is_gem_home(const FileNode& dir) {
+  for (const std::string& name : attribution_detail::gem_home_holds()) {
+    bool held = false;
+    for (const FileNode* child : dir.children())
+      held |= child->name() == name && child->has_children();
+    if (!held) return false;
+  }
+  return true;
+}
+
+Landmarks landmarks(const FileNode& root, std::size_t contents) {
+  Landmarks out;
+  std::vector<std::string>& venvs = out.venvs;
+  const std::string& home_mark = attribution_detail::gem_home_holds().front();
   std::vector<bool> seen(contents, false);
   std::vector<FileNode::ChildRange::iterator> stack{root.children().begin()};
   while (!stack.empty()) {
@@ -456,9 +496,13 @@ std::vector<std::string> virtual_envs(const FileNode& root, std::size_t contents
       if (child->name() == "pyvenv.cfg" && child->parent() != &root)
         venvs.push_back(child->parent()->path());
     }
-    if (child->has_children()) stack.push_back(child->children().begin());
+    if (child->has_children()) {
+      if (child->name() == home_mark && child->parent() != &root && is_gem_home(*child->parent()))
+        out.gem_homes.push_back(child->parent()->path());
+      stack.push_back(child->children().begin());
+    }
   }
-  return venvs;
+  return out;
 }
 
 // Whether the directory of `path` (normalised) holds a config.json, as a
@@ -484,8 +528,13 @@ template <class Each, class ChunkDone>
 Attribution attribute_files(const Analysis& analysis, const RuleSet& base_rules, Each&& each,
                             ChunkDone&& chunk_done) {
   Attribution result;
-  const RuleSet rules = with_image_rules(base_rules, analysis);
-  const Ownership owners(analysis.metadata);
+  Landmarks marks;
+  if (analysis.tree) marks = landmarks(analysis.tree->root(), analysis.tree->inodes().size());
+  const RuleSet rules = with_image_rules(base_rules, analysis, marks.gem_homes);
+  Ownership ownership(analysis.metadata);
+  ownership.add_binaries(analysis.file_heads);
+  if (analysis.tree) ownership.add_gem_homes(*analysis.tree, marks.gem_homes);
+  const Ownership& owners = ownership;
   std::unordered_map<std::string_view, std::string_view> content_formats;
   for (const auto& head : analysis.file_heads) {
     const ModelFormat format = sniff_model_format(head.content);
@@ -571,7 +620,10 @@ Attribution attribute_files(const Analysis& analysis, const RuleSet& base_rules,
                                 index_of(rules, "framework"),
                                 index_of(rules, "python"),
                                 index_of(rules, "node"),
-                                virtual_envs(analysis.tree->root(), inodes.size())};
+                                index_of(rules, "ruby"),
+                                index_of(rules, "go"),
+                                index_of(rules, "rust"),
+                                std::move(marks.venvs)};
     std::vector<FileToClassify> chunk;
     std::vector<AttributedFile> classified;
     while (walker.next(chunk, kChunkFiles)) {

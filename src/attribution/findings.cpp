@@ -245,7 +245,7 @@ struct WasteFinder::Builders {
   const Analysis& a;
   const std::vector<Glob> ignore;
   std::map<std::string, Builder> b;
-  Builder *devel, *pip, *node, *pkgcache, *lists, *weights, *statics, *docs;
+  Builder *devel, *pip, *node, *gem, *pkgcache, *lists, *weights, *statics, *docs;
   // The host's C toolchain and headers (gcc, binutils, libc and Python
   // headers), apart from CUDA's devel files: an image that compiles at run
   // time needs the former, never the latter.
@@ -276,6 +276,7 @@ struct WasteFinder::Builders {
     host_toolchain.image_layers = &a.layers;
     pip = &start("pip-cache");
     node = &start("node-cache");
+    gem = &start("gem-cache");
     pkgcache = &start("package-cache");
     lists = &start("apt-lists");
     weights = &start("model-weights-baked");
@@ -313,6 +314,7 @@ void WasteFinder::add(const AttributedFile& file, const std::string& category_na
   if (kind == Kind::Cache && (child == "npm" || child == "yarn" || child == "pnpm-store" ||
                               child == "next" || child == "node_modules-cache"))
     x.node->add(file.path, file.bytes, file.layer);
+  if (kind == Kind::Cache && child == "gem") x.gem->add(file.path, file.bytes, file.layer);
   if (kind == Kind::Cache && (child == "apt-archives" || child == "conda-pkgs"))
     x.pkgcache->add(file.path, file.bytes, file.layer);
   if (kind == Kind::Cache && child == "apt-lists") x.lists->add(file.path, file.bytes, file.layer);

@@ -1,9 +1,12 @@
 #include "owners.hpp"
 
 #include <algorithm>
+#include <any>
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "gems.hpp"
+#include "imgsmith/attribution/binary_modules.hpp"
 #include "rpmdb.hpp"
 
 namespace imgsmith::attribution_detail {
@@ -258,6 +261,52 @@ void Ownership::read_package_json(const CapturedFile& f, const NodeInstallers& i
   node_.emplace(std::string(dir), add_owner(std::move(owner)));
 }
 
+void Ownership::add_gem_homes(const MergedTree& tree, const std::vector<std::string>& homes) {
+  for (const std::string& path : homes) {
+    const std::string_view dir = std::string_view(path).substr(path.starts_with('/') ? 1 : 0);
+    GemHome home{std::string(dir), {}};
+    // Every gem the home names, by any of its places (a default gem has
+    // only its specification there; its files are in Ruby's library).
+    const FileNode* root = tree.find(dir);
+    if (root == nullptr) continue;
+    std::vector<std::pair<const FileNode*, std::string>> walk;
+    for (const FileNode* child : root->children())
+      walk.emplace_back(child, std::string(child->name()));
+    while (!walk.empty()) {
+      auto [node, in_home] = std::move(walk.back());
+      walk.pop_back();
+      const std::string_view gem = gem_of(in_home + "/x");
+      const std::string_view spec = gem_of(in_home);
+      const std::string_view full = !gem.empty() ? gem : spec;
+      if (!full.empty()) {
+        if (!home.gems.contains(full)) {
+          const GemName name = split_gem_name(full);
+          const std::string key(full);
+          home.gems.emplace(key, add_owner(Owner{gem_installer(), std::string(name.name),
+                                                 std::string(name.version), ""}));
+        }
+        continue;
+      }
+      // Down to the depth of the deepest place (extensions/PLATFORM/ABI).
+      if (std::count(in_home.begin(), in_home.end(), '/') < 3)
+        for (const FileNode* child : node->children())
+          walk.emplace_back(child, in_home + "/" + std::string(child->name()));
+    }
+    gem_homes_.push_back(std::move(home));
+  }
+  // A home inside another's tree (vendor/bundle in an app under a home) is
+  // asked first.
+  std::sort(gem_homes_.begin(), gem_homes_.end(),
+            [](const GemHome& a, const GemHome& b) { return a.dir.size() > b.dir.size(); });
+}
+
+void Ownership::add_binaries(const std::vector<CapturedFile>& heads) {
+  for (const auto& head : heads)
+    if (const auto* found = std::any_cast<BinaryModule>(&head.inspected))
+      binaries_.emplace(head.path,
+                        add_owner(Owner{found->installer, found->package, found->version, ""}));
+}
+
 void Ownership::own_system_files(const Owner& package, const std::vector<std::string>& paths) {
   // The distributions it carries: the *.dist-info / *.egg-info directly in
   // a site dir, or, for one that owns a site directory without them, the
@@ -334,6 +383,17 @@ FileOwners Ownership::of(std::string_view path) const {
         out.node = &owners_[it->second];
         break;
       }
+  for (const GemHome& home : gem_homes_)
+    if (path.size() > home.dir.size() + 1 && path.starts_with(home.dir) &&
+        path[home.dir.size()] == '/') {
+      const std::string_view gem = gem_of(path.substr(home.dir.size() + 1));
+      if (const auto it = home.gems.find(gem); !gem.empty() && it != home.gems.end())
+        out.module = &owners_[it->second];
+      break;
+    }
+  if (out.module == nullptr && !binaries_.empty())
+    if (const auto it = binaries_.find(path); it != binaries_.end())
+      out.module = &owners_[it->second];
   out.system = lookup_path(system_, path);
   out.python = lookup_path(python_, path);
   if (out.system == nullptr && out.python == nullptr) {

@@ -6,6 +6,7 @@
 
 #include "attribution_data.hpp"
 #include "imgsmith/attribution/attribution.hpp"
+#include "imgsmith/attribution/binary_modules.hpp"
 #include "imgsmith/models/model_format.hpp"
 #include "imgsmith/util/error.hpp"
 #include "node_modules.hpp"
@@ -165,6 +166,16 @@ std::uint64_t is_package_database(std::string_view path, std::uint64_t size) {
 std::uint64_t attribution_capture(std::string_view path, std::uint64_t size) {
   if (is_database(path, size)) return kCaptureAll;
   return size >= kModelMinBytes ? kModelHeadBytes : 0;
+}
+
+CaptureFn attribution_capture_inspected() {
+  return CaptureFn(attribution_capture,
+                   [](std::string_view, std::uint64_t size, std::string_view head,
+                      ForwardReader& rest) -> std::any {
+                     if (auto module = inspect_binary_module(head, rest, size))
+                       return std::move(*module);
+                     return {};
+                   });
 }
 
 }  // namespace imgsmith

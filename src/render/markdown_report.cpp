@@ -50,8 +50,8 @@ void render_markdown(const Report& report, std::ostream& out) {
       for (std::size_t i = 0; i < c.children.size() && i < 3; ++i) {
         children +=
             (i == 0 ? "" : ", ") + c.children[i].name + " " + format_size(c.children[i].bytes);
-        // Where they came from: the installer for frameworks, Python and Node.js, the copy
-        // for CUDA.
+        // Where they came from: the installer for frameworks, Python, Node.js, Ruby, Go
+        // and Rust, the copy for CUDA.
         std::string origins;
         for (const auto& [origin, bytes] : c.children[i].origins)
           origins += (origins.empty() ? "" : ", ") + origin + " " + format_size(bytes);

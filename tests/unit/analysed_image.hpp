@@ -24,7 +24,7 @@ struct Analysed {
   explicit Analysed(const Image& image, std::optional<std::size_t> base_layers = {}) {
     write_file(tmp / "img.tar", docker_legacy_save(image));
     AnalyzeOptions options;
-    options.capture = attribution_capture;
+    options.capture = attribution_capture_inspected();
     options.base_layers = base_layers;
     analysis = analyze_image(tmp / "img.tar", options);
     attribution = attribute(analysis, builtin_rules());

@@ -129,8 +129,9 @@ TEST_CASE("attribution: the categories sum to the final bytes, in the fixed orde
     CHECK(children == c.bytes);
   }
   CHECK(sum == f.analysis.final_bytes);
-  CHECK(names == std::vector<std::string>{"cuda", "framework", "python", "node", "os", "app",
-                                          "cache", "build-tools", "model-weights", "other"});
+  CHECK(names == std::vector<std::string>{"cuda", "framework", "python", "node", "ruby", "go",
+                                          "rust", "os", "app", "cache", "build-tools",
+                                          "model-weights", "other"});
 }
 
 TEST_CASE("attribution: CUDA libraries by family and origin") {

@@ -1,6 +1,6 @@
 // Attribution: every byte of the final tree goes to exactly one category
-// (cuda, framework, python, node, os, app, cache, build-tools,
-// model-weights, other) and a child within it, by rules that are data
+// (cuda, framework, python, node, ruby, go, rust, os, app, cache,
+// build-tools, model-weights, other) and a child within it, by rules that are data
 // (data/attribution-rules.json, embedded; users add theirs with --rules).
 #pragma once
 
@@ -28,7 +28,7 @@ struct AttributionRule {
   std::vector<Glob> paths, python_dists, deb_packages;
   std::vector<Glob> node_packages;        // the Node.js package (node_modules) holding the file
   std::vector<Glob> packages;             // the system package (dpkg or conda) owning the file
-  std::vector<Glob> installers;           // "pip", "apt", "conda", "npm", "unowned"
+  std::vector<Glob> installers;           // "pip", "apt", "conda", "npm", "gem", "go", "unowned"
   std::vector<Glob> except_python_dists;  // not when the file belongs to one of these
   std::vector<Glob> except_packages;      // not when one of these system packages owns it
   std::vector<Glob> content;  // the format its first bytes show: safetensors, pytorch, ...
@@ -66,6 +66,10 @@ std::uint64_t is_package_database(std::string_view path, std::uint64_t size);
 // first bytes of every file large enough to be model weights, which are
 // judged by their content (model_format.hpp).
 std::uint64_t attribution_capture(std::string_view path, std::uint64_t size);
+// attribution_capture with its inspector: what reads Go's and cargo
+// auditable's module information from the ELF files among those heads
+// (inspect_binary_module), kept in CapturedFile::inspected as a BinaryModule.
+CaptureFn attribution_capture_inspected();
 
 struct CategoryNode {
   std::string name;

@@ -82,7 +82,8 @@
   // ----- colours: one hue a category, the same in every report ------------
   // The built-in categories (data/attribution-rules.json) have their own; a
   // category of the user's rules takes one from its name.
-  const HUE_OF = { cuda: 140, framework: 12, python: 210, node: 105, os: 48, app: 280, cache: 330,
+  const HUE_OF = { cuda: 140, framework: 12, python: 210, node: 105,
+    ruby: 0, go: 190, rust: 20, os: 48, app: 280, cache: 330,
     "build-tools": 25, "model-weights": 180, other: 240 };
   const HUES = [95, 300, 160, 60, 265, 350, 120, 195];
   function hue(category) {
