@@ -260,6 +260,7 @@ Analysis analyze_store(const BlobStore& store, const AnalyzeOptions& options) {
   a.warnings.insert(a.warnings.begin(), store_warnings.begin(), store_warnings.end());
   a.bytes_read = store.bytes_read();
   a.read_via = store.kind();
+  a.verified = store.verified();
   a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return a;
 }

@@ -158,6 +158,7 @@ Analysis analysis_from(const json& doc) {
   a.bytes_read = read<std::uint64_t>(io, "bytes_read");
   a.seconds = read<double>(io, "seconds");
   a.read_via = read<std::string>(io, "read_via");
+  a.verified = read<std::string>(io, "verified");
   return a;
 }
 
@@ -404,7 +405,10 @@ json report_to_json(const Report& report) {
   }
   out["gate"] = {{"passed", gate.passed}, {"violations", violations}, {"checks", checks}};
   out["warnings"] = texts(a.warnings);
-  out["io"] = {{"bytes_read", a.bytes_read}, {"seconds", a.seconds}, {"read_via", a.read_via}};
+  out["io"] = {{"bytes_read", a.bytes_read},
+               {"seconds", a.seconds},
+               {"read_via", a.read_via},
+               {"verified", a.verified}};
   return out;
 }
 

@@ -90,6 +90,7 @@ struct Analysis {
   double seconds = 0;
   std::string
       read_via;  // how the source was read: "tar", "docker storage (overlay2, tar-split)", ...
+  std::string verified;  // what the bytes were checked against as they were read (BlobStore)
 };
 
 struct AnalyzeOptions {
