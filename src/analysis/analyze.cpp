@@ -184,6 +184,7 @@ Analysis analyze_layers(const ResolvedImage& image,
       layer.digest = image.layers[i].digest;
       layer.diff_id = image.layers[i].diff_id;
     }
+    layer.listing = scan.listing.digest();
     layer.size_bytes = scan.content_bytes;
     layer.blob_bytes = scan.blob_bytes;
     layer.compression = compression_name(scan.compression);

@@ -128,6 +128,7 @@ Analysis analysis_from(const json& doc) {
     layer.index = read<std::uint32_t>(l, "index");
     read_fields<std::string>(l, {{"digest", &layer.digest},
                                  {"diff_id", &layer.diff_id},
+                                 {"listing", &layer.listing},
                                  {"compression", &layer.compression},
                                  {"created_by", &layer.created_by}});
     read_fields<std::uint64_t>(l, {{"size_bytes", &layer.size_bytes}, {"entries", &layer.entries}});
@@ -332,6 +333,7 @@ json report_to_json(const Report& report) {
     out["layers"].push_back({{"index", l.index},
                              {"digest", l.digest},
                              {"diff_id", l.diff_id},
+                             {"listing", l.listing},
                              {"size_bytes", l.size_bytes},
                              {"compressed_bytes", optional_bytes(l.compressed_bytes)},
                              {"compression", l.compression},
@@ -467,6 +469,7 @@ json diff_to_json(const DiffReport& d) {
     out["categories"].push_back(std::move(node));
   }
   out["layers"] = {{"shared", d.layers.shared},
+                   {"rebuilt", layers_json(d.layers.rebuilt)},
                    {"added", layers_json(d.layers.added)},
                    {"removed", layers_json(d.layers.removed)}};
   out["files"] = files_json(d.files);

@@ -579,7 +579,7 @@ class DiffWalk {
 
   void add(const TarEntry& entry) {
     scan_.content_bytes += entry.size;
-    scan_.entries.push_back(entry);
+    scan_.add(entry);
     if (sink_ && scan_.entries.size() - delivered_ >= kSinkBatch) deliver();
   }
   void deliver() {
