@@ -184,6 +184,7 @@ Analysis analyze_layers(const ResolvedImage& image,
       layer.digest = image.layers[i].digest;
       layer.diff_id = image.layers[i].diff_id;
     }
+    layer.listing = scan.listing.digest();
     layer.size_bytes = scan.content_bytes;
     layer.blob_bytes = scan.blob_bytes;
     layer.compression = compression_name(scan.compression);
@@ -260,6 +261,7 @@ Analysis analyze_store(const BlobStore& store, const AnalyzeOptions& options) {
   a.warnings.insert(a.warnings.begin(), store_warnings.begin(), store_warnings.end());
   a.bytes_read = store.bytes_read();
   a.read_via = store.kind();
+  a.verified = store.verified();
   a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return a;
 }

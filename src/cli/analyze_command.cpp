@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 
+#include "forgiving_cli.hpp"
 #include "imgsmith/api/analyze.hpp"
 #include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/render/render.hpp"
@@ -317,6 +318,7 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
       "analyze",
       "Measure a saved image: layer sizes, the merged filesystem, wasted bytes,\n"
       "dive-compatible efficiency, the largest files; gate it for CI.");
+  cmd->alias("analyse");  // British spelling, as README readers type it
   cmd->footer(
       "IMAGE is detected from its content:\n"
       "  docker save output (legacy, Docker >= 25, containerd store), an OCI archive,\n"
@@ -365,7 +367,8 @@ void register_analyze_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--image", args->image_name,
                   "Image to pick when the archive holds several (a tag or ref name)");
   add_format_option(*cmd, args->format, false);
-  cmd->add_option("-o,--output", args->output, "Write the report to FILE (default stdout)");
+  cmd->add_option("-o,--output", args->output, "Write the report to FILE (default stdout)")
+      ->check(output_is_a_file());
   add_report_option(*cmd, args->reports, false);
   cmd->add_option("--top", args->top,
                   "How many entries each list holds: largest files, waste, dive's inefficient\n"

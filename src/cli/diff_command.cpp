@@ -4,6 +4,7 @@
 #include <memory>
 #include <sstream>
 
+#include "forgiving_cli.hpp"
 #include "imgsmith/api/analyze.hpp"
 #include "imgsmith/api/diff.hpp"
 #include "imgsmith/render/render.hpp"
@@ -102,7 +103,8 @@ void register_diff_command(CLI::App& app, int& exit_code) {
   cmd->add_option("OLD", args->old_input, "The baseline image or saved report")->required();
   cmd->add_option("NEW", args->new_input, "The image or report to compare with it")->required();
   add_format_option(*cmd, args->format, true);
-  cmd->add_option("-o,--output", args->output, "Write the report to FILE (default stdout)");
+  cmd->add_option("-o,--output", args->output, "Write the report to FILE (default stdout)")
+      ->check(output_is_a_file());
   add_report_option(*cmd, args->reports, true);
   cmd->add_option("--max-growth", args->max_growth,
                   "Fail when the final size grew by more than SIZE, or PCT% of the old size");

@@ -8,6 +8,7 @@
 #include "analyze_command.hpp"
 #include "completion_command.hpp"
 #include "diff_command.hpp"
+#include "forgiving_cli.hpp"
 #include "gen_command.hpp"
 #include "imgsmith/source/layer_scan.hpp"
 #include "imgsmith/util/error.hpp"
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("imgsmith ") + imgsmith::kVersion +
                                         " (gzip layers: " + imgsmith::gzip_inflater() + ")");
   app.require_subcommand(1);
+  imgsmith::use_one_error_prefix(app);
   int exit_code = imgsmith::kExitOk;
   imgsmith::register_analyze_command(app, exit_code);
   imgsmith::register_diff_command(app, exit_code);
@@ -46,6 +48,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // A misspelt command or option is named with the nearest real one.
+    if (const auto message = imgsmith::misspelled(app, argc, argv)) {
+      std::cerr << "imgsmith: error: " << *message << "\n";
+      return imgsmith::kExitBadInput;
+    }
     app.exit(e);
     return imgsmith::kExitBadInput;
   } catch (const imgsmith::InputError& e) {

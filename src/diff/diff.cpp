@@ -102,10 +102,14 @@ LayerReport layer_summary(const LayerReport& l) {
 // transport), then, for what a side does not know the diff_id of (a saved
 // report of an older version), by the blob digest. So an image saved by
 // docker save, as OCI with gzip and as OCI with zstd shares every layer,
-// though each stores them under another digest.
+// though each stores them under another digest. What is left is matched by
+// listing (the entries' names, types, sizes and links): such a layer is
+// not shared but rebuilt, the same files with other bytes (timestamps, or
+// content of the same size), and said apart from layers added and removed.
 LayerChanges diff_layers(const Analysis& old_a, const Analysis& new_a) {
   std::vector<bool> old_matched(old_a.layers.size(), false),
       new_matched(new_a.layers.size(), false);
+  std::vector<bool> rebuilt(new_a.layers.size(), false);
   const auto match_by = [&](std::string LayerReport::*key) {
     std::multimap<std::string, std::size_t> old_by_key;
     for (std::size_t i = 0; i < old_a.layers.size(); ++i)
@@ -115,15 +119,19 @@ LayerChanges diff_layers(const Analysis& old_a, const Analysis& new_a) {
       if (new_matched[j] || (new_a.layers[j].*key).empty()) continue;
       if (const auto it = old_by_key.find(new_a.layers[j].*key); it != old_by_key.end()) {
         old_matched[it->second] = new_matched[j] = true;
+        rebuilt[j] = key == &LayerReport::listing;
         old_by_key.erase(it);
       }
     }
   };
   match_by(&LayerReport::diff_id);
   match_by(&LayerReport::digest);
+  match_by(&LayerReport::listing);
   LayerChanges out;
   for (std::size_t j = 0; j < new_a.layers.size(); ++j) {
-    if (new_matched[j])
+    if (rebuilt[j])
+      out.rebuilt.push_back(layer_summary(new_a.layers[j]));
+    else if (new_matched[j])
       ++out.shared;
     else
       out.added.push_back(layer_summary(new_a.layers[j]));

@@ -270,9 +270,18 @@ std::string GpuTarget::text() const {
 
 namespace {
 
+// A GPU's name as users type it: case, '-', '_' and spaces do not matter
+// ("rtx4090", "RTX 4090" and "RTX-4090" are one GPU).
+std::string squashed(std::string_view name) {
+  std::string out;
+  for (const char c : to_lower(name))
+    if (c != '-' && c != '_' && c != ' ') out += c;
+  return out;
+}
+
 const Gpu* gpu_named(std::string_view name) {
   for (const Gpu& gpu : known_gpus())
-    if (to_lower(gpu.name) == to_lower(name)) return &gpu;
+    if (squashed(gpu.name) == squashed(name)) return &gpu;
   return nullptr;
 }
 
@@ -282,26 +291,41 @@ std::string gpu_names() {
   return names;
 }
 
+// "unknown GPU (one of: ...); did you mean H100?" for `flag` given `name`.
+InputError unknown_gpu(const std::string& flag, std::string_view given, std::string_view name,
+                       const std::string& hint) {
+  std::vector<std::string> names;
+  for (const Gpu& gpu : known_gpus()) names.push_back(gpu.name);
+  const auto near = closest_match(name, names);
+  return InputError(flag + " '" + std::string(given) + "': unknown GPU (one of: " + gpu_names() +
+                    hint + ")" + (near ? "; did you mean " + *near + "?" : std::string()));
+}
+
 }  // namespace
 
 GpuTarget parse_gpu_target(std::string_view text) {
+  // The whole text first: a GPU's own name may end in x and digits.
+  if (const Gpu* gpu = gpu_named(text)) return GpuTarget{*gpu, 1};
   std::string name(text);
-  unsigned count = 1;
+  unsigned long count = 1;
   // NAMExN: the count after the last x, when it is all digits.
   if (const std::size_t x = to_lower(name).rfind('x');
       x != std::string::npos && x + 1 < name.size() &&
       std::all_of(name.begin() + static_cast<long>(x) + 1, name.end(),
                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
     const std::string digits = name.substr(x + 1);
-    const unsigned long n = digits.size() > 4 ? 0 : std::stoul(digits);
-    if (n == 0 || n > 1024)
-      throw InputError("--fits '" + std::string(text) + "': the GPU count is 1 to 1024");
-    count = static_cast<unsigned>(n);
+    count = digits.size() > 4 ? 0 : std::stoul(digits);
     name = name.substr(0, x);
   }
-  if (const Gpu* gpu = gpu_named(name)) return GpuTarget{*gpu, count};
-  throw InputError("--fits '" + std::string(text) + "': unknown GPU (one of: " + gpu_names() +
-                   "; add xN for N of them, e.g. A100-80GBx2)");
+  // An unknown name before the count is the mistake to name ("RTX3090"
+  // is no GPU with 3090 of them).
+  const Gpu* gpu = gpu_named(name);
+  if (gpu == nullptr)
+    throw unknown_gpu("--fits", text, count >= 1 && count <= 1024 ? name : std::string(text),
+                      "; add xN for N of them, e.g. A100-80GBx2");
+  if (count == 0 || count > 1024)
+    throw InputError("--fits '" + std::string(text) + "': the GPU count is 1 to 1024");
+  return GpuTarget{*gpu, static_cast<unsigned>(count)};
 }
 
 std::vector<Gpu> parse_gpu_list(const std::vector<std::string>& items) {
@@ -312,8 +336,8 @@ std::vector<Gpu> parse_gpu_list(const std::vector<std::string>& items) {
       if (name.empty()) continue;
       const Gpu* gpu = gpu_named(name);
       if (gpu == nullptr)
-        throw InputError("--gpu '" + name + "': unknown GPU (one of: " + gpu_names() +
-                         "; data/gpus.json lists them with their compute capability)");
+        throw unknown_gpu("--gpu", name, name,
+                          "; data/gpus.json lists them with their compute capability");
       if (std::none_of(out.begin(), out.end(), [&](const Gpu& g) { return g.name == gpu->name; }))
         out.push_back(*gpu);
     }

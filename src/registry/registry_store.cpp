@@ -48,6 +48,9 @@ class RegistryStore final : public BlobStore {
 
   const std::string& name() const override { return name_; }
   std::string kind() const override { return "registry"; }
+  std::string verified() const override {
+    return "every manifest, config and layer against its digest, as it arrived";
+  }
 
   bool contains(const std::string& path) const override {
     return path == "index.json" || path == "oci-layout" || path.rfind("blobs/", 0) == 0;

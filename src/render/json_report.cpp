@@ -128,6 +128,7 @@ Analysis analysis_from(const json& doc) {
     layer.index = read<std::uint32_t>(l, "index");
     read_fields<std::string>(l, {{"digest", &layer.digest},
                                  {"diff_id", &layer.diff_id},
+                                 {"listing", &layer.listing},
                                  {"compression", &layer.compression},
                                  {"created_by", &layer.created_by}});
     read_fields<std::uint64_t>(l, {{"size_bytes", &layer.size_bytes}, {"entries", &layer.entries}});
@@ -158,6 +159,7 @@ Analysis analysis_from(const json& doc) {
   a.bytes_read = read<std::uint64_t>(io, "bytes_read");
   a.seconds = read<double>(io, "seconds");
   a.read_via = read<std::string>(io, "read_via");
+  a.verified = read<std::string>(io, "verified");
   return a;
 }
 
@@ -331,6 +333,7 @@ json report_to_json(const Report& report) {
     out["layers"].push_back({{"index", l.index},
                              {"digest", l.digest},
                              {"diff_id", l.diff_id},
+                             {"listing", l.listing},
                              {"size_bytes", l.size_bytes},
                              {"compressed_bytes", optional_bytes(l.compressed_bytes)},
                              {"compression", l.compression},
@@ -404,7 +407,10 @@ json report_to_json(const Report& report) {
   }
   out["gate"] = {{"passed", gate.passed}, {"violations", violations}, {"checks", checks}};
   out["warnings"] = texts(a.warnings);
-  out["io"] = {{"bytes_read", a.bytes_read}, {"seconds", a.seconds}, {"read_via", a.read_via}};
+  out["io"] = {{"bytes_read", a.bytes_read},
+               {"seconds", a.seconds},
+               {"read_via", a.read_via},
+               {"verified", a.verified}};
   return out;
 }
 
@@ -463,6 +469,7 @@ json diff_to_json(const DiffReport& d) {
     out["categories"].push_back(std::move(node));
   }
   out["layers"] = {{"shared", d.layers.shared},
+                   {"rebuilt", layers_json(d.layers.rebuilt)},
                    {"added", layers_json(d.layers.added)},
                    {"removed", layers_json(d.layers.removed)}};
   out["files"] = files_json(d.files);

@@ -274,8 +274,11 @@ void render_diff_text(const DiffReport& d, std::ostream& out) {
             << origins_text(k.new_origins) << "\n";
     }
   }
-  out << "\nLAYERS  " << d.layers.shared << " shared, " << d.layers.added.size() << " added, "
-      << d.layers.removed.size() << " removed\n";
+  out << "\nLAYERS  " << d.layers.shared << " shared, ";
+  if (!d.layers.rebuilt.empty())
+    out << d.layers.rebuilt.size() << " rebuilt (the same files by name and size, other bytes), ";
+  out << d.layers.added.size() << " added, " << d.layers.removed.size() << " removed\n";
+  for (const auto& l : d.layers.rebuilt) change_line(out, "=", l.size_bytes, l.created_by);
   for (const auto& l : d.layers.added) change_line(out, "+", l.size_bytes, l.created_by);
   for (const auto& l : d.layers.removed) change_line(out, "-", l.size_bytes, l.created_by);
   render_file_changes(d.files, out);

@@ -19,6 +19,10 @@
 namespace imgsmith {
 namespace {
 
+// What a file's read is held to (SharedFile::check_unchanged).
+constexpr const char* kFileUnchanged =
+    "the file unchanged (size and modification time) from the start of the read to its end";
+
 // Runs a read of `file` and checks the file when it ends, well or not: a
 // save that another process truncated or rewrote meanwhile is reported as
 // changed while it was read, not as damaged, and never as fine.
@@ -111,6 +115,7 @@ class TarFileStore final : public BlobStore {
 
   const std::string& name() const override { return file_->path(); }
   std::string kind() const override { return "tar"; }
+  std::string verified() const override { return kFileUnchanged; }
   bool contains(const std::string& path) const override { return find(path) != nullptr; }
   std::optional<std::uint64_t> size_of(const std::string& path) const override {
     const Record* r = find(path);
@@ -313,6 +318,7 @@ class DirectoryStore final : public BlobStore {
 
   const std::string& name() const override { return root_; }
   std::string kind() const override { return "directory"; }
+  std::string verified() const override { return kFileUnchanged; }
   bool contains(const std::string& path) const override { return size_of(path).has_value(); }
   std::optional<std::uint64_t> size_of(const std::string& path) const override {
     struct stat st {};

@@ -579,7 +579,7 @@ class DiffWalk {
 
   void add(const TarEntry& entry) {
     scan_.content_bytes += entry.size;
-    scan_.entries.push_back(entry);
+    scan_.add(entry);
     if (sink_ && scan_.entries.size() - delivered_ >= kSinkBatch) deliver();
   }
   void deliver() {
@@ -643,6 +643,10 @@ class DaemonStorageStore final : public BlobStore {
     const bool all_split = std::all_of(image_.layers.begin(), image_.layers.end(),
                                        [](const auto& l) { return !l.tar_split.empty(); });
     return all_split ? "docker storage (overlay2, tar-split)" : "docker storage (overlay2, walked)";
+  }
+  std::string verified() const override {
+    return "each file read against its size and CRC-64 in the daemon's tar-split record; each "
+           "walked directory still there once listed";
   }
   bool contains(const std::string& path) const override {
     return path == kManifest || path == kConfig || layer_index(path).has_value();

@@ -113,7 +113,7 @@ void scan_entries(ByteStream& tar, const std::string& label, const CaptureFn& ca
       keep_content(scan, entry.path, entry.size, capture, hash, content);
     }
     scan.content_bytes += entry.size;
-    scan.entries.push_back(entry);
+    scan.add(entry);
     if (sink && scan.entries.size() - delivered >= kSinkBatch) deliver();
   }
   if (sink && scan.entries.size() > delivered) deliver();

@@ -67,6 +67,8 @@ done
 expect "json report to a file" 0 "$bin" analyze "$dive" --format json -o "$tmp/report.json"
 check "json report has the schema" grep -q '"schema": "imgsmith.analysis/v1"' "$tmp/report.json"
 check "json report has the dive efficiency" grep -q '"efficiency": 0.9844212134184309' "$tmp/report.json"
+check "json report says what the read was checked against" \
+  grep -q '"verified": "the file unchanged (size and modification time) from the start of the read to its end"' "$tmp/report.json"
 
 expect "gate passes" 0 "$bin" analyze "$dive" --max-size 2MB --min-efficiency 0.9 -q
 expect "gate fails with status 1" 1 "$bin" analyze "$dive" --max-size 1MB --format json -o "$tmp/gated.json"
@@ -90,6 +92,20 @@ expect "unknown platform on a multi-platform-free image is checked" 2 \
   "$bin" analyze "$fixtures/test-oci-gzip-image.tar" --platform linux/amd64
 expect "platform that matches" 0 "$bin" analyze "$fixtures/test-oci-gzip-image.tar" --platform linux/arm64
 expect "report into a missing directory" 2 "$bin" analyze "$dive" -o "$tmp/no/such/dir/r.json"
+# Mistakes a user makes, each answered with what was meant.
+expect "analyse, as the British spell it, is analyze" 0 "$bin" analyse "$dive" -q
+expect "a misspelt command" 2 "$bin" analyz "$dive"
+check "is named, with the command meant" grep -q "imgsmith: error: 'analyz' is not a command; did you mean 'imgsmith analyze'?" "$tmp/err"
+expect "a misspelt option" 2 "$bin" analyze "$dive" --max-sise 1MB
+check "is named, with the option meant" grep -q "imgsmith: error: '--max-sise' is not an option of imgsmith analyze; did you mean '--max-size'?" "$tmp/err"
+expect "-o with a format's name" 2 env -C "$tmp" "$bin" analyze "$dive" -o json
+check "says --format was meant" grep -q "give --format json (with -o FILE to write it to a file)" "$tmp/err"
+check "and writes no file named json" test ! -e "$tmp/json"
+expect "a GPU named as users type it" 0 "$bin" analyze "$dive" --fits rtx4090 -q
+expect "a GPU that is not known" 2 "$bin" analyze "$dive" --fits RTX3090
+check "is called unknown, with the nearest one" grep -q "unknown GPU (one of: .*); did you mean RTX-4090?" "$tmp/err"
+expect "a parser error" 2 "$bin" analyze
+check "has the prefix every error has" grep -q "^imgsmith: error: IMAGE is required" "$tmp/err"
 # Output that cannot be written is never a success: standard output on a
 # full device, and a report file on one (a device is written in place).
 if [ -w /dev/full ]; then

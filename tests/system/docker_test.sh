@@ -94,6 +94,8 @@ for mode in auto walk save; do
 done
 check "auto reads the daemon's storage in place, through tar-split" \
   grep -q '"read_via": *"docker storage (overlay2, tar-split)"' "$tmp/odd-auto.json"
+check "tar-split reads are checked against the records" \
+  grep -q '"verified": *"each file read against its size and CRC-64' "$tmp/odd-auto.json"
 check "walk walks the layer directories" grep -q '"read_via": *"docker storage (overlay2, walked)"' "$tmp/odd-walk.json"
 check "save streams docker save" grep -q '"read_via": *"docker save stream"' "$tmp/odd-save.json"
 same_report() { python3 "$here/same_report.py" "$@"; }  # A B [KEY...]: agree but for io, source and the KEYs

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "fixtures.hpp"
 #include "image_builder.hpp"
@@ -10,6 +11,7 @@
 #include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/render/render.hpp"
 #include "imgsmith/render/renderers.hpp"
+#include "imgsmith/source/entry_listing.hpp"
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/util/text.hpp"
 
@@ -397,4 +399,86 @@ TEST_CASE("diff: a layer matched by digest where a saved report lacks the diff_i
   CHECK(c.added[0].digest == "sha256:ccc");
   REQUIRE(c.removed.size() == 1);
   CHECK(c.removed[0].digest == "sha256:bbb");
+}
+
+TEST_CASE("diff: a layer with the same files by name and size but other bytes is rebuilt") {
+  using namespace imgsmith::testing;
+  TempDir tmp;
+  // The same step run again: one file's bytes differ at the same size, and
+  // the entries come in another order. A layer whose file grew is added
+  // and removed; the unchanged base layer is shared.
+  Image before, after;
+  before.layers = {Layer{{file("etc/base", 70000, 'b')}, Encoding::Gzip, true, "FROM debian"},
+                   Layer{{dir("app"), file("app/main.py", 5000, 'm'), soft_link("app/l", "main.py"),
+                          file("app/build-stamp", 40, '1')},
+                         Encoding::Gzip,
+                         true,
+                         "COPY . /app"},
+                   Layer{{file("opt/data.bin", 9000, 'd')}, Encoding::Gzip, true, "RUN fetch"}};
+  after.layers = {before.layers[0],
+                  Layer{{file("app/build-stamp", 40, '2'), soft_link("app/l", "main.py"),
+                         file("app/main.py", 5000, 'm'), dir("app")},
+                        Encoding::Gzip,
+                        true,
+                        "COPY . /app"},
+                  Layer{{file("opt/data.bin", 9001, 'd')}, Encoding::Gzip, true, "RUN fetch"}};
+  write_file(tmp / "before.tar", containerd_save(before));
+  write_file(tmp / "after.tar", containerd_save(after));
+  DiffRequest request;
+  request.old_input = tmp / "before.tar";
+  request.new_input = tmp / "after.tar";
+  const DiffResult r = diff(request);
+  const auto& old_layers = r.old_side.report.analysis.layers;
+  const auto& new_layers = r.new_side.report.analysis.layers;
+  REQUIRE(old_layers.size() == 3);
+  REQUIRE(new_layers.size() == 3);
+  CHECK(old_layers[1].diff_id != new_layers[1].diff_id);
+  CHECK(old_layers[1].listing == new_layers[1].listing);
+  CHECK(old_layers[2].listing != new_layers[2].listing);
+  CHECK(old_layers[0].listing != old_layers[1].listing);
+  CHECK(r.diff.layers.shared == 1);
+  REQUIRE(r.diff.layers.rebuilt.size() == 1);
+  CHECK(r.diff.layers.rebuilt[0].created_by == "COPY . /app");
+  REQUIRE(r.diff.layers.added.size() == 1);
+  CHECK(r.diff.layers.added[0].created_by == "RUN fetch");
+  CHECK(r.diff.layers.removed.size() == 1);
+
+  std::ostringstream text;
+  render_diff_text(r.diff, text);
+  CHECK_THAT(text.str(), Catch::Contains("1 shared, 1 rebuilt (the same files by name and size, "
+                                         "other bytes), 1 added, 1 removed"));
+  CHECK_THAT(text.str(), Catch::Contains("= 5.04 kB  COPY . /app"));
+  const auto doc = diff_to_json(r.diff);
+  REQUIRE(doc["layers"]["rebuilt"].size() == 1);
+  CHECK(doc["layers"]["rebuilt"][0]["created_by"] == "COPY . /app");
+
+  // A saved report keeps the listing, so a baseline file matches the same way.
+  const Report saved{r.old_side.report.analysis, nullptr, nullptr, GateResult{}};
+  const SavedReport back = report_from_json(nlohmann::json::parse(report_to_json(saved).dump()));
+  CHECK(back.analysis.layers[1].listing == old_layers[1].listing);
+  const LayerChanges again = diff_layers(back.analysis, r.new_side.report.analysis);
+  CHECK(again.shared == 1);
+  CHECK(again.rebuilt.size() == 1);
+}
+
+TEST_CASE("diff: a listing counts every entry, its type, size and link") {
+  const auto digest = [](std::initializer_list<std::tuple<int, const char*, int, const char*>> es) {
+    EntryListing l;
+    for (const auto& [type, path, size, link] : es)
+      l.add(static_cast<std::uint8_t>(type), path, static_cast<std::uint64_t>(size), link);
+    return l.digest();
+  };
+  CHECK(EntryListing().digest().empty());
+  const std::string one = digest({{0, "a/b", 10, ""}});
+  CHECK(one.starts_with("listing:"));
+  CHECK(one.size() == 8 + 32);
+  CHECK(digest({{0, "a/b", 10, ""}, {1, "a", 0, ""}}) ==
+        digest({{1, "a", 0, ""}, {0, "a/b", 10, ""}}));
+  CHECK(digest({{0, "a/b", 11, ""}}) != one);
+  CHECK(digest({{2, "a/b", 10, ""}}) != one);
+  CHECK(digest({{0, "a/c", 10, ""}}) != one);
+  CHECK(digest({{2, "a/b", 0, "x"}}) != digest({{2, "a/b", 0, "y"}}));
+  CHECK(digest({{0, "ab", 0, ""}}) != digest({{0, "a", 0, "b"}}));
+  // An entry twice is not the entry once.
+  CHECK(digest({{0, "a/b", 10, ""}, {0, "a/b", 10, ""}}) != one);
 }

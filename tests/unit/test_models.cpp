@@ -923,6 +923,16 @@ TEST_CASE("GPU names for --fits: a GPU, N of them, and a clear error for an unkn
   CHECK(t.text() == "A100-80GBx2");
   CHECK(parse_gpu_target("L4").gpu.memory_bytes == 24'000'000'000);
   CHECK(parse_gpu_target("RTX-4090").count == 1);
+  // As users type them: case, spaces, '-' and '_' do not matter.
+  CHECK(parse_gpu_target("rtx4090").gpu.name == "RTX-4090");
+  CHECK(parse_gpu_target("h100_nvl x2").count == 2);
+  // An unknown name is named as such, not read as a count ("RTX3090" is
+  // no GPU "RT" times 3090), with the nearest known one.
+  CHECK_THROWS_WITH(parse_gpu_target("RTX3090"),
+                    Catch::Contains("unknown GPU") && Catch::Contains("did you mean RTX-4090?"));
+  CHECK_THROWS_WITH(parse_gpu_target("H1O0x2"), Catch::Contains("did you mean H100?"));  // letter O
+  CHECK_THROWS_WITH(parse_gpu_target("H100x2000"), Catch::Contains("the GPU count is 1 to 1024"));
+  CHECK_THROWS_WITH(parse_gpu_target("banana"), !Catch::Contains("did you mean"));
   try {
     parse_gpu_target("V100");
     FAIL("no error");

@@ -20,6 +20,7 @@ struct LayerReport {
   std::uint32_t index = 0;
   std::string digest;
   std::string diff_id;
+  std::string listing;  // EntryListing's digest: the entries' names, types, sizes and links
   std::uint64_t size_bytes = 0;                   // regular-file bytes in the layer
   std::optional<std::uint64_t> compressed_bytes;  // the stored blob, when compressed
   std::uint64_t blob_bytes = 0;
@@ -90,6 +91,7 @@ struct Analysis {
   double seconds = 0;
   std::string
       read_via;  // how the source was read: "tar", "docker storage (overlay2, tar-split)", ...
+  std::string verified;  // what the bytes were checked against as they were read (BlobStore)
 };
 
 struct AnalyzeOptions {

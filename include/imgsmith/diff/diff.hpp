@@ -77,11 +77,14 @@ struct CategoryChange {
 
 struct LayerChanges {
   std::size_t shared = 0;  // by content: diff_id, else digest
+  // The new side's layers whose listing (EntryListing: names, types, sizes,
+  // links) an old layer has, but not their bytes: the same step run again.
+  std::vector<LayerReport> rebuilt;
   std::vector<LayerReport> added, removed;
 };
 
-// The layers both images hold (by diff_id, then by digest), and those only
-// one does.
+// The layers both images hold (by diff_id, then by digest), those rebuilt
+// (the same listing), and those only one has.
 LayerChanges diff_layers(const Analysis& old_a, const Analysis& new_a);
 
 struct FileChange {

@@ -26,6 +26,10 @@ class BlobStore {
   virtual const std::string& name() const = 0;
   // "tar", "compressed tar" or "directory".
   virtual std::string kind() const = 0;
+  // What the read checked the bytes against, for the report ("" for
+  // nothing beyond the formats' own checks): a registry's digests, the
+  // daemon's tar-split records, a file's size and time at the end.
+  virtual std::string verified() const { return ""; }
 
   // Names are relative paths inside the image ("manifest.json",
   // "blobs/sha256/<hex>", "<id>/layer.tar"); symbolic links are followed.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "imgsmith/source/byte_stream.hpp"
+#include "imgsmith/source/entry_listing.hpp"
 #include "imgsmith/util/bulk_memory.hpp"
 #include "imgsmith/util/forward_reader.hpp"
 #include "imgsmith/util/text.hpp"
@@ -123,6 +124,13 @@ struct LayerScan {
   std::uint64_t blob_bytes = 0;                              // bytes of the blob as stored
   Compression compression = Compression::None;
   std::vector<std::string> warnings;
+  EntryListing listing;  // every entry, kept or taken
+
+  // Counts the entry in the listing and keeps it.
+  void add(const TarEntry& entry) {
+    listing.add(static_cast<std::uint8_t>(entry.type), entry.path, entry.size, entry.link);
+    entries.push_back(entry);
+  }
 
   // Every entry of the layer, kept or taken.
   std::uint64_t entry_count() const { return entries_taken + entries.size(); }

@@ -55,6 +55,12 @@ std::string shorten(std::string_view s, std::size_t max);
 // output.
 std::string dockerfile_step(std::string_view created_by);
 
+// The candidate closest to `word` by edit distance (case-insensitive), for
+// "did you mean": nullopt when none is near enough (more than a third of
+// the word's letters, at least 2, would have to change).
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string>& candidates);
+
 // Standard base64 (RFC 4648); decoding also takes the URL-safe alphabet and
 // ignores padding and line breaks. Throws std::invalid_argument on other bytes.
 std::string base64_encode(const std::string& in);

@@ -467,6 +467,7 @@
     app.appendChild(el("h2", { text: "Layers" }));
     const l = d.layers || {};
     app.appendChild(table(["", "#", "bytes", "created by"], [].concat(
+      (l.rebuilt || []).map(function (x) { return ["rebuilt", String(x.index), human(x.size_bytes), x.created_by]; }),
       (l.added || []).map(function (x) { return ["added", String(x.index), human(x.size_bytes), x.created_by]; }),
       (l.removed || []).map(function (x) { return ["removed", String(x.index), human(x.size_bytes), x.created_by]; })
     ), [false, true, true, false]));
