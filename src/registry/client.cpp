@@ -76,7 +76,7 @@ Client::Client(RegistryRef ref, const RegistryOptions& options)
     // As Docker does for an insecure registry: HTTPS without verification,
     // and plain HTTP when the registry does not speak TLS at all.
     try {
-      Request ping{base_ + "/v2/", {}, false, false, ref_.str(), ""};
+      Request ping{base_ + "/v2/", {}, false, false, ref_.str(), "", ""};
       HttpOptions once = http_.options();
       Http probe(HttpOptions{once.connect_timeout_s, once.stall_timeout_s, 0, 0});
       probe.open(ping);
@@ -88,7 +88,7 @@ Client::Client(RegistryRef ref, const RegistryOptions& options)
 
 std::unique_ptr<HttpStream> Client::get(const std::string& path, const Headers& extra,
                                         const std::string& what) const {
-  Request r{base_ + path, extra, verify_tls_, false, what, ""};
+  Request r{base_ + path, extra, verify_tls_, false, what, "", ""};
   {
     std::lock_guard<std::mutex> lock(auth_lock_);
     if (!auth_header_.empty() && std::chrono::steady_clock::now() < auth_expires_)
@@ -102,11 +102,14 @@ std::unique_ptr<HttpStream> Client::get(const std::string& path, const Headers& 
   r.headers.push_back(header);
   s = http_.open(r);
   if (s->status() == 401)
-    throw InputError(what + ": " + ref_.registry + " refused " +
-                     (credentials_.present() ? "the credentials for it in " + credentials_.source
-                                             : std::string("anonymous access")) +
-                     " (401 Unauthorized); log in with the right account (docker login " +
-                     ref_.registry + ")");
+    throw InputError(
+        what + ": " + ref_.registry + " refused " +
+        (credentials_.present() || !credentials_.helper.empty()
+             ? "the credentials for it in " + (credentials_.helper.empty()
+                                                   ? credentials_.source
+                                                   : "docker-credential-" + credentials_.helper)
+             : std::string("anonymous access")) +
+        " (401 Unauthorized); log in with the right account (docker login " + ref_.registry + ")");
   return s;
 }
 

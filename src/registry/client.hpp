@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,12 +19,32 @@ namespace imgsmith::registry {
 struct Credentials {
   std::string username;
   std::string password;
-  std::string helper;  // a credential helper configured for the host (unsupported)
+  // An OAuth2 refresh token (`identitytoken` in auths, or a helper's
+  // answer with the user name "<token>"), exchanged at the token realm.
+  std::string identity_token;
+  std::string helper;  // the credential helper configured for the host, asked when needed
   std::string source;  // the config file, for messages
-  bool present() const { return !username.empty() || !password.empty(); }
+  bool present() const { return !username.empty() || !password.empty() || !identity_token.empty(); }
 };
 
 Credentials credentials_for(const std::string& registry, const std::string& config_dir);
+
+// What a credential helper answered: nothing found, or a user and secret.
+struct HelperAnswer {
+  bool found = false;
+  std::string username, secret;
+};
+// The address Docker gives helpers for a registry ("https://index.docker.io/v1/"
+// for Docker Hub, the host otherwise).
+std::string credential_helper_server(const std::string& registry);
+// Runs `docker-credential-HELPER get` with `server` on its input. Throws
+// InputError (EnvironmentError when it is not on PATH) naming the helper
+// when it fails, times out or answers something else than its JSON.
+HelperAnswer ask_credential_helper(const std::string& helper, const std::string& server,
+                                   std::chrono::seconds timeout = std::chrono::seconds(120));
+// The credentials with a helper's answer in them: the user and secret, or,
+// for the user "<token>", the secret as an identity token.
+Credentials with_helper_answer(Credentials c, const HelperAnswer& answer);
 
 // Parses `Bearer realm="...",service="...",scope="..."` into lower-case keys,
 // with "scheme" holding the scheme.
@@ -66,7 +87,13 @@ class Client {
   Http http_;
   bool verify_tls_ = true;
   std::string base_;  // https://host or http://host
+  // From config.json; a helper's answer is added the first time a registry
+  // asks for credentials (helper_credentials()).
   Credentials credentials_;
+  const Credentials& helper_credentials() const;
+  mutable std::once_flag helper_once_;
+  mutable Credentials asked_;
+  mutable std::exception_ptr helper_error_;
   mutable std::mutex auth_lock_;
   mutable std::string auth_header_;  // the Authorization that last worked
   mutable std::chrono::steady_clock::time_point auth_expires_{};

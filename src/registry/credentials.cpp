@@ -84,12 +84,25 @@ Credentials credentials_for(const std::string& registry, const std::string& conf
         c.username = entry.value("username", "");
         c.password = entry.value("password", "");
       }
-      if (entry.contains("identitytoken") && c.password.empty())
-        c.helper = "identity-token";  // an OAuth refresh token, which imgsmith does not exchange
+      if (const auto token = entry.find("identitytoken");
+          token != entry.end() && token->is_string() && !token->get<std::string>().empty())
+        c.identity_token = token->get<std::string>();
     }
   if (!c.present() && c.helper.empty() && config.contains("credsStore") &&
       config["credsStore"].is_string())
     c.helper = config["credsStore"].get<std::string>();
+  return c;
+}
+
+Credentials with_helper_answer(Credentials c, const HelperAnswer& answer) {
+  if (!answer.found) return c;
+  // docker-credential-helpers' convention for an OAuth refresh token.
+  if (answer.username == "<token>") {
+    c.identity_token = answer.secret;
+  } else {
+    c.username = answer.username;
+    c.password = answer.secret;
+  }
   return c;
 }
 

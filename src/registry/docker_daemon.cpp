@@ -117,7 +117,7 @@ DaemonStorageImage locate_in_storage(const std::string& what, const DaemonEndpoi
   if (data == driver->end() || !data->is_object() || json_string(*data, "UpperDir").empty())
     throw StorageUnreadable("image inspect names no layer directories");
 
-  registry::Request info_request{at.base + "/info", {}, true, false, what, at.socket};
+  registry::Request info_request{at.base + "/info", {}, true, false, what, at.socket, ""};
   registry::Http::Response info_response;
   try {
     info_response = http.fetch(info_request, 16u << 20);
@@ -213,7 +213,8 @@ std::string checked_name(const std::string& name, const Engine& engine) {
 registry::Http::Response inspect_image(registry::Http& http, const DaemonEndpoint& at,
                                        const std::string& name, const Engine& engine) {
   const std::string what = engine.scheme + name;
-  registry::Request info{at.base + "/images/" + name + "/json", {}, true, false, what, at.socket};
+  registry::Request info{
+      at.base + "/images/" + name + "/json", {}, true, false, what, at.socket, ""};
   registry::Http::Response r;
   try {
     r = http.fetch(info, 16u << 20);
@@ -237,7 +238,7 @@ std::unique_ptr<BlobStore> stream_saved(registry::Http& http, const DaemonEndpoi
                                         const ProgressFn& progress, const CaptureFn& capture,
                                         const CaptureFn& stream_hash) {
   const std::string what = engine.scheme + name;
-  registry::Request get{at.base + "/images/" + name + "/get", {}, true, false, what, at.socket};
+  registry::Request get{at.base + "/images/" + name + "/get", {}, true, false, what, at.socket, ""};
   auto body = http.open(get);
   if (body->status() != 200)
     throw InputError(what + ": " + engine.called + " answered " + std::to_string(body->status()) +

@@ -166,6 +166,11 @@ void HttpStream::start() {
   set(CURLOPT_SSL_VERIFYPEER, "CURLOPT_SSL_VERIFYPEER", request_.verify_tls ? 1L : 0L);
   set(CURLOPT_SSL_VERIFYHOST, "CURLOPT_SSL_VERIFYHOST", request_.verify_tls ? 2L : 0L);
   if (request_.head) set(CURLOPT_NOBODY, "CURLOPT_NOBODY", 1L);
+  if (!request_.post_body.empty()) {
+    set(CURLOPT_POSTFIELDSIZE, "CURLOPT_POSTFIELDSIZE",
+        static_cast<long>(request_.post_body.size()));
+    set(CURLOPT_COPYPOSTFIELDS, "CURLOPT_COPYPOSTFIELDS", request_.post_body.c_str());
+  }
   if (!request_.unix_socket.empty())
     set(CURLOPT_UNIX_SOCKET_PATH, "CURLOPT_UNIX_SOCKET_PATH", request_.unix_socket.c_str());
   for (const auto& h : request_.headers) {

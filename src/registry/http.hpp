@@ -33,6 +33,7 @@ struct Request {
   bool head = false;
   std::string what;         // names the transfer in messages: "manifest of app:1"
   std::string unix_socket;  // talk HTTP over this socket (the Docker daemon's)
+  std::string post_body;    // non-empty: a POST of this body (a token exchange's form)
 };
 
 class Http;

@@ -65,6 +65,22 @@ std::map<std::string, std::string> parse_challenge(const std::string& header) {
   return out;
 }
 
+const Credentials& Client::helper_credentials() const {
+  std::call_once(helper_once_, [&] {
+    asked_ = credentials_;
+    if (credentials_.helper.empty()) return;
+    try {
+      asked_ = with_helper_answer(
+          credentials_,
+          ask_credential_helper(credentials_.helper, credential_helper_server(ref_.registry)));
+    } catch (...) {
+      helper_error_ = std::current_exception();
+    }
+  });
+  if (helper_error_) std::rethrow_exception(helper_error_);
+  return asked_;
+}
+
 std::string Client::authorization(const std::map<std::string, std::string>& challenge,
                                   const std::string& what) const {
   const auto field = [&](const char* k) {
@@ -72,31 +88,32 @@ std::string Client::authorization(const std::map<std::string, std::string>& chal
     return it == challenge.end() ? std::string() : it->second;
   };
   const std::string scheme = field("scheme");
+  // A helper is asked only now that the registry wants credentials.
+  const Credentials& credentials = helper_credentials();
+  const std::string kept_in = !credentials_.helper.empty()
+                                  ? "the credential helper docker-credential-" + credentials_.helper
+                                  : credentials_.source;
+  const bool password = !credentials.username.empty() || !credentials.password.empty();
   const std::string basic =
-      credentials_.present() && credentials_.helper.empty()
-          ? "Authorization: Basic " +
-                base64_encode(credentials_.username + ":" + credentials_.password)
-          : "";
+      password ? "Authorization: Basic " +
+                     base64_encode(credentials.username + ":" + credentials.password)
+               : "";
   auto needs_credentials = [&](const std::string& why) -> InputError {
-    if (credentials_.helper == "identity-token")
-      return InputError(
-          what + ": " + ref_.registry + " " + why + ", and " + credentials_.source +
-          " holds only an identity token (an OAuth refresh token) for it, which imgsmith does not "
-          "exchange; store a user name and password or an access token in auths");
     if (!credentials_.helper.empty())
-      return InputError(what + ": " + ref_.registry + " " + why +
-                        ", and its credentials are kept by the credential "
-                        "helper docker-credential-" +
-                        credentials_.helper +
-                        ", which imgsmith does not run; put them "
-                        "in config.json's auths (docker login with no credsStore) or use a "
-                        "DOCKER_CONFIG that has them");
+      return InputError(what + ": " + ref_.registry + " " + why + ", and " + kept_in +
+                        " has none for it; log in first (docker login " + ref_.registry + ")");
     return InputError(what + ": " + ref_.registry + " " + why +
                       " and no credentials for it were found" +
                       (credentials_.source.empty() ? "" : " in " + credentials_.source) +
                       "; log in first (docker login " + ref_.registry + ")");
   };
   if (scheme == "basic") {
+    if (basic.empty() && !credentials.identity_token.empty())
+      throw InputError(what + ": " + ref_.registry + " asks for a user name and password, and " +
+                       kept_in +
+                       " holds only an identity token (an OAuth refresh token) for it, which "
+                       "only a token service takes; log in again (docker login " +
+                       ref_.registry + ")");
     if (basic.empty()) throw needs_credentials("asks for a user name and password");
     std::lock_guard<std::mutex> lock(auth_lock_);
     auth_header_ = basic;
@@ -116,23 +133,35 @@ std::string Client::authorization(const std::map<std::string, std::string>& chal
   const bool realm_plain = url.rfind("http://", 0) == 0;
   if (url.rfind("https://", 0) != 0 && !realm_plain)
     throw InputError(what + ": the token realm " + field("realm") + " is not an http(s) URL");
+  const bool refresh = !credentials.identity_token.empty();
   // Credentials go in clear text only to a host the user called insecure.
-  if (realm_plain && !basic.empty() && !insecure_host(realm_host))
+  if (realm_plain && (!basic.empty() || refresh) && !insecure_host(realm_host))
     throw InputError(
         what + ": " + ref_.registry + " sends its token requests to " + field("realm") +
         " over plain HTTP; imgsmith will not send the credentials there (--insecure-registry " +
         realm_host + " allows it)");
   Request token_request{
       url, {}, !insecure_host(realm_host), false, what + " (token from " + field("realm") + ")",
-      ""};
-  if (!basic.empty()) token_request.headers.push_back(basic);
+      "",  ""};
+  if (refresh) {
+    // An identity token is exchanged as OAuth2 asks (the distribution
+    // spec's auth/oauth.md): a POST of the refresh token, form-encoded.
+    token_request.url = field("realm");
+    token_request.post_body =
+        "grant_type=refresh_token&client_id=imgsmith&refresh_token=" +
+        percent_encode(credentials.identity_token) + "&scope=" + percent_encode(scope) +
+        (field("service").empty() ? std::string() : "&service=" + percent_encode(field("service")));
+    token_request.headers.push_back("Content-Type: application/x-www-form-urlencoded");
+  } else if (!basic.empty()) {
+    token_request.headers.push_back(basic);
+  }
   const Http::Response r = http_.fetch(token_request, kErrorBodyLimit);
-  if (r.status == 401 || r.status == 403) {
-    if (basic.empty())
+  if (r.status == 401 || r.status == 403 || (refresh && r.status == 400)) {
+    if (basic.empty() && !refresh)
       throw needs_credentials("gives no anonymous token (" + std::to_string(r.status) + ")");
-    throw InputError(what + ": the token service " + field("realm") +
-                     " refused the credentials for " + ref_.registry + " in " +
-                     credentials_.source + " (" + std::to_string(r.status) +
+    throw InputError(what + ": the token service " + field("realm") + " refused the " +
+                     (refresh ? "identity token" : "credentials") + " for " + ref_.registry +
+                     " in " + kept_in + " (" + std::to_string(r.status) +
                      "); log in again (docker login " + ref_.registry + ")");
   }
   if (r.status != 200)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # imgsmith analyze against real registries (Debian's docker-registry) on
 # loopback: anonymous, htpasswd basic auth, and token auth with an issuer
-# owned by this test; a tampered blob; a registry that hangs or dies
+# owned by this test; credentials from credential helpers (credHelpers,
+# credsStore) and an identity token exchanged at the issuer; a tampered blob; a registry that hangs or dies
 # mid-transfer. Every server is started here and stopped by its PID.
 # Usage: registry_test.sh IMGSMITH FIXTURES_DIR
 set -u
@@ -195,6 +196,46 @@ expect "the bearer flow with a wrong password" 2 env DOCKER_CONFIG="$tmp/creds-t
 check "the token service's refusal is explained" grep -q "token service" "$tmp/err"
 expect "the bearer flow without credentials" 2 env DOCKER_CONFIG="$tmp/nowhere" "$bin" analyze "127.0.0.1:$kport/dive/zstd:1"
 check "it says to log in" grep -q "docker login" "$tmp/err"
+
+# ----- credential helpers (credHelpers, credsStore) and identity tokens --------
+# A helper as docker-credential-helpers' protocol has it: `get`, the server
+# on standard input, JSON out; "<token>" as the user marks an OAuth2 refresh
+# token, which goes to the token realm as a POST (token_server.py takes
+# "rt-" and the password).
+mkdir -p "$tmp/helpers" "$tmp/creds-helper" "$tmp/creds-store"
+cat >"$tmp/helpers/docker-credential-imgsmithtest" <<HELPER
+#!/bin/sh
+server=\$(cat)
+echo "\$server" >>"$tmp/helper-asked"
+case "\$server" in
+  127.0.0.1:$bport) echo '{"ServerURL":"127.0.0.1:$bport","Username":"tester","Secret":"s3cret"}' ;;
+  127.0.0.1:$kport) echo "{\"Username\":\"<token>\",\"Secret\":\"\$IMGSMITH_TEST_REFRESH\"}" ;;
+  *) echo "credentials not found in native keychain"; exit 1 ;;
+esac
+HELPER
+chmod +x "$tmp/helpers/docker-credential-imgsmithtest"
+# credHelpers wins over a (wrong) password in auths, as in Docker.
+printf '{"auths": {"127.0.0.1:%s": {"auth": "%s"}}, "credHelpers": {"127.0.0.1:%s": "imgsmithtest"}}\n' \
+  "$bport" "$(printf 'tester:wrong' | base64 -w0)" "$bport" >"$tmp/creds-helper/config.json"
+# docker login with a credsStore leaves an empty auths entry.
+printf '{"auths": {"127.0.0.1:%s": {}}, "credsStore": "imgsmithtest"}\n' "$kport" >"$tmp/creds-store/config.json"
+with_helpers=(env PATH="$tmp/helpers:$PATH")
+expect "basic auth with credentials from credHelpers" 0 "${with_helpers[@]}" DOCKER_CONFIG="$tmp/creds-helper" \
+  "$bin" analyze "127.0.0.1:$bport/private/app:1" --format json -o "$tmp/helper-basic.json" -q
+check "credHelpers reads the same image" test "$(json_field "$tmp/helper-basic.json" "d['size']['final_bytes']")" = 1188573
+expect "an identity token from credsStore, exchanged at the token realm" 0 "${with_helpers[@]}" \
+  IMGSMITH_TEST_REFRESH=rt-s3cret DOCKER_CONFIG="$tmp/creds-store" \
+  "$bin" analyze "127.0.0.1:$kport/dive/zstd:1" --format json -o "$tmp/helper-token.json" -q
+same "the identity token reads the image" "d['size']['final_bytes']" "$tmp/helper-token.json" "$tmp/zstd-file.json"
+check "the helper was asked once per image, with the registry's host" \
+  test "$(cat "$tmp/helper-asked")" = "$(printf '127.0.0.1:%s\n127.0.0.1:%s' "$bport" "$kport")"
+expect "a stale identity token" 2 "${with_helpers[@]}" IMGSMITH_TEST_REFRESH=rt-old DOCKER_CONFIG="$tmp/creds-store" \
+  "$bin" analyze "127.0.0.1:$kport/dive/zstd:1"
+check "the refusal names the identity token and the helper" \
+  grep -q "refused the identity token for 127.0.0.1:$kport in the credential helper docker-credential-imgsmithtest" "$tmp/err"
+check "the refresh token never appears" test -z "$(grep -e rt-old "$tmp/err")"
+expect "a helper that is not installed" 2 env DOCKER_CONFIG="$tmp/creds-store" "$bin" analyze "127.0.0.1:$kport/dive/zstd:1"
+check "it names the helper missing from PATH" grep -q "docker-credential-imgsmithtest is not on PATH" "$tmp/err"
 
 echo "registry: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -5,12 +5,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "client.hpp"
 #include "image_builder.hpp"
 #include "imgsmith/registry/registry.hpp"
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/util/text.hpp"
+#include "path_in_front.hpp"
 
 using namespace imgsmith;
 using namespace imgsmith::registry;
@@ -108,13 +110,106 @@ TEST_CASE("registry: credentials from config.json, Docker Hub's aliases, helpers
   imgsmith::testing::write_file(
       tmp / "config.json",
       R"({"auths": {"myacr.example.com": {"username": "00000000-0000", "identitytoken": "x"}}})");
-  CHECK(credentials_for("myacr.example.com", tmp.path()).helper == "identity-token");
+  const Credentials acr = credentials_for("myacr.example.com", tmp.path());
+  CHECK(acr.identity_token == "x");
+  CHECK(acr.helper.empty());
+  CHECK(acr.present());
 
   imgsmith::testing::write_file(tmp / "config.json", "{ not json");
   CHECK_THROWS_WITH(credentials_for("docker.io", tmp.path()),
                     Catch::Contains("config.json: not valid JSON"));
   imgsmith::testing::TempDir empty;
   CHECK_FALSE(credentials_for("docker.io", empty.path()).present());
+}
+
+namespace {
+
+// A credential helper as docker-credential-helpers' protocol has it: the
+// server on standard input, an answer per server; what it was asked is
+// kept in asked.txt.
+void write_helper(const std::filesystem::path& dir, const std::string& name) {
+  const auto path = dir / ("docker-credential-" + name);
+  imgsmith::testing::write_file(path, R"(#!/bin/sh
+[ "$1" = get ] || { echo "unknown action $1" >&2; exit 2; }
+server=$(cat)
+printf '%s\n' "$server" >> ")" + (dir / "asked.txt").string() +
+                                          R"("
+case "$server" in
+  127.0.0.1:5000) printf '{"ServerURL":"%s","Username":"user","Secret":"pa:ss"}' "$server" ;;
+  https://index.docker.io/v1/) printf '{"ServerURL":"%s","Username":"<token>","Secret":"refresh-1"}' "$server" ;;
+  none.example) echo "credentials not found in native keychain"; exit 1 ;;
+  broken.example) echo "this is not JSON" ;;
+  locked.example) echo "the keychain is locked" >&2; exit 3 ;;
+  slow.example) sleep 30 ;;
+  noisy.example) head -c 3000000 /dev/zero | tr '\0' x; exit 1 ;;
+esac
+)");
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string failure_asking(const std::string& helper, const std::string& server,
+                           std::chrono::seconds timeout = std::chrono::seconds(20)) {
+  try {
+    ask_credential_helper(helper, server, timeout);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("registry: credential helpers are asked as Docker asks them") {
+  imgsmith::testing::TempDir tmp;
+  write_helper(tmp.path(), "fake");
+  const imgsmith::testing::PathInFront path(tmp.path());
+
+  const HelperAnswer local = ask_credential_helper("fake", "127.0.0.1:5000");
+  CHECK(local.found);
+  CHECK(local.username == "user");
+  CHECK(local.secret == "pa:ss");
+  const Credentials with = with_helper_answer(Credentials{}, local);
+  CHECK(with.username == "user");
+  CHECK(with.password == "pa:ss");
+  CHECK(with.identity_token.empty());
+
+  // Docker Hub is asked by its v1 address; "<token>" marks an identity token.
+  CHECK(credential_helper_server("docker.io") == "https://index.docker.io/v1/");
+  CHECK(credential_helper_server("ghcr.io") == "ghcr.io");
+  const HelperAnswer hub = ask_credential_helper("fake", credential_helper_server("docker.io"));
+  const Credentials token = with_helper_answer(Credentials{}, hub);
+  CHECK(token.identity_token == "refresh-1");
+  CHECK(token.username.empty());
+  CHECK(token.password.empty());
+  CHECK(slurp(tmp / "asked.txt") == "127.0.0.1:5000\nhttps://index.docker.io/v1/\n");
+
+  // "credentials not found" is an answer: none.
+  CHECK_FALSE(ask_credential_helper("fake", "none.example").found);
+  CHECK_FALSE(ask_credential_helper("fake", "noisy.example").found);
+  CHECK_THAT(failure_asking("fake", "broken.example"),
+             Catch::Contains("docker-credential-fake answered for broken.example with something "
+                             "that is not its JSON"));
+  CHECK_THAT(failure_asking("fake", "locked.example"),
+             Catch::Contains("docker-credential-fake failed for locked.example (exit status 3: "
+                             "the keychain is locked)"));
+  const auto started = std::chrono::steady_clock::now();
+  CHECK_THAT(failure_asking("fake", "slow.example", std::chrono::seconds(1)),
+             Catch::Contains("gave no answer for slow.example in 1 s"));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
+  CHECK_THAT(failure_asking("absent", "127.0.0.1:5000"),
+             Catch::Contains("docker-credential-absent is not on PATH"));
+  try {
+    ask_credential_helper("absent", "x");
+  } catch (const EnvironmentError&) {
+    SUCCEED("a missing helper is the machine's, not the input's");
+  }
+  for (const std::string bad : {"../fake", "-x", ""})
+    CHECK_THAT(failure_asking(bad, "127.0.0.1:5000"), Catch::Contains("not a helper's name"));
 }
 
 TEST_CASE("podman:// finds Podman's socket as podman-remote does") {

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A token issuer for docker-registry's token auth, owned by the tests.
 
-Checks HTTP basic credentials, then signs a JWT (RS256, with the signing
+Checks HTTP basic credentials (GET), or an OAuth2 refresh token (POST, the
+form of the distribution spec's auth/oauth.md; the one valid token is
+"rt-" and the password), then signs a JWT (RS256, with the signing
 certificate in the x5c header, which the registry trusts through its
 rootcertbundle) granting pull on the requested repository. Signing uses the
 openssl command, so nothing beyond the standard library is needed.
@@ -49,7 +51,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if auth != expected:
             self.deny()
             return
-        query = urllib.parse.parse_qs(url.query)
+        self.issue(urllib.parse.parse_qs(url.query), "token")
+
+    def do_POST(self):
+        url = urllib.parse.urlparse(self.path)
+        length = int(self.headers.get("Content-Length", "0"))
+        form = urllib.parse.parse_qs(self.rfile.read(length).decode())
+        if url.path != "/token" or form.get("grant_type") != ["refresh_token"] \
+                or form.get("refresh_token") != ["rt-" + PASSWORD] or "Authorization" in self.headers:
+            body = b'{"error": "invalid_grant"}'
+            self.send_response(400)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        self.issue(form, "access_token")
+
+    def issue(self, query, field):
         access = []
         for scope in query.get("scope", []):
             kind, name, actions = scope.split(":", 2)
@@ -62,7 +80,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         signing_input = b64url(json.dumps(header).encode()) + "." + b64url(json.dumps(claims).encode())
         signature = subprocess.run(["openssl", "dgst", "-sha256", "-sign", KEY], input=signing_input.encode(),
                                    check=True, capture_output=True).stdout
-        body = json.dumps({"token": signing_input + "." + b64url(signature), "expires_in": 300}).encode()
+        body = json.dumps({field: signing_input + "." + b64url(signature), "expires_in": 300}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
