@@ -20,15 +20,22 @@ break_() {
 }
 
 break_ redirect-protocols src/registry/http.cpp \
-  '  curl().easy_setopt(easy_, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl().easy_setopt(easy_, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");' \
+  '  if (protocols_option_result(curl().easy_setopt(easy_, CURLOPT_PROTOCOLS_STR, "http,https")) ==
+      ProtocolsOption::use_bitmask) {
+    set(kProtocolsBitmaskOption, "CURLOPT_PROTOCOLS",
+        static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+    set(kRedirProtocolsBitmaskOption, "CURLOPT_REDIR_PROTOCOLS",
+        static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+  } else {
+    set(CURLOPT_REDIR_PROTOCOLS_STR, "CURLOPT_REDIR_PROTOCOLS_STR", "http,https");
+  }' \
   '' \
   'registry http: *'
 # (The redirect limit alone, dropped, is no break: libcurl holds redirects
 # to CURLOPT_PROTOCOLS_STR as well.)
 break_ url-protocols src/registry/http.cpp \
-  '  curl().easy_setopt(easy_, CURLOPT_PROTOCOLS_STR, "http,https");' \
-  '' \
+  'protocols_option_result(curl().easy_setopt(easy_, CURLOPT_PROTOCOLS_STR, "http,https"))' \
+  'protocols_option_result(CURLE_OK)' \
   'registry http: *'
 break_ gen-walk-depth src/gen/detect_walk.cpp \
   'if (it.depth() >= kMaxDepth ||' \

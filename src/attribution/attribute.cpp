@@ -2,7 +2,9 @@
 #include <atomic>
 #include <bitset>
 #include <exception>
+#include <map>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 
 #include "gems.hpp"
@@ -230,6 +232,8 @@ struct Classifier {
   // what pip put in a venv is told apart from what it put in the system's
   // site-packages.
   std::vector<std::string> venvs;
+  // Owner (by its index in owners.owners()) -> Attribution::packages index.
+  const std::vector<std::int32_t>* package_of = nullptr;
 
   bool matches(const CompiledGlobs& c, const Directory& dir, std::string_view path,
                std::string_view base) const {
@@ -272,6 +276,8 @@ struct Classifier {
     const std::string dist_key = dist != nullptr ? normalise_dist(*dist) : std::string();
     f.category = other;
     f.child = "other";
+    if (const Owner* o = own.primary(); o != nullptr && package_of != nullptr)
+      f.package = (*package_of)[static_cast<std::size_t>(o - owners.owners().data())];
     const unsigned char first = base.empty() ? 0 : static_cast<unsigned char>(base.front());
     const bool owned =
         dist != nullptr || system != nullptr || node_package != nullptr || module != nullptr;
@@ -535,6 +541,29 @@ Attribution attribute_files(const Analysis& analysis, const RuleSet& base_rules,
   ownership.add_binaries(analysis.file_heads);
   if (analysis.tree) ownership.add_gem_homes(*analysis.tree, marks.gem_homes);
   const Ownership& owners = ownership;
+  // The packages, one per installer, name and version (a Debian package
+  // that carries two Python distributions is two owners and one package),
+  // in that order.
+  std::vector<std::int32_t> package_of(owners.owners().size(), -1);
+  result.packages_listed = true;
+  {
+    // Views of the owners' strings, which outlive the map.
+    using Key = std::tuple<std::string_view, std::string_view, std::string_view>;
+    const auto key_of = [](const Owner& o) { return Key(o.installer, o.package, o.version); };
+    std::map<Key, std::int32_t> ids;
+    for (const Owner& o : owners.owners())
+      if (!o.package.empty()) ids.emplace(key_of(o), 0);
+    for (auto& [key, id] : ids) {
+      id = static_cast<std::int32_t>(result.packages.size());
+      const auto& [installer, name, version] = key;
+      result.packages.push_back(
+          InstalledPackage{std::string(installer), std::string(name), std::string(version), 0, 0});
+    }
+    for (std::size_t i = 0; i < package_of.size(); ++i) {
+      const Owner& o = owners.owners()[i];
+      if (const auto it = ids.find(key_of(o)); it != ids.end()) package_of[i] = it->second;
+    }
+  }
   std::unordered_map<std::string_view, std::string_view> content_formats;
   for (const auto& head : analysis.file_heads) {
     const ModelFormat format = sniff_model_format(head.content);
@@ -590,6 +619,11 @@ Attribution attribute_files(const Analysis& analysis, const RuleSet& base_rules,
     }
   };
   const auto count = [&](const AttributedFile& f) {
+    if (f.package >= 0) {
+      InstalledPackage& p = result.packages[static_cast<std::size_t>(f.package)];
+      p.files += 1;
+      p.bytes += f.bytes;
+    }
     CategoryNode& top = result.categories[f.category];
     top.bytes += f.bytes;
     top.files += 1;
@@ -623,7 +657,8 @@ Attribution attribute_files(const Analysis& analysis, const RuleSet& base_rules,
                                 index_of(rules, "ruby"),
                                 index_of(rules, "go"),
                                 index_of(rules, "rust"),
-                                std::move(marks.venvs)};
+                                std::move(marks.venvs),
+                                &package_of};
     std::vector<FileToClassify> chunk;
     std::vector<AttributedFile> classified;
     while (walker.next(chunk, kChunkFiles)) {

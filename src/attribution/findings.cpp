@@ -245,7 +245,7 @@ struct WasteFinder::Builders {
   const Analysis& a;
   const std::vector<Glob> ignore;
   std::map<std::string, Builder> b;
-  Builder *devel, *pip, *node, *gem, *pkgcache, *lists, *weights, *statics, *docs;
+  Builder *devel, *pip, *node, *gem, *build_cache, *pkgcache, *lists, *weights, *statics, *docs;
   // The host's C toolchain and headers (gcc, binutils, libc and Python
   // headers), apart from CUDA's devel files: an image that compiles at run
   // time needs the former, never the latter.
@@ -277,6 +277,7 @@ struct WasteFinder::Builders {
     pip = &start("pip-cache");
     node = &start("node-cache");
     gem = &start("gem-cache");
+    build_cache = &start("build-cache");
     pkgcache = &start("package-cache");
     lists = &start("apt-lists");
     weights = &start("model-weights-baked");
@@ -315,6 +316,8 @@ void WasteFinder::add(const AttributedFile& file, const std::string& category_na
                               child == "next" || child == "node_modules-cache"))
     x.node->add(file.path, file.bytes, file.layer);
   if (kind == Kind::Cache && child == "gem") x.gem->add(file.path, file.bytes, file.layer);
+  if (kind == Kind::Cache && (child == "go-build" || child == "go-mod" || child == "cargo"))
+    x.build_cache->add(file.path, file.bytes, file.layer);
   if (kind == Kind::Cache && (child == "apt-archives" || child == "conda-pkgs"))
     x.pkgcache->add(file.path, file.bytes, file.layer);
   if (kind == Kind::Cache && child == "apt-lists") x.lists->add(file.path, file.bytes, file.layer);

@@ -50,6 +50,13 @@ struct FileOwners {
     if (module != nullptr) return module->installer;
     return "unowned";
   }
+  // The package the file counts for, in the order installer() asks.
+  const Owner* primary() const {
+    if (system != nullptr) return system;
+    if (python != nullptr) return python;
+    if (node != nullptr) return node;
+    return module;
+  }
 };
 
 class Ownership {

@@ -138,6 +138,8 @@ bool is_database(std::string_view path, std::uint64_t size) {
   if (path == "var/lib/rpm/rpmdb.sqlite" || path == "usr/lib/sysimage/rpm/rpmdb.sqlite")
     return size <= (256u << 20);
   if (size > (16u << 20)) return false;
+  // Which distribution the image is (an SBOM's package URLs name it).
+  if (path == "etc/os-release" || path == "usr/lib/os-release") return size <= (64u << 10);
   if (path.starts_with("var/lib/dpkg/")) {
     if (path.starts_with("var/lib/dpkg/info/") && path.ends_with(".list")) return true;
     return path == "var/lib/dpkg/status";

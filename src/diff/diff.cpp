@@ -287,6 +287,31 @@ FindingChanges diff_findings(const Report& old_report, const Report& new_report)
   return out;
 }
 
+// A side's packages by installer and name: its versions (in order) and bytes.
+struct Versions {
+  std::vector<std::string> versions;
+  std::uint64_t bytes = 0;
+};
+std::optional<std::map<std::pair<std::string, std::string>, Versions>> packages_of(
+    const Report& r) {
+  // A report saved before packages were written has no list: nothing is
+  // known of its packages (an image with no database has an empty one).
+  if (r.attribution == nullptr || !r.attribution->packages_listed) return std::nullopt;
+  std::map<std::pair<std::string, std::string>, Versions> out;
+  for (const InstalledPackage& p : r.attribution->packages) {
+    Versions& v = out[{utf8_replaced(p.installer), utf8_replaced(p.name)}];
+    v.versions.push_back(utf8_replaced(p.version));
+    v.bytes += p.bytes;
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& versions) {
+  std::string out;
+  for (const auto& v : versions) out += (out.empty() ? "" : ", ") + v;
+  return out;
+}
+
 DiffReport::Side side_of(const Analysis& a) {
   DiffReport::Side side{a.source, {}};
   for (const auto& t : a.tags) side.tags.push_back(utf8_replaced(t));
@@ -339,6 +364,27 @@ FileSet file_set(const MergedTree& tree) {
   return set;
 }
 
+PackageChanges diff_packages(const Report& old_report, const Report& new_report) {
+  PackageChanges out;
+  const auto a = packages_of(old_report), b = packages_of(new_report);
+  if (!a || !b) return out;
+  out.known = true;
+  for (const auto& [key, v] : *b) {
+    const auto it = a->find(key);
+    if (it == a->end()) {
+      out.added.push_back(PackageChange{key.first, key.second, "", joined(v.versions), 0, v.bytes});
+    } else if (it->second.versions != v.versions) {
+      out.changed.push_back(PackageChange{key.first, key.second, joined(it->second.versions),
+                                          joined(v.versions), it->second.bytes, v.bytes});
+    }
+  }
+  for (const auto& [key, v] : *a)
+    if (!b->contains(key))
+      out.removed.push_back(
+          PackageChange{key.first, key.second, joined(v.versions), "", v.bytes, 0});
+  return out;
+}
+
 DiffReport diff_reports(const Report& old_report, const Report& new_report, const DiffGate& gate,
                         const DiffOptions& options) {
   const Analysis& a = old_report.analysis;
@@ -354,6 +400,7 @@ DiffReport diff_reports(const Report& old_report, const Report& new_report, cons
   d.layers = diff_layers(a, b);
   d.files = diff_files(a, b, options);
   d.findings = diff_findings(old_report, new_report);
+  d.packages = diff_packages(old_report, new_report);
   check_growth(d, gate);
   return d;
 }

@@ -8,6 +8,7 @@
 
 #include "client.hpp"
 #include "imgsmith/util/error.hpp"
+#include "imgsmith/util/percent_encode.hpp"
 #include "imgsmith/util/text.hpp"
 
 namespace imgsmith::registry {
@@ -18,21 +19,6 @@ using nlohmann::json;
 std::string host_of_url(const std::string& url) {
   std::string rest = url.substr(url.find("://") == std::string::npos ? 0 : url.find("://") + 3);
   return rest.substr(0, rest.find_first_of("/?#"));
-}
-
-std::string percent_encode(const std::string& s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
 }
 
 }  // namespace

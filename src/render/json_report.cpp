@@ -368,6 +368,16 @@ json report_to_json(const Report& report) {
     out["categories"] = json::array();
     for (const auto& c : report.attribution->categories)
       out["categories"].push_back(category_json(c));
+    // Every package a database lists, with its version.
+    if (report.attribution->packages_listed) {
+      out["packages"] = json::array();
+      for (const auto& p : report.attribution->packages)
+        out["packages"].push_back({{"installer", json_text(p.installer)},
+                                   {"name", json_text(p.name)},
+                                   {"version", json_text(p.version)},
+                                   {"files", p.files},
+                                   {"bytes", p.bytes}});
+    }
   }
   if (report.findings != nullptr) {
     out["findings"] = json::array();
@@ -429,6 +439,13 @@ SavedReport report_from_json(const json& doc) {
         r.attribution->categories.push_back(category_from(c));
         r.attribution->total_bytes += r.attribution->categories.back().bytes;
       }
+      r.attribution->packages_listed = section(doc, "packages").is_array();
+      for_each_item(doc, "packages", [&](const json& p) {
+        r.attribution->packages.push_back(
+            InstalledPackage{read<std::string>(p, "installer"), read<std::string>(p, "name"),
+                             read<std::string>(p, "version"), read<std::uint64_t>(p, "files"),
+                             read<std::uint64_t>(p, "bytes")});
+      });
     }
     if (const json& findings = section(doc, "findings"); findings.is_array())
       r.findings = findings_from(findings);
@@ -473,6 +490,22 @@ json diff_to_json(const DiffReport& d) {
                    {"added", layers_json(d.layers.added)},
                    {"removed", layers_json(d.layers.removed)}};
   out["files"] = files_json(d.files);
+  if (d.packages.known) {
+    const auto changes = [](const std::vector<PackageChange>& list) {
+      json out = json::array();
+      for (const auto& c : list)
+        out.push_back({{"installer", c.installer},
+                       {"name", c.name},
+                       {"old_version", c.old_versions},
+                       {"new_version", c.new_versions},
+                       {"old_bytes", c.old_bytes},
+                       {"new_bytes", c.new_bytes}});
+      return out;
+    };
+    out["packages"] = {{"added", changes(d.packages.added)},
+                       {"removed", changes(d.packages.removed)},
+                       {"changed", changes(d.packages.changed)}};
+  }
   json changed = json::array();
   for (const auto& f : d.findings.changed) changed.push_back(named("id", f.id, f.bytes));
   out["findings"] = {{"appeared", finding_changes_json(d.findings.appeared, true)},

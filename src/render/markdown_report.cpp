@@ -104,6 +104,17 @@ void render_diff_markdown(const DiffReport& d, std::ostream& out) {
     for (const auto& x : f.gone)
       out << "- fixed `" << x.id << "` (" << format_size(x.bytes.old_bytes) << ")\n";
   }
+  const PackageChanges& p = d.packages;
+  if (p.known && (!p.added.empty() || !p.removed.empty() || !p.changed.empty())) {
+    out << "\nPackages: " << p.added.size() << " added, " << p.removed.size() << " removed, "
+        << p.changed.size() << " changed version\n\n";
+    constexpr std::size_t kShown = 10;
+    for (std::size_t i = 0; i < p.changed.size() && i < kShown; ++i)
+      out << "- `" << visible(p.changed[i].name) << "` " << visible(p.changed[i].old_versions)
+          << " → " << visible(p.changed[i].new_versions) << " (" << visible(p.changed[i].installer)
+          << ")\n";
+    if (p.changed.size() > kShown) out << "- ... and " << p.changed.size() - kShown << " more\n";
+  }
 }
 
 }  // namespace imgsmith

@@ -23,6 +23,10 @@ const std::vector<Renderer>& renderers() {
        render_html, render_diff_html, true},
       {"ncdu", "the merged filesystem as ncdu's JSON export (ncdu -f, gdu -f; analyze only)",
        render_ncdu, nullptr, true},
+      {"cyclonedx",
+       "the software bill of materials as CycloneDX 1.5 JSON: every package the image's "
+       "databases list, with its package URL (analyze only)",
+       render_cyclonedx, nullptr},
   };
   return table;
 }

@@ -282,6 +282,30 @@ void render_diff_text(const DiffReport& d, std::ostream& out) {
   for (const auto& l : d.layers.added) change_line(out, "+", l.size_bytes, l.created_by);
   for (const auto& l : d.layers.removed) change_line(out, "-", l.size_bytes, l.created_by);
   render_file_changes(d.files, out);
+  if (d.packages.known) {
+    const PackageChanges& p = d.packages;
+    out << "\nPACKAGES  " << p.added.size() << " added, " << p.removed.size() << " removed, "
+        << p.changed.size() << " changed version\n";
+    // Each kind cut to 20 lines: a base image upgrade changes hundreds.
+    constexpr std::size_t kShown = 20;
+    const auto list = [&](const std::vector<PackageChange>& changes, const char* sign) {
+      for (std::size_t i = 0; i < changes.size() && i < kShown; ++i) {
+        const PackageChange& c = changes[i];
+        out << "  " << sign << " " << visible(c.installer) << "  " << visible(c.name) << " ";
+        if (c.old_versions.empty())
+          out << visible(c.new_versions);
+        else if (c.new_versions.empty())
+          out << visible(c.old_versions);
+        else
+          out << visible(c.old_versions) << " -> " << visible(c.new_versions);
+        out << "\n";
+      }
+      if (changes.size() > kShown) out << "    ... and " << changes.size() - kShown << " more\n";
+    };
+    list(p.changed, "~");
+    list(p.added, "+");
+    list(p.removed, "-");
+  }
   out << "\nFINDINGS\n";
   for (const auto& f : d.findings.appeared)
     out << "  appeared  " << visible(f.id) << " (" << format_size(f.bytes.new_bytes) << ")\n";

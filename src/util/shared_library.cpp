@@ -2,7 +2,7 @@
 
 #include <dlfcn.h>
 
-#include <stdexcept>
+#include "imgsmith/util/error.hpp"
 
 namespace imgsmith {
 
@@ -11,17 +11,18 @@ SharedLibrary::SharedLibrary(const char* soname, const char* needed_for, const c
   handle_ = ::dlopen(soname, RTLD_NOW | RTLD_LOCAL);
   if (handle_ == nullptr) {
     const char* why = ::dlerror();
-    throw std::runtime_error(std::string("cannot load ") + soname + ", which imgsmith needs " +
-                             needed_for + ": " + (why ? why : "unknown error") +
-                             "; install Debian's " + package + " (or your system's equivalent)");
+    // The machine's, not imgsmith's: exit 2 with what to install.
+    throw EnvironmentError(std::string("cannot load ") + soname + ", which imgsmith needs " +
+                           needed_for + ": " + (why ? why : "unknown error") +
+                           "; install Debian's " + package + " (or your system's equivalent)");
   }
 }
 
 void* SharedLibrary::find(const char* symbol) const {
   void* address = ::dlsym(handle_, symbol);
   if (address == nullptr)
-    throw std::runtime_error(soname_ + " has no " + symbol + ": it is older than imgsmith needs; " +
-                             "upgrade " + package_);
+    throw EnvironmentError(soname_ + " has no " + symbol + ": it is older than imgsmith needs; " +
+                           "upgrade " + package_);
   return address;
 }
 

@@ -65,6 +65,18 @@ for command in analyze diff gen; do
 done
 
 expect "json report to a file" 0 "$bin" analyze "$dive" --format json -o "$tmp/report.json"
+expect "a CycloneDX SBOM to a file" 0 "$bin" analyze "$dive" --format cyclonedx -o "$tmp/sbom.json" -q
+check "the SBOM is CycloneDX 1.5 JSON, named for the image" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["bomFormat"] == "CycloneDX" and d["specVersion"] == "1.5", d
+assert d["serialNumber"].startswith("urn:uuid:") and isinstance(d["components"], list)
+assert d["metadata"]["component"]["type"] == "container"
+' "$tmp/sbom.json"
+expect "the same image, the same SBOM" 0 "$bin" analyze "$dive" --format cyclonedx -o "$tmp/sbom2.json" -q
+check "the SBOM is reproducible" cmp -s "$tmp/sbom.json" "$tmp/sbom2.json"
+expect "diff refuses cyclonedx" 2 "$bin" diff "$dive" "$dive" --format cyclonedx
+check "it names the formats diff has" grep -q "not available for diff" "$tmp/err"
 check "json report has the schema" grep -q '"schema": "imgsmith.analysis/v1"' "$tmp/report.json"
 check "json report has the dive efficiency" grep -q '"efficiency": 0.9844212134184309' "$tmp/report.json"
 check "json report says what the read was checked against" \

@@ -16,6 +16,7 @@
 #include "imgsmith/inputs/inputs.hpp"
 #include "imgsmith/source/byte_stream.hpp"
 #include "imgsmith/util/error.hpp"
+#include "imgsmith/util/shared_library.hpp"
 #include "imgsmith/util/worker_threads.hpp"
 
 using namespace imgsmith;
@@ -139,7 +140,7 @@ TEST_CASE("faults: threads the system will not start leave the work to fewer, sa
   CHECK(done == 1000);
 }
 
-TEST_CASE("faults: a first layer merged while read needs one thread; none is an error, named") {
+TEST_CASE("faults: a first layer merged while read needs one thread, and none is an error, named") {
   AnalyzeOptions options;
   options.threads = 2;
   options.merge_while_reading_from = 0;  // the first layer is fed to the merge
@@ -147,4 +148,19 @@ TEST_CASE("faults: a first layer merged while read needs one thread; none is an 
   CHECK_THROWS_AS(analyze_image(fixture("test-docker-image.tar"), options), EnvironmentError);
   CHECK_THROWS_WITH(analyze_image(fixture("test-docker-image.tar"), options),
                     Contains("cannot start a thread"));
+}
+
+TEST_CASE("faults: a library the machine lacks is the machine's error (exit 2), named") {
+  // Not an internal error: main maps EnvironmentError to exit 2 and says
+  // what to install.
+  try {
+    const SharedLibrary missing("libimgsmith-none.so.99", "to test this", "imgsmith-none");
+    FAIL("a library that does not exist was loaded");
+  } catch (const EnvironmentError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("cannot load libimgsmith-none.so.99") &&
+                             Catch::Contains("install Debian's imgsmith-none"));
+  }
+  const SharedLibrary c("libc.so.6", "to test this", "libc6");
+  void (*fn)() = nullptr;
+  CHECK_THROWS_AS(c.bind(fn, "imgsmith_no_such_symbol"), EnvironmentError);
 }

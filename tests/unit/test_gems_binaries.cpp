@@ -145,9 +145,11 @@ std::string elf_file(const std::vector<Section>& sections, const ElfOptions& o =
   put(out, last + 24, names_at, 8);
   put(out, last + 32, names.size(), 8);
   // The ELF header.
+  // Eight bytes: the last is a NUL, which a C string would drop.
   out.replace(0, 8,
-              "\x7f"
-              "ELF\x02\x01\x01\x00");
+              std::string("\x7f"
+                          "ELF\x02\x01\x01\x00",
+                          8));
   put(out, 16, 2, 2);   // ET_EXEC
   put(out, 18, 62, 2);  // x86-64
   put(out, 20, 1, 4);
@@ -541,4 +543,34 @@ TEST_CASE("binaries: a real Go program linked with cgo is found, at offsets and 
   CHECK(a.category_of("/opt/streamed/prog") == "go/" + module);
   check_module(a, "usr/local/bin/prog", "go", module, "");
   check_module(a, "opt/streamed/prog", "go", module, "");
+}
+
+TEST_CASE("findings: build-cache counts Go's and Cargo's caches, not the programs built") {
+  const std::string go =
+      elf_file({{".go.buildinfo", go_buildinfo("go1.21.5", kModinfo), true}}, {true, true});
+  Image image;
+  image.layers = {Layer{{file("etc/os-release", 100)}, Encoding::None, true, "FROM golang"},
+                  Layer{{file("root/.cache/go-build/ab/abcdef-d", 7000),
+                         file("go/pkg/mod/github.com/acme/lib@v1.0.0/lib.go", 3000),
+                         file("go/pkg/mod/cache/download/github.com/acme/lib/@v/v1.0.0.zip", 2000),
+                         file("usr/local/cargo/registry/cache/index.crates.io-6f17d22bba15001f/"
+                              "memchr-2.7.1.crate",
+                              900),
+                         file("root/.cargo/git/checkouts/dep-1a2b/src/lib.rs", 400),
+                         file_with("usr/local/bin/server", go)},
+                        Encoding::Gzip,
+                        true,
+                        "RUN go build -o /usr/local/bin/server ./cmd/server"}};
+  const Analysed a(image);
+  CHECK(bytes_of(a, "cache", "go-build") == 7000);
+  CHECK(bytes_of(a, "cache", "go-mod") == 5000);
+  CHECK(bytes_of(a, "cache", "cargo") == 1300);
+  CHECK(a.category_of("/usr/local/bin/server") == "go/github.com/acme/server");
+  const Finding* cache = a.finding("build-cache");
+  REQUIRE(cache != nullptr);
+  CHECK(cache->bytes == 7000 + 5000 + 1300);
+  CHECK(cache->paths.size() == 5);
+  CHECK_THAT(cache->fix, Catch::Contains("--mount=type=cache,target=/root/.cache/go-build") &&
+                             Catch::Contains("layer 1 (RUN go build"));
+  CHECK(a.finding("package-cache") == nullptr);
 }

@@ -87,7 +87,19 @@ struct AttributedFile {
   std::uint32_t layer = 0;
   std::uint16_t category = 0;  // index into Attribution::categories
   std::string child;
-  std::string origin;  // cuda, framework and python only
+  std::string origin;         // cuda, framework and python only
+  std::int32_t package = -1;  // index into Attribution::packages; -1: no database lists it
+};
+
+// A package an installer's database in the image lists (dpkg, rpm, conda,
+// pip's RECORD, a node_modules package.json, a gem home, a Go or Rust
+// program's module information), with the visible files attributed to it.
+struct InstalledPackage {
+  std::string
+      installer;        // "apt", "rpm", "conda", "pip", "npm", "pnpm", "yarn", "gem", "go", "cargo"
+  std::string name;     // as that installer names it
+  std::string version;  // "" where its database does not say
+  std::uint64_t files = 0, bytes = 0;
 };
 
 struct Attribution {
@@ -98,6 +110,11 @@ struct Attribution {
   // What the files' paths view: arenas of the threads that classified them.
   std::shared_ptr<std::vector<TextArena>> path_text;
   std::uint64_t total_bytes = 0;
+  // Every package the image's databases list, by installer, name and
+  // version (a saved report's, as its JSON lists them); `packages_listed`
+  // false for a saved report that has no list (an older version's).
+  std::vector<InstalledPackage> packages;
+  bool packages_listed = false;
 
   const CategoryNode* find(const std::string& category, const std::string& child = "") const;
 };

@@ -120,6 +120,23 @@ struct FindingChanges {
   std::vector<FindingChange> appeared, gone, changed;  // by id
 };
 
+// A package by installer and name, whose versions differ between the sides:
+// added (no old versions), removed (no new ones) or changed. A name
+// installed at two versions at once (two venvs, nested node_modules) lists
+// both, joined by ", ".
+struct PackageChange {
+  std::string installer, name;
+  std::string old_versions, new_versions;
+  std::uint64_t old_bytes = 0, new_bytes = 0;
+};
+
+struct PackageChanges {
+  // Both sides list their packages: an image analysed now, or a report
+  // saved by a version that writes them. Otherwise nothing is compared.
+  bool known = false;
+  std::vector<PackageChange> added, removed, changed;  // by installer and name
+};
+
 struct DiffCheck {
   std::string rule;
   std::variant<std::uint64_t, double> limit;
@@ -141,9 +158,13 @@ struct DiffReport {
   LayerChanges layers;
   FileChanges files;
   FindingChanges findings;
+  PackageChanges packages;
   bool passed = true;  // every check passed
   std::vector<DiffCheck> checks;
 };
+
+// The packages whose versions differ (not known when a side lists none).
+PackageChanges diff_packages(const Report& old_report, const Report& new_report);
 
 DiffReport diff_reports(const Report& old_report, const Report& new_report, const DiffGate& gate,
                         const DiffOptions& options = {});

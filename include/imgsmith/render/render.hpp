@@ -53,6 +53,18 @@ void render_html(const Report& report, std::ostream& out);
 void render_diff_html(const DiffReport& diff, std::ostream& out);
 // ncdu's JSON export of the merged filesystem (ncdu_report.cpp).
 void render_ncdu(const Report& report, std::ostream& out);
+// CycloneDX 1.5 JSON: the packages the image's databases list, with package URLs.
+void render_cyclonedx(const Report& report, std::ostream& out);
+// A package's URL (the purl specification's, by its installer's type), and
+// the group and name CycloneDX shows: `os_id` and `os_version` are
+// os-release's ID and VERSION_ID, `arch` dpkg's Architecture; "" unknown.
+struct PackageUrl {
+  std::string group;  // an npm scope ("@next"), a Go module's path up to its name
+  std::string name;
+  std::string purl;  // "" for an installer with no purl type
+};
+PackageUrl package_url(const InstalledPackage& package, const std::string& os_id,
+                       const std::string& os_version, const std::string& arch);
 
 // --manifest-only: imgsmith.manifest/v1, or a table.
 nlohmann::json manifest_to_json(const ManifestReport& report);

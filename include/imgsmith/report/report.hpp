@@ -44,7 +44,8 @@ struct Report {
 // (report_from_json), or an image's report kept as a saved one keeps it
 // (diff, once it has the image's files). What a saved report leaves out
 // stays empty: the analysis has no tree, metadata, file heads or
-// duplicates, and the attribution only categories (total_bytes their sum).
+// duplicates, and the attribution only categories (total_bytes their sum)
+// and packages.
 // Read back, strings are as the document holds them (valid UTF-8) and file
 // names their exact bytes.
 struct SavedReport {

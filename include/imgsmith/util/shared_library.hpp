@@ -10,7 +10,7 @@ namespace imgsmith {
 
 class SharedLibrary {
  public:
-  // Loads `soname` (e.g. "libcurl.so.4"). Throws std::runtime_error naming
+  // Loads `soname` (e.g. "libcurl.so.4"). Throws EnvironmentError naming
   // it, what needs it (`needed_for`) and the Debian package that has it.
   SharedLibrary(const char* soname, const char* needed_for, const char* package);
   SharedLibrary(const SharedLibrary&) = delete;

@@ -472,6 +472,15 @@
       (l.removed || []).map(function (x) { return ["removed", String(x.index), human(x.size_bytes), x.created_by]; })
     ), [false, true, true, false]));
     app.appendChild(el("p", { cls: "sub", text: (l.shared || 0) + " layers shared" }));
+    if (d.packages) {
+      const p = d.packages;
+      app.appendChild(el("h2", { text: "Packages" }));
+      app.appendChild(table(["", "installer", "package", "version"], [].concat(
+        (p.changed || []).map(function (x) { return ["changed", x.installer, x.name, x.old_version + " → " + x.new_version]; }),
+        (p.added || []).map(function (x) { return ["added", x.installer, x.name, x.new_version]; }),
+        (p.removed || []).map(function (x) { return ["removed", x.installer, x.name, x.old_version]; })
+      ), [false, false, false, false]));
+    }
     const fd = d.findings || {};
     app.appendChild(el("h2", { text: "Findings" }));
     app.appendChild(table(["", "finding", "saves"], [].concat(
