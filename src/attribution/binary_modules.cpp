@@ -10,14 +10,14 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "imgsmith/kernels/fatbin_format.hpp"
+#include "imgsmith/util/elf64_le.hpp"
 
 namespace imgsmith {
 namespace {
 
-using fatbin::u16;
-using fatbin::u32;
-using fatbin::u64;
+using elf64::u16;
+using elf64::u32;
+using elf64::u64;
 
 constexpr std::string_view kGoMagic("\xff Go buildinf:", 14);
 constexpr std::size_t kGoHeaderBytes = 32;
@@ -123,21 +123,20 @@ std::string read_span(ForwardReader& rest, std::uint64_t at, std::uint64_t n) {
 // Random access: the sections named in data/binary-packages.json.
 std::optional<BinaryModule> from_sections(std::string_view head, ForwardReader& rest,
                                           std::uint64_t size) {
-  fatbin::SectionTable st;
-  if (!fatbin::read_section_table(head.data(), size, kMaxSectionTableBytes, st))
-    return std::nullopt;
+  elf64::SectionTable st;
+  if (!elf64::section_table(head.data(), size, kMaxSectionTableBytes, st)) return std::nullopt;
   const std::string table = read_span(rest, st.offset, st.bytes());
   if (table.empty()) return std::nullopt;
   const auto header = [&](std::uint64_t i) {
-    return fatbin::read_section_header(table.data() + i * st.entry_size);
+    return elf64::section_header(table.data() + i * st.entry_size);
   };
-  const fatbin::SectionHeader names_header = header(st.names_index);
+  const elf64::SectionHeader names_header = header(st.names_index);
   if (names_header.offset > size ||
       names_header.size > std::min(size - names_header.offset, kMaxSectionTableBytes))
     return std::nullopt;
   const std::string names = read_span(rest, names_header.offset, names_header.size);
   for (std::uint64_t i = 0; i < st.count; ++i) {
-    const fatbin::SectionHeader h = header(i);
+    const elf64::SectionHeader h = header(i);
     if (h.name >= names.size() || h.type == 8 /* SHT_NOBITS */) continue;
     const std::string_view name(names.c_str() + h.name);
     if (name != ".go.buildinfo" && name != ".dep-v0") continue;

@@ -275,7 +275,9 @@ void Ownership::add_gem_homes(const MergedTree& tree, const std::vector<std::str
     while (!walk.empty()) {
       auto [node, in_home] = std::move(walk.back());
       walk.pop_back();
-      const std::string_view gem = gem_of(in_home + "/x");
+      // A file one level down names the gem whose directory this is.
+      const std::string below = in_home + "/x";
+      const std::string_view gem = gem_of(below);
       const std::string_view spec = gem_of(in_home);
       const std::string_view full = !gem.empty() ? gem : spec;
       if (!full.empty()) {
