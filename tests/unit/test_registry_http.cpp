@@ -187,11 +187,12 @@ TEST_CASE("registry http: a libcurl without CURLOPT_PROTOCOLS_STR falls back to 
 namespace {
 
 // Listens on 127.0.0.1 and answers each HTTP request with what `answer`
-// makes of it (the request line, headers and body as received); keeps
-// every request. A TLS hello (the client trying HTTPS first) is closed.
+// makes of it (the request line, headers and body as received, and the
+// server's own host:port); keeps every request. A TLS hello (the client
+// trying HTTPS first) is closed.
 class RoutingServer {
  public:
-  using Answer = std::function<std::string(const std::string& request)>;
+  using Answer = std::function<std::string(const std::string& request, const std::string& host)>;
   explicit RoutingServer(Answer answer) : answer_(std::move(answer)) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     REQUIRE(fd_ >= 0);
@@ -252,7 +253,7 @@ class RoutingServer {
           std::lock_guard<std::mutex> lock(lock_);
           requests_.push_back(request);
         }
-        const std::string response = answer_(request);
+        const std::string response = answer_(request, host());
         for (std::size_t sent = 0; sent < response.size();) {
           const ssize_t n = ::write(c, response.data() + sent, response.size() - sent);
           if (n <= 0) break;
@@ -316,10 +317,7 @@ Client client_for(const RoutingServer& server, const std::string& config_dir) {
 
 TEST_CASE("registry http: an identity token is exchanged at the token realm for access") {
   testing::TempDir tmp;
-  RoutingServer* self = nullptr;
-  RoutingServer server(
-      [&](const std::string& r) { return identity_token_registry(r, self->host()); });
-  self = &server;
+  RoutingServer server(identity_token_registry);
 
   SECTION("from auths (docker login to an OAuth registry)") {
     testing::write_file(
