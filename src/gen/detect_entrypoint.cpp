@@ -725,6 +725,124 @@ int literal_port(const std::string& value) {
   return port > 0 && port < 65536 ? port : 0;
 }
 
+// The options that set a server's port and its address, by their long
+// name (dashes and underscores alike), the likeliest first: a script with
+// --listen-port and --server-port (a proxy: the server it forwards to)
+// listens on the first. `--master-port` and the like (a distributed
+// launch's rendezvous) are no server's port; `--worker-address`,
+// `--server-host` and `--controller-address` name another process.
+const std::vector<std::string> kPortOptions = {
+    "port", "listen-port", "server-port", "http-port", "api-port", "web-port", "service-port"};
+const std::vector<std::string> kHostOptions = {
+    "host", "listen",  "listen-host", "listen-address", "bind",     "bind-address",
+    "ip",   "address", "server-name", "http-host",      "api-host", "web-host"};
+
+// An option's long name: "--server_port" -> "server-port".
+std::string option_name(const ScriptOption& option) {
+  for (const auto& flag : option.flags)
+    if (flag.rfind("--", 0) == 0) {
+      std::string name = flag.substr(2);
+      std::replace(name.begin(), name.end(), '_', '-');
+      std::transform(name.begin(), name.end(), name.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      return name;
+    }
+  return "";
+}
+
+// The option the script has by the likeliest of these names, or nullptr.
+const ScriptOption* option_by_name(const std::vector<ScriptOption>& options,
+                                   const std::vector<std::string>& names) {
+  for (const auto& name : names)
+    for (const auto& option : options)
+      if (option_name(option) == name) return &option;
+  return nullptr;
+}
+
+// The option a call's argument reads (`args.port`, `opt.server_name`,
+// `FLAGS.port`), or nullptr.
+const ScriptOption* option_named_by(const std::vector<ScriptOption>& options,
+                                    const std::string& value) {
+  static const std::regex kAttribute(R"(^[A-Za-z_][\w.]*\.([A-Za-z_]\w*)$)");
+  std::smatch m;
+  if (value.size() > 200 || !std::regex_match(value, m, kAttribute)) return nullptr;
+  for (const auto& option : options)
+    if (option.dest == m[1].str()) return &option;
+  return nullptr;
+}
+
+// A value's text without its quotes: "'127.0.0.1'" -> "127.0.0.1".
+std::string unquoted(const std::string& value) {
+  if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+      value.back() == value.front())
+    return value.substr(1, value.size() - 2);
+  return value;
+}
+
+// HOST:PORT split where the value is one ("127.0.0.1:8080" -> {"127.0.0.1",
+// ":8080"}); {value, ""} otherwise (an IPv6 address has more colons).
+std::pair<std::string, std::string> host_and_port(const std::string& value) {
+  const auto colon = value.find(':');
+  if (colon == std::string::npos || colon != value.rfind(':') ||
+      literal_port(value.substr(colon + 1)) == 0)
+    return {value, ""};
+  return {value.substr(0, colon), value.substr(colon)};
+}
+
+// The port an option's default gives: a number, an environment lookup with
+// a default, or HOST:PORT (fish-speech's `--listen 127.0.0.1:8080`); 0 when
+// none can be read.
+int option_port(const ScriptOption& option) {
+  const std::string value = unquoted(option.default_value);
+  if (const int port = literal_port(value); port != 0) return port;
+  const std::string port = host_and_port(value).second;
+  return port.empty() ? 0 : literal_port(port.substr(1));
+}
+
+void set_port(PythonProject& py, int port, bool gradio_guess) {
+  py.port = port;
+  if (gradio_guess)
+    std::replace(py.env.begin(), py.env.end(), std::string("GRADIO_SERVER_PORT=7860"),
+                 "GRADIO_SERVER_PORT=" + std::to_string(port));
+}
+
+// An address option that keeps the server on the loopback interface by
+// default is given on the command line: `--host 0.0.0.0`, `--listen` when
+// its bare form listens everywhere (argparse's const, or a store_true
+// switch named listen), `--listen 0.0.0.0:PORT` for HOST:PORT. An address
+// gen cannot read is said.
+void listen_everywhere(const ScriptOption& option, PythonProject& py,
+                       std::vector<Evidence>& evidence) {
+  const std::string flag = option.flags.front();
+  for (const auto& word : py.cmd)
+    if (std::find(option.flags.begin(), option.flags.end(), word.substr(0, word.find('='))) !=
+        option.flags.end())
+      return;  // the command gives it already
+  const std::string value = unquoted(option.default_value);
+  const auto [host, port] = host_and_port(value);
+  const bool loopback = host == "127.0.0.1" || host == "localhost" || host == "::1";
+  if (option.action == "store_true") {
+    if (option_name(option) != "listen") return;
+    py.cmd.push_back(flag);
+    evidence.push_back({option.where, "the script listens on every interface only with " + flag +
+                                          " (a switch, off by default): the command turns it on"});
+    return;
+  }
+  if (!loopback) return;
+  const std::string everywhere = unquoted(option.const_value);
+  if (!everywhere.empty() && everywhere.rfind("127.", 0) != 0 && everywhere != "localhost") {
+    py.cmd.push_back(flag);
+  } else {
+    py.cmd.push_back(flag);
+    py.cmd.push_back("0.0.0.0" + port);
+  }
+  evidence.push_back(
+      {option.where, "the script's " + flag + " defaults to " + value +
+                         ", which no port mapping reaches from outside the "
+                         "container: the command passes " +
+                         (py.cmd.back() == flag ? flag : flag + " " + py.cmd.back())});
+}
+
 // The entry script (`python app.py`, or a package's __main__.py run as
 // `python -m pkg`) that starts a server itself: its port and address, read
 // from the call where they are written plainly, said where they are not.
@@ -747,6 +865,7 @@ void script_server_call(const fs::path& root, PythonProject& py, std::vector<Evi
                                                                   : module + ".py";
   }
   if (file.empty() || !regular_or_absent(root / file)) return;
+  const std::vector<ScriptOption> options = script_options(root, file);
   static const ServerCall kUvicorn{"uvicorn.run", "port", "host", 8000, true, ""};
   static const ServerCall kFlask{"Flask's app.run", "port", "host", 5000, true, ""};
   static const ServerCall kGradio{
@@ -793,34 +912,32 @@ void script_server_call(const fs::path& root, PythonProject& py, std::vector<Evi
       }
     }
     if (kind == nullptr || (gradio_guess && kind != &kGradio)) continue;
-    // The call's text up to its closing parenthesis, over a few lines.
-    std::string call;
-    int depth = 0;
-    for (std::size_t k = n; k < all.size() && k < n + 20; ++k) {
-      const std::string& part = k == n ? line.substr(open) : all[k];
-      for (const char c : part) {
-        call += c;
-        if (c == '(') ++depth;
-        if (c == ')' && --depth == 0) break;
-      }
-      if (depth == 0 || call.size() > 4000) break;
-      call += ' ';
-    }
-    call.resize(std::min<std::size_t>(call.size(), 4000));  // read by regular expressions
+    const std::string call = call_text(all, n, open);
     const std::string where = file + ":" + std::to_string(n + 1);
     const std::string port_value = keyword_value(call, kind->port_key);
     const std::string host_value = keyword_value(call, kind->host_key);
-    const int port = port_value.empty() ? kind->default_port : literal_port(port_value);
+    // `port=args.port`: the value the script's option gives by default.
+    const ScriptOption* port_option = option_named_by(options, port_value);
+    int port = port_value.empty() ? kind->default_port : literal_port(port_value);
+    // argparse gives None for an option without a default, and a server
+    // told None takes its own default.
+    const bool port_none = port_option != nullptr && (port_option->default_value.empty() ||
+                                                      port_option->default_value == "None");
+    if (port == 0 && port_option != nullptr)
+      port = port_none ? kind->default_port : option_port(*port_option);
     if (port != 0) {
-      py.port = port;
-      if (gradio_guess)
-        std::replace(py.env.begin(), py.env.end(), std::string("GRADIO_SERVER_PORT=7860"),
-                     "GRADIO_SERVER_PORT=" + std::to_string(port));
+      set_port(py, port, gradio_guess);
       evidence.push_back(
           {where,
            std::string(kind->name) + " listens on port " + std::to_string(port) +
                (port_value.empty() ? " (its default)"
-                                   : " (" + std::string(kind->port_key) + "=" + port_value + ")")});
+                                   : " (" + std::string(kind->port_key) + "=" + port_value +
+                                         (port_option != nullptr
+                                              ? ", the default of " + port_option->flags.front() +
+                                                    " at " + port_option->where +
+                                                    (port_none ? " is None: the server's own" : "")
+                                              : std::string()) +
+                                         ")")});
     } else {
       evidence.push_back({where, "warning: " + std::string(kind->name) + "'s port is " +
                                      port_value + ", which gen cannot read: " +
@@ -828,6 +945,29 @@ void script_server_call(const fs::path& root, PythonProject& py, std::vector<Evi
                                                      "which the image publishes"
                                                    : "the image publishes no port") +
                                      "; pass --port with the one it listens on"});
+    }
+    // `host=args.host`: the option's default, and the option turns it; an
+    // expression over the script's address options (`None if not
+    // args.listen else ...`) is turned by the first of them.
+    const ScriptOption* host_option = option_named_by(options, host_value);
+    for (const auto& option : options) {
+      if (host_option != nullptr || host_value.size() > 500) break;
+      if (std::find(kHostOptions.begin(), kHostOptions.end(), option_name(option)) ==
+          kHostOptions.end())
+        continue;
+      const std::string mention = "." + option.dest;
+      for (auto at = host_value.find(mention); at != std::string::npos && host_option == nullptr;
+           at = host_value.find(mention, at + 1)) {
+        const auto end = at + mention.size();
+        if (end == host_value.size() ||
+            (std::isalnum(static_cast<unsigned char>(host_value[end])) == 0 &&
+             host_value[end] != '_'))
+          host_option = &option;
+      }
+    }
+    if (host_option != nullptr) {
+      listen_everywhere(*host_option, py, evidence);
+      return;
     }
     std::string host = host_value;
     if (host.size() >= 2 && (host.front() == '"' || host.front() == '\''))
@@ -850,6 +990,30 @@ void script_server_call(const fs::path& root, PythonProject& py, std::vector<Evi
     }
     return;
   }
+  // No server call gen knows (a server of the project's own, or one started
+  // in a module it imports): the script's options say where it listens.
+  const ScriptOption* port_option = option_by_name(options, kPortOptions);
+  const ScriptOption* host_option = option_by_name(options, kHostOptions);
+  int port = port_option != nullptr ? option_port(*port_option) : 0;
+  if (port == 0 && host_option != nullptr) port = option_port(*host_option);  // --listen HOST:PORT
+  if (port != 0) {
+    set_port(py, port, gradio_guess);
+    const ScriptOption& from =
+        port_option != nullptr && option_port(*port_option) != 0 ? *port_option : *host_option;
+    evidence.push_back({from.where, "the script's " + from.flags.front() +
+                                        " option: it listens on port " + std::to_string(port) +
+                                        " by default"});
+  } else if (port_option != nullptr && !gradio_guess) {
+    evidence.push_back(
+        {port_option->where,
+         "warning: the script takes " + port_option->flags.front() +
+             (port_option->default_value.empty() || port_option->default_value == "None"
+                  ? " without a default"
+                  : " with a default gen cannot read (" + port_option->default_value + ")") +
+             ", so gen cannot tell the port it listens on and the image "
+             "publishes none; pass --port, or --cmd with the port"});
+  }
+  if (host_option != nullptr) listen_everywhere(*host_option, py, evidence);
 }
 
 }  // namespace

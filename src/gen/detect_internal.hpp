@@ -142,6 +142,30 @@ void detect_entrypoint(const std::filesystem::path& root, PythonProject& py,
 // The X.Y .python-version names; "" without one.
 std::string read_python_version_file(const std::filesystem::path& root);
 
+// ----- an entry script's command-line options (detect_script_options.cpp) --
+
+struct ScriptOption {
+  std::vector<std::string> flags;  // as written: "--port", "-p"
+  std::string dest;                // the attribute its value is on: "server_name"
+  std::string default_value;       // the default's source text ("9090", "'127.0.0.1'"), "" none
+  std::string const_value;         // argparse's const= (with nargs="?"), "" none
+  std::string action;              // "store_true", ... ("" none)
+  std::string where;               // "file.py:12"
+};
+// The options the entry script (relative to root) declares with argparse's
+// add_argument, click's @click.option or absl's flags.DEFINE_*, in it and in
+// the project's own modules it imports, two imports deep: the script's own
+// first, then in the order the imports are read.
+std::vector<ScriptOption> script_options(const std::filesystem::path& root,
+                                         const std::string& entry);
+// A call's text from its opening parenthesis (`lines[n][open]`) to the one
+// that closes it, over 20 lines at most; a parenthesis in a string does not
+// count.
+std::string call_text(const std::vector<std::string>& lines, std::size_t n, std::size_t open);
+// A call's top-level arguments, as written: `("--port", type=int,
+// default=8)` -> {"\"--port\"", "type=int", "default=8"}.
+std::vector<std::string> call_arguments(const std::string& call);
+
 // ----- CMake's commands (cmake_lexer.cpp) ---------------------------------
 
 // The text without its # comments (a # inside "quotes" stays).

@@ -632,3 +632,146 @@ TEST_CASE("gen server: an entry script's own server call gives the port, or a wa
   CHECK(std::find(plan.env.begin(), plan.env.end(), "GRADIO_SERVER_NAME=0.0.0.0") !=
         plan.env.end());
 }
+
+TEST_CASE("gen server: an entry script's own options give its port and address") {
+  // WhisperLive's shape: a server of the project's own, started with the
+  // port of the script's --port option.
+  Tree own(
+      {{"requirements.txt", "websockets\n"},
+       {"server.py",
+        "import argparse\nif __name__ == \"__main__\":\n    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument('--port', '-p', type=int, default=9090,\n"
+        "                        help=\"Websocket port (default: 9090), the one\")\n"
+        "    args = parser.parse_args()\n"
+        "    from svc.server import Server\n    Server().run(\"0.0.0.0\", port=args.port)\n"}});
+  Plan plan = own.plan();
+  REQUIRE(plan.cmd == std::vector<std::string>{"python", "server.py"});
+  CHECK(plan.port == 9090);
+
+  // ComfyUI's shape without ComfyUI's row: the parser in a module the
+  // script imports, an address that listens everywhere in its bare form.
+  Tree imported({{"requirements.txt", "aiohttp\n"},
+                 {"main.py",
+                  "import os\nfrom app.cli_args import args\n\nif __name__ == "
+                  "\"__main__\":\n    start(args)\n"},
+                 {"app/__init__.py", ""},
+                 {"app/cli_args.py",
+                  "import argparse\nparser = argparse.ArgumentParser()\n"
+                  "parser.add_argument(\"--listen\", type=str, default=\"127.0.0.1\", nargs=\"?\", "
+                  "const=\"0.0.0.0,::\")\nparser.add_argument(\"--port\", type=int, default=8288)\n"
+                  "args = parser.parse_args()\n"}});
+  plan = imported.plan();
+  CHECK(plan.cmd == std::vector<std::string>{"python", "main.py", "--listen"});
+  CHECK(plan.port == 8288);
+
+  // khoj's and fish-speech's shapes: a loopback --host is given 0.0.0.0; a
+  // HOST:PORT default gives the port and keeps it.
+  Tree host({{"requirements.txt", "fastapi\n"},
+             {"main.py",
+              "import argparse\nparser = argparse.ArgumentParser()\n"
+              "parser.add_argument(\"--host\", type=str, default=\"127.0.0.1\")\n"
+              "parser.add_argument(\"--port\", \"-p\", type=int, default=42110)\n"
+              "if __name__ == \"__main__\":\n    serve(parser.parse_args())\n"}});
+  plan = host.plan();
+  CHECK(plan.cmd == std::vector<std::string>{"python", "main.py", "--host", "0.0.0.0"});
+  CHECK(plan.port == 42110);
+  Tree listen_port({{"requirements.txt", "fastapi\n"},
+                    {"main.py",
+                     "import argparse\nparser = argparse.ArgumentParser()\n"
+                     "parser.add_argument(\"--listen\", type=str, "
+                     "default=\"127.0.0.1:8080\")\nif __name__ == \"__main__\":\n"
+                     "    serve(parser.parse_args())\n"}});
+  plan = listen_port.plan();
+  CHECK(plan.cmd == std::vector<std::string>{"python", "main.py", "--listen", "0.0.0.0:8080"});
+  CHECK(plan.port == 8080);
+
+  // uvicorn.run given the options' values: their defaults are read, and
+  // the loopback address is moved by the option, not warned about.
+  // (The app is built by a function, so the script, not uvicorn, is the command.)
+  Tree uvicorn({{"requirements.txt", "uvicorn\nfastapi\n"},
+                {"svc/__init__.py", ""},
+                {"svc/api.py", "from fastapi import FastAPI\ndef build():\n    return FastAPI()\n"},
+                {"serve.py",
+                 "import argparse, uvicorn\nfrom svc.api import build\n"
+                 "p = argparse.ArgumentParser()\np.add_argument('--host', "
+                 "default='localhost')\np.add_argument('--port', type=int, "
+                 "default=7000)\nif __name__ == '__main__':\n    a = p.parse_args()\n"
+                 "    uvicorn.run(build(), host=a.host, port=a.port)\n"}});
+  plan = uvicorn.plan();
+  CHECK(plan.port == 7000);
+  CHECK(plan.cmd == std::vector<std::string>{"python", "serve.py", "--host", "0.0.0.0"});
+  CHECK_FALSE(any_has(plan.warnings, "127.0.0.1 only"));
+
+  // click and absl declare options too; a switch named --listen is turned on.
+  Tree click({{"requirements.txt", "click\n"},
+              {"main.py",
+               "import click\n@click.command()\n@click.option(\"--port\", "
+               "default=5005, help=\"port, (tcp)\")\n@click.option(\"--listen\", "
+               "is_flag=True, action=\"store_true\")\ndef main(port, listen):\n"
+               "    serve(port)\nif __name__ == \"__main__\":\n    main()\n"}});
+  plan = click.plan();
+  CHECK(plan.port == 5005);
+  CHECK(plan.cmd == std::vector<std::string>{"python", "main.py", "--listen"});
+  Tree absl({{"requirements.txt", "absl-py\n"},
+             {"main.py",
+              "from absl import app, flags\nflags.DEFINE_integer(\"port\", 8500, "
+              "\"the port\")\nflags.DEFINE_string(\"host\", \"0.0.0.0\", \"address\")\n"
+              "def main(argv):\n    serve()\nif __name__ == \"__main__\":\n"
+              "    app.run(main)\n"}});
+  plan = absl.plan();
+  CHECK(plan.port == 8500);
+  CHECK(plan.cmd == std::vector<std::string>{"python", "main.py"});
+
+  // set_defaults wins over add_argument (Fooocus's port=None): Gradio then
+  // takes its own port. An address expression over a --listen switch
+  // (text-generation-webui's) turns the switch on.
+  Tree defaults(
+      {{"requirements.txt", "gradio\n"},
+       {"webui.py",
+        "import gradio as gr\nfrom ui import options\ndemo = gr.Blocks()\n"
+        "demo.launch(server_name=None if not options.args.listen else "
+        "(options.args.listen_host or '0.0.0.0'),\n            "
+        "server_port=options.args.port)\n"},
+       {"ui/__init__.py", ""},
+       {"ui/options.py",
+        "import argparse\nparser = argparse.ArgumentParser()\ngroup = "
+        "parser.add_argument_group('Gradio')\ngroup.add_argument('--listen', "
+        "action='store_true')\ngroup.add_argument('--listen-host', type=str)\n"
+        "parser.add_argument('--port', type=int, default=8188)\n"
+        "parser.set_defaults(in_browser=True, port=None)\nargs = parser.parse_args()\n"}});
+  plan = defaults.plan();
+  CHECK(plan.port == 7860);
+  CHECK(plan.cmd == std::vector<std::string>{"python", "webui.py", "--listen"});
+
+  // A proxy listens on --listen-port, not on the --server-port it forwards
+  // to, whatever the order they are declared in.
+  Tree proxy({{"requirements.txt", "aiohttp\n"},
+              {"main.py",
+               "import argparse\np = argparse.ArgumentParser()\n"
+               "p.add_argument('--server-host', default='localhost')\n"
+               "p.add_argument('--server-port', type=int, default=9999)\n"
+               "p.add_argument('--listen-host', default='0.0.0.0')\n"
+               "p.add_argument('--listen-port', type=int, default=9998)\n"
+               "if __name__ == '__main__':\n    relay(p.parse_args())\n"}});
+  plan = proxy.plan();
+  CHECK(plan.port == 9998);
+  CHECK(plan.cmd == std::vector<std::string>{"python", "main.py"});
+
+  // A rendezvous port is no server's; a --port without a default is said.
+  Tree train({{"requirements.txt", "torch\n"},
+              {"main.py",
+               "import argparse\np = argparse.ArgumentParser()\n"
+               "p.add_argument('--master_port', type=int, default=29500)\n"
+               "if __name__ == '__main__':\n    train(p.parse_args())\n"}});
+  plan = train.plan();
+  CHECK(plan.port == 0);
+  CHECK_FALSE(any_has(plan.warnings, "--master_port"));
+  Tree no_default({{"requirements.txt", "fastapi\n"},
+                   {"main.py",
+                    "import argparse\np = argparse.ArgumentParser()\n"
+                    "p.add_argument('--port', type=int)\n"
+                    "if __name__ == '__main__':\n    serve(p.parse_args())\n"}});
+  plan = no_default.plan();
+  CHECK(plan.port == 0);
+  CHECK(any_has(plan.warnings, "main.py:3: the script takes --port without a default"));
+}
