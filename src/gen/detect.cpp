@@ -433,6 +433,7 @@ Project detect_project(const fs::path& dir, const std::string& requirements,
         {relative_to_root(walk.cuda_sources.front(), dir),
          "CUDA sources in a Python project (an extension): a GPU image builds them on devel"});
   if (p.python || p.cuda_cpp) read_apt_txt(dir, p);
+  read_cog_yaml(dir, p);
   if (!p.python && !p.cuda_cpp) {
     // Requirements one folder down (requirements/base.txt) are the likely
     // answer: named, with the flag that takes them.

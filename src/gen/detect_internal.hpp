@@ -142,6 +142,13 @@ void detect_entrypoint(const std::filesystem::path& root, PythonProject& py,
 // The X.Y .python-version names; "" without one.
 std::string read_python_version_file(const std::filesystem::path& root);
 
+// ----- cog.yaml (detect_cog.cpp) ------------------------------------------
+
+// A Python project's cog.yaml: build.system_packages into the project's
+// system packages (as apt.txt's), build.python_version as its Python where
+// nothing else names one, and the predictor; what gen cannot use is said.
+void read_cog_yaml(const std::filesystem::path& root, Project& p);
+
 // ----- an entry script's command-line options (detect_script_options.cpp) --
 
 struct ScriptOption {

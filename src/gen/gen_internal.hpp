@@ -155,9 +155,12 @@ struct Tables {
   std::map<std::string, PackageFact> packages;                     // data/python-packages.json
   std::map<std::string, SonamePackages> sonames;                   // data/soname-packages.json
   std::map<std::string, SonamePackages> programs;  // program the code runs -> its package, by OS
-  std::vector<ServerFact> servers;                 // data/servers.json
-  std::set<std::string> stdlib_modules;            // data/python-stdlib.json
-  std::vector<std::string> driver_injected;        // sonames the container toolkit mounts
+  // A package an OS no longer has (a transitional one removed) -> that OS
+  // -> what installs the same files there (data/soname-packages.json "removed").
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> removed_packages;
+  std::vector<ServerFact> servers;           // data/servers.json
+  std::set<std::string> stdlib_modules;      // data/python-stdlib.json
+  std::vector<std::string> driver_injected;  // sonames the container toolkit mounts
   std::map<std::string, std::set<std::string>> sonames_in_base;  // OS -> sonames its base carries
   std::map<std::string, std::string> header_libraries;           // CUDA header -> library it links
   std::set<std::string> dev_requirement_words;                   // requirements-dev.txt, -test...

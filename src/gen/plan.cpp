@@ -285,6 +285,37 @@ void Decider::apply_context_hygiene() {
   for (const auto& r : hygiene.reasons) decide(r.source, r.text);
 }
 
+// A declared package as the final image's OS names it: a transitional
+// package that OS removed becomes its replacement (data/soname-packages.json
+// "removed"), and a library another OS names otherwise for the same soname
+// (Ubuntu 24.04's t64 names: libasound2 -> libasound2t64) takes this OS's
+// name. A pinned package is the user's exact choice and stays.
+std::vector<std::string> Decider::package_on_os(const std::string& source, const std::string& spec,
+                                                const std::string& os) {
+  if (spec.find('=') != std::string::npos) return {spec};
+  if (const auto removed = tables_.removed_packages.find(spec);
+      removed != tables_.removed_packages.end()) {
+    if (const auto on_os = removed->second.find(os); on_os != removed->second.end()) {
+      decide(source, spec + ": " + os + " no longer has this transitional package; installs " +
+                         join(on_os->second, " and ") +
+                         ", which it stood for (data/soname-packages.json removed)");
+      return on_os->second;
+    }
+  }
+  std::string renamed;
+  for (const auto& [soname, by_os] : tables_.sonames) {
+    const auto here = by_os.find(os);
+    if (here != by_os.end() && here->second == spec) return {spec};  // the OS's own name
+    if (!renamed.empty() || here == by_os.end()) continue;
+    for (const auto& [other, package] : by_os)
+      if (other != os && package == spec) renamed = here->second;
+  }
+  if (renamed.empty() || renamed == spec) return {spec};
+  decide(source, spec + ": " + os + " names this library " + renamed +
+                     " (the same soname, data/soname-packages.json); installs " + renamed);
+  return {renamed};
+}
+
 // What the project declares outside pip (apt.txt, [gen] system_packages):
 // run-time packages into the final stage; -dev packages, which are for
 // compiling, into the builder only.
@@ -293,7 +324,12 @@ void Decider::system_packages() {
   for (const auto& s : options_.system_packages)
     all.push_back({options_.policy_source + " system_packages", s});
   std::vector<std::string> unpinned;
+  const std::string os = plan_.gpu ? plan_.os : std::string("debian");
+  std::vector<Evidence> named;
   for (const auto& [source, spec] : all) {
+    for (const auto& package : package_on_os(source, spec, os)) named.push_back({source, package});
+  }
+  for (const auto& [source, spec] : named) {
     const std::string name = spec.substr(0, spec.find('='));
     const bool dev = name.size() > 4 && name.compare(name.size() - 4, 4, "-dev") == 0;
     auto& list = dev ? plan_.builder_apt : plan_.final_apt;
@@ -314,6 +350,24 @@ void Decider::system_packages() {
 // and seen by every decision (an extra may bring torch).
 PythonProject Decider::with_extras(const PythonProject& given) {
   PythonProject py = given;
+  // cog.yaml's Python is the version Cog's build picked, not one the
+  // project needs: where gen builds on none that matches, it is said and
+  // the dependencies choose (a file that asks for a Python, such as
+  // .python-version, is refused instead).
+  if (py.python_constraint_source.rfind("cog.yaml", 0) == 0 && options_.python.empty()) {
+    bool known = false;
+    for (const auto& v : tables_.known_python)
+      known = known || python_satisfies(v, py.python_constraint);
+    if (!known) {
+      plan_.warnings.push_back(py.python_constraint_source + " asks for Python " +
+                               py.python_constraint + ", which gen builds on no image for (" +
+                               join(tables_.known_python, ", ") +
+                               "): the dependencies choose the Python instead; pass --python "
+                               "3.X to choose it");
+      py.python_constraint.clear();
+      py.python_constraint_source.clear();
+    }
+  }
   if (options_.extras.empty()) return py;
   const std::string where =
       (options_.policy_source.empty() ? std::string("extras") : options_.policy_source + " extras");

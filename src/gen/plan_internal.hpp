@@ -123,6 +123,8 @@ class Decider {
   void listen_outside(bool told, const std::string& source,
                       const std::string& configured_host = "");
   void system_packages();
+  std::vector<std::string> package_on_os(const std::string& source, const std::string& spec,
+                                         const std::string& os);
   // plan_models.cpp: the models' VRAM, told to the probe.
   void models();
   PythonProject with_extras(const PythonProject& given);

@@ -278,6 +278,15 @@ void Decider::python(const PythonProject& py) {
   }
   plan_.port = py.port;
   plan_.env = py.env;
+  if (!py.cog_predictor.empty() &&
+      join(plan_.cmd, " ").find("cog.server.http") == std::string::npos)
+    plan_.warnings.push_back(
+        py.cog_source + ": cog.yaml's predictor " + py.cog_predictor +
+        " is served by Cog's HTTP server on port 5000 (python -m cog.server.http, in the cog "
+        "package), which the maintainers' image runs; gen's command is " +
+        join(plan_.cmd, " ") +
+        " instead. To serve the predictor, add cog to the requirements and pass --cmd 'python -m "
+        "cog.server.http' --port 5000");
   listen_outside(!options_.cmd.empty(),
                  !options_.cmd.empty()   ? "--cmd"
                  : py.cmd_source.empty() ? "the command"

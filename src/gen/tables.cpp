@@ -172,6 +172,11 @@ Tables load() {
       for (const auto& [os, package] : by_os.items())
         if (package.is_string() && os != "source")
           t.programs[program][os] = package.get<std::string>();
+  if (sonames.contains("removed"))
+    for (const auto& r : sonames.at("removed"))
+      for (const auto& os : r.at("os"))
+        t.removed_packages[r.at("package").get<std::string>()][os.get<std::string>()] =
+            strings(r.at("replacement"));
   const json stdlib = table("python-stdlib.json");  // kept: .at() refers into it
   for (const auto& m : stdlib.at("modules")) t.stdlib_modules.insert(m.get<std::string>());
   const json servers = table("servers.json");

@@ -1873,3 +1873,72 @@ TEST_CASE("gen: --gpu refuses a CUDA release with no kernels for a GPU, naming t
     return w.find("CPU image and runs on any of them") != std::string::npos;
   }));
 }
+
+TEST_CASE("gen: a declared apt package is installed by the name the image's OS gives it") {
+  const std::string apt = "libgl1-mesa-glx\nlibasound2\nlibglib2.0-0=2.72.*\nffmpeg\n";
+  ProjectDir p({{"requirements.txt", kTorchApi}, {"apt.txt", apt}, {"main.py", kFastApiMain}});
+  Options noble;
+  noble.cuda = "12.6";
+  noble.os = "ubuntu24.04";
+  const Plan gpu = plan_for(p, noble);
+  REQUIRE(gpu.os == "ubuntu24.04");
+  // A transitional package Ubuntu 24.04 removed: what it stood for.
+  CHECK_FALSE(mentions(gpu.final_apt, "libgl1-mesa-glx"));
+  CHECK(std::find(gpu.final_apt.begin(), gpu.final_apt.end(), "libgl1") != gpu.final_apt.end());
+  CHECK(std::find(gpu.final_apt.begin(), gpu.final_apt.end(), "libglx-mesa0") !=
+        gpu.final_apt.end());
+  CHECK(explains(gpu, "apt.txt:1: libgl1-mesa-glx: ubuntu24.04 no longer has this transitional"));
+  // The same soname under its t64 name; a pinned package is left as written.
+  CHECK(std::find(gpu.final_apt.begin(), gpu.final_apt.end(), "libasound2t64") !=
+        gpu.final_apt.end());
+  CHECK(std::find(gpu.final_apt.begin(), gpu.final_apt.end(), "libglib2.0-0=2.72.*") !=
+        gpu.final_apt.end());
+  CHECK(std::find(gpu.final_apt.begin(), gpu.final_apt.end(), "ffmpeg") != gpu.final_apt.end());
+  // Ubuntu 22.04 still has both names.
+  Options jammy;
+  jammy.cuda = "12.4";
+  jammy.os = "ubuntu22.04";
+  const Plan older = plan_for(p, jammy);
+  REQUIRE(older.os == "ubuntu22.04");
+  CHECK(std::find(older.final_apt.begin(), older.final_apt.end(), "libgl1-mesa-glx") !=
+        older.final_apt.end());
+  CHECK(std::find(older.final_apt.begin(), older.final_apt.end(), "libasound2") !=
+        older.final_apt.end());
+}
+
+TEST_CASE("gen: cog.yaml's system packages and Python are the project's, its predictor is said") {
+  const std::string cog =
+      "# Cog's config\nbuild:\n  gpu: true\n  python_version: \"3.11\"\n  system_packages:\n"
+      "    - \"ffmpeg\"\n    - libsndfile1  # audio\n    - \"not a package\"\n  run:\n"
+      "    - curl -o /usr/local/bin/pget -L \"https://example.invalid/pget\"\n"
+      "predict: \"predict.py:Predictor\"\n";
+  ProjectDir p({{"requirements.txt", kTorchApi},
+                {"pyproject.toml", "[project]\nname='svc'\nversion='1'\nrequires-python='>=3.9'\n"},
+                {"cog.yaml", cog},
+                {"main.py", kFastApiMain},
+                {"predict.py", "class Predictor:\n    pass\n"}});
+  Plan plan = plan_for(p);
+  CHECK(mentions(plan.final_apt, "ffmpeg"));
+  CHECK(mentions(plan.final_apt, "libsndfile1"));
+  CHECK(explains(plan, "cog.yaml:7: libsndfile1: installed with apt in the final stage"));
+  CHECK(explains(plan, "cog.yaml:8: warning: 'not a package' in build.system_packages"));
+  CHECK(plan.python == "3.11");  // over pyproject's range
+  CHECK(mentions(plan.warnings,
+                 "cog.yaml:11: cog.yaml's predictor predict.py:Predictor is "
+                 "served by Cog's HTTP server on port 5000"));
+  Options cog_server;
+  cog_server.cmd = {"python", "-m", "cog.server.http"};
+  CHECK_FALSE(mentions(plan_for(p, cog_server).warnings, "predictor"));
+
+  // A Python no image has: said, and the dependencies choose; packages only
+  // in cog.yaml are said to be missing.
+  ProjectDir old({{"cog.yaml",
+                   "build:\n  python_version: '3.8'\n  python_packages:\n"
+                   "    - torch==1.12.1\npredict: predict.py:Predictor\n"},
+                  {"main.py", "print('hi')\n"}});
+  plan = plan_for(old);
+  CHECK(mentions(plan.warnings,
+                 "cog.yaml:2 build.python_version asks for Python ==3.8.*, which "
+                 "gen builds on no image for"));
+  CHECK(mentions(plan.warnings, "build.python_packages lists 1 package(s)"));
+}

@@ -75,6 +75,10 @@ struct PythonProject {
   std::string python_constraint_source;
   std::vector<std::string> cmd;  // the detected entrypoint, JSON-form words
   std::string cmd_source;
+  // The Cog predictor cog.yaml names ("predict.py:Predictor") and where;
+  // "" without one. Only Cog's HTTP server runs it.
+  std::string cog_predictor;
+  std::string cog_source;
   int port = 0;               // the port a web server listens on
   bool port_guessed = false;  // a Procfile web process that names no $PORT: 8000 assumed
   // Modules the code imports that no dependency file names, when the
