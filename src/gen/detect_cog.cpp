@@ -36,7 +36,7 @@ void read_cog_yaml(const fs::path& root, Project& p) {
   if (!p.python || !regular_or_absent(path)) return;
   PythonProject& py = *p.python;
   static const std::regex kPackage(R"([a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+~:*-]+)?)");
-  static const std::regex kVersion(R"(^3\.\d{1,2}$)");
+  static const std::regex kVersion(R"(^(3\.\d{1,2})(\.\d{1,3})?$)");
   std::istringstream lines(read_text(path));
   std::string line, section, list;
   int number = 0, list_indent = -1;
@@ -75,7 +75,9 @@ void read_cog_yaml(const fs::path& root, Project& p) {
     const std::string value = scalar(text.substr(colon + 1));
     if (indent == 0) {
       section = key;
-      if (key == "predict" && !value.empty()) {
+      // Cog before 0.1 called them environment: and model: (docs/yaml.md then).
+      if (section == "environment") section = "build";
+      if ((key == "predict" || key == "model") && !value.empty()) {
         py.cog_predictor = value;
         py.cog_source = where;
       }
@@ -85,11 +87,12 @@ void read_cog_yaml(const fs::path& root, Project& p) {
     if ((key == "system_packages" || key == "python_packages") && value.empty()) {
       list = key;
       list_indent = indent;
-    } else if (key == "python_version" && std::regex_match(value, kVersion)) {
+    } else if (std::smatch version;
+               key == "python_version" && std::regex_match(value, version, kVersion)) {
       // The container's exact Python wins over a range (pyproject's
       // requires-python); .python-version or a conda file's stays.
       if (py.python_constraint.rfind("==", 0) != 0) {
-        py.python_constraint = "==" + value + ".*";
+        py.python_constraint = "==" + version[1].str() + ".*";
         py.python_constraint_source = where + " build.python_version";
         p.evidence.push_back({py.python_constraint_source, "Python " + py.python_constraint});
       }

@@ -1941,4 +1941,16 @@ TEST_CASE("gen: cog.yaml's system packages and Python are the project's, its pre
                  "cog.yaml:2 build.python_version asks for Python ==3.8.*, which "
                  "gen builds on no image for"));
   CHECK(mentions(plan.warnings, "build.python_packages lists 1 package(s)"));
+
+  // Cog's first format (environment:, model:) and a patch version.
+  ProjectDir first({{"requirements.txt", kTorchApi},
+                    {"cog.yaml",
+                     "environment:\n  python_version: \"3.10.12\"\n  system_packages:\n"
+                     "  # - \"libx11-6\"\n  - \"ffmpeg\"\nmodel: \"model.py:Model\"\n"},
+                    {"main.py", kFastApiMain}});
+  plan = plan_for(first);
+  CHECK(plan.python == "3.10");
+  CHECK(mentions(plan.final_apt, "ffmpeg"));
+  CHECK_FALSE(mentions(plan.final_apt, "libx11-6"));
+  CHECK(mentions(plan.warnings, "cog.yaml:6: cog.yaml's predictor model.py:Model"));
 }
