@@ -437,14 +437,22 @@ Project detect_project(const fs::path& dir, const std::string& requirements,
   if (!p.python && !p.cuda_cpp) {
     // Requirements one folder down (requirements/base.txt) are the likely
     // answer: named, with the flag that takes them.
-    const std::string hint = nested_requirements_hint(dir);
+    std::string hint = nested_requirements_hint(dir);
+    if (!hint.empty()) hint += ", and --cmd";
+    // A Cog project keeps its packages in cog.yaml, which pip cannot read.
+    if (hint.empty() && regular_or_absent(dir / "cog.yaml"))
+      hint =
+          "cog.yaml lists this Cog project's packages (build.python_packages), which pip "
+          "cannot install from there: write them to requirements.txt (and point "
+          "build.python_requirements at it, for Cog) and add cog, whose HTTP server runs the "
+          "predictor; then run gen with --cmd 'python -m cog.server.http' --port 5000";
     throw InputError(
         dir.string() +
         ": found nothing gen knows how to build. It looked for Python "
         "(requirements*.txt, pyproject.toml, setup.py, main.py, app.py, app/main.py, "
         "server.py, train.py, a package with __main__.py, *.ipynb) and CUDA C/C++ (CMakeLists.txt "
         "with CUDA, *.cu files)" +
-        (hint.empty() ? std::string() : "; " + hint + ", and --cmd"));
+        (hint.empty() ? std::string() : "; " + hint));
   }
   p.outside_paths = build_context.outside_paths();
   return p;

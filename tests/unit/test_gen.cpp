@@ -1953,4 +1953,13 @@ TEST_CASE("gen: cog.yaml's system packages and Python are the project's, its pre
   CHECK(mentions(plan.final_apt, "ffmpeg"));
   CHECK_FALSE(mentions(plan.final_apt, "libx11-6"));
   CHECK(mentions(plan.warnings, "cog.yaml:6: cog.yaml's predictor model.py:Model"));
+
+  // A project whose packages only cog.yaml lists: refused, saying how.
+  ProjectDir only({{"cog.yaml",
+                    "build:\n  python_packages:\n    - torch==2.6.0\n"
+                    "predict: predict.py:Predictor\n"},
+                   {"predict.py", "from cog import BasePredictor\n"}});
+  CHECK_THROWS_WITH(detect_project(only.dir),
+                    Catch::Contains("write them to requirements.txt") &&
+                        Catch::Contains("--cmd 'python -m cog.server.http' --port 5000"));
 }
