@@ -556,12 +556,16 @@ Attribution attribute_files(const Analysis& analysis, const RuleSet& base_rules,
     for (auto& [key, id] : ids) {
       id = static_cast<std::int32_t>(result.packages.size());
       const auto& [installer, name, version] = key;
-      result.packages.push_back(
-          InstalledPackage{std::string(installer), std::string(name), std::string(version), 0, 0});
+      result.packages.push_back(InstalledPackage{std::string(installer), std::string(name),
+                                                 std::string(version), 0, 0, ""});
     }
     for (std::size_t i = 0; i < package_of.size(); ++i) {
       const Owner& o = owners.owners()[i];
-      if (const auto it = ids.find(key_of(o)); it != ids.end()) package_of[i] = it->second;
+      if (const auto it = ids.find(key_of(o)); it != ids.end()) {
+        package_of[i] = it->second;
+        auto& architecture = result.packages[static_cast<std::size_t>(it->second)].architecture;
+        if (architecture.empty()) architecture = o.architecture;
+      }
     }
   }
   std::unordered_map<std::string_view, std::string_view> content_formats;

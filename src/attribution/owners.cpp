@@ -125,7 +125,8 @@ std::uint32_t Ownership::add_owner(Owner owner) {
 }
 
 Ownership::Ownership(const std::vector<CapturedFile>& databases) {
-  std::unordered_map<std::string, std::string> dpkg_versions;
+  // dpkg's status file, read once: each package's version and architecture.
+  std::unordered_map<std::string, DpkgStatus> dpkg_status;
   NodeInstallers node_installers;
   for (const auto& f : databases)
     if (is_node_marker(f.path)) {
@@ -136,7 +137,9 @@ Ownership::Ownership(const std::vector<CapturedFile>& databases) {
         if (line.starts_with("Package: "))
           package = std::string(line.substr(9));
         else if (line.starts_with("Version: ") && !package.empty())
-          dpkg_versions[package] = std::string(line.substr(9));
+          dpkg_status[package].version = std::string(line.substr(9));
+        else if (line.starts_with("Architecture: ") && !package.empty())
+          dpkg_status[package].architecture = std::string(line.substr(14));
       });
     }
   for (const auto& f : databases) {
@@ -146,7 +149,7 @@ Ownership::Ownership(const std::vector<CapturedFile>& databases) {
     else if (path.ends_with(".egg-info/installed-files.txt"))
       read_installed_files(f);
     else if (path.starts_with("var/lib/dpkg/info/") && path.ends_with(".list"))
-      read_dpkg_list(f, dpkg_versions);
+      read_dpkg_list(f, dpkg_status);
     else if (dirname_of(path).ends_with("conda-meta") && path.ends_with(".json"))
       read_conda_meta(f);
     else if (path == "var/lib/rpm/rpmdb.sqlite" || path == "usr/lib/sysimage/rpm/rpmdb.sqlite")
@@ -159,7 +162,7 @@ Ownership::Ownership(const std::vector<CapturedFile>& databases) {
 void Ownership::read_record(const CapturedFile& f) {
   const std::string_view info = dirname_of(f.path);
   const std::string site(dirname_of(info));
-  Owner owner{"pip", "", "", ""};
+  Owner owner{"pip", "", "", "", ""};
   if (!parse_info_dir(basename_of(info), owner.dist, owner.version)) return;
   owner.package = owner.dist;
   const std::uint32_t id = add_owner(std::move(owner));
@@ -181,7 +184,7 @@ void Ownership::read_record(const CapturedFile& f) {
 
 void Ownership::read_installed_files(const CapturedFile& f) {
   const std::string info(dirname_of(f.path));
-  Owner owner{"pip", "", "", ""};
+  Owner owner{"pip", "", "", "", ""};
   if (!parse_info_dir(basename_of(info), owner.dist, owner.version)) return;
   owner.package = owner.dist;
   const std::uint32_t id = add_owner(std::move(owner));
@@ -192,12 +195,15 @@ void Ownership::read_installed_files(const CapturedFile& f) {
 }
 
 void Ownership::read_dpkg_list(const CapturedFile& f,
-                               const std::unordered_map<std::string, std::string>& versions) {
+                               const std::unordered_map<std::string, DpkgStatus>& status) {
   std::string_view name = basename_of(f.path);
   name.remove_suffix(5);  // ".list"
   const std::string package(name.substr(0, name.find(':')));
-  Owner owner{"apt", package, "", ""};
-  if (const auto v = versions.find(package); v != versions.end()) owner.version = v->second;
+  Owner owner{"apt", package, "", "", ""};
+  if (const auto s = status.find(package); s != status.end()) {
+    owner.version = s->second.version;
+    owner.architecture = s->second.architecture;
+  }
   std::vector<std::string> paths;
   for_each_line(f.content, [&](std::string_view line) { paths.push_back(normalise_path(line)); });
   own_system_files(owner, paths);
@@ -211,7 +217,7 @@ void Ownership::read_conda_meta(const CapturedFile& f) {
     return;  // a damaged record owns nothing; its files stay unowned
   }
   if (!doc.is_object() || !doc.contains("name") || !doc["name"].is_string()) return;
-  Owner owner{"conda", doc["name"].get<std::string>(), "", ""};
+  Owner owner{"conda", doc["name"].get<std::string>(), "", "", ""};
   if (doc.contains("version") && doc["version"].is_string())
     owner.version = doc["version"].get<std::string>();
   const std::string prefix(dirname_of(dirname_of(f.path)));
@@ -235,7 +241,7 @@ void Ownership::read_rpm(const CapturedFile& f) {
     std::vector<std::string> paths;
     paths.reserve(p.files.size());
     for (const auto& file : p.files) paths.push_back(normalise_path(file));
-    own_system_files(Owner{"rpm", p.name, p.version, ""}, paths);
+    own_system_files(Owner{"rpm", p.name, p.version, "", ""}, paths);
   }
 }
 
@@ -245,7 +251,7 @@ void Ownership::read_package_json(const CapturedFile& f, const NodeInstallers& i
   // JSON, or without a name ("node_modules/@scope/name" -> "@scope/name").
   const std::string_view fallback =
       dir.substr(node_package_dir(f.path).modules_at + std::string_view("node_modules/").size());
-  Owner owner{installers.of(dir), std::string(fallback), "", ""};
+  Owner owner{installers.of(dir), std::string(fallback), "", "", ""};
   try {
     const auto doc = nlohmann::json::parse(f.content);
     if (doc.is_object()) {
@@ -285,7 +291,7 @@ void Ownership::add_gem_homes(const MergedTree& tree, const std::vector<std::str
           const GemName name = split_gem_name(full);
           const std::string key(full);
           home.gems.emplace(key, add_owner(Owner{gem_installer(), std::string(name.name),
-                                                 std::string(name.version), ""}));
+                                                 std::string(name.version), "", ""}));
         }
         continue;
       }
@@ -306,7 +312,7 @@ void Ownership::add_binaries(const std::vector<CapturedFile>& heads) {
   for (const auto& head : heads)
     if (const auto* found = std::any_cast<BinaryModule>(&head.inspected))
       binaries_.emplace(head.path,
-                        add_owner(Owner{found->installer, found->package, found->version, ""}));
+                        add_owner(Owner{found->installer, found->package, found->version, "", ""}));
 }
 
 void Ownership::own_system_files(const Owner& package, const std::vector<std::string>& paths) {

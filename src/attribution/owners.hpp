@@ -28,6 +28,7 @@ struct Owner {
   // The Python distribution the package is, named as pip names it
   // ("numpy" for Debian's python3-numpy); "" for a package that is none.
   std::string dist;
+  std::string architecture;  // dpkg's Architecture ("amd64", "all"); "" elsewhere
 };
 
 // What attribution needs to know about one file.
@@ -82,8 +83,12 @@ class Ownership {
   std::uint32_t add_owner(Owner owner);
   void read_record(const CapturedFile& f);
   void read_installed_files(const CapturedFile& f);
+  // What dpkg's status file says of one package.
+  struct DpkgStatus {
+    std::string version, architecture;
+  };
   void read_dpkg_list(const CapturedFile& f,
-                      const std::unordered_map<std::string, std::string>& versions);
+                      const std::unordered_map<std::string, DpkgStatus>& status);
   void read_conda_meta(const CapturedFile& f);
   void read_rpm(const CapturedFile& f);
   void read_package_json(const CapturedFile& f, const NodeInstallers& installers);

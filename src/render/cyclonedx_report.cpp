@@ -78,22 +78,6 @@ std::map<std::string, std::string> os_release(const Analysis& a) {
   return out;
 }
 
-// dpkg's status: package -> Architecture.
-std::map<std::string, std::string> dpkg_architectures(const Analysis& a) {
-  std::map<std::string, std::string> out;
-  for (const auto& f : a.metadata) {
-    if (f.path != "var/lib/dpkg/status") continue;
-    std::string package;
-    each_line(f.content, [&](std::string_view line) {
-      if (line.starts_with("Package: "))
-        package = std::string(line.substr(9));
-      else if (line.starts_with("Architecture: ") && !package.empty())
-        out.emplace(package, std::string(line.substr(14)));
-    });
-  }
-  return out;
-}
-
 // A name-based UUID (RFC 4122's version 5 layout) from the image's
 // identity, for the document's serial number.
 std::string serial_number(const Analysis& a) {
@@ -184,7 +168,6 @@ void render_cyclonedx(const Report& report, std::ostream& out) {
     const auto it = os.find(key);
     return it == os.end() ? std::string() : it->second;
   };
-  const auto arch = dpkg_architectures(a);
   json components = json::array();
   if (const auto id = os.find("ID"); id != os.end()) {
     json system = {
@@ -196,9 +179,7 @@ void render_cyclonedx(const Report& report, std::ostream& out) {
     components.push_back(std::move(system));
   }
   for (const InstalledPackage& p : report.attribution->packages) {
-    const auto package_arch = p.installer == "apt" ? arch.find(p.name) : arch.end();
-    const PackageUrl id = package_url(p, os_value("ID"), os_value("VERSION_ID"),
-                                      package_arch == arch.end() ? "" : package_arch->second);
+    const PackageUrl id = package_url(p, os_value("ID"), os_value("VERSION_ID"), p.architecture);
     json c = {{"type", p.installer == "go" || p.installer == "cargo" ? "application" : "library"},
               {"bom-ref", json_text(p.installer + ":" + p.name + "@" + p.version)},
               {"name", json_text(id.name)}};

@@ -444,7 +444,7 @@ SavedReport report_from_json(const json& doc) {
         r.attribution->packages.push_back(
             InstalledPackage{read<std::string>(p, "installer"), read<std::string>(p, "name"),
                              read<std::string>(p, "version"), read<std::uint64_t>(p, "files"),
-                             read<std::uint64_t>(p, "bytes")});
+                             read<std::uint64_t>(p, "bytes"), ""});
       });
     }
     if (const json& findings = section(doc, "findings"); findings.is_array())

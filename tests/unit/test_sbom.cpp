@@ -152,7 +152,7 @@ TEST_CASE("sbom: package URLs per installer, encoded as the purl specification s
   const auto url = [](const std::string& installer, const std::string& name,
                       const std::string& version, const std::string& os = "",
                       const std::string& arch = "") {
-    return package_url(InstalledPackage{installer, name, version, 0, 0}, os,
+    return package_url(InstalledPackage{installer, name, version, 0, 0, ""}, os,
                        os.empty() ? "" : "22.04", arch)
         .purl;
   };
@@ -176,7 +176,7 @@ TEST_CASE("sbom: package URLs per installer, encoded as the purl specification s
   CHECK(url("cargo", "ripgrep", "14.1.0") == "pkg:cargo/ripgrep@14.1.0");
   CHECK(url("pip", "odd name", "1.0 beta") == "pkg:pypi/odd%20name@1.0%20beta");
   const PackageUrl go =
-      package_url(InstalledPackage{"go", "github.com/acme/server", "v1.2.3", 0, 0}, "", "", "");
+      package_url(InstalledPackage{"go", "github.com/acme/server", "v1.2.3", 0, 0, ""}, "", "", "");
   CHECK(go.group == "github.com/acme");
   CHECK(go.name == "server");
 }

@@ -100,6 +100,7 @@ struct InstalledPackage {
   std::string name;     // as that installer names it
   std::string version;  // "" where its database does not say
   std::uint64_t files = 0, bytes = 0;
+  std::string architecture;  // dpkg's Architecture ("amd64", "all"); "" for other installers
 };
 
 struct Attribution {
