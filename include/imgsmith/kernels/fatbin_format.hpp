@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "imgsmith/kernels/kernel_kind.hpp"
+#include "imgsmith/util/elf64_le.hpp"
 
 namespace imgsmith {
 namespace fatbin {
@@ -39,21 +40,10 @@ inline constexpr std::uint64_t kMaxEntryHeadBytes = 4096;
 inline constexpr std::uint64_t kModuleLookBytes = 64 * 1024;
 inline constexpr std::uint16_t kElfMachineCuda = 190;
 
-inline std::uint16_t u16(const char* p) {
-  std::uint16_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline std::uint32_t u32(const char* p) {
-  std::uint32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline std::uint64_t u64(const char* p) {
-  std::uint64_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
+// The ELF reading is util's (elf64_le.hpp), which attribution shares.
+using elf64::u16;
+using elf64::u32;
+using elf64::u64;
 
 // The first container magic at an 8-aligned offset of [p, p + n) (offsets
 // counted from p, which must lie at an 8-aligned offset of its file), or
@@ -81,25 +71,15 @@ inline const char* find_aligned_magic(const char* p, std::size_t n) {
 // (64 bytes at `eh`), and which header names the sections; false when the
 // file has none (a stripped table) or it does not fit a file of `size`
 // bytes, or is over `max_bytes` (real libraries have a few dozen sections).
-struct SectionTable {
-  std::uint64_t offset = 0, entry_size = 0, count = 0, names_index = 0;
-  std::uint64_t bytes() const { return entry_size * count; }
-};
+using elf64::SectionTable;
 inline bool read_section_table(const char* eh, std::uint64_t size, std::uint64_t max_bytes,
                                SectionTable& out) {
-  out = SectionTable{u64(eh + 40), u16(eh + 58), u16(eh + 60), u16(eh + 62)};
-  return out.offset != 0 && out.count != 0 && out.entry_size >= 64 && out.names_index < out.count &&
-         out.offset <= size && out.bytes() <= std::min(size - out.offset, max_bytes);
+  return elf64::section_table(eh, size, max_bytes, out);
 }
 
 // The fields of one 64-bit section header (at `h`) the readers use.
-struct SectionHeader {
-  std::uint32_t name = 0, type = 0;
-  std::uint64_t flags = 0, offset = 0, size = 0;
-};
-inline SectionHeader read_section_header(const char* h) {
-  return SectionHeader{u32(h), u32(h + 4), u64(h + 8), u64(h + 24), u64(h + 32)};
-}
+using elf64::SectionHeader;
+inline SectionHeader read_section_header(const char* h) { return elf64::section_header(h); }
 
 // Whether an ELF section may hold fatbin containers: allocated (SHF_ALLOC),
 // with bytes in the file (SHT_PROGBITS), neither code (SHF_EXECINSTR) nor

@@ -1,7 +1,9 @@
-// The few fields of a 64-bit little-endian ELF file that readers below the
-// kernels library need (attribution reads Go's and cargo auditable's
-// sections with them): little-endian integers, the section table's place
-// and one section header. Bounds are the caller's to check.
+// The few fields of a 64-bit little-endian ELF file that its readers need
+// (the kernels library's fatbin reader and the probe through
+// fatbin_format.hpp; attribution, for Go's and cargo auditable's sections):
+// little-endian integers, the section table's place and one section header.
+// A header of the standard library alone, as the probe links nothing of
+// imgsmith's. Bounds are the caller's to check.
 #pragma once
 
 #include <algorithm>
@@ -40,12 +42,13 @@ inline bool section_table(const char* eh, std::uint64_t size, std::uint64_t max_
          out.offset <= size && out.bytes() <= std::min(size - out.offset, max_bytes);
 }
 
+// The fields of one 64-bit section header (at `h`) the readers use.
 struct SectionHeader {
   std::uint32_t name = 0, type = 0;
-  std::uint64_t offset = 0, size = 0;
+  std::uint64_t flags = 0, offset = 0, size = 0;
 };
 inline SectionHeader section_header(const char* h) {
-  return SectionHeader{u32(h), u32(h + 4), u64(h + 24), u64(h + 32)};
+  return SectionHeader{u32(h), u32(h + 4), u64(h + 8), u64(h + 24), u64(h + 32)};
 }
 
 }  // namespace imgsmith::elf64
