@@ -30,11 +30,20 @@ using namespace imgsmith::registry;
 
 namespace {
 
-// Listens on 127.0.0.1 and answers every connection with one canned
-// response (none: the connection is closed at once), counting connections.
+// Listens on 127.0.0.1 and answers each HTTP request with what `answer`
+// makes of it (the request line, headers and body as received, and the
+// server's own host:port), or with one canned response; keeps every request
+// and counts connections. Without an answer a connection is closed at once;
+// so is a TLS hello (the client trying HTTPS first).
 class LoopbackServer {
  public:
-  explicit LoopbackServer(std::string response = "") : response_(std::move(response)) {
+  using Answer = std::function<std::string(const std::string& request, const std::string& host)>;
+  explicit LoopbackServer(std::string response = "")
+      : LoopbackServer(response.empty() ? Answer()
+                                        : [response](const std::string&, const std::string&) {
+                                            return response;
+                                          }) {}
+  explicit LoopbackServer(Answer answer) : answer_(std::move(answer)) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     REQUIRE(fd_ >= 0);
     sockaddr_in address{};
@@ -55,12 +64,27 @@ class LoopbackServer {
   LoopbackServer(const LoopbackServer&) = delete;
   LoopbackServer& operator=(const LoopbackServer&) = delete;
 
+  std::string host() const { return "127.0.0.1:" + std::to_string(port_); }
   std::string url(const std::string& scheme, const std::string& path = "/") const {
-    return scheme + "://127.0.0.1:" + std::to_string(port_) + path;
+    return scheme + "://" + host() + path;
   }
   int connections() const { return connections_.load(); }
+  std::vector<std::string> requests() const {
+    std::lock_guard<std::mutex> lock(lock_);
+    return requests_;
+  }
 
  private:
+  static bool read_more(int c, std::string& into) {
+    pollfd readable{c, POLLIN, 0};
+    if (::poll(&readable, 1, 5000) <= 0) return false;
+    char buffer[4096];
+    const ssize_t n = ::read(c, buffer, sizeof buffer);
+    if (n <= 0) return false;
+    into.append(buffer, static_cast<std::size_t>(n));
+    return true;
+  }
+
   void serve() {
     while (!stop_) {
       pollfd listening{fd_, POLLIN, 0};
@@ -68,19 +92,29 @@ class LoopbackServer {
       const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (c < 0) continue;
       ++connections_;
-      if (!response_.empty()) {
-        std::string request;
-        char buffer[4096];
-        while (request.find("\r\n\r\n") == std::string::npos) {
-          pollfd readable{c, POLLIN, 0};
-          if (::poll(&readable, 1, 5000) <= 0) break;
-          const ssize_t n = ::read(c, buffer, sizeof buffer);
-          if (n <= 0) break;
-          request.append(buffer, static_cast<std::size_t>(n));
+      if (!answer_) {
+        ::close(c);
+        continue;
+      }
+      std::string request;
+      bool whole = read_more(c, request) && request[0] != '\x16';
+      while (whole && request.find("\r\n\r\n") == std::string::npos) whole = read_more(c, request);
+      if (whole) {
+        const std::size_t head = request.find("\r\n\r\n") + 4;
+        std::size_t length = 0;
+        for (const std::string key : {"Content-Length: ", "content-length: "})
+          if (const auto at = request.find(key); at != std::string::npos && at < head)
+            length = std::strtoull(request.c_str() + at + key.size(), nullptr, 10);
+        while (whole && request.size() < head + length) whole = read_more(c, request);
+      }
+      if (whole) {
+        {
+          std::lock_guard<std::mutex> lock(lock_);
+          requests_.push_back(request);
         }
-        std::size_t sent = 0;
-        while (sent < response_.size()) {
-          const ssize_t n = ::write(c, response_.data() + sent, response_.size() - sent);
+        const std::string response = answer_(request, host());
+        for (std::size_t sent = 0; sent < response.size();) {
+          const ssize_t n = ::write(c, response.data() + sent, response.size() - sent);
           if (n <= 0) break;
           sent += static_cast<std::size_t>(n);
         }
@@ -89,11 +123,13 @@ class LoopbackServer {
     }
   }
 
-  std::string response_;
+  Answer answer_;
   int fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<int> connections_{0};
+  mutable std::mutex lock_;
+  std::vector<std::string> requests_;
   std::thread thread_;
 };
 
@@ -186,93 +222,6 @@ TEST_CASE("registry http: a libcurl without CURLOPT_PROTOCOLS_STR falls back to 
 
 namespace {
 
-// Listens on 127.0.0.1 and answers each HTTP request with what `answer`
-// makes of it (the request line, headers and body as received, and the
-// server's own host:port); keeps every request. A TLS hello (the client
-// trying HTTPS first) is closed.
-class RoutingServer {
- public:
-  using Answer = std::function<std::string(const std::string& request, const std::string& host)>;
-  explicit RoutingServer(Answer answer) : answer_(std::move(answer)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    REQUIRE(fd_ >= 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-    REQUIRE(::listen(fd_, 8) == 0);
-    socklen_t length = sizeof address;
-    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-    port_ = ntohs(address.sin_port);
-    thread_ = std::thread([this] { serve(); });
-  }
-  ~RoutingServer() {
-    stop_ = true;
-    thread_.join();
-    ::close(fd_);
-  }
-  RoutingServer(const RoutingServer&) = delete;
-  RoutingServer& operator=(const RoutingServer&) = delete;
-
-  std::string host() const { return "127.0.0.1:" + std::to_string(port_); }
-  std::vector<std::string> requests() const {
-    std::lock_guard<std::mutex> lock(lock_);
-    return requests_;
-  }
-
- private:
-  static bool read_more(int c, std::string& into) {
-    pollfd readable{c, POLLIN, 0};
-    if (::poll(&readable, 1, 5000) <= 0) return false;
-    char buffer[4096];
-    const ssize_t n = ::read(c, buffer, sizeof buffer);
-    if (n <= 0) return false;
-    into.append(buffer, static_cast<std::size_t>(n));
-    return true;
-  }
-
-  void serve() {
-    while (!stop_) {
-      pollfd listening{fd_, POLLIN, 0};
-      if (::poll(&listening, 1, 20) <= 0) continue;
-      const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (c < 0) continue;
-      std::string request;
-      bool whole = read_more(c, request) && request[0] != '\x16';
-      while (whole && request.find("\r\n\r\n") == std::string::npos) whole = read_more(c, request);
-      if (whole) {
-        const std::size_t head = request.find("\r\n\r\n") + 4;
-        std::size_t length = 0;
-        for (const std::string key : {"Content-Length: ", "content-length: "})
-          if (const auto at = request.find(key); at != std::string::npos && at < head)
-            length = std::strtoull(request.c_str() + at + key.size(), nullptr, 10);
-        while (whole && request.size() < head + length) whole = read_more(c, request);
-      }
-      if (whole) {
-        {
-          std::lock_guard<std::mutex> lock(lock_);
-          requests_.push_back(request);
-        }
-        const std::string response = answer_(request, host());
-        for (std::size_t sent = 0; sent < response.size();) {
-          const ssize_t n = ::write(c, response.data() + sent, response.size() - sent);
-          if (n <= 0) break;
-          sent += static_cast<std::size_t>(n);
-        }
-      }
-      ::close(c);
-    }
-  }
-
-  Answer answer_;
-  int fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
-  mutable std::mutex lock_;
-  std::vector<std::string> requests_;
-  std::thread thread_;
-};
-
 std::string answer(const std::string& status, const std::string& headers, const std::string& body) {
   return "HTTP/1.1 " + status + "\r\n" + headers +
          "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
@@ -304,7 +253,7 @@ std::string identity_token_registry(const std::string& request, const std::strin
   return answer("404 Not Found", "", "");
 }
 
-Client client_for(const RoutingServer& server, const std::string& config_dir) {
+Client client_for(const LoopbackServer& server, const std::string& config_dir) {
   RegistryOptions options;
   options.docker_config = config_dir;
   options.retries = 0;
@@ -317,7 +266,7 @@ Client client_for(const RoutingServer& server, const std::string& config_dir) {
 
 TEST_CASE("registry http: an identity token is exchanged at the token realm for access") {
   testing::TempDir tmp;
-  RoutingServer server(identity_token_registry);
+  LoopbackServer server(identity_token_registry);
 
   SECTION("from auths (docker login to an OAuth registry)") {
     testing::write_file(
