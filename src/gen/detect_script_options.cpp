@@ -150,7 +150,9 @@ std::optional<ScriptOption> option_from(const std::vector<std::string>& argument
   std::string longest;
   for (const auto& text : positional) {
     const std::string flag = string_literal(text);
-    if (flag.size() < 2 || flag.front() != '-') continue;
+    // ("--" alone is argparse's end of options, no option)
+    if (flag.size() < 2 || flag.front() != '-' || flag.find_first_not_of('-') == std::string::npos)
+      continue;
     option.flags.push_back(flag);
     if (flag.rfind("--", 0) == 0 && longest.empty()) longest = flag;
   }

@@ -748,6 +748,7 @@ TEST_CASE("gen server: an entry script's own options give its port and address")
   Tree proxy({{"requirements.txt", "aiohttp\n"},
               {"main.py",
                "import argparse\np = argparse.ArgumentParser()\n"
+               "p.add_argument('--', dest='rest')\n"
                "p.add_argument('--server-host', default='localhost')\n"
                "p.add_argument('--server-port', type=int, default=9999)\n"
                "p.add_argument('--listen-host', default='0.0.0.0')\n"
