@@ -865,7 +865,8 @@ void script_server_call(const fs::path& root, PythonProject& py, std::vector<Evi
                                                                   : module + ".py";
   }
   if (file.empty() || !regular_or_absent(root / file)) return;
-  const std::vector<ScriptOption> options = script_options(root, file);
+  const ScriptOptions found = script_options(root, file);
+  const std::vector<ScriptOption>& options = found.options;
   static const ServerCall kUvicorn{"uvicorn.run", "port", "host", 8000, true, ""};
   static const ServerCall kFlask{"Flask's app.run", "port", "host", 5000, true, ""};
   static const ServerCall kGradio{
@@ -991,7 +992,10 @@ void script_server_call(const fs::path& root, PythonProject& py, std::vector<Evi
     return;
   }
   // No server call gen knows (a server of the project's own, or one started
-  // in a module it imports): the script's options say where it listens.
+  // in a module it imports): the script's options say where it listens, when
+  // those files import a server framework at all (a worker's --host and
+  // --port are as likely the database it connects to).
+  if (found.server_import.empty()) return;
   const ScriptOption* port_option = option_by_name(options, kPortOptions);
   const ScriptOption* host_option = option_by_name(options, kHostOptions);
   int port = port_option != nullptr ? option_port(*port_option) : 0;
@@ -1002,7 +1006,8 @@ void script_server_call(const fs::path& root, PythonProject& py, std::vector<Evi
         port_option != nullptr && option_port(*port_option) != 0 ? *port_option : *host_option;
     evidence.push_back({from.where, "the script's " + from.flags.front() +
                                         " option: it listens on port " + std::to_string(port) +
-                                        " by default"});
+                                        " by default (it serves with " + found.server_import +
+                                        ")"});
   } else if (port_option != nullptr && !gradio_guess) {
     evidence.push_back(
         {port_option->where,

@@ -159,12 +159,19 @@ struct ScriptOption {
   std::string action;              // "store_true", ... ("" none)
   std::string where;               // "file.py:12"
 };
+struct ScriptOptions {
+  std::vector<ScriptOption> options;
+  // The first server framework those files import (websockets, aiohttp,
+  // gradio...) and where: "websockets (whisper_live/server.py:10)"; "" when
+  // none does, and then a --port is as likely a database's or a service's
+  // the script connects to.
+  std::string server_import;
+};
 // The options the entry script (relative to root) declares with argparse's
 // add_argument, click's @click.option or absl's flags.DEFINE_*, in it and in
 // the project's own modules it imports, two imports deep: the script's own
 // first, then in the order the imports are read.
-std::vector<ScriptOption> script_options(const std::filesystem::path& root,
-                                         const std::string& entry);
+ScriptOptions script_options(const std::filesystem::path& root, const std::string& entry);
 // A call's text from its opening parenthesis (`lines[n][open]`) to the one
 // that closes it, over 20 lines at most; a parenthesis in a string does not
 // count.

@@ -95,6 +95,24 @@ std::vector<std::string> imported_files(const fs::path& root, const std::string&
   return files;
 }
 
+// The server framework an import line names ("from websockets.sync.server
+// import serve" -> "websockets"), or "": the libraries that listen on a
+// port, by their import names (each one's docs). A plain socket is left out:
+// clients use it as much.
+std::string server_framework(const std::string& line) {
+  static const std::set<std::string> kServers = {
+      "aiohttp", "bottle",    "cherrypy", "falcon",   "fastapi",    "flask",        "gradio",
+      "grpc",    "hypercorn", "litestar", "quart",    "sanic",      "starlette",    "streamlit",
+      "tornado", "twisted",   "uvicorn",  "waitress", "websockets", "socketserver", "werkzeug"};
+  static const std::regex kModule(R"(^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+)))");
+  std::smatch m;
+  if (line.size() > 500 || !std::regex_search(line, m, kModule)) return "";
+  const std::string module = m[1].matched ? m[1].str() : m[2].str();
+  if (module == "http.server" || module.rfind("http.server.", 0) == 0) return "http.server";
+  const std::string top = module.substr(0, module.find('.'));
+  return kServers.count(top) != 0 ? top : "";
+}
+
 // A Python string literal's text ('x', "x", f"x"), or "" when the text is not one.
 std::string string_literal(std::string_view text) {
   text = trim(text);
@@ -267,8 +285,9 @@ std::vector<std::string> call_arguments(const std::string& call) {
   return arguments;
 }
 
-std::vector<ScriptOption> script_options(const fs::path& root, const std::string& entry) {
-  std::vector<ScriptOption> options;
+ScriptOptions script_options(const fs::path& root, const std::string& entry) {
+  ScriptOptions found;
+  std::vector<ScriptOption>& options = found.options;
   std::vector<std::pair<std::string, std::string>> set_defaults;
   std::set<std::string> seen{entry};
   std::vector<std::string> level{entry};
@@ -279,8 +298,13 @@ std::vector<ScriptOption> script_options(const fs::path& root, const std::string
       options_in(file, text, options, set_defaults);
       if (depth == kImportDepth) continue;
       std::istringstream in(text);
+      int number = 0;
       for (std::string line; std::getline(in, line);) {
+        ++number;
         if (line.find("import") == std::string::npos) continue;
+        if (found.server_import.empty())
+          if (const std::string server = server_framework(line); !server.empty())
+            found.server_import = server + " (" + file + ":" + std::to_string(number) + ")";
         for (auto& imported : imported_files(root, file, line))
           if (seen.size() < kMaxFiles && seen.insert(imported).second)
             next.push_back(std::move(imported));
@@ -292,7 +316,7 @@ std::vector<ScriptOption> script_options(const fs::path& root, const std::string
   for (const auto& [dest, value] : set_defaults)
     for (auto& option : options)
       if (option.dest == dest) option.default_value = value;
-  return options;
+  return found;
 }
 
 }  // namespace imgsmith::gen

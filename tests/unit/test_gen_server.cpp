@@ -643,23 +643,26 @@ TEST_CASE("gen server: an entry script's own options give its port and address")
         "    parser.add_argument('--port', '-p', type=int, default=9090,\n"
         "                        help=\"Websocket port (default: 9090), the one\")\n"
         "    args = parser.parse_args()\n"
-        "    from svc.server import Server\n    Server().run(\"0.0.0.0\", port=args.port)\n"}});
+        "    from svc.server import Server\n    Server().run(\"0.0.0.0\", port=args.port)\n"},
+       {"svc/__init__.py", ""},
+       {"svc/server.py", "from websockets.sync.server import serve\n"}});
   Plan plan = own.plan();
   REQUIRE(plan.cmd == std::vector<std::string>{"python", "server.py"});
   CHECK(plan.port == 9090);
 
   // ComfyUI's shape without ComfyUI's row: the parser in a module the
   // script imports, an address that listens everywhere in its bare form.
-  Tree imported({{"requirements.txt", "aiohttp\n"},
-                 {"main.py",
-                  "import os\nfrom app.cli_args import args\n\nif __name__ == "
-                  "\"__main__\":\n    start(args)\n"},
-                 {"app/__init__.py", ""},
-                 {"app/cli_args.py",
-                  "import argparse\nparser = argparse.ArgumentParser()\n"
-                  "parser.add_argument(\"--listen\", type=str, default=\"127.0.0.1\", nargs=\"?\", "
-                  "const=\"0.0.0.0,::\")\nparser.add_argument(\"--port\", type=int, default=8288)\n"
-                  "args = parser.parse_args()\n"}});
+  Tree imported(
+      {{"requirements.txt", "aiohttp\n"},
+       {"main.py",
+        "import os\nfrom aiohttp import web\nfrom app.cli_args import args\n\nif __name__ == "
+        "\"__main__\":\n    start(args)\n"},
+       {"app/__init__.py", ""},
+       {"app/cli_args.py",
+        "import argparse\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument(\"--listen\", type=str, default=\"127.0.0.1\", nargs=\"?\", "
+        "const=\"0.0.0.0,::\")\nparser.add_argument(\"--port\", type=int, default=8288)\n"
+        "args = parser.parse_args()\n"}});
   plan = imported.plan();
   CHECK(plan.cmd == std::vector<std::string>{"python", "main.py", "--listen"});
   CHECK(plan.port == 8288);
@@ -668,7 +671,7 @@ TEST_CASE("gen server: an entry script's own options give its port and address")
   // HOST:PORT default gives the port and keeps it.
   Tree host({{"requirements.txt", "fastapi\n"},
              {"main.py",
-              "import argparse\nparser = argparse.ArgumentParser()\n"
+              "import argparse\nimport uvicorn\nparser = argparse.ArgumentParser()\n"
               "parser.add_argument(\"--host\", type=str, default=\"127.0.0.1\")\n"
               "parser.add_argument(\"--port\", \"-p\", type=int, default=42110)\n"
               "if __name__ == \"__main__\":\n    serve(parser.parse_args())\n"}});
@@ -677,7 +680,7 @@ TEST_CASE("gen server: an entry script's own options give its port and address")
   CHECK(plan.port == 42110);
   Tree listen_port({{"requirements.txt", "fastapi\n"},
                     {"main.py",
-                     "import argparse\nparser = argparse.ArgumentParser()\n"
+                     "import argparse\nimport uvicorn\nparser = argparse.ArgumentParser()\n"
                      "parser.add_argument(\"--listen\", type=str, "
                      "default=\"127.0.0.1:8080\")\nif __name__ == \"__main__\":\n"
                      "    serve(parser.parse_args())\n"}});
@@ -705,7 +708,7 @@ TEST_CASE("gen server: an entry script's own options give its port and address")
   // click and absl declare options too; a switch named --listen is turned on.
   Tree click({{"requirements.txt", "click\n"},
               {"main.py",
-               "import click\n@click.command()\n@click.option(\"--port\", "
+               "import click\nfrom flask import Flask\n@click.command()\n@click.option(\"--port\", "
                "default=5005, help=\"port, (tcp)\")\n@click.option(\"--listen\", "
                "is_flag=True, action=\"store_true\")\ndef main(port, listen):\n"
                "    serve(port)\nif __name__ == \"__main__\":\n    main()\n"}});
@@ -714,7 +717,7 @@ TEST_CASE("gen server: an entry script's own options give its port and address")
   CHECK(plan.cmd == std::vector<std::string>{"python", "main.py", "--listen"});
   Tree absl({{"requirements.txt", "absl-py\n"},
              {"main.py",
-              "from absl import app, flags\nflags.DEFINE_integer(\"port\", 8500, "
+              "import grpc\nfrom absl import app, flags\nflags.DEFINE_integer(\"port\", 8500, "
               "\"the port\")\nflags.DEFINE_string(\"host\", \"0.0.0.0\", \"address\")\n"
               "def main(argv):\n    serve()\nif __name__ == \"__main__\":\n"
               "    app.run(main)\n"}});
@@ -747,7 +750,7 @@ TEST_CASE("gen server: an entry script's own options give its port and address")
   // to, whatever the order they are declared in.
   Tree proxy({{"requirements.txt", "aiohttp\n"},
               {"main.py",
-               "import argparse\np = argparse.ArgumentParser()\n"
+               "import argparse\nfrom aiohttp import web\np = argparse.ArgumentParser()\n"
                "p.add_argument('--', dest='rest')\n"
                "p.add_argument('--server-host', default='localhost')\n"
                "p.add_argument('--server-port', type=int, default=9999)\n"
@@ -769,10 +772,24 @@ TEST_CASE("gen server: an entry script's own options give its port and address")
   CHECK_FALSE(any_has(plan.warnings, "--master_port"));
   Tree no_default({{"requirements.txt", "fastapi\n"},
                    {"main.py",
-                    "import argparse\np = argparse.ArgumentParser()\n"
+                    "import argparse\nimport http.server\np = argparse.ArgumentParser()\n"
                     "p.add_argument('--port', type=int)\n"
                     "if __name__ == '__main__':\n    serve(p.parse_args())\n"}});
   plan = no_default.plan();
   CHECK(plan.port == 0);
-  CHECK(any_has(plan.warnings, "main.py:3: the script takes --port without a default"));
+  CHECK(any_has(plan.warnings, "main.py:4: the script takes --port without a default"));
+
+  // A worker whose --host and --port are the queue it connects to imports
+  // no server framework: neither is taken for its own, nor warned about.
+  Tree worker({{"requirements.txt", "redis\n"},
+               {"main.py",
+                "import argparse\nimport redis\np = argparse.ArgumentParser()\n"
+                "p.add_argument('--host', default='localhost', help='the Redis server')\n"
+                "p.add_argument('--port', type=int, default=6379)\n"
+                "if __name__ == '__main__':\n    a = p.parse_args()\n"
+                "    work(redis.Redis(host=a.host, port=a.port))\n"}});
+  plan = worker.plan();
+  CHECK(plan.port == 0);
+  CHECK(plan.cmd == std::vector<std::string>{"python", "main.py"});
+  CHECK_FALSE(any_has(plan.warnings, "--port"));
 }
