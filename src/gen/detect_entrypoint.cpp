@@ -760,10 +760,10 @@ const ScriptOption* option_by_name(const std::vector<ScriptOption>& options,
 }
 
 // The option a call's argument reads (`args.port`, `opt.server_name`,
-// `FLAGS.port`), or nullptr.
+// `FLAGS.port`, or `port`: a Typer or Fire function's parameter), or nullptr.
 const ScriptOption* option_named_by(const std::vector<ScriptOption>& options,
                                     const std::string& value) {
-  static const std::regex kAttribute(R"(^[A-Za-z_][\w.]*\.([A-Za-z_]\w*)$)");
+  static const std::regex kAttribute(R"(^(?:[A-Za-z_][\w.]*\.)?([A-Za-z_]\w*)$)");
   std::smatch m;
   if (value.size() > 200 || !std::regex_match(value, m, kAttribute)) return nullptr;
   for (const auto& option : options)
@@ -949,20 +949,24 @@ void script_server_call(const fs::path& root, PythonProject& py, std::vector<Evi
     }
     // `host=args.host`: the option's default, and the option turns it; an
     // expression over the script's address options (`None if not
-    // args.listen else ...`) is turned by the first of them.
+    // args.listen else ...`) is turned by the first it names.
     const ScriptOption* host_option = option_named_by(options, host_value);
     for (const auto& option : options) {
       if (host_option != nullptr || host_value.size() > 500) break;
       if (std::find(kHostOptions.begin(), kHostOptions.end(), option_name(option)) ==
           kHostOptions.end())
         continue;
-      const std::string mention = "." + option.dest;
-      for (auto at = host_value.find(mention); at != std::string::npos && host_option == nullptr;
+      // The option's name as a word: `args.listen`, or a Typer parameter's `listen`.
+      const auto word_char = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+      };
+      const std::string& mention = option.dest;
+      for (auto at = host_value.find(mention);
+           !mention.empty() && at != std::string::npos && host_option == nullptr;
            at = host_value.find(mention, at + 1)) {
         const auto end = at + mention.size();
-        if (end == host_value.size() ||
-            (std::isalnum(static_cast<unsigned char>(host_value[end])) == 0 &&
-             host_value[end] != '_'))
+        if ((at == 0 || !word_char(host_value[at - 1])) &&
+            (end == host_value.size() || !word_char(host_value[end])))
           host_option = &option;
       }
     }

@@ -179,6 +179,102 @@ std::optional<ScriptOption> option_from(const std::vector<std::string>& argument
   return option;
 }
 
+// A parameter as written, `name: annotation = default`, split at its
+// top-level '=' (not one inside brackets, a call or a string): {name,
+// default}; the default "" when there is none.
+std::pair<std::string, std::string> parameter_parts(const std::string& parameter) {
+  static const std::regex kName(R"(^\s*([A-Za-z_]\w*))");
+  std::smatch m;
+  if (!std::regex_search(parameter, m, kName)) return {};
+  int depth = 0;
+  char quote = 0;
+  for (std::size_t i = 0; i < parameter.size(); ++i) {
+    const char c = parameter[i];
+    if (quote != 0) {
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
+      continue;
+    }
+    if (c == '"' || c == '\'') quote = c;
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') --depth;
+    if (depth == 0 && c == '=' && (i + 1 == parameter.size() || parameter[i + 1] != '='))
+      return {m[1].str(), std::string(trim(parameter.substr(i + 1)))};
+  }
+  return {m[1].str(), ""};
+}
+
+// Typer and Fire make a function's parameters its options: the function
+// given to `typer.run(...)` or `fire.Fire(...)`, or one under an
+// `@app.command()` decorator (click's own are read from @click.option).
+// `port: int = 8123` is --port with 8123 (Typer writes server_port as
+// --server-port; Fire takes both); `port: int = typer.Option(8123, "--port",
+// "-p")` names its flags; `listen: bool = False` is a switch.
+void function_parameter_options(const std::string& file, const std::vector<std::string>& lines,
+                                std::vector<ScriptOption>& options) {
+  static const std::regex kRun(R"((?:typer\.run|fire\.Fire)\(\s*([A-Za-z_]\w*)\s*\))");
+  static const std::regex kDef(R"(^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\()");
+  std::set<std::string> commands;
+  for (const auto& line : lines) {
+    std::smatch m;
+    if (line.size() <= 1000 && std::regex_search(line, m, kRun)) commands.insert(m[1].str());
+  }
+  bool decorated = false;
+  for (std::size_t n = 0; n < lines.size(); ++n) {
+    const std::string& line = lines[n];
+    const auto code = line.find_first_not_of(" \t");
+    if (line.size() > 1000 || code == std::string::npos || line[code] == '#') continue;
+    if (line[code] == '@') {
+      decorated = decorated || (line.find(".command(") != std::string::npos &&
+                                line.find("click.") == std::string::npos);
+      continue;
+    }
+    std::smatch m;
+    const bool is_def = std::regex_search(line, m, kDef);
+    const bool command = is_def && (decorated || commands.count(m[1].str()) != 0);
+    decorated = false;
+    if (!command) continue;
+    const std::size_t open = static_cast<std::size_t>(m.position(0) + m.length(0)) - 1;
+    const std::string where = file + ":" + std::to_string(n + 1);
+    for (const auto& parameter : call_arguments(call_text(lines, n, open))) {
+      auto [name, value] = parameter_parts(parameter);
+      if (name.empty() || value.empty() || name == "self" || name == "cls") continue;
+      bool known = false;
+      for (const auto& o : options) known = known || o.dest == name;
+      if (known) continue;
+      ScriptOption option;
+      option.dest = name;
+      option.where = where;
+      const auto call = value.find('(');
+      if (call != std::string::npos &&
+          (value.rfind("typer.Option(", 0) == 0 || value.rfind("Option(", 0) == 0)) {
+        for (const auto& argument : call_arguments(value.substr(call))) {
+          const std::string flag = string_literal(argument);
+          if (flag.size() >= 2 && flag.front() == '-' &&
+              flag.find_first_not_of('-') != std::string::npos)
+            option.flags.push_back(flag);
+          else if (argument.rfind("default", 0) == 0 && argument.find('=') != std::string::npos)
+            option.default_value = std::string(trim(argument.substr(argument.find('=') + 1)));
+          else if (option.default_value.empty() && argument.find('=') == std::string::npos)
+            option.default_value = argument;
+        }
+        if (option.default_value == "...") option.default_value.clear();  // required
+      } else {
+        option.default_value = value;
+      }
+      if (option.flags.empty()) {
+        std::string flag = "--" + name;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        option.flags.push_back(flag);
+      }
+      if (option.default_value == "False") option.action = "store_true";
+      options.push_back(std::move(option));
+    }
+  }
+}
+
 // Each option a file declares, in the order written, and the defaults its
 // parser.set_defaults(...) calls give (`port=None`: Fooocus's args_manager.py).
 void options_in(const std::string& file, const std::string& text,
@@ -220,6 +316,7 @@ void options_in(const std::string& file, const std::string& text,
                                     file + ":" + std::to_string(n + 1));
     if (option) options.push_back(*option);
   }
+  function_parameter_options(file, lines, options);
 }
 
 // Within a string literal (`quote`, its opening quote): the character at i,

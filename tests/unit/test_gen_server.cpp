@@ -779,6 +779,36 @@ TEST_CASE("gen server: an entry script's own options give its port and address")
   CHECK(plan.port == 0);
   CHECK(any_has(plan.warnings, "main.py:4: the script takes --port without a default"));
 
+  // Typer and Fire take a function's parameters as options.
+  Tree typer({{"requirements.txt", "typer\nuvicorn\n"},
+              {"main.py",
+               "import typer, uvicorn\nfrom svc import build\n"
+               "def main(model: str, host: str = \"127.0.0.1\",\n         port: int = 8123,\n"
+               "         reload: bool = False):\n    uvicorn.run(build(model), host=host, "
+               "port=port)\nif __name__ == \"__main__\":\n    typer.run(main)\n"}});
+  plan = typer.plan();
+  CHECK(plan.port == 8123);
+  CHECK(plan.cmd == std::vector<std::string>{"python", "main.py", "--host", "0.0.0.0"});
+  Tree typer_option(
+      {{"requirements.txt", "typer\ngradio\n"},
+       {"main.py",
+        "import typer\nimport gradio as gr\napp = typer.Typer()\n@app.command()\n"
+        "def serve(server_port: int = typer.Option(7999, \"--server-port\", \"-p\"),\n"
+        "          listen: bool = False):\n    gr.Blocks().launch(server_port=server_port, "
+        "server_name=\"0.0.0.0\" if listen else None)\nif __name__ == \"__main__\":\n    "
+        "app()\n"}});
+  plan = typer_option.plan();
+  CHECK(plan.port == 7999);
+  CHECK(plan.cmd == std::vector<std::string>{"python", "main.py", "--listen"});
+  Tree fire({{"requirements.txt", "fire\nflask\n"},
+             {"serve.py",
+              "import fire\nfrom flask import Flask\n\ndef run(host='localhost', port=5100):\n"
+              "    make().run(host=host, port=port)\n\nif __name__ == '__main__':\n"
+              "    fire.Fire(run)\n"}});
+  plan = fire.plan();
+  CHECK(plan.port == 5100);
+  CHECK(plan.cmd == std::vector<std::string>{"python", "serve.py", "--host", "0.0.0.0"});
+
   // A worker whose --host and --port are the queue it connects to imports
   // no server framework: neither is taken for its own, nor warned about.
   Tree worker({{"requirements.txt", "redis\n"},
