@@ -1,5 +1,7 @@
 // gen on a project made of the fuzzer's text: requirements.txt,
-// pyproject.toml, environment.yml, CMakeLists.txt and a Python entry point.
+// pyproject.toml, environment.yml, CMakeLists.txt, a Python entry point, a
+// module it may import (its command-line options are read there too) and
+// Cog's cog.yaml.
 // A project gen cannot read ends in InputError naming the file and line.
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -13,8 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   std::filesystem::create_directories(dir);
-  for (const char* name :
-       {"requirements.txt", "pyproject.toml", "environment.yml", "CMakeLists.txt", "main.py"})
+  for (const char* name : {"requirements.txt", "pyproject.toml", "environment.yml",
+                           "CMakeLists.txt", "main.py", "cog.yaml", "cli_args.py"})
     if (in.ConsumeBool()) fuzz::write_file(dir / name, in.ConsumeRandomLengthString(4096));
   if (in.ConsumeBool()) fuzz::write_file(dir / "kernel.cu", "__global__ void k() {}\n");
   try {
