@@ -974,9 +974,7 @@ void script_server_call(const fs::path& root, PythonProject& py, std::vector<Evi
       listen_everywhere(*host_option, py, evidence);
       return;
     }
-    std::string host = host_value;
-    if (host.size() >= 2 && (host.front() == '"' || host.front() == '\''))
-      host = host.substr(1, host.size() - 2);
+    const std::string host = unquoted(host_value);
     const bool loopback =
         host_value.empty() ? kind->loopback_default : host == "127.0.0.1" || host == "localhost";
     if (loopback && host_value.empty() && gradio_guess) {

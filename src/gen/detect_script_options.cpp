@@ -128,6 +128,13 @@ std::string string_literal(std::string_view text) {
   return std::string(text.substr(1, text.size() - 2));
 }
 
+// Whether a string literal's text is an option's flag: "-p", "--port"; "--"
+// alone is argparse's end of options, no option.
+bool is_flag(const std::string& text) {
+  return text.size() >= 2 && text.front() == '-' &&
+         text.find_first_not_of('-') != std::string::npos;
+}
+
 // The flag a dest names: "--server_name" -> "server_name".
 std::string dest_of(const std::string& flag) {
   std::string dest = flag.substr(flag.find_first_not_of('-'));
@@ -168,9 +175,7 @@ std::optional<ScriptOption> option_from(const std::vector<std::string>& argument
   std::string longest;
   for (const auto& text : positional) {
     const std::string flag = string_literal(text);
-    // ("--" alone is argparse's end of options, no option)
-    if (flag.size() < 2 || flag.front() != '-' || flag.find_first_not_of('-') == std::string::npos)
-      continue;
+    if (!is_flag(flag)) continue;
     option.flags.push_back(flag);
     if (flag.rfind("--", 0) == 0 && longest.empty()) longest = flag;
   }
@@ -252,8 +257,7 @@ void function_parameter_options(const std::string& file, const std::vector<std::
           (value.rfind("typer.Option(", 0) == 0 || value.rfind("Option(", 0) == 0)) {
         for (const auto& argument : call_arguments(value.substr(call))) {
           const std::string flag = string_literal(argument);
-          if (flag.size() >= 2 && flag.front() == '-' &&
-              flag.find_first_not_of('-') != std::string::npos)
+          if (is_flag(flag))
             option.flags.push_back(flag);
           else if (argument.rfind("default", 0) == 0 && argument.find('=') != std::string::npos)
             option.default_value = std::string(trim(argument.substr(argument.find('=') + 1)));
@@ -277,12 +281,9 @@ void function_parameter_options(const std::string& file, const std::vector<std::
 
 // Each option a file declares, in the order written, and the defaults its
 // parser.set_defaults(...) calls give (`port=None`: Fooocus's args_manager.py).
-void options_in(const std::string& file, const std::string& text,
+void options_in(const std::string& file, const std::vector<std::string>& lines,
                 std::vector<ScriptOption>& options,
                 std::vector<std::pair<std::string, std::string>>& set_defaults) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
   for (std::size_t n = 0; n < lines.size(); ++n) {
     const std::string& line = lines[n];
     const auto code = line.find_first_not_of(" \t");
@@ -391,17 +392,17 @@ ScriptOptions script_options(const fs::path& root, const std::string& entry) {
   for (int depth = 0; depth <= kImportDepth && !level.empty(); ++depth) {
     std::vector<std::string> next;
     for (const auto& file : level) {
-      const std::string text = module_text(root / file);
-      options_in(file, text, options, set_defaults);
+      std::vector<std::string> lines;
+      std::istringstream in(module_text(root / file));
+      for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
+      options_in(file, lines, options, set_defaults);
       if (depth == kImportDepth) continue;
-      std::istringstream in(text);
-      int number = 0;
-      for (std::string line; std::getline(in, line);) {
-        ++number;
+      for (std::size_t n = 0; n < lines.size(); ++n) {
+        const std::string& line = lines[n];
         if (line.find("import") == std::string::npos) continue;
         if (found.server_import.empty())
           if (const std::string server = server_framework(line); !server.empty())
-            found.server_import = server + " (" + file + ":" + std::to_string(number) + ")";
+            found.server_import = server + " (" + file + ":" + std::to_string(n + 1) + ")";
         for (auto& imported : imported_files(root, file, line))
           if (seen.size() < kMaxFiles && seen.insert(imported).second)
             next.push_back(std::move(imported));

@@ -346,28 +346,27 @@ void Decider::system_packages() {
         "declared (hadolint DL3008): write NAME=VERSION* (such as ffmpeg=7:5.1.*) to pin");
 }
 
+// cog.yaml's Python is the version Cog's build picked, not one the
+// project needs: where gen builds on none that matches, it is said and
+// the dependencies choose (a file that asks for a Python, such as
+// .python-version, is refused instead).
+void Decider::known_cog_python(PythonProject& py) {
+  if (py.python_constraint_source.rfind("cog.yaml", 0) != 0 || !options_.python.empty()) return;
+  for (const auto& v : tables_.known_python)
+    if (python_satisfies(v, py.python_constraint)) return;
+  plan_.warnings.push_back(py.python_constraint_source + " asks for Python " +
+                           py.python_constraint + ", which gen builds on no image for (" +
+                           join(tables_.known_python, ", ") +
+                           "): the dependencies choose the Python instead; pass --python 3.X "
+                           "to choose it");
+  py.python_constraint.clear();
+  py.python_constraint_source.clear();
+}
+
 // [gen] extras: the project's optional dependency groups, installed with it
 // and seen by every decision (an extra may bring torch).
 PythonProject Decider::with_extras(const PythonProject& given) {
   PythonProject py = given;
-  // cog.yaml's Python is the version Cog's build picked, not one the
-  // project needs: where gen builds on none that matches, it is said and
-  // the dependencies choose (a file that asks for a Python, such as
-  // .python-version, is refused instead).
-  if (py.python_constraint_source.rfind("cog.yaml", 0) == 0 && options_.python.empty()) {
-    bool known = false;
-    for (const auto& v : tables_.known_python)
-      known = known || python_satisfies(v, py.python_constraint);
-    if (!known) {
-      plan_.warnings.push_back(py.python_constraint_source + " asks for Python " +
-                               py.python_constraint + ", which gen builds on no image for (" +
-                               join(tables_.known_python, ", ") +
-                               "): the dependencies choose the Python instead; pass --python "
-                               "3.X to choose it");
-      py.python_constraint.clear();
-      py.python_constraint_source.clear();
-    }
-  }
   if (options_.extras.empty()) return py;
   const std::string where =
       (options_.policy_source.empty() ? std::string("extras") : options_.policy_source + " extras");
@@ -466,12 +465,15 @@ Plan Decider::make() {
   plan_.k8s_gpus = options_.gpus;
   plan_.gpu_resource = options_.gpu_resource;
   if (!project_.context_path.empty()) build_context();
-  if (project_.python)
-    python(with_extras(*project_.python));
-  else if (project_.cuda_cpp)
+  if (project_.python) {
+    PythonProject py = with_extras(*project_.python);
+    known_cog_python(py);
+    python(py);
+  } else if (project_.cuda_cpp) {
     cuda_cpp(*project_.cuda_cpp);
-  else
+  } else {
     throw InputError(project_.dir.string() + ": nothing to build");
+  }
   apply_target_gpus();
   system_packages();
   if (project_.python) {

@@ -128,6 +128,7 @@ class Decider {
   // plan_models.cpp: the models' VRAM, told to the probe.
   void models();
   PythonProject with_extras(const PythonProject& given);
+  void known_cog_python(PythonProject& py);
   void build_context();
   void validate();
 
