@@ -762,11 +762,14 @@ TEST_CASE("gen server: an entry script's own options give its port and address")
   CHECK(plan.cmd == std::vector<std::string>{"python", "main.py"});
 
   // A rendezvous port is no server's; a --port without a default is said.
-  Tree train({{"requirements.txt", "torch\n"},
-              {"main.py",
-               "import argparse\np = argparse.ArgumentParser()\n"
-               "p.add_argument('--master_port', type=int, default=29500)\n"
-               "if __name__ == '__main__':\n    train(p.parse_args())\n"}});
+  // (It imports a server framework, a metrics endpoint's, so that only the
+  // option's name keeps its port from being taken.)
+  Tree train(
+      {{"requirements.txt", "torch\n"},
+       {"main.py",
+        "import argparse\nfrom http.server import HTTPServer\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--master_port', type=int, default=29500)\n"
+        "if __name__ == '__main__':\n    train(p.parse_args())\n"}});
   plan = train.plan();
   CHECK(plan.port == 0);
   CHECK_FALSE(any_has(plan.warnings, "--master_port"));
