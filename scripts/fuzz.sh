@@ -41,8 +41,12 @@ opt=${IMGSMITH_FUZZ_OPT:--O1}
 # Ninja where the build is new (a build made with make keeps make).
 generator=()
 [ -f build-fuzz/CMakeCache.txt ] || ! command -v ninja >/dev/null || generator=(-G Ninja)
+# A unity build (IMGSMITH_UNITY=OFF for one file at a time, quicker when
+# one file is edited again and again): from cold, each batch of sources is
+# compiled as one file, and the headers and templates they share once.
+unity=${IMGSMITH_UNITY:-ON}
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz "${generator[@]}" -DIMGSMITH_FUZZ=ON -DIMGSMITH_WERROR=ON \
-  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-gline-tables-only $opt" \
+  -DCMAKE_UNITY_BUILD="$unity" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-gline-tables-only $opt" \
   -DCMAKE_CXX_FLAGS_DEBUG="-gline-tables-only $opt" >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
 [ "$build_only" = yes ] && exit 0

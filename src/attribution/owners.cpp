@@ -7,20 +7,11 @@
 
 #include "gems.hpp"
 #include "imgsmith/attribution/binary_modules.hpp"
+#include "imgsmith/util/text.hpp"
 #include "rpmdb.hpp"
 
 namespace imgsmith::attribution_detail {
 namespace {
-
-std::string_view dirname_of(std::string_view p) {
-  const auto slash = p.rfind('/');
-  return slash == std::string_view::npos ? std::string_view() : p.substr(0, slash);
-}
-
-std::string_view basename_of(std::string_view p) {
-  const auto slash = p.rfind('/');
-  return slash == std::string_view::npos ? p : p.substr(slash + 1);
-}
 
 // The first field of a RECORD line (CSV: a path with a comma is quoted).
 std::string record_path(std::string_view line) {

@@ -28,7 +28,7 @@ enum GgufType : std::uint32_t {
 // Limits no real file comes near; past them the file is hostile.
 constexpr std::uint64_t kMaxCount = 10'000'000;
 constexpr std::uint64_t kMaxKeyBytes = 65'536;
-constexpr std::uint64_t kMaxStringBytes = 64ull << 20;
+constexpr std::uint64_t kMaxGgufStringBytes = 64ull << 20;
 constexpr std::uint32_t kMaxDims = 8;
 constexpr int kMaxArrayDepth = 4;
 
@@ -105,7 +105,7 @@ class GgufReader {
   }
   void skip_string(const char* what) {
     const std::uint64_t n = read_le(in_, 8, what);
-    if (n > kMaxStringBytes)
+    if (n > kMaxGgufStringBytes)
       throw Malformed(std::string("it claims a ") + std::to_string(n) + "-byte " + what);
     skip_bytes(in_, n, what);
   }
@@ -116,7 +116,7 @@ class GgufReader {
                   std::string* keep_string) {
     if (type == kString) {
       if (keep_string != nullptr)
-        *keep_string = read_string(kMaxStringBytes, "metadata string");
+        *keep_string = read_string(kMaxGgufStringBytes, "metadata string");
       else
         skip_string("metadata string");
       return;

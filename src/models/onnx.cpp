@@ -15,7 +15,7 @@ constexpr std::uint64_t kGraphInitializer = 5;  // GraphProto.initializer
 constexpr std::uint64_t kTensorDims = 1, kTensorDataType = 2, kTensorName = 8,
                         kTensorExternalData = 13, kTensorDataLocation = 14;
 constexpr std::uint64_t kEntryKey = 1, kEntryValue = 2;  // StringStringEntryProto
-constexpr std::uint64_t kMaxStringBytes = 1 << 20;
+constexpr std::uint64_t kMaxOnnxStringBytes = 1 << 20;
 
 class ProtoReader {
  public:
@@ -80,7 +80,8 @@ class ProtoReader {
   }
   std::string text(const char* what) {
     const std::uint64_t length = varint();
-    if (length > kMaxStringBytes) throw Malformed(std::string("a ") + what + " is absurdly long");
+    if (length > kMaxOnnxStringBytes)
+      throw Malformed(std::string("a ") + what + " is absurdly long");
     return read_bytes(in_, length, what);
   }
   void at_end(std::uint64_t end, const char* what) {

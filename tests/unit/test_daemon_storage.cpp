@@ -153,7 +153,7 @@ std::shared_ptr<const LayerScan> scan(const DaemonStorageImage& image, bool chec
   return open_daemon_storage(image, capture_all, check_first)->scan_layer("layers/0");
 }
 
-std::vector<std::string> paths(const LayerScan& scan) {
+std::vector<std::string> scan_paths(const LayerScan& scan) {
   std::vector<std::string> out;
   for (const auto& e : scan.entries) out.emplace_back(e.path);
   return out;
@@ -166,7 +166,7 @@ std::string captured(const LayerScan& scan, const std::string& path) {
 }
 
 template <typename F>
-std::string error_of(F&& f) {
+std::string storage_error_of(F&& f) {
   try {
     f();
   } catch (const std::exception& e) {
@@ -198,9 +198,9 @@ TEST_CASE("daemon storage: a layer is its tar-split record with the data from th
 
   for (const bool check_first : {false, true}) {
     const auto s = scan(layer.image(), check_first);
-    CHECK(paths(*s) == std::vector<std::string>{"usr", "usr/share", "usr/share/doc",
-                                                "usr/share/doc/readme", "usr/share/doc/a..b", "top",
-                                                "caf\xe9"});
+    CHECK(scan_paths(*s) == std::vector<std::string>{"usr", "usr/share", "usr/share/doc",
+                                                     "usr/share/doc/readme", "usr/share/doc/a..b",
+                                                     "top", "caf\xe9"});
     CHECK(captured(*s, "usr/share/doc/readme") == "hello\n");
     CHECK(captured(*s, "usr/share/doc/a..b") == "dots\n");
     CHECK(captured(*s, "top") == "top\n");
@@ -228,7 +228,7 @@ TEST_CASE("daemon storage: a record's file beyond a symbolic link in the layer i
   record.file("lnk/hostname", 6);
   layer.write_record(record);
 
-  const std::string read = error_of([&] { scan(layer.image()); });
+  const std::string read = storage_error_of([&] { scan(layer.image()); });
   CHECK_THAT(read, Catch::Contains("docker://test/app:1: layer 0 (" + layer.diff + ")") &&
                        Catch::Contains("'lnk/hostname'") && Catch::Contains("symbolic link") &&
                        Catch::Contains("--docker-read save"));
@@ -236,7 +236,7 @@ TEST_CASE("daemon storage: a record's file beyond a symbolic link in the layer i
   // Checked first (--docker-read auto), the store is refused before any
   // layer is read, so that the image can be streamed instead.
   CHECK_THROWS_AS(open_daemon_storage(layer.image(), capture_all, true), StorageUnreadable);
-  CHECK_THAT(error_of([&] { open_daemon_storage(layer.image(), capture_all, true); }),
+  CHECK_THAT(storage_error_of([&] { open_daemon_storage(layer.image(), capture_all, true); }),
              Catch::Contains("'lnk' in " + layer.diff + " lies beyond a symbolic link"));
 }
 
@@ -285,7 +285,7 @@ TEST_CASE(
     Record record;
     record.file(name, 6);
     layer.write_record(record);
-    CHECK_THAT(error_of([&] { scan(layer.image()); }),
+    CHECK_THAT(storage_error_of([&] { scan(layer.image()); }),
                Catch::Contains("tar-split record " + layer.record_path +
                                " is damaged (a file entry names '" + name + "')"));
   }
@@ -295,7 +295,7 @@ TEST_CASE(
   record.file("f", 3);
   record.line(R"({"type":1,"name":"g","si)");
   layer.write_record(record);
-  CHECK_THAT(error_of([&] { scan(layer.image()); }),
+  CHECK_THAT(storage_error_of([&] { scan(layer.image()); }),
              Catch::Contains("tar-split record " + layer.record_path +
                              " is damaged (a line is not JSON)") &&
                  Catch::Contains("--docker-read save"));
@@ -307,7 +307,7 @@ TEST_CASE("daemon storage: a file shorter than its record says is an error, not 
   Record record;
   record.file("model.bin", 10);
   layer.write_record(record);
-  CHECK_THAT(error_of([&] { scan(layer.image()); }),
+  CHECK_THAT(storage_error_of([&] { scan(layer.image()); }),
              Catch::Contains("'model.bin'") &&
                  Catch::Contains("it is 4 bytes and its record says 10") &&
                  Catch::Contains("the image changed while it was read"));
@@ -339,7 +339,7 @@ TEST_CASE(
   std::vector<std::string> expected = {
       "a", "b", "b/file", "b/opaque", "b/opaque/.wh..wh..opq", "b/opaque/kept", "c-link", "d-sym"};
   if (whiteouts) expected.push_back(".wh.gone");
-  CHECK(paths(*rootless) == expected);
+  CHECK(scan_paths(*rootless) == expected);
   CHECK(captured(*rootless, "b/file") == "12345");
   const auto link = std::find_if(rootless->entries.begin(), rootless->entries.end(),
                                  [](const TarEntry& e) { return e.path == "c-link"; });
@@ -354,11 +354,11 @@ TEST_CASE(
   }
   const auto rootful = scan(layer.image(true, false));
   expected.erase(std::find(expected.begin(), expected.end(), "b/opaque/.wh..wh..opq"));
-  CHECK(paths(*rootful) == expected);
+  CHECK(scan_paths(*rootful) == expected);
   REQUIRE(::setxattr((layer.diff + "/a").c_str(), "trusted.overlay.opaque", "y", 1, 0) == 0);
   const auto marked = scan(layer.image(true, false));
-  CHECK(paths(*marked)[1] == "a/.wh..wh..opq");
-  CHECK(paths(*scan(layer.image(true, true)))[1] != "a/.wh..wh..opq");
+  CHECK(scan_paths(*marked)[1] == "a/.wh..wh..opq");
+  CHECK(scan_paths(*scan(layer.image(true, true)))[1] != "a/.wh..wh..opq");
 }
 
 namespace {
@@ -489,7 +489,7 @@ TEST_CASE("daemon storage: a file that is not as its record says is an error, na
     layer.put("srv/model.bin", on_disk);
     if (std::string(change) == "none") {
       const auto s = scan(layer.image());
-      CHECK(paths(*s) == std::vector<std::string>{"srv", "srv/model.bin"});
+      CHECK(scan_paths(*s) == std::vector<std::string>{"srv", "srv/model.bin"});
     } else {
       CHECK_THROWS_AS(scan(layer.image()), InputError);
       CHECK_THROWS_WITH(scan(layer.image()),

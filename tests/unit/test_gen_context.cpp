@@ -38,7 +38,7 @@ struct InDirectory {
   InDirectory& operator=(const InDirectory&) = delete;
 };
 
-const std::string kFastApiMain = "from fastapi import FastAPI\napp = FastAPI()\n";
+const std::string kContextFastApiMain = "from fastapi import FastAPI\napp = FastAPI()\n";
 
 // A service whose requirements include a shared file and install a library
 // of the repository by its relative path.
@@ -50,7 +50,7 @@ Repo monorepo() {
        {"services/api/requirements.txt",
         "-r ../../shared/requirements.txt\n-e ../../libs/common\ntorch==2.6.0\nfastapi==0.115.6\n"
         "uvicorn==0.34.0\n"},
-       {"services/api/main.py", kFastApiMain},
+       {"services/api/main.py", kContextFastApiMain},
        {"services/billing/requirements.txt", "stripe==11.4.1\n"},
        {"services/billing/main.py", ""},
        {"README.md", "the monorepo\n"}});
@@ -84,7 +84,7 @@ bool docker_sends(const std::string& ignore, const std::string& path) {
   return sent;
 }
 
-std::string broken_rules(const Plan& plan, const std::string& dockerfile) {
+std::string context_broken_rules(const Plan& plan, const std::string& dockerfile) {
   imgsmith::test::RuleContext context;
   context.expect_probe = plan.probe;
   context.gpu = plan.gpu;
@@ -107,7 +107,7 @@ std::string error_of(const std::function<void()>& f) {
 
 TEST_CASE("gen context: the project directory as the context changes nothing") {
   Repo repo({{"services/api/requirements.txt", "torch==2.6.0\nfastapi==0.115.6\nuvicorn==0.34.0\n"},
-             {"services/api/main.py", kFastApiMain}});
+             {"services/api/main.py", kContextFastApiMain}});
   const fs::path api = repo.root / "services" / "api";
   Options o;
   o.compose = true;
@@ -173,7 +173,7 @@ TEST_CASE(
   CHECK(df.find("pip install -r requirements.txt") < df.find("COPY services/api/. ."));
   CHECK(df.find("COPY shared/requirements.txt") < df.find("pip install -r requirements.txt"));
   CHECK(df.find("WORKDIR /app/services/api", df.find("# ---- final")) != std::string::npos);
-  CHECK(broken_rules(plan, df) == "");
+  CHECK(context_broken_rules(plan, df) == "");
   // The header says how to build, from the context.
   CHECK(
       has_line(df, "# Build:  DOCKER_BUILDKIT=1 docker build -f services/api/Dockerfile -t api ."));
@@ -331,7 +331,7 @@ TEST_CASE(
   const Plan plan = make_plan(p, {});
   const std::string df = render_plan(plan).dockerfile;
   CHECK(df.find("COPY services/api/. .") < df.find("pip install"));
-  CHECK(broken_rules(plan, df) == "");
+  CHECK(context_broken_rules(plan, df) == "");
 }
 
 TEST_CASE("gen context: an include that leads back into the project is the project's own file") {
@@ -424,7 +424,7 @@ TEST_CASE(
   INFO(df);
   CHECK(has_line(df, "COPY libs/common/ /app/libs/common/"));
   CHECK(df.find("COPY libs/common/") < df.find("pip install"));
-  CHECK(broken_rules(plan, df) == "");
+  CHECK(context_broken_rules(plan, df) == "");
   // Poetry's path dependencies, installed from the lock by poetry export.
   Repo poetry(
       {{"libs/common/pyproject.toml", "[project]\nname='common'\nversion='1'\n"},
@@ -509,7 +509,7 @@ TEST_CASE("gen context: a CMake program adding a library from beside it") {
   CHECK(has_line(r.dockerfile, "COPY libs/kernels/ /src/libs/kernels/"));
   CHECK(has_line(r.dockerfile, "COPY services/solver/. ."));
   CHECK(r.dockerfile.find("COPY libs/kernels/") < r.dockerfile.find("COPY services/solver/. ."));
-  CHECK(broken_rules(plan, r.dockerfile) == "");
+  CHECK(context_broken_rules(plan, r.dockerfile) == "");
   CHECK(has_line(r.dockerignore, "!libs/kernels"));
   CHECK(has_line(r.dockerignore, "services/solver/cmake-build-*"));
   CHECK(docker_sends(r.dockerignore, "libs/kernels/ops.cu"));

@@ -86,13 +86,13 @@ ServerListen listen(const std::vector<std::string>& cmd, const std::vector<std::
   return server_listen(cmd, env, rows, top);
 }
 
-bool any_has(const std::vector<std::string>& lines, const std::string& part) {
+bool server_any_has(const std::vector<std::string>& lines, const std::string& part) {
   for (const auto& l : lines)
     if (l.find(part) != std::string::npos) return true;
   return false;
 }
 
-struct Tree : imgsmith::testing::ProjectTree {
+struct ServerTree : imgsmith::testing::ProjectTree {
   using ProjectTree::ProjectTree;
   Plan plan(Options o = {}) const { return make_plan(detect_project(dir), o); }
 };
@@ -166,35 +166,36 @@ TEST_CASE(
     "gen server: a console script that serves only with a flag it is not given is warned about") {
   // Open Interpreter's shape: one console script, a server only with --server
   // (a row of data/servers.json), a terminal UI without it.
-  Tree t({{"pyproject.toml",
-           "[project]\nname = \"open-interpreter\"\nversion = \"0.2.0\"\n"
-           "dependencies = [\"litellm\"]\n[project.scripts]\n"
-           "interpreter = \"interpreter.terminal_interface.start_terminal_interface:main\"\n"
-           "[build-system]\nrequires = [\"poetry-core\"]\nbuild-backend = "
-           "\"poetry.core.masonry.api\"\n"},
-          {"interpreter/__init__.py", ""},
-          {"interpreter/terminal_interface/__init__.py", ""},
-          {"interpreter/terminal_interface/start_terminal_interface.py", "import argparse\n"}});
+  ServerTree t(
+      {{"pyproject.toml",
+        "[project]\nname = \"open-interpreter\"\nversion = \"0.2.0\"\n"
+        "dependencies = [\"litellm\"]\n[project.scripts]\n"
+        "interpreter = \"interpreter.terminal_interface.start_terminal_interface:main\"\n"
+        "[build-system]\nrequires = [\"poetry-core\"]\nbuild-backend = "
+        "\"poetry.core.masonry.api\"\n"},
+       {"interpreter/__init__.py", ""},
+       {"interpreter/terminal_interface/__init__.py", ""},
+       {"interpreter/terminal_interface/start_terminal_interface.py", "import argparse\n"}});
   const Plan plan = t.plan();
   REQUIRE(plan.cmd == std::vector<std::string>{"interpreter"});
   CHECK(plan.port == 0);
-  CHECK(any_has(plan.warnings,
-                "interpreter serves (as open-interpreter --server) only with --server"));
-  CHECK(any_has(plan.warnings, "pass --cmd 'interpreter --server'"));
+  CHECK(server_any_has(plan.warnings,
+                       "interpreter serves (as open-interpreter --server) only with --server"));
+  CHECK(server_any_has(plan.warnings, "pass --cmd 'interpreter --server'"));
   // Told the flag, it serves on the row's port, and nothing is warned.
   Options o;
   o.cmd = {"interpreter", "--server"};
   const Plan served = t.plan(o);
   CHECK(served.port == 8000);
-  CHECK_FALSE(any_has(served.warnings, "only with --server"));
+  CHECK_FALSE(server_any_has(served.warnings, "only with --server"));
   // With other arguments, where the flag goes is the program's usage: no
   // command is made up by appending it.
   o.cmd = {"interpreter", "--model", "gpt-4o"};
   const Plan other = t.plan(o);
-  CHECK(any_has(other.warnings, "only with --server among its arguments"));
-  CHECK(any_has(other.warnings,
-                "pass --cmd with --server where open-interpreter --server's usage puts it"));
-  CHECK_FALSE(any_has(other.warnings, "pass --cmd 'interpreter --model gpt-4o --server'"));
+  CHECK(server_any_has(other.warnings, "only with --server among its arguments"));
+  CHECK(server_any_has(other.warnings,
+                       "pass --cmd with --server where open-interpreter --server's usage puts it"));
+  CHECK_FALSE(server_any_has(other.warnings, "pass --cmd 'interpreter --model gpt-4o --server'"));
 }
 
 TEST_CASE("gen server: the environment and shell variables give the port") {
@@ -277,25 +278,25 @@ TEST_CASE("gen server: every row of the server table says where it comes from") 
 }
 
 TEST_CASE("gen server: --cmd keeps the server's port, and a loopback-only one is warned about") {
-  Tree t({{"requirements.txt", "ray[serve]==2.9.0\nfastapi==0.110\n"},
-          {"serve_config.yaml", "applications:\n  - name: app\n    import_path: svc:app\n"},
-          {"svc.py", "from ray import serve\n"}});
+  ServerTree t({{"requirements.txt", "ray[serve]==2.9.0\nfastapi==0.110\n"},
+                {"serve_config.yaml", "applications:\n  - name: app\n    import_path: svc:app\n"},
+                {"svc.py", "from ray import serve\n"}});
   Options o;
   o.cmd = {"uvicorn", "svc:app"};
   Plan plan = t.plan(o);
   CHECK(plan.port == 8000);
-  CHECK(any_has(plan.warnings, "--cmd: uvicorn listens on 127.0.0.1 only"));
-  CHECK(any_has(plan.warnings, "add --host 0.0.0.0 to the command"));
+  CHECK(server_any_has(plan.warnings, "--cmd: uvicorn listens on 127.0.0.1 only"));
+  CHECK(server_any_has(plan.warnings, "add --host 0.0.0.0 to the command"));
   // gen does not change the user's command.
   CHECK(plan.cmd == std::vector<std::string>{"uvicorn", "svc:app"});
 
   o.cmd = {"uvicorn", "svc:app", "--host", "0.0.0.0", "--port", "9100"};
   plan = t.plan(o);
   CHECK(plan.port == 9100);
-  CHECK_FALSE(any_has(plan.warnings, "listens on 127.0.0.1"));
+  CHECK_FALSE(server_any_has(plan.warnings, "listens on 127.0.0.1"));
 
   // A program no row names gets no port from the table.
-  Tree worker({{"requirements.txt", "numpy\n"}, {"worker.py", "print(1)\n"}});
+  ServerTree worker({{"requirements.txt", "numpy\n"}, {"worker.py", "print(1)\n"}});
   o.cmd = {"./run-my-thing", "--port", "9000"};
   plan = worker.plan(o);
   CHECK(plan.port == 0);
@@ -305,13 +306,13 @@ TEST_CASE("gen server: --cmd keeps the server's port, and a loopback-only one is
 
 TEST_CASE("gen server: a detected server that binds 127.0.0.1 is told to listen everywhere") {
   // ComfyUI's checkout, as its repository lays it out.
-  Tree t({{"requirements.txt", "torch==2.5.1\naiohttp\n"},
-          {"main.py", "import comfy\n"},
-          {"nodes.py", "x = 1\n"},
-          {"folder_paths.py", "x = 1\n"},
-          {"comfy/__init__.py", ""},
-          {"comfy_extras/__init__.py", ""},
-          {"custom_nodes/README.md", "nodes\n"}});
+  ServerTree t({{"requirements.txt", "torch==2.5.1\naiohttp\n"},
+                {"main.py", "import comfy\n"},
+                {"nodes.py", "x = 1\n"},
+                {"folder_paths.py", "x = 1\n"},
+                {"comfy/__init__.py", ""},
+                {"comfy_extras/__init__.py", ""},
+                {"custom_nodes/README.md", "nodes\n"}});
   const Plan plan = t.plan();
   CHECK(plan.cmd == std::vector<std::string>{"python", "main.py", "--listen", "0.0.0.0"});
   CHECK(plan.port == 8188);
@@ -322,105 +323,106 @@ TEST_CASE("gen server: a detected server that binds 127.0.0.1 is told to listen 
 }
 
 TEST_CASE("gen server: a Ray Serve config is the entrypoint, on the port its http_options name") {
-  Tree t({{"requirements.txt", "ray[serve]==2.9.0\n"},
-          {"serve_config.yaml",
-           "# serve build output\nproxy_location: EveryNode\nhttp_options:\n  host: 0.0.0.0\n"
-           "  port: 8001\napplications:\n  - name: app\n    route_prefix: /\n"
-           "    import_path: svc:app\n"},
-          {"svc.py", "from fastapi import FastAPI\napp = FastAPI()\n"}});
+  ServerTree t({{"requirements.txt", "ray[serve]==2.9.0\n"},
+                {"serve_config.yaml",
+                 "# serve build output\nproxy_location: EveryNode\nhttp_options:\n  host: 0.0.0.0\n"
+                 "  port: 8001\napplications:\n  - name: app\n    route_prefix: /\n"
+                 "    import_path: svc:app\n"},
+                {"svc.py", "from fastapi import FastAPI\napp = FastAPI()\n"}});
   Plan plan = t.plan();
   CHECK(plan.cmd == std::vector<std::string>{"serve", "run", "serve_config.yaml"});
   CHECK(plan.port == 8001);
-  CHECK_FALSE(any_has(plan.warnings, "no port mapping reaches"));
+  CHECK_FALSE(server_any_has(plan.warnings, "no port mapping reaches"));
 
   // Without http_options, Ray's proxy keeps 127.0.0.1:8000: the file is
   // the user's to change, and gen says how.
-  Tree bare({{"requirements.txt", "ray[serve]==2.9.0\n"},
-             {"config.yaml", "applications:\n- name: app\n  import_path: svc:app\n"},
-             {"svc.py", "x = 1\n"}});
+  ServerTree bare({{"requirements.txt", "ray[serve]==2.9.0\n"},
+                   {"config.yaml", "applications:\n- name: app\n  import_path: svc:app\n"},
+                   {"svc.py", "x = 1\n"}});
   plan = bare.plan();
   CHECK(plan.cmd == std::vector<std::string>{"serve", "run", "config.yaml"});
   CHECK(plan.port == 8000);
-  CHECK(any_has(plan.warnings, "config.yaml: ray serve run listens on 127.0.0.1 only"));
-  CHECK(any_has(plan.warnings, "set http_options: {host: 0.0.0.0} in the config file"));
+  CHECK(server_any_has(plan.warnings, "config.yaml: ray serve run listens on 127.0.0.1 only"));
+  CHECK(server_any_has(plan.warnings, "set http_options: {host: 0.0.0.0} in the config file"));
 
   // A host the config sets to the loopback address on purpose is the
   // file's to change.
-  Tree local(
+  ServerTree local(
       {{"requirements.txt", "ray[serve]\n"},
        {"serve.yaml", "http_options:\n  host: 127.0.0.1\napplications:\n- import_path: a:b\n"}});
   plan = local.plan();
-  CHECK(any_has(plan.warnings, "set its address to 0.0.0.0 in serve.yaml"));
+  CHECK(server_any_has(plan.warnings, "set its address to 0.0.0.0 in serve.yaml"));
 
   // A YAML file that names no applications is not Ray's.
-  Tree other({{"requirements.txt", "fastapi\nuvicorn\n"},
-              {"config.yaml", "import_path: x\n"},
-              {"main.py", "from fastapi import FastAPI\napp = FastAPI()\n"}});
+  ServerTree other({{"requirements.txt", "fastapi\nuvicorn\n"},
+                    {"config.yaml", "import_path: x\n"},
+                    {"main.py", "from fastapi import FastAPI\napp = FastAPI()\n"}});
   CHECK(other.plan().cmd.front() == "uvicorn");
 }
 
 TEST_CASE("gen server: a Makefile's serve or run target with one plain command is the entrypoint") {
-  Tree t({{"requirements.txt", "fastapi\nuvicorn\n"},
-          {"Makefile",
-           "install:\n\tpip install -r requirements.txt\n\nserve: install\n"
-           "\t@uvicorn service.api:app --reload --host 0.0.0.0 --port 8080\n"},
-          {"service/api.py", "from fastapi import FastAPI\nrouter = 1\n"},
-          {"tools.py", "print(1)\n"},
-          {"cli.py", "print(2)\n"}});
+  ServerTree t({{"requirements.txt", "fastapi\nuvicorn\n"},
+                {"Makefile",
+                 "install:\n\tpip install -r requirements.txt\n\nserve: install\n"
+                 "\t@uvicorn service.api:app --reload --host 0.0.0.0 --port 8080\n"},
+                {"service/api.py", "from fastapi import FastAPI\nrouter = 1\n"},
+                {"tools.py", "print(1)\n"},
+                {"cli.py", "print(2)\n"}});
   const Plan plan = t.plan();
   CHECK(plan.cmd == std::vector<std::string>{"uvicorn", "service.api:app", "--host", "0.0.0.0",
                                              "--port", "8080"});
   CHECK(plan.port == 8080);
 
   // A recipe with make variables is not a command gen can copy.
-  Tree vars({{"requirements.txt", "numpy\n"},
-             {"Makefile", "PORT ?= 9000\nrun:\n\tpython serve_it.py --port $(PORT)\n"},
-             {"worker.py", "print(1)\n"}});
+  ServerTree vars({{"requirements.txt", "numpy\n"},
+                   {"Makefile", "PORT ?= 9000\nrun:\n\tpython serve_it.py --port $(PORT)\n"},
+                   {"worker.py", "print(1)\n"}});
   const Plan p2 = vars.plan();
   CHECK(p2.cmd == std::vector<std::string>{"python", "worker.py"});
 }
 
 TEST_CASE("gen server: a LightningCLI script runs with the fit subcommand") {
-  Tree t({{"requirements.txt", "lightning==2.2.0\n"},
-          {"main.py",
-           "from lightning.pytorch.cli import LightningCLI\n\ndef cli_main():\n"
-           "    cli = LightningCLI (Model, DataModule)\n\nif __name__ == '__main__':\n"
-           "    cli_main()\n"}});
+  ServerTree t({{"requirements.txt", "lightning==2.2.0\n"},
+                {"main.py",
+                 "from lightning.pytorch.cli import LightningCLI\n\ndef cli_main():\n"
+                 "    cli = LightningCLI (Model, DataModule)\n\nif __name__ == '__main__':\n"
+                 "    cli_main()\n"}});
   CHECK(t.plan().cmd == std::vector<std::string>{"python", "main.py", "fit"});
-  Tree norun({{"requirements.txt", "lightning==2.2.0\n"},
-              {"main.py",
-               "from lightning.pytorch.cli import LightningCLI\ncli = LightningCLI(M, run=False)\n"
-               "cli.trainer.fit(cli.model)\n"}});
+  ServerTree norun(
+      {{"requirements.txt", "lightning==2.2.0\n"},
+       {"main.py",
+        "from lightning.pytorch.cli import LightningCLI\ncli = LightningCLI(M, run=False)\n"
+        "cli.trainer.fit(cli.model)\n"}});
   CHECK(norun.plan().cmd == std::vector<std::string>{"python", "main.py"});
 }
 
 TEST_CASE("gen server: a Procfile's server is read with the PORT it is given") {
   // gunicorn binds 0.0.0.0:$PORT when PORT is set: nothing to add.
-  Tree g({{"requirements.txt", "flask\ngunicorn\n"},
-          {"Procfile", "web: gunicorn app:app\n"},
-          {"app.py", "x = 1\n"}});
+  ServerTree g({{"requirements.txt", "flask\ngunicorn\n"},
+                {"Procfile", "web: gunicorn app:app\n"},
+                {"app.py", "x = 1\n"}});
   Plan plan = g.plan();
   CHECK(plan.cmd == std::vector<std::string>{"gunicorn", "app:app"});
   CHECK(plan.port == 8000);
-  CHECK_FALSE(any_has(plan.warnings, "no port mapping reaches"));
+  CHECK_FALSE(server_any_has(plan.warnings, "no port mapping reaches"));
   // uvicorn keeps 127.0.0.1 whatever the port: gen adds the address.
-  Tree u({{"requirements.txt", "fastapi\nuvicorn\n"},
-          {"Procfile", "web: uvicorn app:app --port $PORT\n"},
-          {"app.py", "x = 1\n"}});
+  ServerTree u({{"requirements.txt", "fastapi\nuvicorn\n"},
+                {"Procfile", "web: uvicorn app:app --port $PORT\n"},
+                {"app.py", "x = 1\n"}});
   plan = u.plan();
   CHECK(plan.cmd ==
         std::vector<std::string>{"uvicorn", "app:app", "--port", "8000", "--host", "0.0.0.0"});
 }
 
 TEST_CASE("gen server: a Makefile recipe that runs no Python and no known server is skipped") {
-  Tree docker({{"requirements.txt", "flask\n"},
-               {"Makefile", "run:\n\tdocker run --gpus all -it myimage\n"},
-               {"train.py", "print(1)\n"}});
+  ServerTree docker({{"requirements.txt", "flask\n"},
+                     {"Makefile", "run:\n\tdocker run --gpus all -it myimage\n"},
+                     {"train.py", "print(1)\n"}});
   CHECK(docker.plan().cmd == std::vector<std::string>{"python", "train.py"});
   // A runner is not in the image: what it runs is the command.
-  Tree poetry({{"requirements.txt", "fastapi\nuvicorn\n"},
-               {"Makefile", "run:\n\tpoetry run uvicorn app:app --port 9000\n"},
-               {"main.py", "print(1)\n"}});
+  ServerTree poetry({{"requirements.txt", "fastapi\nuvicorn\n"},
+                     {"Makefile", "run:\n\tpoetry run uvicorn app:app --port 9000\n"},
+                     {"main.py", "print(1)\n"}});
   const Plan plan = poetry.plan();
   CHECK(plan.cmd ==
         std::vector<std::string>{"uvicorn", "app:app", "--port", "9000", "--host", "0.0.0.0"});
@@ -428,31 +430,33 @@ TEST_CASE("gen server: a Makefile recipe that runs no Python and no known server
 }
 
 TEST_CASE("gen server: an address argument already there is changed by the user, not doubled") {
-  Tree t({{"requirements.txt", "django\n"},
-          {"manage.py", "import django\n"},
-          {"Procfile", "web: python manage.py runserver 9000\n"}});
+  ServerTree t({{"requirements.txt", "django\n"},
+                {"manage.py", "import django\n"},
+                {"Procfile", "web: python manage.py runserver 9000\n"}});
   const Plan plan = t.plan();
   CHECK(plan.cmd == std::vector<std::string>{"python", "manage.py", "runserver", "9000"});
   CHECK(plan.port == 9000);
-  CHECK(any_has(plan.warnings, "its address argument 9000"));
+  CHECK(server_any_has(plan.warnings, "its address argument 9000"));
 }
 
 TEST_CASE("gen server: a Procfile web process without $PORT listens where its server does") {
-  Tree t({{"requirements.txt", "streamlit\n"},
-          {"app.py", "import streamlit as st\n"},
-          {"Procfile", "web: streamlit run app.py\n"}});
+  ServerTree t({{"requirements.txt", "streamlit\n"},
+                {"app.py", "import streamlit as st\n"},
+                {"Procfile", "web: streamlit run app.py\n"}});
   CHECK(t.plan().port == 8501);
 }
 
 TEST_CASE("gen server: Ray's http_options as a flow mapping, and a port out of range") {
-  Tree t({{"requirements.txt", "ray[serve]\n"},
-          {"serve.yaml",
-           "http_options: {host: 0.0.0.0, port: 9000}\napplications:\n- import_path: a:b\n"}});
+  ServerTree t(
+      {{"requirements.txt", "ray[serve]\n"},
+       {"serve.yaml",
+        "http_options: {host: 0.0.0.0, port: 9000}\napplications:\n- import_path: a:b\n"}});
   Plan plan = t.plan();
   CHECK(plan.port == 9000);
-  CHECK_FALSE(any_has(plan.warnings, "no port mapping reaches"));
-  Tree big({{"requirements.txt", "ray[serve]\n"},
-            {"serve.yaml", "http_options:\n  port: 99999\napplications:\n- import_path: a:b\n"}});
+  CHECK_FALSE(server_any_has(plan.warnings, "no port mapping reaches"));
+  ServerTree big(
+      {{"requirements.txt", "ray[serve]\n"},
+       {"serve.yaml", "http_options:\n  port: 99999\napplications:\n- import_path: a:b\n"}});
   CHECK(big.plan().port == 8000);
 }
 
@@ -463,59 +467,60 @@ TEST_CASE("gen server: a variable is a port under a shell only") {
   // Docker's exec form passes ${PORT:-9000} to the server as it is.
   l = listen({"gunicorn", "--bind", "0.0.0.0:${PORT:-9000}", "app:app"});
   CHECK(l.port == 0);
-  Tree t({{"requirements.txt", "fastapi\nuvicorn\n"}, {"worker.py", "print(1)\n"}});
+  ServerTree t({{"requirements.txt", "fastapi\nuvicorn\n"}, {"worker.py", "print(1)\n"}});
   Options o;
   o.cmd = {"uvicorn", "app:app", "--host", "0.0.0.0", "--port", "${PORT:-9000}"};
   const Plan plan = t.plan(o);
   CHECK(plan.port == 0);
-  CHECK(any_has(plan.warnings, "Docker runs an exec-form command without a shell"));
+  CHECK(server_any_has(plan.warnings, "Docker runs an exec-form command without a shell"));
 }
 
 TEST_CASE("gen server: a server's own config file may set the address: gen claims neither") {
-  Tree t({{"requirements.txt", "gunicorn\nflask\n"},
-          {"gunicorn.conf.py", "bind = \"0.0.0.0:5000\"\n"},
-          {"Makefile", "serve:\n\tgunicorn wsgi:app\n"},
-          {"wsgi.py", "app = 1\n"}});
+  ServerTree t({{"requirements.txt", "gunicorn\nflask\n"},
+                {"gunicorn.conf.py", "bind = \"0.0.0.0:5000\"\n"},
+                {"Makefile", "serve:\n\tgunicorn wsgi:app\n"},
+                {"wsgi.py", "app = 1\n"}});
   const Plan plan = t.plan();
   CHECK(plan.cmd == std::vector<std::string>{"gunicorn", "wsgi:app"});
   CHECK(plan.port == 0);
-  CHECK_FALSE(any_has(plan.warnings, "no port mapping reaches"));
+  CHECK_FALSE(server_any_has(plan.warnings, "no port mapping reaches"));
 }
 
 TEST_CASE("gen server: LightningCLI in a comment is no call") {
-  Tree t({{"requirements.txt", "lightning\n"},
-          {"train.py",
-           "import argparse\n# TODO: cli = "
-           "LightningCLI(Model)\n\"\"\"\nLightningCLI(Model)\n\"\"\"\n"}});
+  ServerTree t({{"requirements.txt", "lightning\n"},
+                {"train.py",
+                 "import argparse\n# TODO: cli = "
+                 "LightningCLI(Model)\n\"\"\"\nLightningCLI(Model)\n\"\"\"\n"}});
   CHECK(t.plan().cmd == std::vector<std::string>{"python", "train.py"});
 }
 
 TEST_CASE("gen server: code that imports what no dependency file names is warned about") {
-  Tree t({{"server.py",
-           "import os, sys\nimport yaml\nfrom torch import nn\nfrom modules import shared\n"
-           "from . import sibling\nimport gradio as gr\n"},
-          {"modules/shared.py", "x = 1\n"},
-          {"requirements/full/requirements.txt", "torch==2.5.1\ngradio\n"}});
+  ServerTree t({{"server.py",
+                 "import os, sys\nimport yaml\nfrom torch import nn\nfrom modules import shared\n"
+                 "from . import sibling\nimport gradio as gr\n"},
+                {"modules/shared.py", "x = 1\n"},
+                {"requirements/full/requirements.txt", "torch==2.5.1\ngradio\n"}});
   const Plan plan = t.plan();
-  CHECK(any_has(plan.warnings,
-                "the code imports yaml (server.py:2), torch (server.py:3), "
-                "gradio (server.py:6), but no dependency file"));
-  CHECK(any_has(plan.warnings, "pass --requirements requirements/full/requirements.txt"));
-  CHECK(any_has(plan.why_base, "No GPU as far as gen knows: the code imports modules"));
+  CHECK(server_any_has(plan.warnings,
+                       "the code imports yaml (server.py:2), torch (server.py:3), "
+                       "gradio (server.py:6), but no dependency file"));
+  CHECK(server_any_has(plan.warnings, "pass --requirements requirements/full/requirements.txt"));
+  CHECK(server_any_has(plan.why_base, "No GPU as far as gen knows: the code imports modules"));
   // Nothing to say when the imports are the standard library's and the project's.
-  Tree plain({{"server.py", "import os\nimport json\nfrom modules import shared\n"},
-              {"modules/shared.py", "x = 1\n"}});
-  CHECK_FALSE(any_has(plain.plan().warnings, "the code imports"));
+  ServerTree plain({{"server.py", "import os\nimport json\nfrom modules import shared\n"},
+                    {"modules/shared.py", "x = 1\n"}});
+  CHECK_FALSE(server_any_has(plain.plan().warnings, "the code imports"));
 }
 
 TEST_CASE("gen server: of several scripts, the one named as the project, else its author's first") {
-  Tree t({{"pyproject.toml",
-           "[project]\nname = \"open-thing\"\ndependencies = [\"rich\"]\n"
-           "[project.scripts]\nzed = \"thing.cli:main\"\nalpha = \"thing.alt:main\"\n"
-           "[build-system]\nrequires = [\"hatchling\"]\nbuild-backend = \"hatchling.build\"\n"},
-          {"thing/__init__.py", ""}});
+  ServerTree t(
+      {{"pyproject.toml",
+        "[project]\nname = \"open-thing\"\ndependencies = [\"rich\"]\n"
+        "[project.scripts]\nzed = \"thing.cli:main\"\nalpha = \"thing.alt:main\"\n"
+        "[build-system]\nrequires = [\"hatchling\"]\nbuild-backend = \"hatchling.build\"\n"},
+       {"thing/__init__.py", ""}});
   CHECK(t.plan().cmd == std::vector<std::string>{"zed"});
-  Tree named(
+  ServerTree named(
       {{"pyproject.toml",
         "[tool.poetry]\nname = \"gpt-thing\"\n[tool.poetry.dependencies]\npython = \"^3.10\"\n"
         "[tool.poetry.scripts]\nbench = \"x.b:app\"\ngpt-thing = \"x.cli:app\"\n"
@@ -526,7 +531,7 @@ TEST_CASE("gen server: of several scripts, the one named as the project, else it
 }
 
 TEST_CASE("gen server: setup.py's literal install_requires and console_scripts are read") {
-  Tree t(
+  ServerTree t(
       {{"setup.py",
         "import sys\nfrom setuptools import setup\nsetup(\n    name='clipper',\n"
         "    install_requires=[\n        'ftfy',  # text\n        'torch>=2.1',\n"
@@ -544,37 +549,40 @@ TEST_CASE("gen server: setup.py's literal install_requires and console_scripts a
 
 TEST_CASE(
     "gen real repos: FindCUDA projects build CUDA, and TensorRT and OpenCV are warned about") {
-  Tree t({{"CMakeLists.txt",
-           "cmake_minimum_required(VERSION 2.6)\nproject(yolov5)\nfind_package(CUDA REQUIRED)\n"
-           "cuda_add_library(plugins SHARED layer.cu)\ntarget_link_libraries(plugins nvinfer "
-           "cudart)\nfind_package(OpenCV)\ncuda_add_executable(yolov5 main.cpp pre.cu)\n"},
-          {"layer.cu", ""},
-          {"pre.cu", ""},
-          {"main.cpp", "int main() {}\n"}});
+  ServerTree t(
+      {{"CMakeLists.txt",
+        "cmake_minimum_required(VERSION 2.6)\nproject(yolov5)\nfind_package(CUDA REQUIRED)\n"
+        "cuda_add_library(plugins SHARED layer.cu)\ntarget_link_libraries(plugins nvinfer "
+        "cudart)\nfind_package(OpenCV)\ncuda_add_executable(yolov5 main.cpp pre.cu)\n"},
+       {"layer.cu", ""},
+       {"pre.cu", ""},
+       {"main.cpp", "int main() {}\n"}});
   const Plan plan = t.plan();
   CHECK(plan.kind == "cuda-cpp");
   CHECK(plan.cmd == std::vector<std::string>{"/opt/app/bin/yolov5"});
-  CHECK(any_has(plan.warnings, "needs TensorRT (libnvinfer)"));
-  CHECK(any_has(plan.warnings, "find_package(OpenCV) needs OpenCV"));
+  CHECK(server_any_has(plan.warnings, "needs TensorRT (libnvinfer)"));
+  CHECK(server_any_has(plan.warnings, "find_package(OpenCV) needs OpenCV"));
 }
 
 TEST_CASE("gen real repos: a subpackage's __main__ and a script in tools/ are entrypoints") {
-  Tree sub({{"pyproject.toml",
-             "[project]\nname = \"llama-thing\"\ndependencies = [\"uvicorn\", \"fastapi\"]\n"},
-            {"llama_thing/__init__.py", ""},
-            {"llama_thing/server/__init__.py", ""},
-            {"llama_thing/server/__main__.py", "import uvicorn\n"}});
+  ServerTree sub(
+      {{"pyproject.toml",
+        "[project]\nname = \"llama-thing\"\ndependencies = [\"uvicorn\", \"fastapi\"]\n"},
+       {"llama_thing/__init__.py", ""},
+       {"llama_thing/server/__init__.py", ""},
+       {"llama_thing/server/__main__.py", "import uvicorn\n"}});
   CHECK(sub.plan().cmd == std::vector<std::string>{"python", "-m", "llama_thing.server"});
-  Tree tools({{"requirements.txt", "torch==2.5.1\n"},
-              {"tools/train_net.py", "import torch\n"},
-              {"tools/analyze.py", "import torch\n"}});
+  ServerTree tools({{"requirements.txt", "torch==2.5.1\n"},
+                    {"tools/train_net.py", "import torch\n"},
+                    {"tools/analyze.py", "import torch\n"}});
   const Plan plan = tools.plan();
   CHECK(plan.cmd == std::vector<std::string>{"python", "tools/train_net.py"});
-  CHECK(any_has(plan.warnings, "gen runs python tools/train_net.py"));
+  CHECK(server_any_has(plan.warnings, "gen runs python tools/train_net.py"));
 }
 
 TEST_CASE("gen real repos: with nothing at the top, the requirements below are named") {
-  Tree t({{"requirements/base.txt", "fastapi\n"}, {"prepline_general/api/app.py", "x = 1\n"}});
+  ServerTree t(
+      {{"requirements/base.txt", "fastapi\n"}, {"prepline_general/api/app.py", "x = 1\n"}});
   try {
     (void)t.plan();
     FAIL("gen built a project it could not read");
@@ -587,46 +595,49 @@ TEST_CASE("gen real repos: with nothing at the top, the requirements below are n
 TEST_CASE("gen server: an entry script's own server call gives the port, or a warning") {
   // private-gpt's shape: `python -m pkg`, whose __main__ calls uvicorn.run
   // with a port from its settings.
-  Tree settings({{"requirements.txt", "uvicorn\nfastapi\n"},
-                 {"svc/__init__.py", ""},
-                 {"svc/__main__.py",
-                  "import uvicorn\nfrom svc.main import api\n\nuvicorn.run(api, host=\"0.0.0.0\", "
-                  "port=settings().server.port, log_config=None)\n"}});
+  ServerTree settings(
+      {{"requirements.txt", "uvicorn\nfastapi\n"},
+       {"svc/__init__.py", ""},
+       {"svc/__main__.py",
+        "import uvicorn\nfrom svc.main import api\n\nuvicorn.run(api, host=\"0.0.0.0\", "
+        "port=settings().server.port, log_config=None)\n"}});
   Plan plan = settings.plan();
   REQUIRE(plan.cmd == std::vector<std::string>{"python", "-m", "svc"});
   CHECK(plan.port == 0);
-  CHECK(any_has(plan.warnings,
-                "svc/__main__.py:4: uvicorn.run's port is settings().server.port, "
-                "which gen cannot read"));
+  CHECK(server_any_has(plan.warnings,
+                       "svc/__main__.py:4: uvicorn.run's port is settings().server.port, "
+                       "which gen cannot read"));
 
   // A Gradio script: its port from server_port over two lines, and its
   // address given: nothing to add.
-  Tree gradio({{"requirements.txt", "gradio==4.44.0\n"},
-               {"infer-web.py",
-                "import gradio as gr\n# app.launch(server_port=1)\nwith gr.Blocks() as app:\n"
-                "    pass\napp.queue().launch(\n    server_name=\"0.0.0.0\",\n"
-                "    server_port=7865, inbrowser=False)\n"}});
+  ServerTree gradio({{"requirements.txt", "gradio==4.44.0\n"},
+                     {"infer-web.py",
+                      "import gradio as gr\n# app.launch(server_port=1)\nwith gr.Blocks() as app:\n"
+                      "    pass\napp.queue().launch(\n    server_name=\"0.0.0.0\",\n"
+                      "    server_port=7865, inbrowser=False)\n"}});
   plan = gradio.plan();
   REQUIRE(plan.cmd == std::vector<std::string>{"python", "infer-web.py"});
   CHECK(plan.port == 7865);
-  CHECK_FALSE(any_has(plan.warnings, "127.0.0.1"));
+  CHECK_FALSE(server_any_has(plan.warnings, "127.0.0.1"));
 
   // An aiohttp app run by its script on an environment port with its
   // default, bound to the loopback address: the port is read, the address
   // warned about.
-  Tree aiohttp({{"requirements.txt", "aiohttp\n"},
-                {"run.py",
-                 "import os\nfrom aiohttp import web\napp = web.Application()\nif __name__ == "
-                 "\"__main__\":\n    web.run_app(app, host=\"127.0.0.1\", "
-                 "port=int(os.getenv(\"PORT\", \"8081\")))\n"}});
+  ServerTree aiohttp(
+      {{"requirements.txt", "aiohttp\n"},
+       {"run.py",
+        "import os\nfrom aiohttp import web\napp = web.Application()\nif __name__ == "
+        "\"__main__\":\n    web.run_app(app, host=\"127.0.0.1\", "
+        "port=int(os.getenv(\"PORT\", \"8081\")))\n"}});
   plan = aiohttp.plan();
   REQUIRE(plan.cmd == std::vector<std::string>{"python", "run.py"});
   CHECK(plan.port == 8081);
-  CHECK(any_has(plan.warnings, "aiohttp's web.run_app listens on 127.0.0.1 only"));
+  CHECK(server_any_has(plan.warnings, "aiohttp's web.run_app listens on 127.0.0.1 only"));
 
   // Gradio's default address is the loopback one: the environment moves it.
-  Tree quiet({{"requirements.txt", "gradio\n"},
-              {"webui.py", "import gradio as gr\ndemo = gr.Interface(fn=f)\ndemo.launch()\n"}});
+  ServerTree quiet(
+      {{"requirements.txt", "gradio\n"},
+       {"webui.py", "import gradio as gr\ndemo = gr.Interface(fn=f)\ndemo.launch()\n"}});
   plan = quiet.plan();
   CHECK(plan.port == 7860);
   CHECK(std::find(plan.env.begin(), plan.env.end(), "GRADIO_SERVER_NAME=0.0.0.0") !=
@@ -636,7 +647,7 @@ TEST_CASE("gen server: an entry script's own server call gives the port, or a wa
 TEST_CASE("gen server: an entry script's own options give its port and address") {
   // WhisperLive's shape: a server of the project's own, started with the
   // port of the script's --port option.
-  Tree own(
+  ServerTree own(
       {{"requirements.txt", "websockets\n"},
        {"server.py",
         "import argparse\nif __name__ == \"__main__\":\n    parser = argparse.ArgumentParser()\n"
@@ -652,7 +663,7 @@ TEST_CASE("gen server: an entry script's own options give its port and address")
 
   // ComfyUI's shape without ComfyUI's row: the parser in a module the
   // script imports, an address that listens everywhere in its bare form.
-  Tree imported(
+  ServerTree imported(
       {{"requirements.txt", "aiohttp\n"},
        {"main.py",
         "import os\nfrom aiohttp import web\nfrom app.cli_args import args\n\nif __name__ == "
@@ -669,21 +680,21 @@ TEST_CASE("gen server: an entry script's own options give its port and address")
 
   // khoj's and fish-speech's shapes: a loopback --host is given 0.0.0.0; a
   // HOST:PORT default gives the port and keeps it.
-  Tree host({{"requirements.txt", "fastapi\n"},
-             {"main.py",
-              "import argparse\nimport uvicorn\nparser = argparse.ArgumentParser()\n"
-              "parser.add_argument(\"--host\", type=str, default=\"127.0.0.1\")\n"
-              "parser.add_argument(\"--port\", \"-p\", type=int, default=42110)\n"
-              "if __name__ == \"__main__\":\n    serve(parser.parse_args())\n"}});
+  ServerTree host({{"requirements.txt", "fastapi\n"},
+                   {"main.py",
+                    "import argparse\nimport uvicorn\nparser = argparse.ArgumentParser()\n"
+                    "parser.add_argument(\"--host\", type=str, default=\"127.0.0.1\")\n"
+                    "parser.add_argument(\"--port\", \"-p\", type=int, default=42110)\n"
+                    "if __name__ == \"__main__\":\n    serve(parser.parse_args())\n"}});
   plan = host.plan();
   CHECK(plan.cmd == std::vector<std::string>{"python", "main.py", "--host", "0.0.0.0"});
   CHECK(plan.port == 42110);
-  Tree listen_port({{"requirements.txt", "fastapi\n"},
-                    {"main.py",
-                     "import argparse\nimport uvicorn\nparser = argparse.ArgumentParser()\n"
-                     "parser.add_argument(\"--listen\", type=str, "
-                     "default=\"127.0.0.1:8080\")\nif __name__ == \"__main__\":\n"
-                     "    serve(parser.parse_args())\n"}});
+  ServerTree listen_port({{"requirements.txt", "fastapi\n"},
+                          {"main.py",
+                           "import argparse\nimport uvicorn\nparser = argparse.ArgumentParser()\n"
+                           "parser.add_argument(\"--listen\", type=str, "
+                           "default=\"127.0.0.1:8080\")\nif __name__ == \"__main__\":\n"
+                           "    serve(parser.parse_args())\n"}});
   plan = listen_port.plan();
   CHECK(plan.cmd == std::vector<std::string>{"python", "main.py", "--listen", "0.0.0.0:8080"});
   CHECK(plan.port == 8080);
@@ -691,36 +702,39 @@ TEST_CASE("gen server: an entry script's own options give its port and address")
   // uvicorn.run given the options' values: their defaults are read, and
   // the loopback address is moved by the option, not warned about.
   // (The app is built by a function, so the script, not uvicorn, is the command.)
-  Tree uvicorn({{"requirements.txt", "uvicorn\nfastapi\n"},
-                {"svc/__init__.py", ""},
-                {"svc/api.py", "from fastapi import FastAPI\ndef build():\n    return FastAPI()\n"},
-                {"serve.py",
-                 "import argparse, uvicorn\nfrom svc.api import build\n"
-                 "p = argparse.ArgumentParser()\np.add_argument('--host', "
-                 "default='localhost')\np.add_argument('--port', type=int, "
-                 "default=7000)\nif __name__ == '__main__':\n    a = p.parse_args()\n"
-                 "    uvicorn.run(build(), host=a.host, port=a.port)\n"}});
+  ServerTree uvicorn(
+      {{"requirements.txt", "uvicorn\nfastapi\n"},
+       {"svc/__init__.py", ""},
+       {"svc/api.py", "from fastapi import FastAPI\ndef build():\n    return FastAPI()\n"},
+       {"serve.py",
+        "import argparse, uvicorn\nfrom svc.api import build\n"
+        "p = argparse.ArgumentParser()\np.add_argument('--host', "
+        "default='localhost')\np.add_argument('--port', type=int, "
+        "default=7000)\nif __name__ == '__main__':\n    a = p.parse_args()\n"
+        "    uvicorn.run(build(), host=a.host, port=a.port)\n"}});
   plan = uvicorn.plan();
   CHECK(plan.port == 7000);
   CHECK(plan.cmd == std::vector<std::string>{"python", "serve.py", "--host", "0.0.0.0"});
-  CHECK_FALSE(any_has(plan.warnings, "127.0.0.1 only"));
+  CHECK_FALSE(server_any_has(plan.warnings, "127.0.0.1 only"));
 
   // click and absl declare options too; a switch named --listen is turned on.
-  Tree click({{"requirements.txt", "click\n"},
-              {"main.py",
-               "import click\nfrom flask import Flask\n@click.command()\n@click.option(\"--port\", "
-               "default=5005, help=\"port, (tcp)\")\n@click.option(\"--listen\", "
-               "is_flag=True, action=\"store_true\")\ndef main(port, listen):\n"
-               "    serve(port)\nif __name__ == \"__main__\":\n    main()\n"}});
+  ServerTree click(
+      {{"requirements.txt", "click\n"},
+       {"main.py",
+        "import click\nfrom flask import Flask\n@click.command()\n@click.option(\"--port\", "
+        "default=5005, help=\"port, (tcp)\")\n@click.option(\"--listen\", "
+        "is_flag=True, action=\"store_true\")\ndef main(port, listen):\n"
+        "    serve(port)\nif __name__ == \"__main__\":\n    main()\n"}});
   plan = click.plan();
   CHECK(plan.port == 5005);
   CHECK(plan.cmd == std::vector<std::string>{"python", "main.py", "--listen"});
-  Tree absl({{"requirements.txt", "absl-py\n"},
-             {"main.py",
-              "import grpc\nfrom absl import app, flags\nflags.DEFINE_integer(\"port\", 8500, "
-              "\"the port\")\nflags.DEFINE_string(\"host\", \"0.0.0.0\", \"address\")\n"
-              "def main(argv):\n    serve()\nif __name__ == \"__main__\":\n"
-              "    app.run(main)\n"}});
+  ServerTree absl(
+      {{"requirements.txt", "absl-py\n"},
+       {"main.py",
+        "import grpc\nfrom absl import app, flags\nflags.DEFINE_integer(\"port\", 8500, "
+        "\"the port\")\nflags.DEFINE_string(\"host\", \"0.0.0.0\", \"address\")\n"
+        "def main(argv):\n    serve()\nif __name__ == \"__main__\":\n"
+        "    app.run(main)\n"}});
   plan = absl.plan();
   CHECK(plan.port == 8500);
   CHECK(plan.cmd == std::vector<std::string>{"python", "main.py"});
@@ -728,7 +742,7 @@ TEST_CASE("gen server: an entry script's own options give its port and address")
   // set_defaults wins over add_argument (Fooocus's port=None): Gradio then
   // takes its own port. An address expression over a --listen switch
   // (text-generation-webui's) turns the switch on.
-  Tree defaults(
+  ServerTree defaults(
       {{"requirements.txt", "gradio\n"},
        {"webui.py",
         "import gradio as gr\nfrom ui import options\ndemo = gr.Blocks()\n"
@@ -748,15 +762,15 @@ TEST_CASE("gen server: an entry script's own options give its port and address")
 
   // A proxy listens on --listen-port, not on the --server-port it forwards
   // to, whatever the order they are declared in.
-  Tree proxy({{"requirements.txt", "aiohttp\n"},
-              {"main.py",
-               "import argparse\nfrom aiohttp import web\np = argparse.ArgumentParser()\n"
-               "p.add_argument('--', dest='rest')\n"
-               "p.add_argument('--server-host', default='localhost')\n"
-               "p.add_argument('--server-port', type=int, default=9999)\n"
-               "p.add_argument('--listen-host', default='0.0.0.0')\n"
-               "p.add_argument('--listen-port', type=int, default=9998)\n"
-               "if __name__ == '__main__':\n    relay(p.parse_args())\n"}});
+  ServerTree proxy({{"requirements.txt", "aiohttp\n"},
+                    {"main.py",
+                     "import argparse\nfrom aiohttp import web\np = argparse.ArgumentParser()\n"
+                     "p.add_argument('--', dest='rest')\n"
+                     "p.add_argument('--server-host', default='localhost')\n"
+                     "p.add_argument('--server-port', type=int, default=9999)\n"
+                     "p.add_argument('--listen-host', default='0.0.0.0')\n"
+                     "p.add_argument('--listen-port', type=int, default=9998)\n"
+                     "if __name__ == '__main__':\n    relay(p.parse_args())\n"}});
   plan = proxy.plan();
   CHECK(plan.port == 9998);
   CHECK(plan.cmd == std::vector<std::string>{"python", "main.py"});
@@ -764,7 +778,7 @@ TEST_CASE("gen server: an entry script's own options give its port and address")
   // A rendezvous port is no server's; a --port without a default is said.
   // (It imports a server framework, a metrics endpoint's, so that only the
   // option's name keeps its port from being taken.)
-  Tree train(
+  ServerTree train(
       {{"requirements.txt", "torch\n"},
        {"main.py",
         "import argparse\nfrom http.server import HTTPServer\np = argparse.ArgumentParser()\n"
@@ -772,27 +786,27 @@ TEST_CASE("gen server: an entry script's own options give its port and address")
         "if __name__ == '__main__':\n    train(p.parse_args())\n"}});
   plan = train.plan();
   CHECK(plan.port == 0);
-  CHECK_FALSE(any_has(plan.warnings, "--master_port"));
-  Tree no_default({{"requirements.txt", "fastapi\n"},
-                   {"main.py",
-                    "import argparse\nimport http.server\np = argparse.ArgumentParser()\n"
-                    "p.add_argument('--port', type=int)\n"
-                    "if __name__ == '__main__':\n    serve(p.parse_args())\n"}});
+  CHECK_FALSE(server_any_has(plan.warnings, "--master_port"));
+  ServerTree no_default({{"requirements.txt", "fastapi\n"},
+                         {"main.py",
+                          "import argparse\nimport http.server\np = argparse.ArgumentParser()\n"
+                          "p.add_argument('--port', type=int)\n"
+                          "if __name__ == '__main__':\n    serve(p.parse_args())\n"}});
   plan = no_default.plan();
   CHECK(plan.port == 0);
-  CHECK(any_has(plan.warnings, "main.py:4: the script takes --port without a default"));
+  CHECK(server_any_has(plan.warnings, "main.py:4: the script takes --port without a default"));
 
   // Typer and Fire take a function's parameters as options.
-  Tree typer({{"requirements.txt", "typer\nuvicorn\n"},
-              {"main.py",
-               "import typer, uvicorn\nfrom svc import build\n"
-               "def main(model: str, host: str = \"127.0.0.1\",\n         port: int = 8123,\n"
-               "         reload: bool = False):\n    uvicorn.run(build(model), host=host, "
-               "port=port)\nif __name__ == \"__main__\":\n    typer.run(main)\n"}});
+  ServerTree typer({{"requirements.txt", "typer\nuvicorn\n"},
+                    {"main.py",
+                     "import typer, uvicorn\nfrom svc import build\n"
+                     "def main(model: str, host: str = \"127.0.0.1\",\n         port: int = 8123,\n"
+                     "         reload: bool = False):\n    uvicorn.run(build(model), host=host, "
+                     "port=port)\nif __name__ == \"__main__\":\n    typer.run(main)\n"}});
   plan = typer.plan();
   CHECK(plan.port == 8123);
   CHECK(plan.cmd == std::vector<std::string>{"python", "main.py", "--host", "0.0.0.0"});
-  Tree typer_option(
+  ServerTree typer_option(
       {{"requirements.txt", "typer\ngradio\n"},
        {"main.py",
         "import typer\nimport gradio as gr\napp = typer.Typer()\n@app.command()\n"
@@ -803,26 +817,27 @@ TEST_CASE("gen server: an entry script's own options give its port and address")
   plan = typer_option.plan();
   CHECK(plan.port == 7999);
   CHECK(plan.cmd == std::vector<std::string>{"python", "main.py", "--listen"});
-  Tree fire({{"requirements.txt", "fire\nflask\n"},
-             {"serve.py",
-              "import fire\nfrom flask import Flask\n\ndef run(host='localhost', port=5100):\n"
-              "    make().run(host=host, port=port)\n\nif __name__ == '__main__':\n"
-              "    fire.Fire(run)\n"}});
+  ServerTree fire(
+      {{"requirements.txt", "fire\nflask\n"},
+       {"serve.py",
+        "import fire\nfrom flask import Flask\n\ndef run(host='localhost', port=5100):\n"
+        "    make().run(host=host, port=port)\n\nif __name__ == '__main__':\n"
+        "    fire.Fire(run)\n"}});
   plan = fire.plan();
   CHECK(plan.port == 5100);
   CHECK(plan.cmd == std::vector<std::string>{"python", "serve.py", "--host", "0.0.0.0"});
 
   // A worker whose --host and --port are the queue it connects to imports
   // no server framework: neither is taken for its own, nor warned about.
-  Tree worker({{"requirements.txt", "redis\n"},
-               {"main.py",
-                "import argparse\nimport redis\np = argparse.ArgumentParser()\n"
-                "p.add_argument('--host', default='localhost', help='the Redis server')\n"
-                "p.add_argument('--port', type=int, default=6379)\n"
-                "if __name__ == '__main__':\n    a = p.parse_args()\n"
-                "    work(redis.Redis(host=a.host, port=a.port))\n"}});
+  ServerTree worker({{"requirements.txt", "redis\n"},
+                     {"main.py",
+                      "import argparse\nimport redis\np = argparse.ArgumentParser()\n"
+                      "p.add_argument('--host', default='localhost', help='the Redis server')\n"
+                      "p.add_argument('--port', type=int, default=6379)\n"
+                      "if __name__ == '__main__':\n    a = p.parse_args()\n"
+                      "    work(redis.Redis(host=a.host, port=a.port))\n"}});
   plan = worker.plan();
   CHECK(plan.port == 0);
   CHECK(plan.cmd == std::vector<std::string>{"python", "main.py"});
-  CHECK_FALSE(any_has(plan.warnings, "--port"));
+  CHECK_FALSE(server_any_has(plan.warnings, "--port"));
 }

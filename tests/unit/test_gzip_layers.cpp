@@ -26,15 +26,15 @@ Layer sample_layer() {
                 file_with("etc/os-release", "ID=debian\n"), soft_link("lib", "usr/lib")}};
 }
 
-LayerScan scan(ByteStream& in) { return scan_layer(in, 0, "test-layer"); }
+LayerScan scan_gzip(ByteStream& in) { return scan_layer(in, 0, "test-layer"); }
 // Each test reads its blobs both ways: copied, and lent in place as from a
 // mapped archive (the inflater then decodes the bytes where they lie).
 bool lend_blobs = false;
 void both_ways() { lend_blobs = GENERATE(false, true); }
-LayerScan scan(const std::string& blob) {
+LayerScan scan_gzip(const std::string& blob) {
   PieceStream in(
       blob, [] { return SIZE_MAX; }, lend_blobs);
-  return scan(in);
+  return scan_gzip(in);
 }
 
 void same_scan(const LayerScan& a, const LayerScan& b) {
@@ -53,11 +53,11 @@ TEST_CASE("gzip layers: read in pieces of any size, the same entries as the plai
   CAPTURE(lend_blobs);
   INFO("inflater: " << gzip_inflater());
   const std::string tar = layer_tar(sample_layer());
-  const LayerScan plain = scan(tar);
+  const LayerScan plain = scan_gzip(tar);
   const std::string gz = encode(tar, Encoding::Gzip);
   for (unsigned seed = 1; seed <= 3; ++seed) {
     auto in = random_pieces(gz, seed, 700, lend_blobs);
-    const LayerScan s = scan(in);
+    const LayerScan s = scan_gzip(in);
     CHECK(s.compression == Compression::Gzip);
     same_scan(plain, s);
   }
@@ -71,11 +71,11 @@ TEST_CASE("gzip layers: a stream of several members (as estargz writes) is read 
   // Cut anywhere, even inside a header: members join into one byte stream.
   for (std::size_t at = 0, cut = 1000; at < tar.size(); at += cut, cut *= 7)
     members += encode(tar.substr(at, cut), Encoding::Gzip);
-  same_scan(scan(tar), scan(members));
+  same_scan(scan_gzip(tar), scan_gzip(members));
   auto in = random_pieces(members, 9, 700, lend_blobs);
-  same_scan(scan(tar), scan(in));
+  same_scan(scan_gzip(tar), scan_gzip(in));
   // An empty member between them changes nothing.
-  same_scan(scan(tar), scan(encode("", Encoding::Gzip) + members));
+  same_scan(scan_gzip(tar), scan_gzip(encode("", Encoding::Gzip) + members));
 }
 
 TEST_CASE("gzip layers: members handed over a byte at a time, each byte read or lent") {
@@ -91,14 +91,14 @@ TEST_CASE("gzip layers: members handed over a byte at a time, each byte read or 
   // the decoder has to keep it while more is read or lent.
   PieceStream in(
       members, [] { return 1; }, lend_blobs);
-  same_scan(scan(tar), scan(in));
+  same_scan(scan_gzip(tar), scan_gzip(in));
 }
 
 TEST_CASE("gzip layers: zeros after the last member end the stream, as gzip reads it") {
   both_ways();
   CAPTURE(lend_blobs);
   const std::string tar = layer_tar(sample_layer());
-  same_scan(scan(tar), scan(encode(tar, Encoding::Gzip) + std::string(4096, '\0')));
+  same_scan(scan_gzip(tar), scan_gzip(encode(tar, Encoding::Gzip) + std::string(4096, '\0')));
 }
 
 TEST_CASE(
@@ -108,15 +108,15 @@ TEST_CASE(
   const std::string gz = encode(layer_tar(sample_layer()), Encoding::Gzip);
   std::string bad_crc = gz;
   bad_crc[gz.size() - 8] = static_cast<char>(bad_crc[gz.size() - 8] ^ 1);
-  CHECK_THROWS_WITH(scan(bad_crc), Contains("test-layer"));
+  CHECK_THROWS_WITH(scan_gzip(bad_crc), Contains("test-layer"));
   std::string bad_length = gz;
   bad_length[gz.size() - 4] = static_cast<char>(bad_length[gz.size() - 4] ^ 1);
-  CHECK_THROWS_WITH(scan(bad_length), Contains("test-layer"));
+  CHECK_THROWS_WITH(scan_gzip(bad_length), Contains("test-layer"));
   for (const std::size_t keep : {std::size_t{5}, std::size_t{20}, gz.size() / 2, gz.size() - 5}) {
     INFO("kept " << keep << " of " << gz.size() << " bytes");
-    CHECK_THROWS_WITH(scan(gz.substr(0, keep)), Contains("test-layer"));
+    CHECK_THROWS_WITH(scan_gzip(gz.substr(0, keep)), Contains("test-layer"));
   }
   std::string bad_method = gz;
   bad_method[2] = 7;  // not deflate
-  CHECK_THROWS_AS(scan(bad_method), InputError);
+  CHECK_THROWS_AS(scan_gzip(bad_method), InputError);
 }

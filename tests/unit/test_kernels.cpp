@@ -63,7 +63,7 @@ const KernelCode* code_named(const CudaBinary& b, const std::string& name) {
 }
 
 template <class T>
-T le(const std::string& d, std::size_t at) {
+T read_le(const std::string& d, std::size_t at) {
   T v{};
   if (at + sizeof v <= d.size()) std::memcpy(&v, d.data() + at, sizeof v);
   return v;
@@ -76,41 +76,41 @@ T le(const std::string& d, std::size_t at) {
 std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> by_section_headers(
     const std::string& d, const std::set<std::string>& sections = {".nv_fatbin"}) {
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> out;
-  const auto shoff = le<std::uint64_t>(d, 0x28);
-  const auto shentsize = le<std::uint16_t>(d, 0x3a);
-  const auto shnum = le<std::uint16_t>(d, 0x3c);
-  const auto shstrndx = le<std::uint16_t>(d, 0x3e);
-  const auto strtab = le<std::uint64_t>(d, shoff + std::size_t{shstrndx} * shentsize + 0x18);
+  const auto shoff = read_le<std::uint64_t>(d, 0x28);
+  const auto shentsize = read_le<std::uint16_t>(d, 0x3a);
+  const auto shnum = read_le<std::uint16_t>(d, 0x3c);
+  const auto shstrndx = read_le<std::uint16_t>(d, 0x3e);
+  const auto strtab = read_le<std::uint64_t>(d, shoff + std::size_t{shstrndx} * shentsize + 0x18);
   for (std::size_t i = 0; i < shnum; ++i) {
     const std::size_t sh = shoff + i * shentsize;
-    const std::string name(d.c_str() + strtab + le<std::uint32_t>(d, sh));
+    const std::string name(d.c_str() + strtab + read_le<std::uint32_t>(d, sh));
     if (!sections.contains(name)) continue;
-    const std::size_t start = le<std::uint64_t>(d, sh + 0x18);
-    const std::size_t end = start + le<std::uint64_t>(d, sh + 0x20);
+    const std::size_t start = read_le<std::uint64_t>(d, sh + 0x18);
+    const std::size_t end = start + read_le<std::uint64_t>(d, sh + 0x20);
     std::size_t at = (start + 7) & ~std::size_t{7};
     while (at + 16 <= end) {
-      if (le<std::uint32_t>(d, at) != 0xBA55ED50) {
+      if (read_le<std::uint32_t>(d, at) != 0xBA55ED50) {
         at += 8;  // padding between containers
         continue;
       }
       const std::size_t container_end =
-          at + le<std::uint16_t>(d, at + 6) + le<std::uint64_t>(d, at + 8);
-      for (std::size_t e = at + le<std::uint16_t>(d, at + 6); e < container_end;) {
-        const auto kind = le<std::uint16_t>(d, e);
-        const auto flags = le<std::uint64_t>(d, e + 40);
+          at + read_le<std::uint16_t>(d, at + 6) + read_le<std::uint64_t>(d, at + 8);
+      for (std::size_t e = at + read_le<std::uint16_t>(d, at + 6); e < container_end;) {
+        const auto kind = read_le<std::uint16_t>(d, e);
+        const auto flags = read_le<std::uint64_t>(d, e + 40);
         std::string code = (kind == 1   ? "compute_"
                             : kind == 2 ? "sm_"
                             : kind == 8 ? "ir_"
                                         : "other_") +
-                           std::to_string(le<std::uint32_t>(d, e + 28));
+                           std::to_string(read_le<std::uint32_t>(d, e + 28));
         if (flags & 0x100000)
           code += "a";
         else if (flags & 0x200000)
           code += "f";
         auto& [entries, bytes] = out[code];
         ++entries;
-        bytes += le<std::uint64_t>(d, e + 8);
-        e += le<std::uint32_t>(d, e + 4) + le<std::uint64_t>(d, e + 8);
+        bytes += read_le<std::uint64_t>(d, e + 8);
+        e += read_le<std::uint32_t>(d, e + 4) + read_le<std::uint64_t>(d, e + 8);
       }
       at = container_end;
     }
@@ -120,14 +120,14 @@ std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> by_section_header
 
 // Where .nv_fatbin starts (0: nowhere).
 std::size_t fatbin_section(const std::string& d) {
-  const auto shoff = le<std::uint64_t>(d, 0x28);
-  const auto shentsize = le<std::uint16_t>(d, 0x3a);
-  const auto shstrndx = le<std::uint16_t>(d, 0x3e);
-  const auto strtab = le<std::uint64_t>(d, shoff + std::size_t{shstrndx} * shentsize + 0x18);
-  for (std::size_t i = 0; i < le<std::uint16_t>(d, 0x3c); ++i) {
+  const auto shoff = read_le<std::uint64_t>(d, 0x28);
+  const auto shentsize = read_le<std::uint16_t>(d, 0x3a);
+  const auto shstrndx = read_le<std::uint16_t>(d, 0x3e);
+  const auto strtab = read_le<std::uint64_t>(d, shoff + std::size_t{shstrndx} * shentsize + 0x18);
+  for (std::size_t i = 0; i < read_le<std::uint16_t>(d, 0x3c); ++i) {
     const std::size_t sh = shoff + i * shentsize;
-    if (std::string(d.c_str() + strtab + le<std::uint32_t>(d, sh)) == ".nv_fatbin")
-      return le<std::uint64_t>(d, sh + 0x18);
+    if (std::string(d.c_str() + strtab + read_le<std::uint32_t>(d, sh)) == ".nv_fatbin")
+      return read_le<std::uint64_t>(d, sh + 0x18);
   }
   return 0;
 }

@@ -26,7 +26,7 @@ struct LimitsGuard {
   ~LimitsGuard() { set_input_limits(saved); }
 };
 
-Analysis analyze(const std::string& path) { return analyze_image(path, AnalyzeOptions{}); }
+Analysis analyze_path(const std::string& path) { return analyze_image(path, AnalyzeOptions{}); }
 
 Image one_layer(std::vector<Entry> entries, Encoding encoding = Encoding::None) {
   Image image;
@@ -59,9 +59,10 @@ TEST_CASE("limits: a 1 GiB config is refused by its size, before it is read") {
   // A directory: the config made sparse, 1 GiB long.
   write_tree(tmp / "layout", members);
   fs::resize_file(tmp / ("layout/" + config), kGiB);
-  CHECK_THROWS_WITH(analyze(tmp / "layout"), Contains(config) && Contains("1,073,741,824 bytes") &&
-                                                 Contains("the config limit of 8,388,608 bytes") &&
-                                                 Contains("--limit config=SIZE"));
+  CHECK_THROWS_WITH(analyze_path(tmp / "layout"),
+                    Contains(config) && Contains("1,073,741,824 bytes") &&
+                        Contains("the config limit of 8,388,608 bytes") &&
+                        Contains("--limit config=SIZE"));
   // A tar whose last member is that config: the header says 1 GiB, the
   // bytes are a hole.
   std::erase_if(members, [&](const Member& m) { return m.path == config; });
@@ -70,9 +71,9 @@ TEST_CASE("limits: a 1 GiB config is refused by its size, before it is read") {
   tar += tar_header(config, "10000000000");
   write_file(tmp / "big.tar", tar);
   fs::resize_file(tmp / "big.tar", tar.size() + kGiB + 1024);
-  CHECK_THROWS_WITH(analyze(tmp / "big.tar"), Contains("big.tar") &&
-                                                  Contains("1,073,741,824 bytes") &&
-                                                  Contains("--limit config=SIZE"));
+  CHECK_THROWS_WITH(analyze_path(tmp / "big.tar"), Contains("big.tar") &&
+                                                       Contains("1,073,741,824 bytes") &&
+                                                       Contains("--limit config=SIZE"));
 }
 
 TEST_CASE("limits: a 1 GiB manifest is refused, and a raised limit lets a large config through") {
@@ -80,7 +81,7 @@ TEST_CASE("limits: a 1 GiB manifest is refused, and a raised limit lets a large 
   std::vector<Member> members = oci_layout(one_layer({file("a", 10)}));
   write_tree(tmp / "layout", members);
   fs::resize_file(tmp / "layout/index.json", kGiB);
-  CHECK_THROWS_WITH(analyze(tmp / "layout"),
+  CHECK_THROWS_WITH(analyze_path(tmp / "layout"),
                     Contains("index.json") && Contains("the manifest limit of 4,194,304 bytes") &&
                         Contains("--limit manifest=SIZE"));
 
@@ -89,12 +90,12 @@ TEST_CASE("limits: a 1 GiB manifest is refused, and a raised limit lets a large 
   Image image = one_layer({file("a", 10)});
   for (int i = 0; i < 9 * 1024; ++i) image.empty_history.emplace_back(0, std::string(1000, 'h'));
   write_file(tmp / "history.tar", docker_legacy_save(image));
-  CHECK_THROWS_WITH(analyze(tmp / "history.tar"), Contains("--limit config=SIZE"));
+  CHECK_THROWS_WITH(analyze_path(tmp / "history.tar"), Contains("--limit config=SIZE"));
   LimitsGuard guard;
   InputLimits raised;
   apply_limit(raised, "config=16MiB");
   set_input_limits(raised);
-  CHECK(analyze(tmp / "history.tar").final_bytes == 10);
+  CHECK(analyze_path(tmp / "history.tar").final_bytes == 10);
 }
 
 TEST_CASE("limits: a layer listed 10,000 times is refused before any is read") {
@@ -113,9 +114,9 @@ TEST_CASE("limits: a layer listed 10,000 times is refused before any is read") {
         {"manifest.json", manifest.dump()}, {"config.json", config}, {"layer/layer.tar", layer}};
   }
   write_file(tmp / "save.tar", tar_of(save));
-  CHECK_THROWS_WITH(analyze(tmp / "save.tar"), Contains("save.tar") &&
-                                                   Contains("lists 10,000 layers") &&
-                                                   Contains("--limit layers=N"));
+  CHECK_THROWS_WITH(analyze_path(tmp / "save.tar"), Contains("save.tar") &&
+                                                        Contains("lists 10,000 layers") &&
+                                                        Contains("--limit layers=N"));
   // An OCI manifest.
   std::vector<Member> members = oci_layout(image);
   for (auto& m : members) {
@@ -136,7 +137,7 @@ TEST_CASE("limits: a layer listed 10,000 times is refused before any is read") {
     m.path = "blobs/sha256/" + hex_of(digest);
   }
   write_tree(tmp / "layout", members);
-  CHECK_THROWS_WITH(analyze(tmp / "layout"),
+  CHECK_THROWS_WITH(analyze_path(tmp / "layout"),
                     Contains("lists 10,000 layers") && Contains("the layers limit of 1,000"));
 }
 
@@ -145,18 +146,18 @@ TEST_CASE("limits: entries past the limit are refused, and up to it they are cou
   for (int i = 0; i < 3000; ++i) entries.push_back(file("d/e" + std::to_string(i), 0));
   TempDir tmp;
   write_file(tmp / "many.tar", docker_legacy_save(one_layer(entries, Encoding::Gzip)));
-  const Analysis all = analyze(tmp / "many.tar");
+  const Analysis all = analyze_path(tmp / "many.tar");
   CHECK(all.layers.at(0).entries == 3000);
   LimitsGuard guard;
   InputLimits low;
   low.entries = 2999;
   set_input_limits(low);
-  CHECK_THROWS_WITH(analyze(tmp / "many.tar"), Contains("many.tar") &&
-                                                   Contains("more than 2,999 entries") &&
-                                                   Contains("--limit entries=N"));
+  CHECK_THROWS_WITH(analyze_path(tmp / "many.tar"), Contains("many.tar") &&
+                                                        Contains("more than 2,999 entries") &&
+                                                        Contains("--limit entries=N"));
   low.entries = 3000;
   set_input_limits(low);
-  CHECK(analyze(tmp / "many.tar").layers.at(0).entries == 3000);
+  CHECK(analyze_path(tmp / "many.tar").layers.at(0).entries == 3000);
 }
 
 TEST_CASE(
@@ -169,14 +170,14 @@ TEST_CASE(
   longest.resize(4096, 'q');
   TempDir tmp;
   write_file(tmp / "ok.tar", docker_legacy_save(one_layer({file(deep, 3), file(longest, 5)})));
-  const Analysis a = analyze(tmp / "ok.tar");
+  const Analysis a = analyze_path(tmp / "ok.tar");
   CHECK(a.final_bytes == 8);
   write_file(tmp / "long.tar", docker_legacy_save(one_layer({file(longest + "x", 5)})));
-  CHECK_THROWS_WITH(analyze(tmp / "long.tar"),
+  CHECK_THROWS_WITH(analyze_path(tmp / "long.tar"),
                     Contains("long.tar") && Contains("a path of 4,097 bytes") &&
                         Contains("the path limit of 4,096 bytes") && Contains("--limit path=SIZE"));
   write_file(tmp / "deeper.tar", docker_legacy_save(one_layer({file("d/" + deep, 3)})));
-  CHECK_THROWS_WITH(analyze(tmp / "deeper.tar"), Contains("--limit depth=N"));
+  CHECK_THROWS_WITH(analyze_path(tmp / "deeper.tar"), Contains("--limit depth=N"));
 }
 
 TEST_CASE("bombs: link loops and a hard link to nothing give a bounded, exact result") {
@@ -188,7 +189,7 @@ TEST_CASE("bombs: link loops and a hard link to nothing give a bounded, exact re
              hardlink("ghost", "nothing"), hardlink("h1", "h2"), hardlink("h2", "h1")}},
       Layer{{hardlink("h3", "h3"), hardlink("late", "data"), soft_link("loop/c", "../loop/c")}}};
   write_file(tmp / "loops.tar", docker_legacy_save(image));
-  const Analysis a = analyze(tmp / "loops.tar");
+  const Analysis a = analyze_path(tmp / "loops.tar");
   // The only content is data's 100 bytes; links hold none, whatever they
   // point at.
   CHECK(a.final_bytes == 100);
@@ -204,7 +205,7 @@ TEST_CASE("bombs: a gzip layer that inflates 1,000 times is streamed, its size e
   const std::string save = docker_legacy_save(image);
   CHECK(save.size() * 500 < size);
   write_file(tmp / "bomb.tar", save);
-  const Analysis a = analyze(tmp / "bomb.tar");
+  const Analysis a = analyze_path(tmp / "bomb.tar");
   CHECK(a.final_bytes == size);
   CHECK(a.layers.at(0).size_bytes == size);
 }
@@ -232,7 +233,8 @@ TEST_CASE("bombs: a zstd frame claiming a window of 2 GiB or more is refused, na
     write_file(tmp / "zstd.tar", tar_of({{"manifest.json", manifest.dump()},
                                          {"config.json", config.dump()},
                                          {"layer.tar.zst", frame}}));
-    CHECK_THROWS_WITH(analyze(tmp / "zstd.tar"), Contains("zstd.tar") && Contains("layer.tar.zst"));
+    CHECK_THROWS_WITH(analyze_path(tmp / "zstd.tar"),
+                      Contains("zstd.tar") && Contains("layer.tar.zst"));
   }
 }
 

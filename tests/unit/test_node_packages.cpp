@@ -83,7 +83,7 @@ struct NpmApp {
 };
 
 // An image of one layer that `step` made.
-Image one_layer(std::vector<Entry> entries, const std::string& step) {
+Image node_layer(std::vector<Entry> entries, const std::string& step) {
   Image image;
   image.layers = {Layer{std::move(entries), Encoding::None, true, step}};
   return image;
@@ -180,7 +180,7 @@ TEST_CASE("node packages: under the WORKDIR they stay packages, not the app") {
 TEST_CASE("node packages: pnpm's store layout is pnpm's, its links no copies") {
   const std::string nm = "app/node_modules/";
   const std::string foo = manifest("foo", "1.0.0"), bar = manifest("@s/bar", "2.0.0");
-  const Analysed a(one_layer(
+  const Analysed a(node_layer(
       {file_with(nm + ".pnpm/foo@1.0.0/node_modules/foo/package.json", foo),
        file(nm + ".pnpm/foo@1.0.0/node_modules/foo/index.js", 1200),
        soft_link(nm + ".pnpm/foo@1.0.0/node_modules/@s/bar",
@@ -205,13 +205,13 @@ TEST_CASE("node packages: Yarn's marker in the top node_modules makes its packag
   const std::string left = manifest("left-pad", "1.3.0"), chalk = manifest("chalk", "5.3.0");
   for (const char* marker : {".yarn-integrity", ".yarn-state.yml"}) {
     CAPTURE(marker);
-    const Analysed a(one_layer({file_with("app/node_modules/left-pad/package.json", left),
-                                file("app/node_modules/left-pad/index.js", 500),
-                                file_with("app/node_modules/" + std::string(marker), "{}"),
-                                // Another project beside it, without the marker: npm's.
-                                file_with("srv/web/node_modules/chalk/package.json", chalk),
-                                file("srv/web/node_modules/chalk/index.js", 600)},
-                               "RUN yarn install --frozen-lockfile"));
+    const Analysed a(node_layer({file_with("app/node_modules/left-pad/package.json", left),
+                                 file("app/node_modules/left-pad/index.js", 500),
+                                 file_with("app/node_modules/" + std::string(marker), "{}"),
+                                 // Another project beside it, without the marker: npm's.
+                                 file_with("srv/web/node_modules/chalk/package.json", chalk),
+                                 file("srv/web/node_modules/chalk/index.js", 600)},
+                                "RUN yarn install --frozen-lockfile"));
     CHECK(node_bytes(a.attribution, "left-pad", "yarn") == left.size() + 500);
     CHECK(node_bytes(a.attribution, "chalk", "npm") == chalk.size() + 600);
   }
@@ -246,9 +246,9 @@ TEST_CASE("node packages: a package.json that is not JSON or has no name is name
   CHECK(own.installer() == "npm");
 
   // Attributed in an image too, with its bytes.
-  const Analysed a(one_layer({file_with("app/node_modules/broken/package.json", "{not json"),
-                              file("app/node_modules/broken/lib.js", 400)},
-                             "RUN npm ci"));
+  const Analysed a(node_layer({file_with("app/node_modules/broken/package.json", "{not json"),
+                               file("app/node_modules/broken/lib.js", 400)},
+                              "RUN npm ci"));
   CHECK(node_bytes(a.attribution, "broken") == 9 + 400);
 }
 

@@ -85,7 +85,7 @@ std::vector<float> reference_gemm(const std::vector<float>& A, const std::vector
   return C;
 }
 
-struct Shape {
+struct KernelShape {
   int m, n, k;
 };
 
@@ -97,7 +97,8 @@ TEST_CASE(
     "[probe][kernels]") {
   // 70 x 130 x 37 cuts every tile and every step of 16; 64 x 128 x 32 fills
   // them exactly; 1 x 5 x 3 is smaller than one.
-  for (const Shape s : {Shape{70, 130, 37}, Shape{64, 128, 32}, Shape{1, 5, 3}})
+  for (const KernelShape s :
+       {KernelShape{70, 130, 37}, KernelShape{64, 128, 32}, KernelShape{1, 5, 3}})
     for (const int trans_a : {0, 1})
       for (const int trans_b : {0, 1})
         for (const int relu : {0, 1}) {
@@ -186,7 +187,8 @@ TEST_CASE(
   const auto kernels = probe::usable_gemm_kernels();
   REQUIRE(!kernels.empty());
   CHECK(kernels.front() == probe::vector_isa());
-  for (const Shape s : {Shape{70, 130, 37}, Shape{98, 200, 300}, Shape{3, 5, 2}})
+  for (const KernelShape s :
+       {KernelShape{70, 130, 37}, KernelShape{98, 200, 300}, KernelShape{3, 5, 2}})
     for (const bool trans_a : {false, true})
       for (const bool trans_b : {false, true})
         for (const bool relu : {false, true}) {

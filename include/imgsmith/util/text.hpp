@@ -20,6 +20,16 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep);
 std::string normalise_path(std::string_view raw);
 // Whether normalise_path would return `p` as it is (most tar names).
 bool is_normal_path(std::string_view p);
+// What is before the last '/' ("" without one), and what is after it: views
+// into `p`.
+inline std::string_view dirname_of(std::string_view p) {
+  const auto slash = p.rfind('/');
+  return slash == std::string_view::npos ? std::string_view() : p.substr(0, slash);
+}
+inline std::string_view basename_of(std::string_view p) {
+  const auto slash = p.rfind('/');
+  return slash == std::string_view::npos ? p : p.substr(slash + 1);
+}
 
 // File names are bytes: these keep them safe in reports.
 //
