@@ -3,11 +3,19 @@
 # rebuilds unit_tests (one object and the link) and runs the cases that
 # guard that line; every break must turn them red. A break that leaves them
 # green is a behaviour no test holds: write the test, then run this again.
-#   scripts/mutation_check.sh [--list] [BUILD_DIR] [NAME...]
+#   scripts/mutation_check.sh [--list] [--suite-passed] [BUILD_DIR] [NAME...]
 # BUILD_DIR (default build/) must hold a configured build; NAME picks
 # breaks by name (all by default). Each file is put back as it was when the
 # break is done, on failure and on Ctrl-C too; a file left broken by a kill
 # -9 is put back by the next run (its copy waits in BUILD_DIR/mutation-backup/).
+# Before the breaks, each break's cases run on the code as it is, to show
+# they pass; --suite-passed (CI, which has just run every unit case in
+# BUILD_DIR) only checks that each break names cases that exist.
+# Where a break's rebuild is one source's object, its library and the test
+# binary, those three are saved first and put back afterwards with their
+# times, so ninja sees the build as it was and the next break compiles only
+# its own file; the binary's digest at the end must equal its digest at the
+# start. Breaks of a header or of embedded data rebuild what they touched.
 set -euo pipefail
 here=$PWD
 cd "$(dirname "$0")/.."
@@ -148,11 +156,15 @@ break_ numpy-beside-config src/attribution/attribute.cpp \
   '!beside_model_config(analysis, head.path) && head.path.empty()) continue;' \
   'attribution: numpy arrays*'
 
-list=false
-if [ "${1:-}" = --list ]; then
-  list=true
+list=false suite_passed=false
+while [ $# -gt 0 ]; do
+  case $1 in
+    --list) list=true ;;
+    --suite-passed) suite_passed=true ;;
+    *) break ;;
+  esac
   shift
-fi
+done
 dir=build
 if [ $# -gt 0 ] && (cd "$here" && [ -d "$1" ]); then
   dir=$(cd "$here" && realpath "$1")
@@ -172,6 +184,9 @@ jobs=$(nproc)
 if [ -d "$backup" ]; then
   for saved in "$backup"/*; do
     [ -f "$saved" ] || continue
+    # (saved build outputs and the plan: the source put back with a new
+    # time makes ninja rebuild them)
+    case $(basename "$saved") in out-* | plan | check) continue ;; esac
     original=$(basename "$saved" | tr '%' '/')
     cp "$saved" "$original"
     echo "mutation_check: put back $original, left broken by an earlier run"
@@ -180,9 +195,11 @@ if [ -d "$backup" ]; then
 fi
 
 current=""
+# restore [-p]: the broken file put back; with -p, with its time as well
+# (when its outputs are put back too), else as a new change for ninja.
 restore() {
   if [ -n "$current" ]; then
-    cp "$backup/${current//\//%}" "$current"
+    cp ${1:-} "$backup/${current//\//%}" "$current"
     rm -f "$backup/${current//\//%}"
     current=""
   fi
@@ -213,6 +230,7 @@ done
 
 echo "mutation_check: building unit_tests in $dir"
 build || { echo "mutation_check: unit_tests does not build ($dir/mutation-build.log)"; exit 2; }
+digest_before=$(sha256sum "$bin" | cut -d' ' -f1)
 # First, as the code is: each break applies, and its cases exist and pass
 # (a red run with the break proves nothing otherwise).
 mkdir -p "$backup"
@@ -224,21 +242,51 @@ for i in "${chosen[@]}"; do
     exit 1
   fi
   rm -f "$backup/check"
-  if ! run "$spec"; then
+  if $suite_passed; then
+    if [ "$({ "$bin" "$spec" --list-test-names-only || true; } | grep -c . || true)" = 0 ]; then
+      echo "mutation_check: FAIL: $name: no case matches '$spec'"
+      exit 1
+    fi
+  elif ! run "$spec"; then
     echo "mutation_check: FAIL: $name: the cases '$spec' fail without the break ($dir/mutation-run.log)"
     exit 1
   fi
 done
 
+# saved_outputs FILE: what ninja rebuilds when FILE changes, where that is
+# one object, its static library (unless the object is the test binary's
+# own) and the test binary: their paths relative to BUILD_DIR; nothing for
+# anything else (a header, embedded data, a source another one includes).
+# Read from ninja's graph and its log of each object's headers.
+query_outputs() { ninja -C "$dir" -t query "$1" 2>/dev/null | awk '/^  outputs:/ { o = 1; next } o && /^    / { print $1 }'; }
+saved_outputs() {
+  local source=$PWD/$1 object library
+  object=$(query_outputs "$source")
+  [[ $(wc -w <<<"$object") == 1 && $object == *.o ]] || return 0
+  # Its own object alone names it among the headers and sources it read.
+  [ "$(ninja -C "$dir" -t deps 2>/dev/null | grep -cxF "    $source")" -le 1 ] || return 0
+  library=$(query_outputs "$object")
+  if [ "$library" = tests/unit_tests ]; then
+    printf '%s\n' "$object" tests/unit_tests
+  elif [[ $(wc -w <<<"$library") == 1 && $library == *.a ]] && query_outputs "$library" | grep -qx tests/unit_tests; then
+    printf '%s\n' "$object" "$library" tests/unit_tests
+  fi
+}
+
+# Grouped by file: a file broken twice in a row is compiled once per break.
+mapfile -t chosen < <(for i in "${chosen[@]}"; do printf '%s\t%s\n' "${files[$i]}" "$i"; done | sort -s -t$'\t' -k1,1 | cut -f2)
 survived=()
 for i in "${chosen[@]}"; do
   name=${names[$i]} file=${files[$i]} spec=${specs[$i]}
   start=$SECONDS
   cases=$({ "$bin" "$spec" --list-test-names-only || true; } | grep -c . || true)
-  cp "$file" "$backup/${file//\//%}"
+  cp -p "$file" "$backup/${file//\//%}"
   current=$file
   apply_break "$file" "${befores[$i]}" "${afters[$i]}"
-  # The file put back after the previous break is rebuilt here too.
+  # The outputs this break rebuilds, saved with their times to be put back.
+  mapfile -t outputs < <(saved_outputs "$file")
+  for output in "${outputs[@]}"; do cp -p "$dir/$output" "$backup/out-${output//\//%}"; done
+  # A break put back without its outputs is rebuilt here too.
   if ! build; then
     echo "mutation_check: FAIL: $name: the broken $file does not compile ($dir/mutation-build.log)"
     exit 1
@@ -250,10 +298,21 @@ for i in "${chosen[@]}"; do
     failed=$(grep -E '^test cases:' "$dir/mutation-run.log" | tail -1 || true)
     echo "mutation_check: caught $name ($file), $((SECONDS - start))s: ${failed:-the run failed}"
   fi
-  restore
+  if ((${#outputs[@]})); then restore -p; else restore; fi
+  for output in "${outputs[@]}"; do
+    cp -p "$backup/out-${output//\//%}" "$dir/$output"
+    rm -f "$backup/out-${output//\//%}"
+  done
 done
 echo "mutation_check: rebuilding unit_tests as the sources are"
 build || { echo "mutation_check: unit_tests does not build after the run ($dir/mutation-build.log)"; exit 2; }
+if [ "$(sha256sum "$bin" | cut -d' ' -f1)" != "$digest_before" ]; then
+  # Only a break rebuilt the ordinary way leaves a binary linked anew; it
+  # must still be the code as it is: its cases pass again.
+  for i in "${chosen[@]}"; do
+    run "${specs[$i]}" || { echo "mutation_check: FAIL: after the run, '${specs[$i]}' fails on the code as it is"; exit 1; }
+  done
+fi
 if ((${#survived[@]})); then
   echo "mutation_check: FAIL: ${#survived[@]} of ${#chosen[@]} breaks left their cases green: ${survived[*]}"
   exit 1
