@@ -10,9 +10,17 @@
 # qemu-aarch64-static (flag F, so containers need no QEMU of their own) when
 # no handler is there, and removes what it added at the end.
 # Usage: arm64_test.sh IMGSMITH CACHE_DIR SOURCE_DIR
+#        arm64_test.sh --root-only CACHE_DIR
+# (--root-only: only the arm64 root, made and cached; warm_caches.sh makes
+# it so while imgsmith compiles.)
 # Without root, dockerd, QEMU or the mirror it skips with one line; in CI
 # (CI=true) that is a failure instead.
 set -u
+root_only=""
+if [ "${1:-}" = --root-only ]; then
+  root_only=yes
+  set -- "" "${2:?usage: arm64_test.sh --root-only CACHE_DIR}" ""
+fi
 bin=$1
 cache=$2
 source_dir=$3
@@ -28,7 +36,8 @@ command -v dockerd >/dev/null && [ -x "$docker" ] || skip "docker.io is not inst
 qemu=$(command -v qemu-aarch64-static) || skip "qemu-user-static is not installed (scripts/setup.sh installs it)"
 command -v debootstrap >/dev/null || skip "debootstrap is not installed"
 command -v ip >/dev/null || skip "ip (iproute2) is not installed (scripts/setup.sh installs it)"
-"$bin" probe --write /dev/null --arch arm64 2>/dev/null || skip "this imgsmith carries no arm64 probe"
+[ -n "$root_only" ] || "$bin" probe --write /dev/null --arch arm64 2>/dev/null ||
+  skip "this imgsmith carries no arm64 probe"
 # shellcheck source=../cli/assert.sh
 source "$here/../cli/assert.sh"
 
@@ -53,7 +62,7 @@ fi
 trap 'binfmt_cleanup; rm -rf "$tmp"' EXIT
 
 # ----- an arm64 Debian root, debootstrapped once ------------------------------------
-root_tar="$cache/debootstrap/bookworm-minbase-arm64.tar"
+root_tar="$cache/debootstrap/bookworm-minbase-arm64-speedup.tar"
 mkdir -p "$cache/debootstrap"
 exec 9>"$cache/debootstrap/.lock-arm64"
 flock 9
@@ -63,10 +72,14 @@ if [ ! -s "$root_tar" ]; then
     tail -3 "$tmp/debootstrap.log"
     skip "debootstrap of an arm64 root failed (no mirror at $mirror?)"
   fi
+  # Docker's dpkg setting, as in the amd64 root (debootstrap_root.sh): under
+  # QEMU, each fsync'd file of the build's apt-get install costs more still.
+  echo force-unsafe-io >"$tmp/root/etc/dpkg/dpkg.cfg.d/docker-apt-speedup"
   tar -C "$tmp/root" --numeric-owner -cf "$root_tar.tmp" . && mv "$root_tar.tmp" "$root_tar"
   rm -rf "$tmp/root"
 fi
 exec 9>&-
+[ -z "$root_only" ] || exit 0
 
 # shellcheck source=dockerd.sh
 source "$here/dockerd.sh"

@@ -73,7 +73,7 @@ projects=(
   nvcc-gemm cmake-cuda-min cmake-own-archs cmake-cudnn-nccl
 )
 table="$tmp/table"
-printf 'project\tbase image\tbuilt\tran\tseconds\n' >"$table"
+printf 'project\tbase image\tbuilt\tran\tseconds (docker build, analyze)\n' >"$table"
 shared=$tmp
 mkdir -p "$shared/results"
 # build_and_run ENTRY RESULTS: one project, in a subshell of its own (two
@@ -88,7 +88,9 @@ build_and_run() {
   local entry=$1
   read -r project context <<<"$entry"
   local started=$SECONDS
-  row() { printf '%s\t%s\t%s\t%s\t%s\n' "$project" "$1" "$2" "$3" "$((SECONDS - started))" >"$results.row"; }
+  # Where a project's time goes: its docker build and imgsmith's analyze.
+  local build_s=- analyze_s=-
+  row() { printf '%s\t%s\t%s\t%s\t%s (%s, %s)\n' "$project" "$1" "$2" "$3" "$((SECONDS - started))" "$build_s" "$analyze_s" >"$results.row"; }
   # The project's row of expected.tsv: its base image and port.
   read -r base port < <(awk -F'\t' -v p="$project" -v c="${context:+context=$context}" \
     '$1 == p && ($2 == "-" || $2 == c || $2 == "wheelhouse=wheels") { print $4, $9; exit }' "$corpus_dir/expected.tsv")
@@ -127,9 +129,15 @@ build_and_run() {
   grep -q 'apt-get install' "$dockerfile" && network=host  # Debian's mirror, for the OS packages
   image="imgsmith-corpus/$(basename "$project"):1"
   built=no ran=no
+  local build_started=$SECONDS
   if DOCKER_BUILDKIT=1 "$docker" build --network "$network" -f "$dockerfile" -t "$image" "$build_dir" >"$tmp/build.log" 2>&1; then
     built=yes
+    build_s=$((SECONDS - build_started))
     pass=$((pass + 1))
+    # Its build steps of 10 s or more, to show where a slow run's time went.
+    awk '/^#[0-9]+ \[/ { step[$1] = substr($0, index($0, "[")) }
+         /^#[0-9]+ DONE [0-9]+\.[0-9]+s$/ { t = $3 + 0; if (t >= 10) printf "  %s: %ss %s\n", project, t, substr(step[$1], 1, 100) }' \
+      project="$project" "$tmp/build.log"
   else
     fail=$((fail + 1)); echo "FAIL: $project: docker build (--network $network)"; tail -15 "$tmp/build.log"
     row "$base" no no
@@ -174,8 +182,10 @@ build_and_run() {
   grep -q 'Triton' "$dockerfile" && grep -q 'gcc=' "$dockerfile" && compiler=yes
   gates=(--deny pip-cache)
   [ "$compiler" = no ] && gates+=(--deny devel-in-final)
+  local analyze_started=$SECONDS
   expect "$project: analyze docker:// ${gates[*]}" 0 "$bin" analyze "docker://$image" \
     "${gates[@]}" --top 100000 --format json -o "$tmp/image.json" -q
+  analyze_s=$((SECONDS - analyze_started))
   check "$project: no wheel, no .env, no build tree, no bytecode of the checkout; compilers only for Triton ($compiler)" \
     python3 - "$tmp/image.json" "$compiler" <<'EOF'
 import json, sys
