@@ -15,7 +15,9 @@
 # binary, those three are saved first and put back afterwards with their
 # times, so ninja sees the build as it was and the next break compiles only
 # its own file; the binary's digest at the end must equal its digest at the
-# start. Breaks of a header or of embedded data rebuild what they touched.
+# start. Breaks of a header or of embedded data rebuild what they touched,
+# and before the next break that saves its outputs the build catches up
+# with the file put back (saved then, the outputs would still hold it).
 set -euo pipefail
 here=$PWD
 cd "$(dirname "$0")/.."
@@ -276,15 +278,24 @@ saved_outputs() {
 # Grouped by file: a file broken twice in a row is compiled once per break.
 mapfile -t chosen < <(for i in "${chosen[@]}"; do printf '%s\t%s\n' "${files[$i]}" "$i"; done | sort -s -t$'\t' -k1,1 | cut -f2)
 survived=()
+# Whether a break was put back the ordinary way and not rebuilt since: the
+# binary then still holds it. Outputs saved in that state would be put back
+# holding it too, and ninja, whose log has their rebuilt times, would keep
+# them; so the build catches up first.
+stale=false
 for i in "${chosen[@]}"; do
   name=${names[$i]} file=${files[$i]} spec=${specs[$i]}
   start=$SECONDS
   cases=$({ "$bin" "$spec" --list-test-names-only || true; } | grep -c . || true)
+  # The outputs this break rebuilds, saved with their times to be put back.
+  mapfile -t outputs < <(saved_outputs "$file")
+  if ((${#outputs[@]})) && $stale; then
+    build || { echo "mutation_check: unit_tests does not build as the sources are ($dir/mutation-build.log)"; exit 2; }
+    stale=false
+  fi
   cp -p "$file" "$backup/${file//\//%}"
   current=$file
   apply_break "$file" "${befores[$i]}" "${afters[$i]}"
-  # The outputs this break rebuilds, saved with their times to be put back.
-  mapfile -t outputs < <(saved_outputs "$file")
   for output in "${outputs[@]}"; do cp -p "$dir/$output" "$backup/out-${output//\//%}"; done
   # A break put back without its outputs is rebuilt here too.
   if ! build; then
@@ -298,7 +309,7 @@ for i in "${chosen[@]}"; do
     failed=$(grep -E '^test cases:' "$dir/mutation-run.log" | tail -1 || true)
     echo "mutation_check: caught $name ($file), $((SECONDS - start))s: ${failed:-the run failed}"
   fi
-  if ((${#outputs[@]})); then restore -p; else restore; fi
+  if ((${#outputs[@]})); then restore -p; else restore; stale=true; fi
   for output in "${outputs[@]}"; do
     cp -p "$backup/out-${output//\//%}" "$dir/$output"
     rm -f "$backup/out-${output//\//%}"
