@@ -27,6 +27,14 @@ const std::vector<Renderer>& renderers() {
        "the software bill of materials as CycloneDX 1.5 JSON: every package the image's "
        "databases list, with its package URL (analyze only)",
        render_cyclonedx, nullptr},
+      {"sarif",
+       "SARIF 2.1.0 for GitHub code scanning: each finding and failed gate check a result at "
+       "its path in the image (analyze only)",
+       render_sarif, nullptr},
+      {"gitlab-codequality",
+       "GitLab's Code Quality report: each finding and failed gate check an issue with a "
+       "stable fingerprint (analyze only)",
+       render_codequality, nullptr},
   };
   return table;
 }

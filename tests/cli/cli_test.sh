@@ -77,6 +77,29 @@ expect "the same image, the same SBOM" 0 "$bin" analyze "$dive" --format cyclone
 check "the SBOM is reproducible" cmp -s "$tmp/sbom.json" "$tmp/sbom2.json"
 expect "diff refuses cyclonedx" 2 "$bin" diff "$dive" "$dive" --format cyclonedx
 check "it names the formats diff has" grep -q "not available for diff" "$tmp/err"
+expect "a SARIF report for code scanning" 0 "$bin" analyze "$dive" --format sarif -o "$tmp/scan.sarif" -q
+check "SARIF 2.1.0: every result has a known rule, a level and a location in the image" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["version"] == "2.1.0" and len(d["runs"]) == 1, d
+run = d["runs"][0]
+rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
+assert run["results"], "the fixture has waste, so results"
+for r in run["results"]:
+    assert rules[r["ruleIndex"]] == r["ruleId"], r
+    assert r["level"] in ("note", "warning", "error"), r
+    loc = r["locations"][0]["physicalLocation"]
+    assert not loc["artifactLocation"]["uri"].startswith("/") and loc["region"]["startLine"] == 1, r
+' "$tmp/scan.sarif"
+expect "a GitLab Code Quality report" 0 "$bin" analyze "$dive" --format gitlab-codequality -o "$tmp/cq.json" -q
+check "Code Quality: an array of issues, each fingerprint once" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert isinstance(d, list) and d, d
+assert len({i["fingerprint"] for i in d}) == len(d)
+assert all(i["severity"] in ("info", "minor", "major", "critical", "blocker") for i in d)
+assert all(i["location"]["path"] and i["location"]["lines"]["begin"] == 1 for i in d)
+' "$tmp/cq.json"
 check "json report has the schema" grep -q '"schema": "imgsmith.analysis/v1"' "$tmp/report.json"
 check "json report has the dive efficiency" grep -q '"efficiency": 0.9844212134184309' "$tmp/report.json"
 check "json report says what the read was checked against" \

@@ -47,7 +47,7 @@ for command in analyze diff gen; do
     check "$command: $flag is offered" grep -qx -- "$flag" <<<"$offered"
   done
 done
-formats=$("$bin" analyze --help | sed -n '/--format/,/^  -/p' | grep -oE '^\s{6,}[a-z]+ ' | tr -d ' ')
+formats=$("$bin" analyze --help | sed -n '/--format/,/^  -/p' | grep -oE '^\s{6,}[a-z][a-z-]* ' | tr -d ' ')
 check "analyze --help lists formats" test -n "$formats"
 check "analyze --format offers each format its help lists" \
   test "$(complete_bash imgsmith analyze --format "" | sort)" = "$(sort <<<"$formats")"

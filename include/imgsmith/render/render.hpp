@@ -55,6 +55,13 @@ void render_diff_html(const DiffReport& diff, std::ostream& out);
 void render_ncdu(const Report& report, std::ostream& out);
 // CycloneDX 1.5 JSON: the packages the image's databases list, with package URLs.
 void render_cyclonedx(const Report& report, std::ostream& out);
+
+// The code-scanning formats: each finding and each failed gate check as a
+// result at its path in the image, with a fingerprint that stays the same
+// from run to run. SARIF 2.1.0 as GitHub's code scanning takes it
+// (sarif_report.cpp); GitLab's Code Quality report (codequality_report.cpp).
+void render_sarif(const Report& report, std::ostream& out);
+void render_codequality(const Report& report, std::ostream& out);
 // A package's URL (the purl specification's, by its installer's type), and
 // the group and name CycloneDX shows: `os_id` and `os_version` are
 // os-release's ID and VERSION_ID, `arch` dpkg's Architecture; "" unknown.
