@@ -282,6 +282,21 @@ void register_gen_command(CLI::App& app, int& exit_code) {
       "project; the largest need goes into the image as IMGSMITH_MODEL_VRAM, which the\n"
       "probe checks against the GPU's free memory at start (repeatable)");
   cmd->add_flag("--no-probe", args->no_probe, "Do not bake in imgsmith-probe as the entrypoint");
+  cmd->add_option("--probe-image", args->options.probe_image,
+                  "Copy the probe from this image by default (REGISTRY/imgsmith-probe:TAG, made\n"
+                  "by `imgsmith probe --write-image`), so that a fresh clone builds without\n"
+                  "imgsmith; without it, from .imgsmith/ in the build context")
+      ->check([](const std::string& ref) -> std::string {
+        const auto slash = ref.rfind('/');
+        const auto colon = ref.find(':', slash == std::string::npos ? 0 : slash);
+        const bool pinned = ref.find("@sha256:") != std::string::npos ||
+                            (colon != std::string::npos && ref.substr(colon + 1) != "latest");
+        if (ref.empty() || ref.find_first_of(" \t\n\"'$") != std::string::npos || !pinned)
+          return "--probe-image " + ref +
+                 ": give an image with its version tag or digest, e.g. "
+                 "registry.example.com/imgsmith-probe:0.1.0";
+        return "";
+      });
   cmd->add_flag("--no-verify", args->no_verify,
                 "Leave out the final stage's build-time check (every Python extension's shared "
                 "libraries resolve, the command's imports import)");

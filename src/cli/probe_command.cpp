@@ -12,11 +12,14 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include "imgsmith/util/error.hpp"
+#include "imgsmith/version.hpp"
 #include "output_file.hpp"
+#include "probe_image.hpp"
 #include "probe_summary.hpp"
 
 extern "C" const char imgsmith_probe_start[];
@@ -81,8 +84,10 @@ void write_probe(const std::string& path, const std::string& arch) {
 
 namespace {
 
-struct ProbeArgs {  // --write PATH [--arch A], --write-all DIR, or the probe's own arguments
-  std::string write, write_all;
+struct ProbeArgs {  // --write PATH [--arch A], --write-all DIR, --write-image FILE [--tag T],
+                    // or the probe's own arguments
+  std::string write, write_all, write_image;
+  std::string tag = kVersion;
   std::string arch = kOwnArch;
   std::vector<std::string> args;
 };
@@ -95,6 +100,27 @@ int run_probe(const ProbeArgs& a) {
   if (!a.write_all.empty()) {
     for (const auto& arch : embedded_probe_arches())
       write_probe((std::filesystem::path(a.write_all) / ("imgsmith-probe-" + arch)).string(), arch);
+    return 0;
+  }
+  if (!a.write_image.empty()) {
+    // A tag as the distribution specification allows one, so that the
+    // archive can be pushed under it.
+    static const std::regex kTag("[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}");
+    if (!std::regex_match(a.tag, kTag))
+      throw InputError("--tag '" + a.tag +
+                       "': a tag is letters, digits, '_', '.' and '-' (128 at most), not "
+                       "starting with '.' or '-'");
+    std::vector<ProbeBinary> probes;
+    for (const auto& arch : embedded_probe_arches()) probes.push_back({arch, embedded_probe(arch)});
+    write_output(a.write_image, probe_image_archive(probes, a.tag));
+    std::string arches;
+    for (const auto& p : probes) arches += (arches.empty() ? "" : ", ") + p.arch;
+    std::cerr << "imgsmith: wrote the probe image (" << arches << ") to " << a.write_image
+              << " as an OCI archive tagged " << a.tag << "; publish it with\n"
+              << "  skopeo copy --all oci-archive:" << a.write_image
+              << " docker://REGISTRY/imgsmith-probe:" << a.tag << "\n"
+              << "and build with --build-arg IMGSMITH_PROBE_IMAGE=REGISTRY/imgsmith-probe:" << a.tag
+              << " (or imgsmith gen --probe-image)\n";
     return 0;
   }
   const int fd = ::memfd_create("imgsmith-probe", MFD_CLOEXEC);
@@ -124,17 +150,24 @@ int probe_main(int argc, char** argv) {
     return summarize_main(std::vector<std::string>(argv + 1, argv + argc));
   ProbeArgs a;
   const std::string first = argc >= 1 ? argv[0] : "";
-  if (first == "--write" || first == "--write-all") {
+  if (first == "--write" || first == "--write-all" || first == "--write-image") {
     // imgsmith's own options: the first word decides, so that every other
     // `imgsmith probe ...` reaches the probe as typed.
     const std::string usage =
-        "give imgsmith probe --write PATH [--arch amd64|arm64], or --write-all DIR";
+        "give imgsmith probe --write PATH [--arch amd64|arm64], --write-all DIR, or "
+        "--write-image FILE [--tag TAG]";
     if (argc < 2)
-      throw InputError(first + " needs a " + (first == "--write" ? "PATH" : "DIR") + ": " + usage);
-    (first == "--write" ? a.write : a.write_all) = argv[1];
+      throw InputError(first + " needs a " +
+                       (first == "--write"       ? "PATH"
+                        : first == "--write-all" ? "DIR"
+                                                 : "FILE") +
+                       ": " + usage);
+    (first == "--write" ? a.write : first == "--write-all" ? a.write_all : a.write_image) = argv[1];
     for (int i = 2; i < argc; ++i) {
       if (first == "--write" && std::string(argv[i]) == "--arch" && i + 1 < argc)
         a.arch = argv[++i];
+      else if (first == "--write-image" && std::string(argv[i]) == "--tag" && i + 1 < argc)
+        a.tag = argv[++i];
       else
         throw InputError(std::string("unexpected '") + argv[i] + "': " + usage);
     }
@@ -156,6 +189,12 @@ void register_probe_command(CLI::App& app) {
       "                                  write it out, mode 0755 (default: this CPU's)\n"
       "  imgsmith probe --write-all DIR  DIR/imgsmith-probe-ARCH for each CPU it is\n"
       "                                  built for (what gen's Dockerfiles copy)\n"
+      "  imgsmith probe --write-image FILE [--tag TAG]\n"
+      "                                  the probe image: an OCI archive, one FROM-scratch\n"
+      "                                  image per CPU with /imgsmith-probe (TAG: this\n"
+      "                                  version); skopeo copy --all oci-archive:FILE\n"
+      "                                  docker://REGISTRY/imgsmith-probe:TAG publishes it\n"
+      "                                  for --build-arg IMGSMITH_PROBE_IMAGE"
       "  imgsmith probe --summarize REPORT...  one table of many nodes' reports\n"
       "                                  (imgsmith probe --summarize --help)");
 }

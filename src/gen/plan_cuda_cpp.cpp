@@ -70,6 +70,7 @@ void Decider::cuda_cpp(const CudaCppProject& cpp) {
       plan_.builder_apt.push_back(gxx);
   }
   plan_.probe = options_.probe;
+  plan_.probe_image = options_.probe_image;
   plan_.cmake = cpp.cmake;
   plan_.cmake_install = cpp.cmake_install;
   std::vector<std::string> archs;

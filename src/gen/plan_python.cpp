@@ -246,6 +246,7 @@ void Decider::python(const PythonProject& py) {
                  " wheels need a host driver >= " + std::to_string(plan_.min_driver));
     }
     plan_.probe = options_.probe;
+    plan_.probe_image = options_.probe_image;
     std::string extra = " plus the dependencies";
     if (g.torch != nullptr)
       extra = " plus torch with its CUDA wheels (" + tables_.frameworks.at("torch").size + ")";

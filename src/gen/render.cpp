@@ -11,6 +11,7 @@
 #include "gen_internal.hpp"
 #include "imgsmith/gen/gen.hpp"
 #include "imgsmith/util/size.hpp"
+#include "imgsmith/version.hpp"
 
 namespace imgsmith::gen {
 namespace {
@@ -176,6 +177,10 @@ km::data plan_data(const Plan& p) {
   d.set("cpp", p.kind == "cuda-cpp");
   d.set("nvidia_env", p.nvidia_env);
   d.set("probe", p.probe);
+  // The probe stage BuildKit builds: the build context's, unless the probe
+  // image is the default.
+  d.set("probe_image", p.probe_image.empty() ? "probe-from-context" : p.probe_image);
+  d.set("imgsmith_version", std::string(kVersion));
   d.set("gpu", p.gpu);
   d.set("has_app_env", !p.env.empty());
   d.set("app_env", join(p.env, " "));
@@ -356,12 +361,17 @@ std::string summary(const Plan& p) {
   else
     line("driver", "none: the image uses no GPU");
   line("build", build_command_here(p));
-  if (p.probe)
+  if (p.probe && p.probe_image.empty())
     line("ci",
          "the build copies .imgsmith/imgsmith-probe-ARCH (amd64, arm64: BuildKit's "
          "TARGETARCH picks), which stays out of git (.imgsmith/.gitignore): in a fresh "
          "clone, run `imgsmith probe --write-all .imgsmith` in this directory before the "
-         "build");
+         "build, or build with --build-arg IMGSMITH_PROBE_IMAGE=REGISTRY/imgsmith-probe:" +
+             std::string(kVersion) + " (`imgsmith probe --write-image` makes that image)");
+  else if (p.probe)
+    line("ci", "the build copies the probe from " + p.probe_image +
+                   " (a fresh clone needs no imgsmith); --build-arg "
+                   "IMGSMITH_PROBE_IMAGE=probe-from-context takes .imgsmith/ instead");
   line("run", run_command(p, "all"));
   if (p.gpu) line("", run_command(p, "'\"device=0\"'") + "   # one GPU of a shared machine");
   for (const auto& [m, v] : p.models) {

@@ -22,8 +22,12 @@ api=$(fresh pytorch-api)
 expect "gen writes the files" 0 "$bin" gen "$api"
 check "the Dockerfile is written" grep -q "^FROM nvidia/cuda:12.4.1-base-ubuntu22.04$" "$api/Dockerfile"
 check "the .dockerignore keeps the probes in" grep -qx '!.imgsmith/imgsmith-probe-\*' "$api/.dockerignore"
-check "the Dockerfile copies the probe of BuildKit's TARGETARCH" \
-  grep -qx 'COPY .imgsmith/imgsmith-probe-${TARGETARCH} /usr/local/bin/imgsmith-probe' "$api/Dockerfile"
+check "the Dockerfile's probe stage copies the probe of BuildKit's TARGETARCH" \
+  grep -qx 'COPY .imgsmith/imgsmith-probe-${TARGETARCH} /imgsmith-probe' "$api/Dockerfile"
+check "by default from the build context (IMGSMITH_PROBE_IMAGE names that stage)" \
+  grep -qx 'ARG IMGSMITH_PROBE_IMAGE=probe-from-context' "$api/Dockerfile"
+check "the final stage copies it from the probe stage" \
+  grep -qx 'COPY --from=probe /imgsmith-probe /usr/local/bin/imgsmith-probe' "$api/Dockerfile"
 check "the probes are executable" test -x "$api/.imgsmith/imgsmith-probe-amd64" -a -x "$api/.imgsmith/imgsmith-probe-arm64"
 "$bin" probe --write "$tmp/probe-ref"
 check "the amd64 probe is the embedded one" cmp -s "$tmp/probe-ref" "$api/.imgsmith/imgsmith-probe-amd64"
@@ -72,7 +76,8 @@ check "--explain cites the app" grep -q "app/main.py:24: a FastAPI app" "$tmp/er
 expect "--flavor runtime warns" 0 "$bin" gen "$api2" --stdout --flavor runtime
 check "the warning names what base saves" grep -q "warning: .*--flavor base saves about 2.21 GB" "$tmp/err"
 expect "--registry-mirror" 0 "$bin" gen "$api2" --stdout --registry-mirror localhost:5000
-check "every FROM goes through the mirror" test -z "$(grep '^FROM ' "$tmp/out" | grep -v 'localhost:5000/')"
+check "every FROM of an image goes through the mirror (not scratch, not the probe stage's argument)" \
+  test -z "$(grep '^FROM ' "$tmp/out" | grep -v '^FROM scratch \|^FROM \${' | grep -v 'localhost:5000/')"
 expect "--no-probe" 0 "$bin" gen "$api2" --stdout --no-probe
 check "--no-probe leaves no ENTRYPOINT" test -z "$(grep '^ENTRYPOINT' "$tmp/out")"
 expect "--cmd" 0 "$bin" gen "$api2" --stdout --cmd "python -m app.serve --port 9000"
@@ -344,10 +349,54 @@ if command -v git >/dev/null; then
       test -x "$tmp/clone/.imgsmith/imgsmith-probe-$arch" -a "$(grep -c 'COPY .*\.imgsmith/imgsmith-probe-\${TARGETARCH}' "$tmp/clone/Dockerfile")" = 1
     check "and it is imgsmith's $arch probe" cmp -s "$tmp/clone/.imgsmith/imgsmith-probe-$arch" "$repo/.imgsmith/imgsmith-probe-$arch"
   done
+  check "the summary names the probe image as the other way" grep -q "IMGSMITH_PROBE_IMAGE=REGISTRY/imgsmith-probe:" "$tmp/out"
   echo "custom" >"$repo/.imgsmith/.gitignore"
   expect "gen again" 0 "$bin" gen "$repo" --force
   check "an edited .imgsmith/.gitignore is left alone" test "$(cat "$repo/.imgsmith/.gitignore")" = custom
 fi
+
+# The probe image: an OCI archive of one FROM-scratch image per CPU,
+# written the same twice, read back by imgsmith's own reader (which checks
+# every digest) with the probe's exact bytes at /imgsmith-probe.
+expect "probe --write-image writes the probe image" 0 "$bin" probe --write-image "$tmp/probe-image.tar"
+check "it says how to publish it" grep -q "skopeo copy --all oci-archive:" "$tmp/err"
+expect "written again" 0 "$bin" probe --write-image "$tmp/probe-image2.tar"
+check "the same bytes both times (no timestamps)" cmp -s "$tmp/probe-image.tar" "$tmp/probe-image2.tar"
+for arch in amd64 arm64; do
+  "$bin" probe --write "$tmp/probe-$arch" --arch "$arch" 2>/dev/null || continue
+  expect "the $arch image of the probe image reads back" 0 "$bin" analyze "$tmp/probe-image.tar" \
+    --platform "linux/$arch" --format json -o "$tmp/probe-image-$arch.json" -q
+  check "its one file is the $arch probe, byte for byte in size" python3 -c '
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+files = {f["path"]: f["bytes"] for f in d["largest_files"]}
+assert files == {"/imgsmith-probe": os.path.getsize(sys.argv[2])}, files
+assert d["image"]["architecture"] == sys.argv[3], d["image"]
+' "$tmp/probe-image-$arch.json" "$tmp/probe-$arch" "$arch"
+done
+expect "probe --write-image with a tag" 0 "$bin" probe --write-image "$tmp/probe-tagged.tar" --tag 9.9.9-test
+if command -v skopeo >/dev/null; then
+  expect "skopeo reads the archive's multi-platform index by its tag" 0 \
+    skopeo inspect --raw oci-archive:"$tmp/probe-tagged.tar":9.9.9-test
+  check "an image index with a manifest per CPU" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["mediaType"] == "application/vnd.oci.image.index.v1+json", d
+assert {m["platform"]["architecture"] for m in d["manifests"]} >= {"amd64"}, d
+' "$tmp/out"
+fi
+expect "probe --write-image without a FILE" 2 "$bin" probe --write-image
+check "names what it needs" grep -q "needs a FILE" "$tmp/err"
+
+# gen --probe-image: the Dockerfile takes the probe from that image by
+# default, so a fresh clone builds without imgsmith.
+img=$(fresh pytorch-api)
+expect "gen --probe-image REF" 0 "$bin" gen "$img" --probe-image registry.example.com/imgsmith-probe:0.1.0
+check "IMGSMITH_PROBE_IMAGE defaults to it" \
+  grep -qx 'ARG IMGSMITH_PROBE_IMAGE=registry.example.com/imgsmith-probe:0.1.0' "$img/Dockerfile"
+check "the summary says a fresh clone needs no imgsmith" grep -q "a fresh clone needs no imgsmith" "$tmp/out"
+expect "gen --probe-image without a tag is refused" 2 "$bin" gen "$(fresh pytorch-api)" --probe-image registry.example.com/imgsmith-probe
+check "naming what to give" grep -q "with its version tag or digest" "$tmp/err"
 
 # --k8s: manifests beside the Dockerfile, valid against the Kubernetes API's
 # types (python3-kubernetes), a GPU server, a GPU job, a CPU app.

@@ -3,6 +3,20 @@
 #
 # Build:  DOCKER_BUILDKIT=1 docker build -t cuda-saxpy .
 # Run:    docker run --rm --gpus all cuda-saxpy
+ARG IMGSMITH_PROBE_IMAGE=probe-from-context
+
+# ---- the probe: from the build context, or from the probe image ----
+# .imgsmith/imgsmith-probe-ARCH, one for each CPU (BuildKit's TARGETARCH
+# picks: amd64, or arm64 for docker build --platform linux/arm64), which
+# `imgsmith probe --write-all .imgsmith` writes; they stay out of git. A
+# fresh clone builds with the probe image instead, which needs no imgsmith:
+#   --build-arg IMGSMITH_PROBE_IMAGE=REGISTRY/imgsmith-probe:0.1.0
+# (`imgsmith probe --write-image` makes it). BuildKit builds only the stage
+# the argument names.
+FROM scratch AS probe-from-context
+ARG TARGETARCH
+COPY .imgsmith/imgsmith-probe-${TARGETARCH} /imgsmith-probe
+FROM ${IMGSMITH_PROBE_IMAGE} AS probe
 
 # ---- builder: compiles the program with nvcc ----
 FROM nvidia/cuda:12.8.1-devel-ubuntu24.04 AS builder
@@ -39,11 +53,9 @@ ENV HOME=/home/app \
     XDG_CACHE_HOME=/home/app/.cache
 COPY --from=builder /opt/app /opt/app
 ENV PATH=/opt/app/bin:$PATH
-# Checks the GPU at start, explains any failure in one line, then runs CMD.
-# gen wrote one for each CPU, mode 0755, which COPY keeps; BuildKit sets
-# TARGETARCH (amd64, or arm64 for docker build --platform linux/arm64).
-ARG TARGETARCH
-COPY .imgsmith/imgsmith-probe-${TARGETARCH} /usr/local/bin/imgsmith-probe
+# Checks the GPU at start, explains any failure in one line, then runs CMD
+# (from the probe stage above, mode 0755, which COPY keeps).
+COPY --from=probe /imgsmith-probe /usr/local/bin/imgsmith-probe
 # The code stays owned by root: the app can read it, not change it.
 WORKDIR /app
 # The GPU code of each CUDA library and program the app can load, read once
@@ -63,5 +75,13 @@ RUN --mount=type=bind,source=.imgsmith/check,target=/tmp/imgsmith-check \
 LABEL org.opencontainers.image.title="cuda-saxpy" \
       org.opencontainers.image.description="Built from a Dockerfile by imgsmith gen (cuda-cpp)" \
       org.opencontainers.image.base.name="nvidia/cuda:12.8.1-runtime-ubuntu24.04"
+# Docker (and compose) mark the container unhealthy when its GPU stops being
+# usable: the device gone, the driver failing, the model no longer fitting
+# the GPU. Beside the running app the probe's --check takes no CUDA context
+# and compares the model with the GPU's total memory, not what the app took.
+# The start period covers loading the weights (60 s).
+# Kubernetes ignores HEALTHCHECK: the manifests' startupProbe runs the same.
+HEALTHCHECK --interval=60s --timeout=20s --start-period=60s --retries=3 \
+    CMD ["/usr/local/bin/imgsmith-probe", "--check", "--timeout", "10"]
 ENTRYPOINT ["/usr/local/bin/imgsmith-probe", "--"]
 CMD ["/opt/app/bin/saxpy"]

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -150,11 +151,34 @@ std::vector<std::string> check_rules(const std::string& text, const RuleContext&
   std::string env_cache;
   std::vector<std::string> final_workdirs;
   bool code_given_to_user = false;
+  // Global ARGs (before the first FROM), NAME=DEFAULT, and the stages
+  // named so far: a FROM may name an earlier stage, or ${NAME} of a global
+  // ARG, judged by its default.
+  std::map<std::string, std::string> global_args;
+  std::vector<std::string> stage_names;
   for (const auto& i : d.instructions) {
     const bool in_final = i.stage == final_stage;
+    if (i.keyword == "ARG" && i.stage < 0) {
+      const std::string arg = words(i.args).empty() ? "" : words(i.args).front();
+      const auto eq = arg.find('=');
+      global_args[arg.substr(0, eq)] = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    }
     if (i.keyword == "FROM") {
-      const std::string image = from_image(i.args);
-      if (!pinned_image(image)) fail("DL3006/DL3007", &i, image + " is not pinned to a tag");
+      std::string image = from_image(i.args);
+      if (image.size() > 3 && image.rfind("${", 0) == 0 && image.back() == '}') {
+        const auto arg = global_args.find(image.substr(2, image.size() - 3));
+        if (arg == global_args.end())
+          fail("from-arg", &i, image + " names no global ARG with a default");
+        else
+          image = arg->second;
+      }
+      const auto w = words(i.args);
+      const bool earlier_stage =
+          std::find(stage_names.begin(), stage_names.end(), image) != stage_names.end();
+      for (std::size_t k = 0; k + 1 < w.size(); ++k)
+        if (upper(w[k]) == "AS") stage_names.push_back(w[k + 1]);
+      if (image != "scratch" && !earlier_stage && !pinned_image(image))
+        fail("DL3006/DL3007", &i, image + " is not pinned to a tag");
       if (in_final && has(image, "-devel-") && !context.devel_final_allowed)
         fail("no-compiler", &i, "the final stage is a devel image, which holds nvcc");
     }

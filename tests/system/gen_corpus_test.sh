@@ -149,14 +149,35 @@ build_and_run() {
     >"$tmp/out" 2>&1
   check "$project: runs as non-root, \$HOME/.cache writable, code read-only ($(tr '\n' ' ' <"$tmp/out"))" \
     test "$(tr '\n' ' ' <"$tmp/out")" = "10001 home-writable code-read-only "
+  # A GPU image's HEALTHCHECK is the probe's --check; without the probe
+  # there is none.
+  health=no
+  grep -q '^HEALTHCHECK .*imgsmith-probe", "--check"' "$dockerfile" && health=yes
+  check "$project: a HEALTHCHECK exactly when the probe is the entrypoint ($health)" \
+    test "$health" = "$(grep -q '^ENTRYPOINT \["/usr/local/bin/imgsmith-probe"' "$dockerfile" && echo yes || echo no)"
   if [ "${port:-0}" != 0 ]; then
-    cid=$("$docker" run -d --network none "$image")
+    # Checked every second here, so that the engine runs it: with no GPU on
+    # this machine the probe's verdict is 3 (no GPU), and the container
+    # unhealthy, while the app still serves.
+    health_args=()
+    [ "$health" = yes ] && health_args=(--health-interval 1s --health-start-period 1s --health-retries 1)
+    cid=$("$docker" run -d --network none "${health_args[@]}" "$image")
     served=""
     for _ in $(seq 1 60); do
       served=$("$docker" exec "$cid" python -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$port/', timeout=2).read().decode().strip())" 2>/dev/null) && break
       sleep 0.5
     done
     check "$project: serves on port $port as its CMD says ($served)" test -n "$served"
+    if [ "$health" = yes ]; then
+      verdict=""
+      for _ in $(seq 1 30); do
+        verdict=$("$docker" inspect -f '{{.State.Health.Status}} {{with $l := .State.Health.Log}}{{(index $l 0).ExitCode}}{{end}}' "$cid" 2>/dev/null)
+        [ "${verdict%% *}" = unhealthy ] && break
+        sleep 0.5
+      done
+      check "$project: the engine runs the HEALTHCHECK, the probe's verdict without a GPU (3): $verdict" \
+        test "$verdict" = "unhealthy 3"
+    fi
     [ -n "$served" ] && ran=yes
     [ -n "$served" ] || "$docker" logs "$cid" 2>&1 | tail -5
     "$docker" rm -f "$cid" >/dev/null
@@ -238,6 +259,55 @@ for project in "${!not_here[@]}"; do
 done
 echo "gen's corpus, built and run:"
 column -t -s $'\t' "$table" | sed 's/^/  /'
+
+# ----- a fresh clone, built with the probe image from a registry ----------------
+# gen keeps the probes out of git, so a fresh clone has none: its plain build
+# fails, and with --build-arg IMGSMITH_PROBE_IMAGE naming the probe image
+# (`imgsmith probe --write-image`, pushed by skopeo to Debian's
+# docker-registry on loopback) it builds, and the entrypoint is imgsmith's
+# probe. One GPU project suffices: its other steps are in BuildKit's cache.
+fresh_project=cupy-fft
+registry_pid=""
+if [ -z "$have_cuda" ] || [ ! -f "$tmp/corpus/$fresh_project/Dockerfile" ]; then
+  skip_part "the fresh clone: $fresh_project was not built here"
+elif ! command -v docker-registry >/dev/null || ! command -v skopeo >/dev/null || ! command -v git >/dev/null; then
+  skip_part "the fresh clone: docker-registry, skopeo or git is not installed (scripts/setup.sh installs them)"
+else
+  repo=$tmp/corpus/$fresh_project
+  git -C "$repo" init -q && git -C "$repo" add -A &&
+    git -C "$repo" -c user.name=t -c user.email=t@t commit -qm project
+  rm -rf "$tmp/fresh" && git clone -q "$repo" "$tmp/fresh"
+  check "fresh clone: no probe in it" test ! -e "$tmp/fresh/.imgsmith/imgsmith-probe-amd64"
+  DOCKER_BUILDKIT=1 "$docker" build --network none -t imgsmith-corpus/fresh:1 "$tmp/fresh" >"$tmp/fresh-plain.log" 2>&1
+  check "fresh clone: a plain build fails on the missing probe" grep -q 'imgsmith-probe-amd64.*not found' "$tmp/fresh-plain.log"
+  regport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  mkdir -p "$tmp/registry"
+  printf 'version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: %s}}\nhttp: {addr: 127.0.0.1:%s}\n' \
+    "$tmp/registry/data" "$regport" >"$tmp/registry/config.yml"
+  docker-registry serve "$tmp/registry/config.yml" >"$tmp/registry/log" 2>&1 &
+  registry_pid=$!
+  for _ in $(seq 1 100); do
+    python3 -c "import socket; socket.create_connection(('127.0.0.1', $regport), 0.2)" 2>/dev/null && break
+    sleep 0.1
+  done
+  probe_ref=127.0.0.1:$regport/imgsmith-probe:test
+  expect "fresh clone: imgsmith probe --write-image" 0 "$bin" probe --write-image "$tmp/probe-image.tar" --tag test
+  expect "fresh clone: skopeo pushes the probe image, every platform" 0 \
+    skopeo copy -q --all --dest-tls-verify=false "oci-archive:$tmp/probe-image.tar:test" "docker://$probe_ref"
+  if DOCKER_BUILDKIT=1 "$docker" build --network none --build-arg "IMGSMITH_PROBE_IMAGE=$probe_ref" \
+    -t imgsmith-corpus/fresh:1 "$tmp/fresh" >"$tmp/fresh.log" 2>&1; then
+    pass=$((pass + 1))
+    "$bin" probe --write "$tmp/probe-here"
+    "$docker" run --rm --network none --entrypoint cat imgsmith-corpus/fresh:1 /usr/local/bin/imgsmith-probe >"$tmp/probe-there"
+    check "fresh clone: the image's entrypoint is imgsmith's probe, from the probe image" cmp -s "$tmp/probe-here" "$tmp/probe-there"
+    timeout 120 "$docker" run --rm --network none imgsmith-corpus/fresh:1 >"$tmp/out" 2>"$tmp/err"
+    check "fresh clone: the probe runs first and gives its no-GPU advice" grep -q "imgsmith-probe: no-gpu" "$tmp/err"
+    "$docker" image rm imgsmith-corpus/fresh:1 >/dev/null 2>&1
+  else
+    fail=$((fail + 1)); echo "FAIL: fresh clone: docker build with the probe image $probe_ref"; tail -15 "$tmp/fresh.log"
+  fi
+  kill "$registry_pid" 2>/dev/null; wait "$registry_pid" 2>/dev/null
+fi
 
 stop_dockerd
 echo "gen_corpus: $pass passed, $fail failed"

@@ -52,7 +52,11 @@ standin_image() {
   {
     echo "FROM localhost/imgsmith-test/minbase:1"
     echo "RUN groupadd --system --gid $uid app && useradd --system --uid $uid --gid app --no-create-home --home-dir $home app"
-    grep -E '^(ARG TARGETARCH|COPY \.imgsmith/)' "$project/Dockerfile"
+    # The probe, as the Dockerfile's probe stage takes it from the context.
+    if grep -q '^COPY --from=probe /imgsmith-probe /usr/local/bin/imgsmith-probe$' "$project/Dockerfile"; then
+      echo "ARG TARGETARCH"
+      echo 'COPY .imgsmith/imgsmith-probe-${TARGETARCH} /usr/local/bin/imgsmith-probe'
+    fi
     echo "USER app"
     grep -E '^ENTRYPOINT ' "$project/Dockerfile"
     # The app: says when it listens, answers every connection.

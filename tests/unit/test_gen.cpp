@@ -58,13 +58,17 @@ bool explains(const Plan& plan, const std::string& part) {
   return false;
 }
 
+// The lines that pull an image: FROM and COPY --from= of an image, not
+// scratch, a stage, or the probe stage's build argument.
 std::string from_lines(const std::string& dockerfile) {
   std::string out;
   std::istringstream in(dockerfile);
   std::string line;
   while (std::getline(in, line))
-    if (line.rfind("FROM ", 0) == 0 ||
-        (line.rfind("COPY --from=", 0) == 0 && line.find("--from=builder") == std::string::npos))
+    if ((line.rfind("FROM ", 0) == 0 && line.rfind("FROM scratch ", 0) != 0 &&
+         line.rfind("FROM ${", 0) != 0) ||
+        (line.rfind("COPY --from=", 0) == 0 && line.find("--from=builder") == std::string::npos &&
+         line.find("--from=probe ") == std::string::npos))
       out += line + "\n";
   return out;
 }

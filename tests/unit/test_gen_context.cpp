@@ -163,9 +163,8 @@ TEST_CASE(
   CHECK(has_line(df, "COPY services/api/. ."));
   CHECK(has_line(df, "RUN rm -rf /app/services/api/.imgsmith"));
   CHECK(has_line(df, "ARG TARGETARCH"));
-  CHECK(has_line(
-      df,
-      "COPY services/api/.imgsmith/imgsmith-probe-${TARGETARCH} /usr/local/bin/imgsmith-probe"));
+  CHECK(has_line(df, "COPY services/api/.imgsmith/imgsmith-probe-${TARGETARCH} /imgsmith-probe"));
+  CHECK(has_line(df, "COPY --from=probe /imgsmith-probe /usr/local/bin/imgsmith-probe"));
   CHECK(has_line(df, "COPY --from=builder /app /app"));
   CHECK(df.find("COPY ../") == std::string::npos);
   CHECK(df.find("COPY . .") == std::string::npos);  // never the whole context

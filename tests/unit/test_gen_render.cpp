@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
 
 #include "dockerfile_rules.hpp"
 #include "imgsmith/gen/gen.hpp"
@@ -98,6 +99,21 @@ TEST_CASE("gen properties: every example, flavour and option passes the output r
                   plan.probe);
             CHECK(r.dockerignore.find(".imgsmith/*") != std::string::npos);
             CHECK((r.compose.find("driver: nvidia") != std::string::npos) == plan.gpu);
+            // The image's health is the probe's verdict on its GPU, checked
+            // beside the app (--check), after a start period that covers
+            // loading the weights (a minute at least); without the probe
+            // there is no HEALTHCHECK.
+            const auto health = r.dockerfile.find("\nHEALTHCHECK ");
+            CHECK((health != std::string::npos) == plan.probe);
+            if (health != std::string::npos) {
+              const std::string line =
+                  r.dockerfile.substr(health + 1, r.dockerfile.find("]\n", health) - health);
+              CHECK_THAT(line,
+                         Catch::Contains("CMD [\"/usr/local/bin/imgsmith-probe\", \"--check\""));
+              const auto period = line.find("--start-period=");
+              REQUIRE(period != std::string::npos);
+              CHECK(std::stoul(line.substr(period + 15)) >= 60);
+            }
           }
   }
 }
@@ -135,6 +151,14 @@ TEST_CASE("gen properties: the rule checker catches what it is meant to") {
        {"FROM nvidia/cuda:12.4.1-base-ubuntu22.04\n",
         "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n"}},
       {"probe", {"ENTRYPOINT [\"/usr/local/bin/imgsmith-probe\", \"--\"]\n", ""}},
+      // The probe stage's image: a global ARG's default, an earlier stage or
+      // a pinned image.
+      {"from-arg", {"ARG IMGSMITH_PROBE_IMAGE=probe-from-context\n", ""}},
+      {"DL3006",
+       {"ARG IMGSMITH_PROBE_IMAGE=probe-from-context", "ARG IMGSMITH_PROBE_IMAGE=no-such-stage"}},
+      {"DL3007",
+       {"ARG IMGSMITH_PROBE_IMAGE=probe-from-context",
+        "ARG IMGSMITH_PROBE_IMAGE=example.com/imgsmith-probe:latest"}},
       {"labels", {"LABEL org.opencontainers.image.title", "LABEL title"}},
       {"layers", {"COPY requirements.txt requirements.txt\n", "COPY . .\n"}},
       {"home", {"--home-dir /home/app", "--home-dir /app"}},

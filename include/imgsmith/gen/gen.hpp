@@ -185,6 +185,10 @@ struct Options {
   std::string wheelhouse;       // a directory of wheels in the project: install offline from it
   std::string index_url;        // pip's --index-url (a private or mirrored index)
   bool probe = true;
+  // The probe image the Dockerfile copies the probe from by default
+  // (IMGSMITH_PROBE_IMAGE's default); "" for the build context's
+  // .imgsmith/imgsmith-probe-ARCH.
+  std::string probe_image;
   bool compose = false;
   // --k8s: Kubernetes manifests in k8s/ (a Deployment and Service for a
   // server, a Job otherwise), asking for `gpus` of `gpu_resource`.
@@ -236,6 +240,7 @@ struct Plan {
   std::vector<std::string> builder_apt;
   std::vector<std::string> final_apt;
   bool probe = false;
+  std::string probe_image;  // "" for the build context's (Options::probe_image)
   bool nvidia_env = false;
   std::vector<std::string> cmd;
   int port = 0;
