@@ -152,7 +152,7 @@ build_and_run() {
   # A GPU image's HEALTHCHECK is the probe's --check; without the probe
   # there is none.
   health=no
-  grep -q '^HEALTHCHECK .*imgsmith-probe", "--check"' "$dockerfile" && health=yes
+  grep -A1 '^HEALTHCHECK ' "$dockerfile" | grep -q 'CMD \["/usr/local/bin/imgsmith-probe", "--check"' && health=yes
   check "$project: a HEALTHCHECK exactly when the probe is the entrypoint ($health)" \
     test "$health" = "$(grep -q '^ENTRYPOINT \["/usr/local/bin/imgsmith-probe"' "$dockerfile" && echo yes || echo no)"
   if [ "${port:-0}" != 0 ]; then
@@ -268,17 +268,21 @@ column -t -s $'\t' "$table" | sed 's/^/  /'
 # probe. One GPU project suffices: its other steps are in BuildKit's cache.
 fresh_project=cupy-fft
 registry_pid=""
-if [ -z "$have_cuda" ] || [ ! -f "$tmp/corpus/$fresh_project/Dockerfile" ]; then
+# (each project's files are in the scratch folder of its own run)
+repo=$(ls -d "$shared"/results/*.tmp/corpus/"$fresh_project" 2>/dev/null | head -1)
+if [ -z "$have_cuda" ] || [ -z "$repo" ] || [ ! -f "$repo/Dockerfile" ]; then
   skip_part "the fresh clone: $fresh_project was not built here"
 elif ! command -v docker-registry >/dev/null || ! command -v skopeo >/dev/null || ! command -v git >/dev/null; then
   skip_part "the fresh clone: docker-registry, skopeo or git is not installed (scripts/setup.sh installs them)"
 else
-  repo=$tmp/corpus/$fresh_project
   git -C "$repo" init -q && git -C "$repo" add -A &&
     git -C "$repo" -c user.name=t -c user.email=t@t commit -qm project
   rm -rf "$tmp/fresh" && git clone -q "$repo" "$tmp/fresh"
   check "fresh clone: no probe in it" test ! -e "$tmp/fresh/.imgsmith/imgsmith-probe-amd64"
-  DOCKER_BUILDKIT=1 "$docker" build --network none -t imgsmith-corpus/fresh:1 "$tmp/fresh" >"$tmp/fresh-plain.log" 2>&1
+  # As the corpus built it: Debian's mirror for OS packages (cached by now).
+  fresh_network=none
+  grep -q 'apt-get install' "$tmp/fresh/Dockerfile" && fresh_network=host
+  DOCKER_BUILDKIT=1 "$docker" build --network "$fresh_network" -t imgsmith-corpus/fresh:1 "$tmp/fresh" >"$tmp/fresh-plain.log" 2>&1
   check "fresh clone: a plain build fails on the missing probe" grep -q 'imgsmith-probe-amd64.*not found' "$tmp/fresh-plain.log"
   regport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   mkdir -p "$tmp/registry"
@@ -294,7 +298,7 @@ else
   expect "fresh clone: imgsmith probe --write-image" 0 "$bin" probe --write-image "$tmp/probe-image.tar" --tag test
   expect "fresh clone: skopeo pushes the probe image, every platform" 0 \
     skopeo copy -q --all --dest-tls-verify=false "oci-archive:$tmp/probe-image.tar:test" "docker://$probe_ref"
-  if DOCKER_BUILDKIT=1 "$docker" build --network none --build-arg "IMGSMITH_PROBE_IMAGE=$probe_ref" \
+  if DOCKER_BUILDKIT=1 "$docker" build --network "$fresh_network" --build-arg "IMGSMITH_PROBE_IMAGE=$probe_ref" \
     -t imgsmith-corpus/fresh:1 "$tmp/fresh" >"$tmp/fresh.log" 2>&1; then
     pass=$((pass + 1))
     "$bin" probe --write "$tmp/probe-here"
