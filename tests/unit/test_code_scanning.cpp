@@ -156,7 +156,7 @@ TEST_CASE("sarif: each finding a result at its largest path, with the rule GitHu
   CHECK(uris == deleted_paths);
 }
 
-TEST_CASE("sarif and codequality: a failed gate check is an error; a passed one is no result") {
+TEST_CASE("sarif and codequality: a failed gate check is an error, a passed one no result") {
   const Analysed a(wasteful_image(), 1);
   GateConfig config;
   config.max_size = 1000;       // fails: the image holds more
