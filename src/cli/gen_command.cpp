@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "imgsmith/gen/gen.hpp"
+#include "imgsmith/registry/registry.hpp"
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/util/text.hpp"
 #include "output_file.hpp"
@@ -286,13 +287,12 @@ void register_gen_command(CLI::App& app, int& exit_code) {
                   "Copy the probe from this image by default (REGISTRY/imgsmith-probe:TAG, made\n"
                   "by `imgsmith probe --write-image`), so that a fresh clone builds without\n"
                   "imgsmith; without it, from .imgsmith/ in the build context")
-      ->check([](const std::string& ref) -> std::string {
-        const auto slash = ref.rfind('/');
-        const auto colon = ref.find(':', slash == std::string::npos ? 0 : slash);
-        const bool pinned = ref.find("@sha256:") != std::string::npos ||
-                            (colon != std::string::npos && ref.substr(colon + 1) != "latest");
-        if (ref.empty() || ref.find_first_of(" \t\n\"'$") != std::string::npos || !pinned)
-          return "--probe-image " + ref +
+      ->check([](const std::string& text) -> std::string {
+        // Docker's reference rules (RegistryRef::parse); no tag reads as
+        // "latest", which is refused with it: the probe must be a version.
+        const auto ref = RegistryRef::parse(text);
+        if (!ref || (ref->digest.empty() && ref->tag == "latest"))
+          return text +
                  ": give an image with its version tag or digest, e.g. "
                  "registry.example.com/imgsmith-probe:0.1.0";
         return "";

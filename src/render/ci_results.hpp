@@ -42,9 +42,12 @@ struct CiResult {
 // image as a whole (path "") is at its root, ".": not at its name, which a
 // CI run tags anew each time (app:<commit>) and which would make each run's
 // result a new alert.
-inline std::string image_uri(std::string_view path) {
+inline std::string_view image_relative(std::string_view path) {
   while (path.starts_with('/')) path.remove_prefix(1);
-  return path.empty() ? "." : percent_encode(path, "/");
+  return path.empty() ? "." : path;
+}
+inline std::string image_uri(std::string_view path) {
+  return percent_encode(image_relative(path), "/");
 }
 
 // "deny:pip-cache" -> "gate/deny", "fits:H100:/models/x" -> "gate/fits".

@@ -41,9 +41,7 @@ void render_codequality(const Report& report, std::ostream& out) {
     // The path as the image names it, without the leading '/' (GitLab
     // shows it as a file of the project); "." for a result about the whole
     // image, as in SARIF (its name changes from run to run).
-    std::string_view path = r.path;
-    while (path.starts_with('/')) path.remove_prefix(1);
-    if (path.empty()) path = ".";
+    const std::string_view path = render_detail::image_relative(r.path);
     json issue = {{"type", "issue"},
                   {"check_name", r.rule},
                   {"description", json_text(r.message)},

@@ -96,7 +96,8 @@ void render_sarif(const Report& report, std::ostream& out) {
       result["relatedLocations"] = std::move(related);
     }
     if (r.weight != ResultWeight::failed_gate)
-      result["properties"] = {{"bytes", r.bytes}, {"paths", r.other_paths.size() + 1}};
+      result["properties"] = {{"bytes", r.bytes},
+                              {"paths", r.path.empty() ? 0 : r.other_paths.size() + 1}};
     results.push_back(std::move(result));
   }
   const json doc = {
