@@ -303,12 +303,156 @@ const std::regex& flask_app_pattern() {
   return pattern;
 }
 
+}  // namespace
+
+bool app_served_by(const fs::path& root, const std::string& candidate, PythonProject& py,
+                   std::vector<Evidence>& evidence) {
+  const std::regex& kFastApi = fastapi_app_pattern();
+  const std::regex& kFlask = flask_app_pattern();
+  static const std::regex kStreamlit(R"(^\s*(import|from)\s+streamlit\b)");
+  static const std::regex kGradio(R"(^\s*(import|from)\s+gradio\b)");
+  const fs::path path = root / candidate;
+  if (!regular_or_absent(path)) return false;
+  const bool in_src = candidate.rfind("src/", 0) == 0;
+  std::string module = in_src ? candidate.substr(4) : candidate;
+  module.resize(module.size() - 3);
+  std::replace(module.begin(), module.end(), '/', '.');
+  const auto src_path = [&] {
+    if (in_src && !py.installable) import_from_src(py, candidate, evidence);
+  };
+  std::vector<std::string> all;
+  {
+    std::istringstream split(read_text(path));
+    for (std::string l; std::getline(split, l);) all.push_back(l);
+  }
+  // The top-level function the current line is in: an app made inside
+  // one (`def create_app(): app = Flask(__name__)`) is that factory's,
+  // when the function returns it (a function that makes an app and
+  // serves it itself is no factory: A1111's api_only()).
+  std::string factory;
+  auto factory_returns = [&](std::size_t from, const std::string& app) {
+    for (std::size_t k = from; k < all.size(); ++k) {
+      const std::string& l = all[k];
+      if (!l.empty() && std::string_view(" \t#\r)]}").find(l[0]) == std::string_view::npos)
+        return false;  // the function ended
+      const auto at = l.find("return ");
+      if (at == std::string::npos || l.find_first_not_of(" \t") != at) continue;
+      const std::string value(trim(l.substr(at + 7)));
+      if (value == app || value.rfind(app + " ", 0) == 0 || value.rfind(app + "#", 0) == 0)
+        return true;
+    }
+    return false;
+  };
+  for (std::size_t index = 0; index < all.size(); ++index) {
+    const std::string& line = all[index];
+    const std::size_t number = index + 1;
+    // A line at the left margin ends the function, unless it closes the
+    // brackets of a signature written over several lines ("):").
+    if (!line.empty() && std::string_view(" \t#\r)]}").find(line[0]) == std::string_view::npos) {
+      static const std::regex kDef(R"(^(async\s+)?def\s+([A-Za-z_]\w*)\s*\()");
+      std::smatch d;
+      factory = line.size() < 1000 && std::regex_search(line, d, kDef) ? d[2].str() : "";
+    }
+    // Only short lines that mention an app are worth a regular expression
+    // (libstdc++'s recurses per character).
+    if (line.size() > 1000 ||
+        (line.find("FastAPI") == std::string::npos && line.find("Flask") == std::string::npos &&
+         line.find("streamlit") == std::string::npos && line.find("gradio") == std::string::npos &&
+         line.find(".launch(") == std::string::npos))
+      continue;
+    std::smatch m;
+    const std::string where = std::string(candidate) + ":" + std::to_string(number);
+    const bool in_factory =
+        !factory.empty() && !line.empty() && (line[0] == ' ' || line[0] == '\t');
+    if (std::regex_search(line, m, kFastApi)) {
+      if (in_factory && !factory_returns(number, m[1].str())) continue;
+      py.port = 8000;
+      if (in_factory)
+        py.cmd = {"uvicorn", module + ":" + factory, "--factory", "--host", "0.0.0.0", "--port",
+                  "8000"};
+      else
+        py.cmd = {"uvicorn", module + ":" + m[1].str(), "--host", "0.0.0.0", "--port", "8000"};
+      py.cmd_source = where;
+      evidence.push_back({where, "a FastAPI app" +
+                                     (in_factory ? " made by " + factory + "()" : std::string()) +
+                                     ", served by uvicorn on port 8000"});
+      src_path();
+      if (!depends_on(py, "uvicorn"))
+        evidence.push_back({where,
+                            "warning: uvicorn is not among the dependencies; add it, or "
+                            "the container will not start"});
+      return true;
+    }
+    if (std::regex_search(line, m, kFlask)) {
+      if (in_factory && !factory_returns(number, m[1].str())) continue;
+      py.port = 8000;
+      // gunicorn and flask --app call a factory named with its "()".
+      const std::string target = module + ":" + (in_factory ? factory + "()" : m[1].str());
+      if (depends_on(py, "gunicorn")) {
+        py.cmd = {"gunicorn", "--bind", "0.0.0.0:8000", target};
+        evidence.push_back({where, "a Flask app" +
+                                       (in_factory ? " made by " + factory + "()" : std::string()) +
+                                       ", served by gunicorn on port 8000"});
+      } else {
+        // Flask's own server listens on 127.0.0.1 unless told otherwise.
+        py.cmd = {"flask", "--app", target, "run", "--host", "0.0.0.0", "--port", "5000"};
+        py.port = 5000;
+        evidence.push_back({where,
+                            "a Flask app on Flask's development server, port 5000 (add gunicorn to "
+                            "the dependencies to serve it properly)"});
+      }
+      py.cmd_source = where;
+      src_path();
+      return true;
+    }
+    if (std::regex_search(line, kStreamlit)) {
+      // Streamlit binds every interface by default, but saying so keeps
+      // the CMD honest; its port is 8501.
+      py.port = 8501;
+      py.cmd = {"streamlit",
+                "run",
+                candidate,
+                "--server.address=0.0.0.0",
+                "--server.port=8501",
+                "--server.headless=true"};
+      py.cmd_source = where;
+      evidence.push_back({where, "a Streamlit app, served by streamlit run on port 8501"});
+      src_path();
+      return true;
+    }
+    // A script that launches a UI its project's modules build (fish-speech's
+    // tools/run_webui.py: app.launch()) imports no gradio itself; in a
+    // project that depends on Gradio, that launch is Gradio's.
+    const bool launches_gradio = line.find(".launch(") != std::string::npos &&
+                                 line.find("distributed.launch(") == std::string::npos &&
+                                 line.find_first_not_of(" \t") != line.find('#') &&
+                                 depends_on(py, "gradio");
+    if (launches_gradio || std::regex_search(line, kGradio)) {
+      // Gradio's launch() listens on 127.0.0.1 unless GRADIO_SERVER_NAME
+      // says otherwise, which no port mapping can reach.
+      py.port = 7860;
+      py.cmd = {"python", candidate};
+      py.env = {"GRADIO_SERVER_NAME=0.0.0.0", "GRADIO_SERVER_PORT=7860"};
+      py.cmd_source = where;
+      evidence.push_back(
+          {where,
+           "a Gradio app on port 7860, told by GRADIO_SERVER_NAME to listen on every "
+           "interface"});
+      src_path();
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
 // FastAPI/Flask apps are found by their assignment: `app = FastAPI(`.
-void find_entrypoint(const fs::path& root, PythonProject& py,
-                     const std::vector<std::pair<std::string, std::string>>& scripts,
-                     std::vector<Evidence>& evidence, bool has_dependencies,
-                     const std::vector<fs::path>& python_sources) {
-  if (procfile_command(root, py, evidence)) return;
+EntrypointRule find_entrypoint(const fs::path& root, PythonProject& py,
+                               const std::vector<std::pair<std::string, std::string>>& scripts,
+                               std::vector<Evidence>& evidence, bool has_dependencies,
+                               const std::vector<fs::path>& python_sources) {
+  if (procfile_command(root, py, evidence)) return EntrypointRule::declared;
   if (!scripts.empty() && !py.installable) {
     // Without a [build-system] nothing installs the script; call its target.
     const std::string& target = scripts.front().second;
@@ -329,7 +473,7 @@ void find_entrypoint(const fs::path& root, PythonProject& py,
     evidence.push_back(
         {"pyproject.toml", "entrypoint: the script '" + scripts.front().first + "' (" + target +
                                "), called directly: without a [build-system] it is not installed"});
-    return;
+    return EntrypointRule::declared;
   }
   if (!scripts.empty()) {
     py.cmd = {scripts.front().first};
@@ -340,14 +484,10 @@ void find_entrypoint(const fs::path& root, PythonProject& py,
              (scripts.size() > 1
                   ? " (the first of " + std::to_string(scripts.size()) + "; --cmd picks another)"
                   : "")});
-    return;
+    return EntrypointRule::declared;
   }
-  if (django_command(root, python_sources, py, evidence)) return;
-  if (ray_serve_command(root, py, evidence)) return;
-  const std::regex& kFastApi = fastapi_app_pattern();
-  const std::regex& kFlask = flask_app_pattern();
-  static const std::regex kStreamlit(R"(^\s*(import|from)\s+streamlit\b)");
-  static const std::regex kGradio(R"(^\s*(import|from)\s+gradio\b)");
+  if (django_command(root, python_sources, py, evidence)) return EntrypointRule::declared;
+  if (ray_serve_command(root, py, evidence)) return EntrypointRule::declared;
   // Every candidate is read for an app a server runs before any is run as a
   // plain script: main.py may be a CLI beside the real server in app.py.
   static const char* const kCandidates[] = {"app/main.py", "main.py",  "app.py",
@@ -372,160 +512,31 @@ void find_entrypoint(const fs::path& root, PythonProject& py,
       for (const char* file : {"main.py", "app.py", "server.py", "api.py"})
         candidates.push_back(parent + package + "/" + file);
   }
-  // Reads one file for an app a server runs; true when it set the command.
-  auto serves = [&](const std::string& candidate) {
-    const fs::path path = root / candidate;
-    if (!regular_or_absent(path)) return false;
-    const bool in_src = candidate.rfind("src/", 0) == 0;
-    std::string module = in_src ? candidate.substr(4) : candidate;
-    module.resize(module.size() - 3);
-    std::replace(module.begin(), module.end(), '/', '.');
-    const auto src_path = [&] {
-      if (in_src && !py.installable) import_from_src(py, candidate, evidence);
-    };
-    std::vector<std::string> all;
-    {
-      std::istringstream split(read_text(path));
-      for (std::string l; std::getline(split, l);) all.push_back(l);
-    }
-    // The top-level function the current line is in: an app made inside
-    // one (`def create_app(): app = Flask(__name__)`) is that factory's,
-    // when the function returns it (a function that makes an app and
-    // serves it itself is no factory: A1111's api_only()).
-    std::string factory;
-    auto factory_returns = [&](std::size_t from, const std::string& app) {
-      for (std::size_t k = from; k < all.size(); ++k) {
-        const std::string& l = all[k];
-        if (!l.empty() && std::string_view(" \t#\r)]}").find(l[0]) == std::string_view::npos)
-          return false;  // the function ended
-        const auto at = l.find("return ");
-        if (at == std::string::npos || l.find_first_not_of(" \t") != at) continue;
-        const std::string value(trim(l.substr(at + 7)));
-        if (value == app || value.rfind(app + " ", 0) == 0 || value.rfind(app + "#", 0) == 0)
-          return true;
-      }
-      return false;
-    };
-    for (std::size_t index = 0; index < all.size(); ++index) {
-      const std::string& line = all[index];
-      const std::size_t number = index + 1;
-      // A line at the left margin ends the function, unless it closes the
-      // brackets of a signature written over several lines ("):").
-      if (!line.empty() && std::string_view(" \t#\r)]}").find(line[0]) == std::string_view::npos) {
-        static const std::regex kDef(R"(^(async\s+)?def\s+([A-Za-z_]\w*)\s*\()");
-        std::smatch d;
-        factory = line.size() < 1000 && std::regex_search(line, d, kDef) ? d[2].str() : "";
-      }
-      // Only short lines that mention an app are worth a regular expression
-      // (libstdc++'s recurses per character).
-      if (line.size() > 1000 ||
-          (line.find("FastAPI") == std::string::npos && line.find("Flask") == std::string::npos &&
-           line.find("streamlit") == std::string::npos && line.find("gradio") == std::string::npos))
-        continue;
-      std::smatch m;
-      const std::string where = std::string(candidate) + ":" + std::to_string(number);
-      const bool in_factory =
-          !factory.empty() && !line.empty() && (line[0] == ' ' || line[0] == '\t');
-      if (std::regex_search(line, m, kFastApi)) {
-        if (in_factory && !factory_returns(number, m[1].str())) continue;
-        py.port = 8000;
-        if (in_factory)
-          py.cmd = {"uvicorn", module + ":" + factory, "--factory", "--host", "0.0.0.0", "--port",
-                    "8000"};
-        else
-          py.cmd = {"uvicorn", module + ":" + m[1].str(), "--host", "0.0.0.0", "--port", "8000"};
-        py.cmd_source = where;
-        evidence.push_back({where, "a FastAPI app" +
-                                       (in_factory ? " made by " + factory + "()" : std::string()) +
-                                       ", served by uvicorn on port 8000"});
-        src_path();
-        if (!depends_on(py, "uvicorn"))
-          evidence.push_back({where,
-                              "warning: uvicorn is not among the dependencies; add it, or "
-                              "the container will not start"});
-        return true;
-      }
-      if (std::regex_search(line, m, kFlask)) {
-        if (in_factory && !factory_returns(number, m[1].str())) continue;
-        py.port = 8000;
-        // gunicorn and flask --app call a factory named with its "()".
-        const std::string target = module + ":" + (in_factory ? factory + "()" : m[1].str());
-        if (depends_on(py, "gunicorn")) {
-          py.cmd = {"gunicorn", "--bind", "0.0.0.0:8000", target};
-          evidence.push_back(
-              {where, "a Flask app" + (in_factory ? " made by " + factory + "()" : std::string()) +
-                          ", served by gunicorn on port 8000"});
-        } else {
-          // Flask's own server listens on 127.0.0.1 unless told otherwise.
-          py.cmd = {"flask", "--app", target, "run", "--host", "0.0.0.0", "--port", "5000"};
-          py.port = 5000;
-          evidence.push_back(
-              {where,
-               "a Flask app on Flask's development server, port 5000 (add gunicorn to "
-               "the dependencies to serve it properly)"});
-        }
-        py.cmd_source = where;
-        src_path();
-        return true;
-      }
-      if (std::regex_search(line, kStreamlit)) {
-        // Streamlit binds every interface by default, but saying so keeps
-        // the CMD honest; its port is 8501.
-        py.port = 8501;
-        py.cmd = {"streamlit",
-                  "run",
-                  candidate,
-                  "--server.address=0.0.0.0",
-                  "--server.port=8501",
-                  "--server.headless=true"};
-        py.cmd_source = where;
-        evidence.push_back({where, "a Streamlit app, served by streamlit run on port 8501"});
-        src_path();
-        return true;
-      }
-      if (std::regex_search(line, kGradio)) {
-        // Gradio's launch() listens on 127.0.0.1 unless GRADIO_SERVER_NAME
-        // says otherwise, which no port mapping can reach.
-        py.port = 7860;
-        py.cmd = {"python", candidate};
-        py.env = {"GRADIO_SERVER_NAME=0.0.0.0", "GRADIO_SERVER_PORT=7860"};
-        py.cmd_source = where;
-        evidence.push_back(
-            {where,
-             "a Gradio app on port 7860, told by GRADIO_SERVER_NAME to listen on every "
-             "interface"});
-        src_path();
-        return true;
-      }
-    }
-    return false;
-  };
   for (const std::string& candidate : candidates)
-    if (serves(candidate)) return;
+    if (app_served_by(root, candidate, py, evidence)) return EntrypointRule::server;
   // An app object in any other module of the project (app/webservice.py,
   // api/routes/server_main.py), shallowest first: a server, not a script.
   for (const auto& file : has_dependencies ? python_sources : std::vector<fs::path>{}) {
     const std::string rel = relative_to_root(file, root);
     if (std::find(candidates.begin(), candidates.end(), rel) != candidates.end()) continue;
     // A folder of its own project (services/api with its requirements) is
-    // another image's, not this one's.
-    bool nested_project = false;
-    for (fs::path dir = file.parent_path(); dir != root && dir.has_relative_path();
-         dir = dir.parent_path()) {
-      std::error_code ec;
-      for (const char* marker : {"requirements.txt", "pyproject.toml", "setup.py", "Dockerfile"})
-        nested_project = nested_project || fs::exists(dir / marker, ec);
-    }
-    // A folder without __init__.py still imports as a namespace package.
-    if (!nested_project && serves(rel)) return;
+    // another image's, not this one's. A folder without __init__.py still
+    // imports as a namespace package.
+    if (in_nested_project(file, root)) continue;
+    PythonProject served = py;
+    std::vector<Evidence> notes;
+    if (!app_served_by(root, rel, served, notes) || ui_module_only(served, file)) continue;
+    py = std::move(served);
+    evidence.insert(evidence.end(), notes.begin(), notes.end());
+    return EntrypointRule::server;
   }
-  if (makefile_command(root, py, evidence)) return;
+  if (makefile_command(root, py, evidence)) return EntrypointRule::declared;
   for (const char* candidate : kCandidates) {
     if (!regular_or_absent(root / candidate)) continue;
     py.cmd = {"python", candidate};
     py.cmd_source = candidate;
     evidence.push_back({candidate, "entrypoint: python " + std::string(candidate)});
-    return;
+    return EntrypointRule::script;
   }
   // A package run as `python -m pkg`, or notebooks served by Jupyter Lab.
   std::vector<std::string> packages;
@@ -545,7 +556,7 @@ void find_entrypoint(const fs::path& root, PythonProject& py,
     py.cmd = {"python", "-m", packages.front()};
     py.cmd_source = packages.front() + "/__main__.py";
     evidence.push_back({py.cmd_source, "entrypoint: python -m " + packages.front()});
-    return;
+    return EntrypointRule::package;
   }
   // A subpackage run as `python -m pkg.server` (llama_cpp/server/__main__.py),
   // one level down in the project's own packages, a server's name first.
@@ -577,7 +588,7 @@ void find_entrypoint(const fs::path& root, PythonProject& py,
                                              (runnable.size() > 1 ? " (of " + join(runnable, ", ") +
                                                                         "; --cmd picks another)"
                                                                   : std::string())});
-      return;
+      return EntrypointRule::package;
     }
   }
   // A script by a conventional name, or the one script at the top, of a
@@ -600,15 +611,42 @@ void find_entrypoint(const fs::path& root, PythonProject& py,
       if (chosen.empty() && std::find(scripts_at_top.begin(), scripts_at_top.end(), conventional) !=
                                 scripts_at_top.end())
         chosen = conventional;
-    if (chosen.empty() && scripts_at_top.size() == 1) chosen = scripts_at_top.front();
+    std::string why = "a script by a conventional name";
+    if (chosen.empty() && scripts_at_top.size() == 1) {
+      chosen = scripts_at_top.front();
+      why = "the one script at the top";
+    }
+    // The one script at the top that starts a server itself (A1111's
+    // webui.py: create_ui().launch()), or else the one named after the
+    // project's own package (facefusion.py beside facefusion/).
+    if (chosen.empty()) {
+      std::vector<std::string> starting, named_after_package;
+      for (const auto& name : scripts_at_top) {
+        const std::string text = read_text(root / name);
+        for (const char* call : {".launch(", "uvicorn.run(", "app.run(", "web.run_app(",
+                                 "serve_forever(", ".serve(", "run_simple("})
+          if (text.find(call) != std::string::npos) {
+            starting.push_back(name);
+            break;
+          }
+        const std::string stem = name.substr(0, name.size() - 3);
+        std::error_code type_ec;
+        if (fs::is_regular_file(root / stem / "__init__.py", type_ec))
+          named_after_package.push_back(name);
+      }
+      if (starting.size() == 1) {
+        chosen = starting.front();
+        why = "the one script at the top that starts a server";
+      } else if (named_after_package.size() == 1) {
+        chosen = named_after_package.front();
+        why = "the script named after the project's package";
+      }
+    }
     if (!chosen.empty()) {
       py.cmd = {"python", chosen};
       py.cmd_source = chosen;
-      evidence.push_back(
-          {chosen, "entrypoint: python " + chosen +
-                       (scripts_at_top.size() == 1 ? " (the one script at the top)"
-                                                   : " (a script by a conventional name)")});
-      return;
+      evidence.push_back({chosen, "entrypoint: python " + chosen + " (" + why + ")"});
+      return EntrypointRule::script;
     }
   }
   // A training or serving script in the folders repositories keep them in
@@ -625,7 +663,7 @@ void find_entrypoint(const fs::path& root, PythonProject& py,
                                     std::string(path) +
                                     ", a script where repositories keep them (--cmd picks "
                                     "another)"});
-      return;
+      return EntrypointRule::script;
     }
   }
   if (!notebooks.empty()) {
@@ -641,6 +679,7 @@ void find_entrypoint(const fs::path& root, PythonProject& py,
                           "warning: jupyterlab is not among the dependencies; add it, or the "
                           "container will not start"});
   }
+  return notebooks.empty() ? EntrypointRule::none : EntrypointRule::notebooks;
 }
 
 // A script that hands its command line to Lightning's LightningCLI stops
@@ -876,7 +915,10 @@ void script_server_call(const fs::path& root, PythonProject& py, std::vector<Evi
   std::istringstream lines(text);
   std::vector<std::string> all;
   for (std::string line; std::getline(lines, line);) all.push_back(line);
-  bool gradio = false, flask = false;
+  // A script that launches a UI its project's modules build (A1111's
+  // webui.py: ui.create_ui().launch()) imports no gradio itself: a project
+  // that depends on Gradio launches Gradio.
+  bool gradio = depends_on(py, "gradio"), flask = false;
   std::set<std::string> flask_apps;
   for (const auto& line : all) {
     if (line.size() > 1000) continue;
@@ -1029,7 +1071,9 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
                        const std::vector<std::pair<std::string, std::string>>& scripts,
                        std::vector<Evidence>& evidence, bool has_dependencies,
                        const std::vector<fs::path>& python_sources) {
-  find_entrypoint(root, py, scripts, evidence, has_dependencies, python_sources);
+  const EntrypointRule rule =
+      find_entrypoint(root, py, scripts, evidence, has_dependencies, python_sources);
+  warn_other_entrypoints(root, rule, py, python_sources, evidence);
   lightning_subcommand(root, py, evidence);
   script_server_call(root, py, evidence);
 }

@@ -131,6 +131,36 @@ bool pipenv_lists_packages(const std::filesystem::path& root, const std::string&
 
 // ----- the entrypoint (detect_entrypoint.cpp) -----------------------------
 
+// Which rule chose a Python project's command: one the project declares (a
+// Procfile, its scripts, Django, a Ray Serve config, a Makefile target), or
+// one gen inferred from the code (an app object a server runs, a script by
+// its name, a package's __main__, notebooks).
+enum class EntrypointRule { none, declared, server, script, package, notebooks };
+
+// Reads one file (relative to root) for an app a server runs: a FastAPI or
+// Flask app object, a Streamlit or Gradio script. True when it set py's
+// command, port and environment.
+bool app_served_by(const std::filesystem::path& root, const std::string& candidate,
+                   PythonProject& py, std::vector<Evidence>& evidence);
+
+// True when what app_served_by found in file is a Gradio module that
+// launches nothing: a piece of a UI (a layout, a component), not a program.
+bool ui_module_only(const PythonProject& served, const std::filesystem::path& file);
+
+// True for a file inside a folder that is a project of its own (its own
+// requirements, pyproject, setup.py or Dockerfile): another image's code.
+bool in_nested_project(const std::filesystem::path& file, const std::filesystem::path& root);
+
+// When gen inferred the command (EntrypointRule server or script), the other
+// programs the project holds that could be the one it means: other servers,
+// scripts at the top with a __main__ guard, C/C++/CUDA programs beside a
+// Makefile or CMakeLists.txt. A warning names them, so that a wrong guess is
+// never silent.
+void warn_other_entrypoints(const std::filesystem::path& root, EntrypointRule rule,
+                            const PythonProject& py,
+                            const std::vector<std::filesystem::path>& python_sources,
+                            std::vector<Evidence>& evidence);
+
 // True when the project's requirements name the package.
 bool depends_on(const PythonProject& py, const std::string& name);
 // Sets py's command (and port, environment) from its scripts or its sources

@@ -120,6 +120,7 @@ class Decider {
   // The port and address the command's server listens on (decide_server.cpp's
   // table): the port from the command, and on a loopback-only server the
   // arguments that open it, added to a detected command or said for --cmd.
+  void warn_server_without_port(const PythonProject& py);
   void listen_outside(bool told, const std::string& source,
                       const std::string& configured_host = "");
   void system_packages();

@@ -294,6 +294,44 @@ void Decider::python(const PythonProject& py) {
                                          : py.cmd_source,
                  options_.cmd.empty() ? py.server_host : "");
   if (options_.port != 0) use_port(options_.cmd.empty());
+  if (options_.cmd.empty()) warn_server_without_port(py);
+}
+
+// A project that depends on a web server or UI framework while the command
+// gen found publishes no port: the command is not the server (a CLI beside
+// it, a launcher), or the server's port is set where gen cannot read it.
+// Either way a silent image with no port would be wrong half the time.
+void Decider::warn_server_without_port(const PythonProject& py) {
+  if (plan_.port != 0) return;
+  // A warning already about the command's port (a console script that
+  // serves only with a subcommand, a port gen cannot read) says it once.
+  if (std::any_of(plan_.warnings.begin(), plan_.warnings.end(),
+                  [](const std::string& w) { return w.find(" port") != std::string::npos; }))
+    return;
+  // The framework's package, and the row of data/servers.json that gives
+  // its default port and the source of that default.
+  static const std::pair<const char*, const char*> kFrameworks[] = {
+      {"gradio", "gradio app"},      {"streamlit", "streamlit run"}, {"fastapi", "uvicorn"},
+      {"uvicorn", "uvicorn"},        {"flask", "flask run"},         {"gunicorn", "gunicorn"},
+      {"django", "django runserver"}};
+  for (const auto& [package, row_name] : kFrameworks) {
+    if (std::none_of(py.requirements.begin(), py.requirements.end(),
+                     [&](const auto& r) { return r.name == package; }))
+      continue;
+    std::string hint;
+    for (const auto& row : tables_.servers)
+      if (row.name == row_name)
+        hint = " (" + row.name + "'s default is " + std::to_string(row.default_port) + ", on " +
+               row.default_host + "; " + row.source + ")";
+    plan_.warnings.push_back(
+        (py.cmd_source.empty() ? std::string("the command") : py.cmd_source) +
+        ": the project depends on " + package + ", a web server, but gen's command (" +
+        join(plan_.cmd, " ") +
+        ") listens on no port gen can see, so the image publishes none. If the app serves, "
+        "pass --port with the port it listens on" +
+        hint + ", and make it listen on 0.0.0.0; if another program is the server, pass --cmd");
+    return;
+  }
 }
 
 }  // namespace imgsmith::gen
