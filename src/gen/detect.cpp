@@ -315,7 +315,10 @@ std::optional<PythonProject> detect_python(const fs::path& root,
       evidence.push_back({py.lock, "installs exactly what the lock pins (" +
                                        std::to_string(py.requirements.size()) + " packages)"});
     }
-  } else if (!req_files.empty()) {
+  } else if (req_files.empty() && has_pyproject) {
+    pin_declared_from_lock(root, py, evidence);
+  }
+  if (py.lock.empty() && !req_files.empty()) {
     recognised = true;
     read_requirements(root, req_files, py, evidence, build_context);
     py.install_files = req_files;
@@ -332,7 +335,7 @@ std::optional<PythonProject> detect_python(const fs::path& root,
     evidence.push_back(
         {req_files.front(), std::to_string(py.requirements.size()) + " requirements from " +
                                 std::to_string(py.requirement_files.size()) + " file(s)"});
-  } else if (regular_or_absent(root / "setup.py")) {
+  } else if (py.lock.empty() && regular_or_absent(root / "setup.py")) {
     recognised = true;
     py.installable = true;
     py.requirements_need_source = true;

@@ -110,6 +110,13 @@ bool read_pyproject(const std::filesystem::path& root, PythonProject& py,
                     std::vector<PathSource>& path_sources);
 // Replaces py's requirements with what the lock file (uv.lock, poetry.lock) pins.
 void read_lock(const std::filesystem::path& root, const std::string& lock, PythonProject& py);
+// A lock that gen's install does not run (PDM's pdm.lock, PEP 751's
+// pylock.toml; the image installs pyproject.toml's dependencies with pip):
+// each declared dependency is pinned to the version the lock holds, so the
+// image (and gen's GPU decisions) get the locked torch, not the newest the
+// range allows. Said in evidence, with what stays unpinned.
+void pin_declared_from_lock(const std::filesystem::path& root, PythonProject& py,
+                            std::vector<Evidence>& evidence);
 
 // A conda environment file, read as far as gen needs: its conda packages,
 // its Python, and whether it has a pip: section. YAML in the shape conda

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -189,6 +191,80 @@ void read_lock(const fs::path& root, const std::string& lock, PythonProject& py)
       r.source = lock;
       py.requirements.push_back(r);
     }
+}
+
+void pin_declared_from_lock(const fs::path& root, PythonProject& py,
+                            std::vector<Evidence>& evidence) {
+  // pdm.lock: [[package]] name, version (https://pdm-project.org/en/latest/usage/lockfile/);
+  // pylock.toml: [[packages]] name, version (https://peps.python.org/pep-0751/).
+  std::string lock;
+  const char* key = nullptr;
+  for (const auto& [file, array] : {std::pair{"pylock.toml", "packages"}, {"pdm.lock", "package"}})
+    if (regular_or_absent(root / file)) {
+      lock = file;
+      key = array;
+      break;
+    }
+  if (lock.empty()) return;
+  const toml::table doc = parse_toml(root / lock);
+  // A name locked at two versions (one per platform marker) pins neither.
+  std::map<std::string, std::string> locked;
+  std::set<std::string> split;
+  if (const auto* packages = doc[key].as_array())
+    for (std::size_t i = 0; i < packages->size(); ++i) {
+      const auto* p = packages->get(i)->as_table();
+      if (p == nullptr) continue;
+      const auto* name = (*p)["name"].as_string();
+      const auto* version = (*p)["version"].as_string();
+      if (name == nullptr || version == nullptr) continue;
+      const std::string n = normalise_name(name->get());
+      const auto [at, added] = locked.emplace(n, version->get());
+      if (!added && at->second != version->get()) split.insert(n);
+    }
+  for (const auto& n : split) locked.erase(n);
+  if (locked.empty()) {
+    evidence.push_back({lock,
+                        "warning: lists no package with a version gen can read; the image "
+                        "installs pyproject.toml's ranges, not what the lock holds"});
+    return;
+  }
+  std::vector<std::string> pinned, missing;
+  for (auto& r : py.requirements) {
+    const auto it = locked.find(r.name);
+    // A direct reference (name @ URL) is its own pin.
+    if (r.text.find('@') != std::string::npos) continue;
+    if (it == locked.end()) {
+      if (split.count(r.name) == 0) missing.push_back(r.name);
+      continue;
+    }
+    const auto semicolon = r.text.find(';');
+    const std::string marker =
+        semicolon == std::string::npos ? "" : " " + std::string(trim(r.text.substr(semicolon)));
+    r.specifier = "==" + it->second;
+    r.text =
+        r.name + (r.extras.empty() ? "" : "[" + join(r.extras, ",") + "]") + r.specifier + marker;
+    r.source += " (" + lock + ")";
+    pinned.push_back(r.name + "==" + it->second);
+  }
+  const std::size_t transitive = locked.size() > pinned.size() ? locked.size() - pinned.size() : 0;
+  if (!pinned.empty())
+    evidence.push_back(
+        {lock, "pins pyproject.toml's " + std::to_string(pinned.size()) +
+                   " dependencies to the versions it locks (" + join(pinned, ", ") + ")" +
+                   (transitive == 0
+                        ? std::string()
+                        : "; the " + std::to_string(transitive) +
+                              " other packages it locks resolve afresh when the image is built, "
+                              "since pip does not read " +
+                              lock +
+                              " (export it to requirements.txt for an image with every version "
+                              "as locked, and gen installs that)")});
+  if (!missing.empty())
+    evidence.push_back({lock, "warning: " + join(missing, ", ") +
+                                  (missing.size() == 1 ? " is" : " are") +
+                                  " declared in pyproject.toml but not in the lock, so the lock is "
+                                  "out of date (lock again with the tool that wrote it); the "
+                                  "image installs the declared ranges"});
 }
 
 std::optional<CondaEnvironment> read_conda_environment(const fs::path& root) {

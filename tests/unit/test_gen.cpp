@@ -1967,3 +1967,58 @@ TEST_CASE("gen: cog.yaml's system packages and Python are the project's, its pre
                     Catch::Contains("write them to requirements.txt") &&
                         Catch::Contains("--cmd 'python -m cog.server.http' --port 5000"));
 }
+
+TEST_CASE("gen: pdm.lock and pylock.toml pin the declared dependencies pip installs") {
+  // PDM's lock: pip does not read it, so without the pins the image (and
+  // gen's CUDA choice) would take the newest torch that ">=2.1" allows.
+  ProjectDir pdm(
+      {{"pyproject.toml",
+        "[project]\nname='svc'\nversion='1'\nrequires-python='>=3.10'\n"
+        "dependencies=['torch>=2.1', 'fastapi[standard]>=0.100; python_version>=\"3.9\"',"
+        " 'uvicorn>=0.20']\n"},
+       {"pdm.lock",
+        "[metadata]\ngroups=['default']\nlock_version='4.5.0'\n"
+        "[[package]]\nname='torch'\nversion='2.3.1'\ngroups=['default']\n"
+        "[[package]]\nname='FastAPI'\nversion='0.110.0'\ngroups=['default']\n"
+        "[[package]]\nname='uvicorn'\nversion='0.29.0'\ngroups=['default']\n"
+        "[[package]]\nname='sympy'\nversion='1.12'\ngroups=['default']\n"},
+       {"main.py", "from fastapi import FastAPI\napp = FastAPI()\n"}});
+  const Plan a = plan_for(pdm);
+  CHECK(a.install_mode == "pyproject");
+  CHECK(mentions(a.pyproject_deps, "torch==2.3.1"));
+  CHECK(mentions(a.pyproject_deps, "uvicorn==0.29.0"));
+  // Extras and markers kept, the name normalised for the lookup.
+  CHECK(mentions(a.pyproject_deps, "fastapi[standard]==0.110.0 ; python_version>=\"3.9\""));
+  CHECK(explains(a, "pdm.lock: pins pyproject.toml's 3 dependencies"));
+  CHECK(explains(a, "the 1 other packages it locks resolve afresh"));
+  // torch 2.3.1's PyPI wheels are built for CUDA 12.1, not the newest release.
+  CHECK(a.final_image.find("nvidia/cuda:12.1") == 0);
+
+  // PEP 751's pylock.toml; a package locked at two versions (one per
+  // platform) pins neither, and a declared package the lock lacks is an
+  // out-of-date lock, said.
+  ProjectDir pylock(
+      {{"pyproject.toml",
+        "[project]\nname='svc'\nversion='1'\n"
+        "dependencies=['numpy>=1.26', 'scipy', 'requests>=2']\n"},
+       {"pylock.toml",
+        "lock-version='1.0'\ncreated-by='uv'\n"
+        "[[packages]]\nname='numpy'\nversion='2.1.3'\nmarker=\"sys_platform == 'linux'\"\n"
+        "[[packages]]\nname='numpy'\nversion='1.26.4'\nmarker=\"sys_platform == 'darwin'\"\n"
+        "[[packages]]\nname='scipy'\nversion='1.14.1'\n"},
+       {"main.py", "import numpy\n"}});
+  const Plan b = plan_for(pylock);
+  CHECK(mentions(b.pyproject_deps, "scipy==1.14.1"));
+  CHECK(mentions(b.pyproject_deps, "numpy>=1.26"));
+  CHECK_FALSE(mentions(b.pyproject_deps, "numpy=="));
+  CHECK(mentions(b.warnings, "requests is declared in pyproject.toml but not in the lock"));
+
+  // With requirements files, those decide what is installed: no pins.
+  ProjectDir reqs({{"pyproject.toml", "[project]\nname='svc'\nversion='1'\n"},
+                   {"requirements.txt", "torch>=2.1\n"},
+                   {"pdm.lock", "[[package]]\nname='torch'\nversion='2.3.1'\n"},
+                   {"train.py", ""}});
+  const Plan c = plan_for(reqs);
+  CHECK(c.install_mode == "requirements");
+  CHECK_FALSE(explains(c, "pdm.lock: pins"));
+}
