@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdint>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -196,31 +197,46 @@ void read_lock(const fs::path& root, const std::string& lock, PythonProject& py)
 void pin_declared_from_lock(const fs::path& root, PythonProject& py,
                             std::vector<Evidence>& evidence) {
   // pdm.lock: [[package]] name, version (https://pdm-project.org/en/latest/usage/lockfile/);
-  // pylock.toml: [[packages]] name, version (https://peps.python.org/pep-0751/).
+  // pylock.toml: [[packages]] name, version (https://peps.python.org/pep-0751/);
+  // Rye's requirements.lock: pip's format, NAME==VERSION lines
+  // (https://rye.astral.sh/guide/sync/).
   std::string lock;
   const char* key = nullptr;
-  for (const auto& [file, array] : {std::pair{"pylock.toml", "packages"}, {"pdm.lock", "package"}})
+  for (const auto& [file, array] :
+       {std::pair{"pylock.toml", "packages"}, {"pdm.lock", "package"}, {"requirements.lock", ""}})
     if (regular_or_absent(root / file)) {
       lock = file;
       key = array;
       break;
     }
   if (lock.empty()) return;
-  const toml::table doc = parse_toml(root / lock);
   // A name locked at two versions (one per platform marker) pins neither.
   std::map<std::string, std::string> locked;
   std::set<std::string> split;
-  if (const auto* packages = doc[key].as_array())
-    for (std::size_t i = 0; i < packages->size(); ++i) {
-      const auto* p = packages->get(i)->as_table();
-      if (p == nullptr) continue;
-      const auto* name = (*p)["name"].as_string();
-      const auto* version = (*p)["version"].as_string();
-      if (name == nullptr || version == nullptr) continue;
-      const std::string n = normalise_name(name->get());
-      const auto [at, added] = locked.emplace(n, version->get());
-      if (!added && at->second != version->get()) split.insert(n);
+  const auto add = [&](const std::string& name, const std::string& version) {
+    const std::string n = normalise_name(name);
+    const auto [at, added] = locked.emplace(n, version);
+    if (!added && at->second != version) split.insert(n);
+  };
+  if (*key == '\0') {
+    static const std::regex kPinned(
+        R"(^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*==\s*([^\s;#\\]+))");
+    std::istringstream lines(read_text(root / lock));
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch m;
+      if (line.size() < 300 && std::regex_search(line, m, kPinned)) add(m[1].str(), m[3].str());
     }
+  } else {
+    const toml::table doc = parse_toml(root / lock);
+    if (const auto* packages = doc[key].as_array())
+      for (std::size_t i = 0; i < packages->size(); ++i) {
+        const auto* p = packages->get(i)->as_table();
+        if (p == nullptr) continue;
+        const auto* name = (*p)["name"].as_string();
+        const auto* version = (*p)["version"].as_string();
+        if (name != nullptr && version != nullptr) add(name->get(), version->get());
+      }
+  }
   for (const auto& n : split) locked.erase(n);
   if (locked.empty()) {
     evidence.push_back({lock,
@@ -250,15 +266,17 @@ void pin_declared_from_lock(const fs::path& root, PythonProject& py,
   if (!pinned.empty())
     evidence.push_back(
         {lock, "pins pyproject.toml's " + std::to_string(pinned.size()) +
-                   " dependencies to the versions it locks (" + join(pinned, ", ") + ")" +
+                   (pinned.size() == 1 ? " dependency" : " dependencies") +
+                   " to the versions it locks (" + join(pinned, ", ") + ")" +
                    (transitive == 0
                         ? std::string()
                         : "; the " + std::to_string(transitive) +
                               " other packages it locks resolve afresh when the image is built, "
-                              "since pip does not read " +
+                              "since the image installs pyproject.toml's dependencies, not " +
                               lock +
-                              " (export it to requirements.txt for an image with every version "
-                              "as locked, and gen installs that)")});
+                              " (for every version as locked, write them to requirements.txt: "
+                              "pdm export -o requirements.txt, or a copy of Rye's "
+                              "requirements.lock; gen installs that exactly)")});
   if (!missing.empty())
     evidence.push_back({lock, "warning: " + join(missing, ", ") +
                                   (missing.size() == 1 ? " is" : " are") +
