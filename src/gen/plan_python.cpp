@@ -314,7 +314,9 @@ void Decider::warn_server_without_port(const PythonProject& py) {
       {"gradio", "gradio app"},      {"streamlit", "streamlit run"}, {"fastapi", "uvicorn"},
       {"uvicorn", "uvicorn"},        {"flask", "flask run"},         {"gunicorn", "gunicorn"},
       {"django", "django runserver"}};
-  for (const auto& [package, row_name] : kFrameworks) {
+  for (const auto& framework : kFrameworks) {
+    const std::string package = framework.first;
+    const std::string row_name = framework.second;
     if (std::none_of(py.requirements.begin(), py.requirements.end(),
                      [&](const auto& r) { return r.name == package; }))
       continue;
