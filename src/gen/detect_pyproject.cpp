@@ -104,6 +104,7 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
     }
     if (const auto* s = (*project)["scripts"].as_table())
       add_scripts(*s, (*project)["name"].value_or(std::string()), scripts);
+    py.distribution = normalise_name((*project)["name"].value_or(std::string()));
   }
   // Where uv and Poetry fetch packages (PyTorch's CUDA indexes, mostly):
   // ignored, pip would install PyPI's build, another CUDA than asked for.
@@ -154,6 +155,8 @@ bool read_pyproject(const fs::path& root, PythonProject& py, std::vector<Evidenc
       }
     if (const auto* s = (*poetry)["scripts"].as_table())
       add_scripts(*s, (*poetry)["name"].value_or(std::string()), scripts);
+    if (py.distribution.empty())
+      py.distribution = normalise_name((*poetry)["name"].value_or(std::string()));
   }
   return true;
 }

@@ -219,6 +219,22 @@ void Decider::apply_system_libraries() {
         (!v.from_lock || plan_.gpu))
       plan_.notes.push_back(v.name + " (" + v.source + ") runs on the CPU as installed: " +
                             v.fact->gpu_note + " (" + v.fact->source + ")");
+  // The project is itself a package gen's table knows, one that runs on the
+  // CPU as built from source unless told otherwise (llama-cpp-python's
+  // CMAKE_ARGS): its own source is built here as the plain install, so the
+  // CPU image is said, with how the package uses a GPU.
+  if (project_.python && !plan_.gpu && !project_.python->distribution.empty()) {
+    const auto own = tables_.packages.find(project_.python->distribution);
+    if (own != tables_.packages.end() && own->second.need == "none" &&
+        !own->second.gpu_note.empty())
+      plan_.warnings.push_back(
+          "pyproject.toml: the project is " + own->first +
+          ", which runs on the CPU as built from its source: " + own->second.gpu_note + " (" +
+          own->second.source +
+          "). gen made a CPU image and does not set the project's own build flags; for a GPU "
+          "image, build its source for CUDA on a CUDA devel builder (data/python-packages.json's "
+          "row gives the flags)");
+  }
   for (const auto& need : libs.builder)
     if (!contains(plan_.builder_apt, need.package)) {
       plan_.builder_apt.push_back(need.package);

@@ -191,3 +191,27 @@ TEST_CASE("gen entrypoint: a web framework among the dependencies with no port i
   for (const Plan& p : {served.plan(), batch.plan()})
     for (const auto& w : p.warnings) CHECK(w.find("a web server") == std::string::npos);
 }
+
+TEST_CASE("gen: a project that is itself a package whose GPU use is a build flag says so") {
+  // llama-cpp-python's own repository: its source builds a CPU llama.cpp
+  // unless CMAKE_ARGS say otherwise, and gen does not set them for it.
+  EntrypointTree own(
+      {{"pyproject.toml",
+        "[build-system]\nrequires=['scikit-build-core']\nbuild-backend='scikit_build_core.build'\n"
+        "[project]\nname='llama_cpp_python'\nversion='0.3.0'\ndependencies=['numpy']\n"},
+       {"llama_cpp/__init__.py", ""},
+       {"llama_cpp/server/__init__.py", ""},
+       {"llama_cpp/server/__main__.py", kMainScript}});
+  const Plan plan = own.plan();
+  REQUIRE_FALSE(plan.gpu);
+  bool said = false;
+  for (const auto& w : plan.warnings)
+    said = said || w.find(
+                       "the project is llama-cpp-python, which runs on the CPU as built from its "
+                       "source") != std::string::npos;
+  CHECK(said);
+
+  // A project of another name that depends on it gets the table's note, not this warning.
+  EntrypointTree user({{"requirements.txt", "llama-cpp-python\n"}, {"run.py", kMainScript}});
+  for (const auto& w : user.plan().warnings) CHECK(w.find("the project is") == std::string::npos);
+}

@@ -42,6 +42,7 @@ struct PythonProject {
   std::vector<std::string> requirement_files;
   std::string lock;                       // "uv.lock", "poetry.lock" or ""
   bool installable = false;               // pyproject has a [build-system] (or is Poetry's)
+  std::string distribution;               // its own name ([project] or Poetry's), normalised
   bool requirements_need_source = false;  // "-e ." or a local path in requirements
   // The project's own paths the requirements install from ("dist/x.whl",
   // "libs/common"), relative to it; "." (the project itself) left out.
