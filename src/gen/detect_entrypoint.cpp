@@ -305,6 +305,18 @@ const std::regex& flask_app_pattern() {
 
 }  // namespace
 
+namespace {
+
+// A line of code that calls some object's launch() (torch.distributed.launch
+// is a module, not a UI), not a comment that mentions one.
+bool calls_launch(const std::string& line) {
+  const bool comment = line.find_first_not_of(" \t") == line.find('#');
+  return !comment && line.find(".launch(") != std::string::npos &&
+         line.find("distributed.launch(") == std::string::npos;
+}
+
+}  // namespace
+
 bool app_served_by(const fs::path& root, const std::string& candidate, PythonProject& py,
                    std::vector<Evidence>& evidence) {
   const std::regex& kFastApi = fastapi_app_pattern();
@@ -423,10 +435,7 @@ bool app_served_by(const fs::path& root, const std::string& candidate, PythonPro
     // A script that launches a UI its project's modules build (fish-speech's
     // tools/run_webui.py: app.launch()) imports no gradio itself; in a
     // project that depends on Gradio, that launch is Gradio's.
-    const bool launches_gradio = line.find(".launch(") != std::string::npos &&
-                                 line.find("distributed.launch(") == std::string::npos &&
-                                 line.find_first_not_of(" \t") != line.find('#') &&
-                                 depends_on(py, "gradio");
+    const bool launches_gradio = calls_launch(line) && depends_on(py, "gradio");
     if (launches_gradio || std::regex_search(line, kGradio)) {
       // Gradio's launch() listens on 127.0.0.1 unless GRADIO_SERVER_NAME
       // says otherwise, which no port mapping can reach.
@@ -445,13 +454,91 @@ bool app_served_by(const fs::path& root, const std::string& candidate, PythonPro
   return false;
 }
 
+ServedFiles::ServedFiles(fs::path root, const PythonProject& py)
+    : root_(std::move(root)), py_(py) {}
+
+namespace {
+
+ServerKind server_kind_of(const std::vector<std::string>& cmd) {
+  if (cmd.empty()) return ServerKind::none;
+  if (cmd[0] == "uvicorn") return ServerKind::fastapi;
+  if (cmd[0] == "gunicorn" || cmd[0] == "flask") return ServerKind::flask;
+  if (cmd[0] == "streamlit") return ServerKind::streamlit;
+  return ServerKind::gradio;  // python FILE, with GRADIO_SERVER_NAME
+}
+
+// `python file.py` serves a Gradio UI only when launch() runs as the file
+// runs: under a __main__ guard, or at the left margin. A launch inside a
+// function (FaceFusion's layouts: def run(ui): ui.launch()) is for its
+// callers.
+bool launches_when_run(const std::string& text) {
+  if (has_main_guard(text)) return text.find(".launch(") != std::string::npos;
+  for (std::size_t at = text.find(".launch("); at != std::string::npos;
+       at = text.find(".launch(", at + 8)) {
+    const std::size_t start = text.rfind('\n', at);
+    const std::size_t first = start == std::string::npos ? 0 : start + 1;
+    if (text[first] != ' ' && text[first] != '\t') return true;
+  }
+  return false;
+}
+
+// The project's own packages, flat or under src/ (parent "" or "src/").
+std::vector<std::string> packages_in(const fs::path& root, const std::string& parent) {
+  std::vector<std::string> packages;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root / parent, ec)) {
+    const std::string name = e.path().filename().string();
+    std::error_code type_ec;
+    if (e.is_directory(type_ec) && name[0] != '.' && kSkippedDirs.count(name) == 0 &&
+        name != "app" && !is_test_path(name) &&
+        fs::is_regular_file(e.path() / "__init__.py", type_ec))
+      packages.push_back(name);
+  }
+  std::sort(packages.begin(), packages.end());
+  return packages;
+}
+
+// The files at the top a server's app or a script is looked for in, first
+// to last.
+const char* const kCandidates[] = {"app/main.py", "main.py",          "app.py",  "server.py",
+                                   "serve.py",    "streamlit_app.py", "demo.py", "train.py"};
+
+}  // namespace
+
+const ServedFile& ServedFiles::read(const fs::path& file) {
+  const std::string rel = relative_to_root(file, root_);
+  const auto found = files_.find(rel);
+  if (found != files_.end()) return found->second;
+  ServedFile& result = files_[rel];
+  PythonProject served = py_;
+  std::vector<Evidence> notes;
+  if (!app_served_by(root_, rel, served, notes)) return result;
+  const ServerKind kind = server_kind_of(served.cmd);
+  if (kind == ServerKind::gradio && !launches_when_run(read_text(file))) return result;
+  result.kind = kind;
+  result.served = std::move(served);
+  result.notes = std::move(notes);
+  return result;
+}
+
+std::vector<std::string> conventional_server_files(const fs::path& root) {
+  std::vector<std::string> files(std::begin(kCandidates), std::end(kCandidates));
+  // src/svc/main.py is the module svc.main.
+  for (const char* parent : {"", "src/"})
+    for (const auto& package : packages_in(root, parent))
+      for (const char* file : {"main.py", "app.py", "server.py", "api.py"})
+        files.push_back(parent + package + "/" + file);
+  return files;
+}
+
 namespace {
 
 // FastAPI/Flask apps are found by their assignment: `app = FastAPI(`.
 EntrypointRule find_entrypoint(const fs::path& root, PythonProject& py,
                                const std::vector<std::pair<std::string, std::string>>& scripts,
                                std::vector<Evidence>& evidence, bool has_dependencies,
-                               const std::vector<fs::path>& python_sources) {
+                               const std::vector<fs::path>& python_sources,
+                               ServedFiles& served_files) {
   if (procfile_command(root, py, evidence)) return EntrypointRule::declared;
   if (!scripts.empty() && !py.installable) {
     // Without a [build-system] nothing installs the script; call its target.
@@ -490,28 +577,7 @@ EntrypointRule find_entrypoint(const fs::path& root, PythonProject& py,
   if (ray_serve_command(root, py, evidence)) return EntrypointRule::declared;
   // Every candidate is read for an app a server runs before any is run as a
   // plain script: main.py may be a CLI beside the real server in app.py.
-  static const char* const kCandidates[] = {"app/main.py", "main.py",  "app.py",
-                                            "server.py",   "serve.py", "streamlit_app.py",
-                                            "demo.py",     "train.py"};
-  // Then the same files inside the project's packages, flat or under src/
-  // (src/svc/main.py is the module svc.main).
-  std::vector<std::string> candidates(std::begin(kCandidates), std::end(kCandidates));
-  for (const char* parent : {"", "src/"}) {
-    std::vector<std::string> packages;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(root / parent, ec)) {
-      const std::string name = e.path().filename().string();
-      std::error_code type_ec;
-      if (e.is_directory(type_ec) && name[0] != '.' && kSkippedDirs.count(name) == 0 &&
-          name != "app" && !is_test_path(name) &&
-          fs::is_regular_file(e.path() / "__init__.py", type_ec))
-        packages.push_back(name);
-    }
-    std::sort(packages.begin(), packages.end());
-    for (const auto& package : packages)
-      for (const char* file : {"main.py", "app.py", "server.py", "api.py"})
-        candidates.push_back(parent + package + "/" + file);
-  }
+  const std::vector<std::string> candidates = conventional_server_files(root);
   for (const std::string& candidate : candidates)
     if (app_served_by(root, candidate, py, evidence)) return EntrypointRule::server;
   // An app object in any other module of the project (app/webservice.py,
@@ -523,11 +589,10 @@ EntrypointRule find_entrypoint(const fs::path& root, PythonProject& py,
     // another image's, not this one's. A folder without __init__.py still
     // imports as a namespace package.
     if (in_nested_project(file, root)) continue;
-    PythonProject served = py;
-    std::vector<Evidence> notes;
-    if (!app_served_by(root, rel, served, notes) || ui_module_only(served, file)) continue;
-    py = std::move(served);
-    evidence.insert(evidence.end(), notes.begin(), notes.end());
+    const ServedFile& app = served_files.read(file);
+    if (app.kind == ServerKind::none) continue;
+    py = app.served;
+    evidence.insert(evidence.end(), app.notes.begin(), app.notes.end());
     return EntrypointRule::server;
   }
   if (makefile_command(root, py, evidence)) return EntrypointRule::declared;
@@ -599,9 +664,7 @@ EntrypointRule find_entrypoint(const fs::path& root, PythonProject& py,
     for (const auto& e : fs::directory_iterator(root, ec)) {
       const std::string name = e.path().filename().string();
       std::error_code type_ec;
-      if (e.path().extension() == ".py" && e.is_regular_file(type_ec) && name != "setup.py" &&
-          name != "conftest.py" && name != "noxfile.py" && name != "manage.py" &&
-          name.rfind("test_", 0) != 0 && name.rfind("_", 0) != 0)
+      if (e.path().extension() == ".py" && e.is_regular_file(type_ec) && !helper_script(name))
         scripts_at_top.push_back(name);
     }
     std::sort(scripts_at_top.begin(), scripts_at_top.end());
@@ -982,6 +1045,7 @@ void script_server_call(const fs::path& root, PythonProject& py, std::vector<Evi
                                               : std::string()) +
                                          ")")});
     } else {
+      py.port_said = true;
       evidence.push_back({where, "warning: " + std::string(kind->name) + "'s port is " +
                                      port_value + ", which gen cannot read: " +
                                      (gradio_guess ? "it wins over GRADIO_SERVER_PORT=7860, "
@@ -1053,6 +1117,7 @@ void script_server_call(const fs::path& root, PythonProject& py, std::vector<Evi
                                         " by default (it serves with " + found.server_import +
                                         ")"});
   } else if (port_option != nullptr && !gradio_guess) {
+    py.port_said = true;
     evidence.push_back(
         {port_option->where,
          "warning: the script takes " + port_option->flags.front() +
@@ -1071,9 +1136,10 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
                        const std::vector<std::pair<std::string, std::string>>& scripts,
                        std::vector<Evidence>& evidence, bool has_dependencies,
                        const std::vector<fs::path>& python_sources) {
+  ServedFiles served_files(root, py);
   const EntrypointRule rule =
-      find_entrypoint(root, py, scripts, evidence, has_dependencies, python_sources);
-  warn_other_entrypoints(root, rule, py, python_sources, evidence);
+      find_entrypoint(root, py, scripts, evidence, has_dependencies, python_sources, served_files);
+  warn_other_entrypoints(root, rule, py, python_sources, served_files, evidence);
   lightning_subcommand(root, py, evidence);
   script_server_call(root, py, evidence);
 }

@@ -25,9 +25,6 @@ bool in_nested_project(const fs::path& file, const fs::path& root) {
   return false;
 }
 
-namespace {
-
-// `if __name__ == "__main__":`, in either quoting: the file runs as a program.
 bool has_main_guard(const std::string& text) {
   for (std::size_t at = text.find("__name__"); at != std::string::npos;
        at = text.find("__name__", at + 8)) {
@@ -39,45 +36,33 @@ bool has_main_guard(const std::string& text) {
   return false;
 }
 
-// What a server's command runs, in a user's words.
-std::string server_kind(const PythonProject& py) {
-  if (py.cmd.empty()) return "a server";
-  if (py.cmd[0] == "uvicorn") return "a FastAPI app";
-  if (py.cmd[0] == "gunicorn" || py.cmd[0] == "flask") return "a Flask app";
-  if (py.cmd[0] == "streamlit") return "a Streamlit app";
-  return "a Gradio app";
-}
-
-}  // namespace
-
-bool ui_module_only(const PythonProject& served, const fs::path& file) {
-  if (server_kind(served) != "a Gradio app") return false;
-  // `python file.py` serves only when launch() runs as the file runs: under
-  // a __main__ guard, or at the left margin. A launch inside a function
-  // (FaceFusion's layouts: def run(ui): ui.launch()) is for its callers.
-  const std::string text = read_text(file);
-  if (has_main_guard(text)) return text.find(".launch(") == std::string::npos;
-  for (std::size_t at = text.find(".launch("); at != std::string::npos;
-       at = text.find(".launch(", at + 8)) {
-    const std::size_t start = text.rfind('\n', at);
-    const std::size_t first = start == std::string::npos ? 0 : start + 1;
-    if (text[first] != ' ' && text[first] != '\t') return false;
-  }
-  return true;
-}
-
-namespace {
-
-// At most this many alternatives are named; the count says the rest.
-constexpr std::size_t kNamed = 5;
-
-// Files that are helpers of packaging, tests or tooling, never the program
-// an image runs.
 bool helper_script(const std::string& name) {
   return name == "setup.py" || name == "conftest.py" || name == "noxfile.py" ||
          name == "manage.py" || name == "fabfile.py" || name == "tasks.py" ||
          name.rfind("test_", 0) == 0 || name.rfind('_', 0) == 0;
 }
+
+namespace {
+
+// What a server's app is, in a user's words.
+const char* describe(ServerKind kind) {
+  switch (kind) {
+    case ServerKind::fastapi:
+      return "a FastAPI app";
+    case ServerKind::flask:
+      return "a Flask app";
+    case ServerKind::streamlit:
+      return "a Streamlit app";
+    case ServerKind::gradio:
+      return "a Gradio app";
+    case ServerKind::none:
+      break;
+  }
+  return "a server";
+}
+
+// At most this many alternatives are named; the count says the rest.
+constexpr std::size_t kNamed = 5;
 
 // A C, C++ or CUDA source with its own main(): a program a Makefile builds.
 bool has_main_function(const std::string& text) {
@@ -86,21 +71,10 @@ bool has_main_function(const std::string& text) {
   return false;
 }
 
-// A file where repositories put the app an image serves: the first places
-// gen looks, at the top or one package down.
-bool conventional_server_file(const std::string& rel) {
-  const auto parts = split(rel, "/");
-  const std::string& name = parts.back();
-  static const std::set<std::string> kNames = {
-      "main.py", "app.py", "server.py", "serve.py", "api.py", "streamlit_app.py", "demo.py"};
-  const std::size_t depth = parts.size() - (parts.front() == "src" ? 1 : 0);
-  return kNames.count(name) != 0 && depth <= 2;
-}
-
 }  // namespace
 
-void warn_other_entrypoints(const fs::path& root, EntrypointRule rule, const PythonProject& py,
-                            const std::vector<fs::path>& python_sources,
+void warn_other_entrypoints(const fs::path& root, EntrypointRule rule, PythonProject& py,
+                            const std::vector<fs::path>& python_sources, ServedFiles& served_files,
                             std::vector<Evidence>& evidence) {
   if (rule != EntrypointRule::server && rule != EntrypointRule::script) return;
   const std::string chosen = py.cmd_source.substr(0, py.cmd_source.find(':'));
@@ -114,20 +88,20 @@ void warn_other_entrypoints(const fs::path& root, EntrypointRule rule, const Pyt
   for (const auto& file : python_sources) {
     const std::string rel = relative_to_root(file, root);
     if (rel == chosen || is_test_path(rel) || in_nested_project(file, root)) continue;
-    PythonProject scratch = py;
-    std::vector<Evidence> ignored;
-    if (!app_served_by(root, rel, scratch, ignored)) continue;
-    if (ui_module_only(scratch, file)) continue;
-    const std::string kind = server_kind(scratch);
-    if (kind == "a Streamlit app" && rel.find('/') != std::string::npos) continue;
-    others.push_back(rel + " (" + kind + ")");
+    const ServerKind kind = served_files.read(file).kind;
+    if (kind == ServerKind::none) continue;
+    if (kind == ServerKind::streamlit && rel.find('/') != std::string::npos) continue;
+    others.push_back(rel + " (" + describe(kind) + ")");
     named.insert(rel);
   }
   const std::size_t servers = others.size();
 
   // Scripts at the top that run as programs, when gen's choice was a script
   // or a server it found by its code rather than by a conventional name.
-  const bool guessed_by_code = rule == EntrypointRule::script || !conventional_server_file(chosen);
+  const std::vector<std::string> conventional = conventional_server_files(root);
+  const bool guessed_by_code =
+      rule == EntrypointRule::script ||
+      std::find(conventional.begin(), conventional.end(), chosen) == conventional.end();
   bool builds_native = false;
   if (guessed_by_code) {
     std::error_code ec;
@@ -166,15 +140,16 @@ void warn_other_entrypoints(const fs::path& root, EntrypointRule rule, const Pyt
                               ? "the app in a conventional file"
                           : rule == EntrypointRule::server ? "an app it found by its code"
                                                            : "a script by its name";
+  const bool speaks_of_port = rule == EntrypointRule::server || servers != 0;
+  if (speaks_of_port) py.port_said = true;
   evidence.push_back(
       {chosen, "warning: gen guessed the command: it runs " + join(py.cmd, " ") + " (" + how +
                    "), but the project holds " + std::to_string(count) + " other program" +
                    (count == 1 ? "" : "s") + " an image could run: " + join(others, ", ") +
                    "; if the image should run another, pass --cmd (or set cmd in imgsmith.toml's "
                    "[gen])" +
-                   (rule == EntrypointRule::server || servers != 0
-                        ? ", and the port it publishes follows from that command"
-                        : std::string())});
+                   (speaks_of_port ? ", and the port it publishes follows from that command"
+                                   : std::string())});
 }
 
 }  // namespace imgsmith::gen

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -150,9 +151,46 @@ enum class EntrypointRule { none, declared, server, script, package, notebooks }
 bool app_served_by(const std::filesystem::path& root, const std::string& candidate,
                    PythonProject& py, std::vector<Evidence>& evidence);
 
-// True when what app_served_by found in file is a Gradio module that
-// launches nothing: a piece of a UI (a layout, a component), not a program.
-bool ui_module_only(const PythonProject& served, const std::filesystem::path& file);
+// The kind of app a server command runs.
+enum class ServerKind { none, fastapi, flask, streamlit, gradio };
+
+// One Python file as a server's app: the kind it serves (none when it serves
+// nothing, or is a Gradio module that launches nothing: a piece of a UI, a
+// layout or a component, not a program), and the project as it is with that
+// app as its command, with the evidence that says so.
+struct ServedFile {
+  ServerKind kind = ServerKind::none;
+  PythonProject served;
+  std::vector<Evidence> notes;
+};
+
+// A project's Python files, each read for the app it serves at most once:
+// detection asks twice, the deep scan for the first server and the warning
+// that names the others.
+class ServedFiles {
+ public:
+  // py: the project before a command is chosen.
+  ServedFiles(std::filesystem::path root, const PythonProject& py);
+  const ServedFile& read(const std::filesystem::path& file);
+
+ private:
+  std::filesystem::path root_;
+  PythonProject py_;
+  std::map<std::string, ServedFile> files_;  // by path from the root
+};
+
+// The files where repositories put the app an image serves, in the order gen
+// reads them: at the top (app/main.py, main.py, app.py, ...), then the same
+// names inside the project's packages, flat or under src/.
+std::vector<std::string> conventional_server_files(const std::filesystem::path& root);
+
+// A Python file at a project's top that is a helper of packaging, tests or
+// tooling (setup.py, conftest.py, invoke's tasks.py), never the program an
+// image runs.
+bool helper_script(const std::string& name);
+
+// `if __name__ == "__main__":`, in either quoting: the file runs as a program.
+bool has_main_guard(const std::string& text);
 
 // True for a file inside a folder that is a project of its own (its own
 // requirements, pyproject, setup.py or Dockerfile): another image's code.
@@ -164,9 +202,9 @@ bool in_nested_project(const std::filesystem::path& file, const std::filesystem:
 // Makefile or CMakeLists.txt. A warning names them, so that a wrong guess is
 // never silent.
 void warn_other_entrypoints(const std::filesystem::path& root, EntrypointRule rule,
-                            const PythonProject& py,
+                            PythonProject& py,
                             const std::vector<std::filesystem::path>& python_sources,
-                            std::vector<Evidence>& evidence);
+                            ServedFiles& served_files, std::vector<Evidence>& evidence);
 
 // True when the project's requirements name the package.
 bool depends_on(const PythonProject& py, const std::string& name);

@@ -86,6 +86,7 @@ void Decider::listen_outside(bool told, const std::string& source,
         plan_.cmd.size() == 1
             ? "pass --cmd '" + plan_.cmd.front() + " " + row.subcommand + "'"
             : "pass --cmd with " + row.subcommand + " where " + row.name + "'s usage puts it";
+    port_said_ = true;
     plan_.warnings.push_back(source + ": " + join(plan_.cmd, " ") + " serves (as " + row.name +
                              ") only with " + row.subcommand + " among its arguments (" +
                              row.source +
@@ -97,12 +98,14 @@ void Decider::listen_outside(bool told, const std::string& source,
   if (sl.server == nullptr) {
     // A console script that no server row names is a program that does its
     // work and exits, or waits for arguments: the image cannot know which.
-    if (!told && source == "pyproject.toml scripts" && plan_.port == 0 && plan_.cmd.size() == 1)
+    if (!told && source == "pyproject.toml scripts" && plan_.port == 0 && plan_.cmd.size() == 1) {
+      port_said_ = true;
       plan_.warnings.push_back(
           source + ": the image's command is the console script " + plan_.cmd.front() +
           ", which gen knows as no server: it runs with no arguments, and the image publishes no "
           "port. Give it its arguments after the image's name (docker run IMAGE " +
           plan_.cmd.front() + " ARGS), or pass --cmd (and --port, if it serves)");
+    }
     return;
   }
   const std::string& name = sl.server->name;
@@ -115,11 +118,13 @@ void Decider::listen_outside(bool told, const std::string& source,
                        "; source: " + sl.server->source);
     plan_.port = sl.port;
   }
-  if (sl.unexpanded_port)
+  if (sl.unexpanded_port) {
+    port_said_ = true;
     plan_.warnings.push_back(source + ": Docker runs an exec-form command without a shell, so " +
                              name + " gets " + sl.port_from.substr(0, sl.port_from.find(" (")) +
                              " as written, which is no port; give the number, or run the "
                              "command under sh -c");
+  }
   if (sl.config)
     decide(source, name +
                        " reads a config file that may set its address and port; gen takes "

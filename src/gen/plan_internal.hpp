@@ -137,6 +137,9 @@ class Decider {
   const Options& options_;
   const Tables& tables_;
   Plan plan_;
+  // A warning already says the image's port is unknown or is the user's to
+  // give, so no later check says it again.
+  bool port_said_ = false;
   // The torch a framework pins (vllm==0.8.5 installs torch==2.6.0), so that
   // torch's CUDA build decides the image, as if the project had listed it.
   Requirement implied_torch_;

@@ -280,7 +280,8 @@ void Decider::python(const PythonProject& py) {
   plan_.port = py.port;
   plan_.env = py.env;
   if (!py.cog_predictor.empty() &&
-      join(plan_.cmd, " ").find("cog.server.http") == std::string::npos)
+      join(plan_.cmd, " ").find("cog.server.http") == std::string::npos) {
+    port_said_ = true;
     plan_.warnings.push_back(
         py.cog_source + ": cog.yaml's predictor " + py.cog_predictor +
         " is served by Cog's HTTP server on port 5000 (python -m cog.server.http, in the cog "
@@ -288,6 +289,7 @@ void Decider::python(const PythonProject& py) {
         join(plan_.cmd, " ") +
         " instead. To serve the predictor, add cog to the requirements and pass --cmd 'python -m "
         "cog.server.http' --port 5000");
+  }
   listen_outside(!options_.cmd.empty(),
                  !options_.cmd.empty()   ? "--cmd"
                  : py.cmd_source.empty() ? "the command"
@@ -302,12 +304,10 @@ void Decider::python(const PythonProject& py) {
 // it, a launcher), or the server's port is set where gen cannot read it.
 // Either way a silent image with no port would be wrong half the time.
 void Decider::warn_server_without_port(const PythonProject& py) {
-  if (plan_.port != 0) return;
   // A warning already about the command's port (a console script that
-  // serves only with a subcommand, a port gen cannot read) says it once.
-  if (std::any_of(plan_.warnings.begin(), plan_.warnings.end(),
-                  [](const std::string& w) { return w.find(" port") != std::string::npos; }))
-    return;
+  // serves only with a subcommand, a port gen cannot read, the other
+  // servers a guessed command passed over) says it once.
+  if (plan_.port != 0 || port_said_ || py.port_said) return;
   // The framework's package, and the row of data/servers.json that gives
   // its default port and the source of that default.
   static const std::pair<const char*, const char*> kFrameworks[] = {

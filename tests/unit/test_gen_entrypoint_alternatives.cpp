@@ -215,3 +215,32 @@ TEST_CASE("gen: a project that is itself a package whose GPU use is a build flag
   EntrypointTree user({{"requirements.txt", "llama-cpp-python\n"}, {"run.py", kMainScript}});
   for (const auto& w : user.plan().warnings) CHECK(w.find("the project is") == std::string::npos);
 }
+
+TEST_CASE("gen entrypoint: invoke's tasks.py beside the one real script is a helper, not it") {
+  EntrypointTree t({{"requirements.txt", "numpy\ninvoke\n"},
+                    {"tasks.py", "from invoke import task\n\n@task\ndef lint(c):\n    pass\n"},
+                    {"batch_score.py", kMainScript}});
+  const Plan plan = t.plan();
+  CHECK(plan.cmd == std::vector<std::string>{"python", "batch_score.py"});
+  CHECK(alternatives_warning(plan).find("tasks.py") == std::string::npos);
+}
+
+TEST_CASE("gen entrypoint: a command whose port is already in a warning is not warned twice") {
+  // The console script of an installable project serves with arguments gen
+  // cannot see: one warning says so; the framework's own is not added.
+  EntrypointTree t({{"pyproject.toml",
+                     "[build-system]\nrequires = [\"setuptools\"]\nbuild-backend = "
+                     "\"setuptools.build_meta\"\n[project]\nname = \"demo-tool\"\nversion = "
+                     "\"1.0\"\ndependencies = [\"gradio\"]\n[project.scripts]\ndemo-tool = "
+                     "\"demo_tool.cli:main\"\n"},
+                    {"demo_tool/__init__.py", ""},
+                    {"demo_tool/cli.py", "def main():\n    pass\n"}});
+  const Plan plan = t.plan();
+  REQUIRE(plan.port == 0);
+  int about_port = 0;
+  for (const auto& w : plan.warnings)
+    if (w.find("publishes no port") != std::string::npos ||
+        w.find("listens on no port") != std::string::npos)
+      ++about_port;
+  CHECK(about_port == 1);
+}

@@ -82,6 +82,7 @@ struct PythonProject {
   std::string cog_source;
   int port = 0;               // the port a web server listens on
   bool port_guessed = false;  // a Procfile web process that names no $PORT: 8000 assumed
+  bool port_said = false;     // a detection warning already says the port is unknown or chosen
   // Modules the code imports that no dependency file names, when the
   // project declares no dependency at all: "gradio (server.py:3)".
   std::vector<std::string> undeclared_imports;
