@@ -23,8 +23,6 @@ bool depends_on(const PythonProject& py, const std::string& name) {
   return false;
 }
 
-namespace {
-
 // Nothing installs a src/ package without a [build-system], and the
 // container starts in the project's directory: Python is told to look in
 // src/, relative to it.
@@ -35,8 +33,6 @@ void import_from_src(PythonProject& py, const std::string& why, std::vector<Evid
                       "a src/ layout: PYTHONPATH=src, so that it imports from the working "
                       "directory"});
 }
-
-}  // namespace
 
 namespace {
 
@@ -1140,6 +1136,7 @@ void detect_entrypoint(const fs::path& root, PythonProject& py,
   const EntrypointRule rule =
       find_entrypoint(root, py, scripts, evidence, has_dependencies, python_sources, served_files);
   warn_other_entrypoints(root, rule, py, python_sources, served_files, evidence);
+  find_task_workers(root, py, python_sources, evidence);
   lightning_subcommand(root, py, evidence);
   script_server_call(root, py, evidence);
 }

@@ -206,6 +206,16 @@ void warn_other_entrypoints(const std::filesystem::path& root, EntrypointRule ru
                             const std::vector<std::filesystem::path>& python_sources,
                             ServedFiles& served_files, std::vector<Evidence>& evidence);
 
+// A project not installed whose code the command imports from src/: the
+// image's PYTHONPATH gets src, said once, with why.
+void import_from_src(PythonProject& py, const std::string& why, std::vector<Evidence>& evidence);
+
+// The task queues (data/task-queues.json) whose app the project's code
+// defines, each with the command that starts its worker: py.task_workers.
+void find_task_workers(const std::filesystem::path& root, PythonProject& py,
+                       const std::vector<std::filesystem::path>& python_sources,
+                       std::vector<Evidence>& evidence);
+
 // True when the project's requirements name the package.
 bool depends_on(const PythonProject& py, const std::string& name);
 // Sets py's command (and port, environment) from its scripts or its sources

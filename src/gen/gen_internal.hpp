@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -120,6 +121,16 @@ struct ServerFact {
   std::string source;
 };
 
+// One row of data/task-queues.json: a task queue whose jobs run only in a
+// worker process that the queue's own program starts.
+struct TaskQueueFact {
+  std::string name;                 // "Celery"
+  std::string package;              // the requirement that brings it
+  std::regex pattern;               // a line that defines its app; group 1 names the object
+  std::vector<std::string> worker;  // the worker's command: {module}, {object}, {modules}
+  std::string source;
+};
+
 struct NamePattern {
   std::string prefix, suffix, need, why, cuda;
 };
@@ -159,6 +170,7 @@ struct Tables {
   // -> what installs the same files there (data/soname-packages.json "removed").
   std::map<std::string, std::map<std::string, std::vector<std::string>>> removed_packages;
   std::vector<ServerFact> servers;           // data/servers.json
+  std::vector<TaskQueueFact> task_queues;    // data/task-queues.json
   std::set<std::string> stdlib_modules;      // data/python-stdlib.json
   std::vector<std::string> driver_injected;  // sonames the container toolkit mounts
   std::map<std::string, std::set<std::string>> sonames_in_base;  // OS -> sonames its base carries

@@ -121,6 +121,7 @@ class Decider {
   // table): the port from the command, and on a loopback-only server the
   // arguments that open it, added to a detected command or said for --cmd.
   void warn_server_without_port(const PythonProject& py);
+  void task_workers(const PythonProject& py);
   void listen_outside(bool told, const std::string& source,
                       const std::string& configured_host = "");
   void system_packages();

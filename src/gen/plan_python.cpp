@@ -1,5 +1,6 @@
 // The plan for a Python project: the CPU image or a CUDA one, the CUDA
 // release, the OS and the Python, then the install steps and the command.
+#include <algorithm>
 #include <regex>
 #include <string>
 #include <vector>
@@ -297,6 +298,32 @@ void Decider::python(const PythonProject& py) {
                  options_.cmd.empty() ? py.server_host : "");
   if (options_.port != 0) use_port(options_.cmd.empty());
   if (options_.cmd.empty()) warn_server_without_port(py);
+  task_workers(py);
+}
+
+// A task queue's jobs run only in its worker. When the image's command is
+// something else (the API that queues them), the worker is said, with the
+// command that starts it from the same image, and compose.yaml runs it: an
+// image that accepts jobs nothing runs fails in silence.
+void Decider::task_workers(const PythonProject& py) {
+  const std::vector<std::string> words = split(join(plan_.cmd, " "), " ");
+  for (const auto& worker : py.task_workers) {
+    if (std::find(words.begin(), words.end(), worker.cmd.front()) != words.end())
+      continue;  // the image's command is the worker (or starts it)
+    const std::string service = to_lower(worker.queue) + "-worker";
+    // compose.yaml runs only a command that is whole.
+    if (!worker.unnamed)
+      plan_.workers.push_back({service, worker.queue, worker.cmd, worker.source});
+    plan_.warnings.push_back(
+        worker.where + ": jobs queued with " + worker.queue +
+        " run only in a worker process, and the image's command (" + join(plan_.cmd, " ") +
+        ") starts none. Run one from the same image: docker run " + plan_.project_name + " " +
+        join(worker.cmd, " ") +
+        (worker.unnamed  ? std::string()
+         : plan_.compose ? " (compose.yaml runs it as the service " + service + ")"
+                         : " (--compose writes it into compose.yaml as a second service)") +
+        ", with the broker the app connects to reachable from it; source: " + worker.source);
+  }
 }
 
 // A project that depends on a web server or UI framework while the command

@@ -204,6 +204,16 @@ km::data plan_data(const Plan& p) {
     writable_volumes.push_back(v);
   }
   d.set("writable_volumes", writable_volumes);
+  km::data workers{km::data::type::list};
+  for (const auto& w : p.workers) {
+    km::data v;
+    v.set("service", w.service);
+    v.set("queue", w.queue);
+    v.set("worker_cmd_json", command_json(w.cmd));
+    v.set("source", w.source);
+    workers.push_back(v);
+  }
+  d.set("workers", workers);
   d.set("image_check", p.verify);
   d.set("verify_roots", join(p.verify_roots, " "));
   d.set("verify_allowed", join(p.verify_allowed, " "));

@@ -206,6 +206,22 @@ Tables load() {
     f.source = r.at("source").get<std::string>();
     t.servers.push_back(std::move(f));
   }
+  const json queues = table("task-queues.json");
+  for (const auto& r : queues.at("task_queues")) {
+    TaskQueueFact q;
+    q.name = r.at("name").get<std::string>();
+    q.package = r.at("package").get<std::string>();
+    const std::string pattern = r.at("pattern").get<std::string>();
+    try {
+      q.pattern = std::regex(pattern);
+    } catch (const std::regex_error&) {
+      throw InputError("task-queues.json: the pattern of " + q.name + " (" + pattern +
+                       ") is no regular expression; fix the row");
+    }
+    q.worker = strings(r.at("worker"));
+    q.source = r.at("source").get<std::string>();
+    t.task_queues.push_back(std::move(q));
+  }
   // The base images gen builds on, by the OS name the other tables use.
   const std::map<std::string, std::string> base_os = {
       {"python:3.X-slim-bookworm", "debian"},

@@ -93,6 +93,16 @@ struct PythonProject {
   // http_options host); "" when none does.
   std::string server_host;
   std::vector<std::string> env;  // KEY=VALUE the entrypoint needs (GRADIO_SERVER_NAME=0.0.0.0)
+  // Task queues whose app the code defines (a Celery app, Dramatiq actors):
+  // their jobs run only in a worker process, which this command starts.
+  struct TaskWorker {
+    std::string queue;             // "Celery"
+    std::vector<std::string> cmd;  // celery -A tasks:app worker --loglevel=INFO
+    std::string where;             // "tasks.py:3"
+    std::string source;            // the queue's docs for the command
+    bool unnamed = false;          // the app is made in a function: cmd names no module for it
+  };
+  std::vector<TaskWorker> task_workers;
   // A torch CUDA extension (torch.utils.cpp_extension / CUDAExtension in
   // setup.py or pyproject.toml): built against the installed torch on devel.
   // [project.optional-dependencies]: extra name -> its requirements
@@ -247,6 +257,15 @@ struct Plan {
   std::vector<std::string> cmd;
   int port = 0;
   std::vector<std::string> env;  // KEY=VALUE set in the final stage for the entrypoint
+  // Processes the same image runs beside its command: a task queue's worker
+  // (compose.yaml's second service).
+  struct Worker {
+    std::string service;  // "celery-worker"
+    std::string queue;
+    std::vector<std::string> cmd;
+    std::string source;
+  };
+  std::vector<Worker> workers;
   std::vector<ModelReport> models;
   // The largest model's need at its stored precision (IMGSMITH_MODEL_VRAM,
   // which the probe checks against the GPU's free memory); 0: no model.

@@ -1,0 +1,103 @@
+// Task queues a project's code defines. A Celery app, Dramatiq actors or an
+// arq WorkerSettings class queue jobs that only a worker process runs, and
+// that process is the queue's own program, never the server an image runs.
+// An image whose command is the API alone accepts jobs that never finish;
+// finding the queue lets gen say the worker's command (and write it into
+// compose.yaml) instead of leaving that to be found in production.
+#include <algorithm>
+#include <sstream>
+
+#include "detect_internal.hpp"
+#include "imgsmith/util/text.hpp"
+
+namespace imgsmith::gen {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The module a file imports as: src/svc/tasks.py is svc.tasks, a package's
+// __init__.py is the package.
+std::string module_of(const std::string& rel) {
+  std::string module = rel.rfind("src/", 0) == 0 ? rel.substr(4) : rel;
+  module.resize(module.size() - 3);  // .py
+  const std::string init = "/__init__";
+  if (module.size() > init.size() &&
+      module.compare(module.size() - init.size(), init.size(), init) == 0)
+    module.resize(module.size() - init.size());
+  std::replace(module.begin(), module.end(), '/', '.');
+  return module;
+}
+
+struct QueueApp {
+  std::string module, object, where;
+  bool in_function = false;  // made inside a function (a factory): no module-level name
+};
+
+// The worker's command from the row's, with the first app's module and
+// object and, for {modules}, every module that defines part of it.
+std::vector<std::string> worker_command(const TaskQueueFact& q, const std::vector<QueueApp>& apps) {
+  std::vector<std::string> cmd;
+  for (const auto& word : q.worker) {
+    if (word == "{modules}") {
+      for (const auto& app : apps) cmd.push_back(app.module);
+      continue;
+    }
+    if (word.find("{object}") != std::string::npos && apps.front().in_function) {
+      // An app a factory makes has no name at the module's level for the
+      // worker to import: the command says what must be filled in.
+      cmd.push_back("MODULE:NAME (where a module's top level holds the app " + apps.front().where +
+                    " makes)");
+      continue;
+    }
+    std::string filled = word;
+    for (const auto& [key, value] :
+         {std::pair<std::string, std::string>{"{module}", apps.front().module},
+          std::pair<std::string, std::string>{"{object}", apps.front().object}})
+      for (auto at = filled.find(key); at != std::string::npos; at = filled.find(key))
+        filled.replace(at, key.size(), value);
+    cmd.push_back(filled);
+  }
+  return cmd;
+}
+
+}  // namespace
+
+void find_task_workers(const fs::path& root, PythonProject& py,
+                       const std::vector<fs::path>& python_sources,
+                       std::vector<Evidence>& evidence) {
+  for (const TaskQueueFact& q : builtin_tables().task_queues) {
+    if (!depends_on(py, q.package)) continue;
+    std::vector<QueueApp> apps;
+    for (const auto& file : python_sources) {
+      const std::string rel = relative_to_root(file, root);
+      // Tests, examples and nested projects define queues of their own.
+      if (is_test_path(rel) || in_nested_project(file, root)) continue;
+      std::istringstream lines(read_text(file));
+      int number = 0;
+      for (std::string line; std::getline(lines, line);) {
+        ++number;
+        std::smatch m;
+        if (!std::regex_search(line, m, q.pattern)) continue;
+        apps.push_back({module_of(rel), m.size() > 1 ? m[1].str() : std::string(),
+                        rel + ":" + std::to_string(number), line[0] == ' ' || line[0] == '\t'});
+        break;
+      }
+    }
+    if (apps.empty()) continue;
+    // The worker imports the modules from the working directory: a src/
+    // layout that nothing installs needs src on the path.
+    if (!py.installable)
+      for (const auto& app : apps)
+        if (app.where.rfind("src/", 0) == 0) import_from_src(py, app.where, evidence);
+    PythonProject::TaskWorker worker{q.name, worker_command(q, apps), apps.front().where, q.source};
+    worker.unnamed = std::any_of(q.worker.begin(), q.worker.end(), [&](const std::string& w) {
+      return w.find("{object}") != std::string::npos && apps.front().in_function;
+    });
+    evidence.push_back({worker.where, "jobs queued with " + q.name +
+                                          " run in a worker process, which " +
+                                          join(worker.cmd, " ") + " starts (" + q.source + ")"});
+    py.task_workers.push_back(std::move(worker));
+  }
+}
+
+}  // namespace imgsmith::gen

@@ -1,0 +1,124 @@
+// A task queue's jobs run only in its worker process (src/gen/
+// detect_task_workers.cpp, data/task-queues.json). When the image's command
+// is the API that queues them, gen says the worker's command and writes it
+// into compose.yaml; an image that accepts jobs nothing runs is never silent.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "imgsmith/gen/gen.hpp"
+#include "project_tree.hpp"
+
+using namespace imgsmith::gen;
+
+namespace {
+
+struct QueueTree : imgsmith::testing::ProjectTree {
+  using ProjectTree::ProjectTree;
+  Plan plan(Options o = Options{}) const { return make_plan(detect_project(dir), o); }
+};
+
+// The warning about a queue's worker, or "" when there is none.
+std::string worker_warning(const Plan& plan) {
+  for (const auto& w : plan.warnings)
+    if (w.find("run only in a worker process") != std::string::npos) return w;
+  return "";
+}
+
+const char* const kApi =
+    "from fastapi import FastAPI\nfrom worker import score\napp = FastAPI()\n\n"
+    "@app.post('/score')\ndef post():\n    return {'id': score.delay().id}\n";
+const char* const kCeleryWorker =
+    "import os\nfrom celery import Celery\n\n"
+    "celery_app = Celery('worker', broker=os.environ['BROKER_URL'])\n\n"
+    "@celery_app.task\ndef score():\n    return 1\n";
+
+}  // namespace
+
+TEST_CASE("gen task queues: a Celery app beside a FastAPI server gets its worker said and run") {
+  QueueTree t({{"requirements.txt", "fastapi\nuvicorn\ncelery[redis]==5.4.0\n"},
+               {"api/__init__.py", ""},
+               {"api/main.py", kApi},
+               {"worker.py", kCeleryWorker}});
+  Options o;
+  o.compose = true;
+  const Plan plan = t.plan(o);
+  REQUIRE(plan.cmd.front() == "uvicorn");
+  const std::string w = worker_warning(plan);
+  CHECK(w.rfind("worker.py:4: jobs queued with Celery run only in a worker process", 0) == 0);
+  CHECK(w.find("docker run proj celery -A worker:celery_app worker --loglevel=INFO") !=
+        std::string::npos);
+  CHECK(w.find("docs.celeryq.dev") != std::string::npos);  // the row's source
+  REQUIRE(plan.workers.size() == 1);
+  CHECK(plan.workers[0].service == "celery-worker");
+  const std::string compose = render_plan(plan).compose;
+  CHECK(compose.find("  celery-worker:\n") != std::string::npos);
+  CHECK(compose.find(
+            R"(    command: ["celery", "-A", "worker:celery_app", "worker", "--loglevel=INFO"])") !=
+        std::string::npos);
+  // The server keeps its port; the worker publishes none.
+  CHECK(compose.find("ports:") == compose.rfind("ports:"));
+}
+
+TEST_CASE("gen task queues: Dramatiq's actors in several modules, arq's settings under src/") {
+  QueueTree dramatiq(
+      {{"requirements.txt", "flask\ngunicorn\ndramatiq[redis]\n"},
+       {"app.py", "from flask import Flask\napp = Flask(__name__)\n"},
+       {"jobs/__init__.py", ""},
+       {"jobs/emails.py", "import dramatiq\n\n@dramatiq.actor\ndef send():\n    pass\n"},
+       {"jobs/thumbs.py",
+        "import dramatiq\n\n@dramatiq.actor(max_retries=3)\ndef resize():\n    pass\n"},
+       {"tests/test_jobs.py", "import dramatiq\n@dramatiq.actor\ndef t():\n    pass\n"}});
+  const std::string w = worker_warning(dramatiq.plan());
+  CHECK(w.find("dramatiq jobs.emails jobs.thumbs (") != std::string::npos);
+  CHECK(w.find("tests") == std::string::npos);  // a test's actor is the test's
+
+  QueueTree arq(
+      {{"pyproject.toml",
+        "[project]\nname = \"svc\"\nversion = \"1\"\ndependencies = [\"fastapi\", "
+        "\"uvicorn\", \"arq>=0.25\"]\n"},
+       {"src/svc/__init__.py", ""},
+       {"src/svc/main.py", "from fastapi import FastAPI\napp = FastAPI()\n"},
+       {"src/svc/worker.py",
+        "async def job(ctx):\n    pass\n\nclass WorkerSettings:\n    functions = [job]\n"}});
+  CHECK(worker_warning(arq.plan()).find(" arq svc.worker.WorkerSettings") != std::string::npos);
+}
+
+TEST_CASE("gen task queues: no worker is said when the image runs it or the queue is not one") {
+  // The command is the worker itself.
+  QueueTree t({{"requirements.txt", "celery\n"}, {"worker.py", kCeleryWorker}});
+  Options o;
+  o.cmd = {"celery", "-A", "worker:celery_app", "worker"};
+  const Plan told = t.plan(o);
+  CHECK(worker_warning(told).empty());
+  CHECK(told.workers.empty());
+  // A class of the project's own named Celery, in a project without the
+  // package, is no task queue.
+  QueueTree own(
+      {{"requirements.txt", "fastapi\nuvicorn\n"},
+       {"main.py", "from fastapi import FastAPI\nfrom plants import Celery\napp = FastAPI()\n"},
+       {"plants.py", "class Celery:\n    pass\n\nstalk = Celery()\n"}});
+  const Plan plan = own.plan();
+  CHECK(worker_warning(plan).empty());
+  CHECK(plan.workers.empty());
+}
+
+TEST_CASE("gen task queues: an app a factory makes has its worker said with the name to fill in") {
+  // Flask's pattern: make_celery(app) builds the Celery app inside a
+  // function, and the module-level name is wherever it is called.
+  QueueTree t({{"requirements.txt", "flask\ngunicorn\ncelery\n"},
+               {"app.py",
+                "from flask import Flask\nfrom factory import make_celery\n"
+                "app = Flask(__name__)\nqueue = make_celery(app)\n"},
+               {"factory.py",
+                "from celery import Celery\n\ndef make_celery(app):\n"
+                "    celery = Celery(app.import_name)\n    return celery\n"}});
+  Options o;
+  o.compose = true;
+  const Plan plan = t.plan(o);
+  const std::string w = worker_warning(plan);
+  CHECK(w.find("celery -A MODULE:NAME (where a module's top level holds the app factory.py:4 "
+               "makes) worker") != std::string::npos);
+  CHECK(w.find("factory:celery") == std::string::npos);  // a local name, no worker could import
+  CHECK(plan.workers.empty());                           // compose runs no half-known command
+}
