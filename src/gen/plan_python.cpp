@@ -311,6 +311,9 @@ void Decider::task_workers(const PythonProject& py) {
     if (std::find(words.begin(), words.end(), worker.cmd.front()) != words.end())
       continue;  // the image's command is the worker (or starts it)
     const std::string service = to_lower(worker.queue) + "-worker";
+    std::vector<std::string> written;
+    if (plan_.compose) written.push_back("compose.yaml runs it as the service " + service);
+    if (plan_.k8s) written.push_back("k8s/" + service + ".yaml as a Deployment");
     // compose.yaml runs only a command that is whole.
     if (!worker.unnamed)
       plan_.workers.push_back({service, worker.queue, worker.cmd, worker.source});
@@ -319,9 +322,9 @@ void Decider::task_workers(const PythonProject& py) {
         " run only in a worker process, and the image's command (" + join(plan_.cmd, " ") +
         ") starts none. Run one from the same image: docker run " + plan_.project_name + " " +
         join(worker.cmd, " ") +
-        (worker.unnamed  ? std::string()
-         : plan_.compose ? " (compose.yaml runs it as the service " + service + ")"
-                         : " (--compose writes it into compose.yaml as a second service)") +
+        (worker.unnamed    ? std::string()
+         : written.empty() ? " (--compose and --k8s write it beside the app)"
+                           : " (" + join(written, "; ") + ")") +
         ", with the broker the app connects to reachable from it; source: " + worker.source);
   }
 }

@@ -264,6 +264,7 @@ km::data plan_data(const Plan& p) {
   // as GPU Feature Discovery's nvidia.com/gpu.memory label counts (MiB),
   // and a startup budget that covers loading the weights.
   d.set("k8s_name", k8s_name(p.project_name));
+  d.set("k8s_image", k8s_name(p.project_name));
   d.set("gpus", std::to_string(p.k8s_gpus));
   d.set("gpu_resource", p.gpu_resource);
   d.set("has_model_vram", p.model_vram > 0);
@@ -338,6 +339,18 @@ Rendered render_plan(const Plan& plan) {
       r.k8s.emplace_back("service.yaml", render("k8s-service.yaml.mustache", data));
     } else {
       r.k8s.emplace_back("job.yaml", render("k8s-job.yaml.mustache", data));
+    }
+    // A task queue's worker: a Deployment of the same image with the
+    // worker's command, no port and no Service.
+    for (const auto& w : plan.workers) {
+      km::data worker = data;
+      worker.set("k8s_name", k8s_name(plan.project_name + "-" + w.service));
+      worker.set("has_port", false);
+      worker.set("has_args", true);
+      worker.set("args_json", command_json(w.cmd));
+      worker.set("worker_of", w.queue);
+      worker.set("worker_source", w.source);
+      r.k8s.emplace_back(w.service + ".yaml", render("k8s-deployment.yaml.mustache", worker));
     }
   }
   if (plan.k8s_validator)

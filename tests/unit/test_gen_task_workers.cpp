@@ -58,6 +58,26 @@ TEST_CASE("gen task queues: a Celery app beside a FastAPI server gets its worker
         std::string::npos);
   // The server keeps its port; the worker publishes none.
   CHECK(compose.find("ports:") == compose.rfind("ports:"));
+
+  // Under --k8s the worker is a Deployment of the app's image with the
+  // worker's command as args (the probe entrypoint kept), with no Service.
+  o.k8s = true;
+  const Rendered k8s = render_plan(t.plan(o));
+  std::string deployment;
+  int services = 0;
+  for (const auto& [file, yaml] : k8s.k8s) {
+    if (file == "celery-worker.yaml") deployment = yaml;
+    if (yaml.find("kind: Service") != std::string::npos) ++services;
+  }
+  CHECK(services == 1);
+  CHECK(deployment.find("  name: proj-celery-worker\n") != std::string::npos);
+  CHECK(deployment.find("          image: proj:latest\n") != std::string::npos);
+  CHECK(
+      deployment.find(
+          R"(          args: ["celery", "-A", "worker:celery_app", "worker", "--loglevel=INFO"])") !=
+      std::string::npos);
+  CHECK(deployment.find("containerPort") == std::string::npos);
+  CHECK(deployment.find("readinessProbe") == std::string::npos);
 }
 
 TEST_CASE("gen task queues: Dramatiq's actors in several modules, arq's settings under src/") {
