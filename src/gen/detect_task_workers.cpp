@@ -29,7 +29,7 @@ std::string module_of(const std::string& rel) {
 }
 
 struct QueueApp {
-  std::string module, object, where;
+  std::string rel, module, object, where;
   bool in_function = false;  // made inside a function (a factory): no module-level name
 };
 
@@ -60,6 +60,47 @@ std::vector<std::string> worker_command(const TaskQueueFact& q, const std::vecto
   return cmd;
 }
 
+// A row's pattern with the app's object in it ({object}); the object is an
+// identifier, so it needs no escaping.
+std::regex with_object(const std::string& pattern, const std::string& object) {
+  std::string filled = pattern;
+  for (auto at = filled.find("{object}"); at != std::string::npos; at = filled.find("{object}"))
+    filled.replace(at, 8, object);
+  return std::regex(filled);
+}
+
+bool any_line_matches(const std::string& text, const std::regex& pattern) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (std::regex_search(line, pattern)) return true;
+  return false;
+}
+
+// A worker imports the app's module and runs the jobs registered by then.
+// Where that module registers none itself (no include=, no
+// autodiscover_tasks(), no jobs of its own), the jobs live in modules that
+// import the app: -A names the one that defines them, which holds the app
+// under the same name. Several such modules are said, not guessed.
+void point_at_jobs(const TaskQueueFact& q, const fs::path& root,
+                   const std::vector<fs::path>& python_sources, QueueApp& app,
+                   std::string& caveat) {
+  if (q.tasks.empty() || app.in_function) return;
+  if (any_line_matches(read_text(root / app.rel), with_object(q.registers, app.object))) return;
+  const std::regex job = with_object(q.tasks, app.object);
+  std::vector<std::string> modules;
+  for (const auto& file : python_sources) {
+    const std::string rel = relative_to_root(file, root);
+    if (rel == app.rel || is_test_path(rel) || in_nested_project(file, root)) continue;
+    if (any_line_matches(read_text(file), job)) modules.push_back(module_of(rel));
+  }
+  if (modules.size() == 1) {
+    app.module = modules.front();
+  } else if (modules.size() > 1) {
+    caveat = "the jobs in " + join(modules, ", ") + " register only when imported, and " +
+             app.where + " imports none: list them in the app's include=[...]";
+  }
+}
+
 }  // namespace
 
 void find_task_workers(const fs::path& root, PythonProject& py,
@@ -78,7 +119,7 @@ void find_task_workers(const fs::path& root, PythonProject& py,
         ++number;
         std::smatch m;
         if (!std::regex_search(line, m, q.pattern)) continue;
-        apps.push_back({module_of(rel), m.size() > 1 ? m[1].str() : std::string(),
+        apps.push_back({rel, module_of(rel), m.size() > 1 ? m[1].str() : std::string(),
                         rel + ":" + std::to_string(number), line[0] == ' ' || line[0] == '\t'});
         break;
       }
@@ -89,7 +130,14 @@ void find_task_workers(const fs::path& root, PythonProject& py,
     if (!py.installable)
       for (const auto& app : apps)
         if (app.where.rfind("src/", 0) == 0) import_from_src(py, app.where, evidence);
-    PythonProject::TaskWorker worker{q.name, worker_command(q, apps), apps.front().where, q.source};
+    std::string caveat;
+    point_at_jobs(q, root, python_sources, apps.front(), caveat);
+    PythonProject::TaskWorker worker;
+    worker.queue = q.name;
+    worker.cmd = worker_command(q, apps);
+    worker.where = apps.front().where;
+    worker.source = q.source;
+    worker.caveat = caveat;
     worker.unnamed = std::any_of(q.worker.begin(), q.worker.end(), [&](const std::string& w) {
       return w.find("{object}") != std::string::npos && apps.front().in_function;
     });

@@ -128,6 +128,9 @@ struct TaskQueueFact {
   std::string package;              // the requirement that brings it
   std::regex pattern;               // a line that defines its app; group 1 names the object
   std::vector<std::string> worker;  // the worker's command: {module}, {object}, {modules}
+  // With {object}: a line that defines a job, and a line of the app's module
+  // that makes the worker import the jobs; "" for a queue without the need.
+  std::string tasks, registers;
   std::string source;
 };
 

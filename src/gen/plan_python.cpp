@@ -317,15 +317,17 @@ void Decider::task_workers(const PythonProject& py) {
     // compose.yaml runs only a command that is whole.
     if (!worker.unnamed)
       plan_.workers.push_back({service, worker.queue, worker.cmd, worker.source});
-    plan_.warnings.push_back(
-        worker.where + ": jobs queued with " + worker.queue +
-        " run only in a worker process, and the image's command (" + join(plan_.cmd, " ") +
-        ") starts none. Run one from the same image: docker run " + plan_.project_name + " " +
-        join(worker.cmd, " ") +
-        (worker.unnamed    ? std::string()
-         : written.empty() ? " (--compose and --k8s write it beside the app)"
-                           : " (" + join(written, "; ") + ")") +
-        ", with the broker the app connects to reachable from it; source: " + worker.source);
+    plan_.warnings.push_back(worker.where + ": jobs queued with " + worker.queue +
+                             " run only in a worker process, and the image's command (" +
+                             join(plan_.cmd, " ") +
+                             ") starts none. Run one from the same image: docker run " +
+                             plan_.project_name + " " + join(worker.cmd, " ") +
+                             (worker.unnamed    ? std::string()
+                              : written.empty() ? " (--compose and --k8s write it beside the app)"
+                                                : " (" + join(written, "; ") + ")") +
+                             ", with the broker the app connects to reachable from it" +
+                             (worker.caveat.empty() ? std::string() : "; " + worker.caveat) +
+                             "; source: " + worker.source);
   }
 }
 

@@ -219,6 +219,8 @@ Tables load() {
                        ") is no regular expression; fix the row");
     }
     q.worker = strings(r.at("worker"));
+    q.tasks = r.value("tasks", std::string());
+    q.registers = r.value("registers", std::string());
     q.source = r.at("source").get<std::string>();
     t.task_queues.push_back(std::move(q));
   }

@@ -142,3 +142,42 @@ TEST_CASE("gen task queues: an app a factory makes has its worker said with the 
   CHECK(w.find("factory:celery") == std::string::npos);  // a local name, no worker could import
   CHECK(plan.workers.empty());                           // compose runs no half-known command
 }
+
+TEST_CASE("gen task queues: the worker imports the module that defines the jobs") {
+  // The FastAPI full-stack template's shape: the Celery app in one module
+  // with no include=, its jobs in another that imports it. A worker started
+  // on the app's module would register no job.
+  const char* const app_module =
+      "from celery import Celery\n\ncelery_app = Celery('worker', broker='amqp://guest@queue//')\n";
+  const char* const jobs =
+      "from app.core.celery_app import celery_app\n\n"
+      "@celery_app.task(acks_late=True)\ndef test_celery(word):\n    return word\n";
+  QueueTree t({{"requirements.txt", "fastapi\nuvicorn\ncelery\n"},
+               {"app/__init__.py", ""},
+               {"app/main.py", "from fastapi import FastAPI\napp = FastAPI()\n"},
+               {"app/core/__init__.py", ""},
+               {"app/core/celery_app.py", app_module},
+               {"app/worker.py", jobs}});
+  CHECK(worker_warning(t.plan()).find("celery -A app.worker:celery_app worker") !=
+        std::string::npos);
+
+  // An app that lists its jobs (include=) is the module to start.
+  QueueTree listed(
+      {{"requirements.txt", "fastapi\nuvicorn\ncelery\n"},
+       {"main.py", "from fastapi import FastAPI\napp = FastAPI()\n"},
+       {"queue.py", "from celery import Celery\napp = Celery('q', include=['jobs'])\n"},
+       {"jobs.py", "from queue import app\n\n@app.task\ndef run():\n    pass\n"}});
+  CHECK(worker_warning(listed.plan()).find("celery -A queue:app worker") != std::string::npos);
+
+  // Jobs in two modules the app does not import: said, not guessed.
+  QueueTree spread(
+      {{"requirements.txt", "fastapi\nuvicorn\ncelery\n"},
+       {"main.py", "from fastapi import FastAPI\napp = FastAPI()\n"},
+       {"queue.py", "from celery import Celery\napp = Celery('q')\n"},
+       {"emails.py", "from celery import shared_task\n\n@shared_task\ndef send():\n    pass\n"},
+       {"thumbs.py", "from queue import app\n\n@app.task\ndef resize():\n    pass\n"}});
+  const std::string w = worker_warning(spread.plan());
+  CHECK(w.find("celery -A queue:app worker") != std::string::npos);
+  CHECK(w.find("the jobs in emails, thumbs register only when imported") != std::string::npos);
+  CHECK(w.find("include=[...]") != std::string::npos);
+}

@@ -101,6 +101,7 @@ struct PythonProject {
     std::string where;             // "tasks.py:3"
     std::string source;            // the queue's docs for the command
     bool unnamed = false;          // the app is made in a function: cmd names no module for it
+    std::string caveat;            // what the command cannot do alone, "" when nothing
   };
   std::vector<TaskWorker> task_workers;
   // A torch CUDA extension (torch.utils.cpp_extension / CUDAExtension in
