@@ -5,6 +5,7 @@
 // finding the queue lets gen say the worker's command (and write it into
 // compose.yaml) instead of leaving that to be found in production.
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "detect_internal.hpp"
@@ -106,8 +107,10 @@ void point_at_jobs(const TaskQueueFact& q, const fs::path& root,
 void find_task_workers(const fs::path& root, PythonProject& py,
                        const std::vector<fs::path>& python_sources,
                        std::vector<Evidence>& evidence) {
+  std::map<std::string, std::vector<QueueApp>> found;  // by row, for rows that follow it
   for (const TaskQueueFact& q : builtin_tables().task_queues) {
     if (!depends_on(py, q.package)) continue;
+    if (!q.app_of.empty() && found.count(q.app_of) == 0) continue;
     std::vector<QueueApp> apps;
     for (const auto& file : python_sources) {
       const std::string rel = relative_to_root(file, root);
@@ -125,15 +128,26 @@ void find_task_workers(const fs::path& root, PythonProject& py,
       }
     }
     if (apps.empty()) continue;
+    std::string caveat;
+    if (!q.app_of.empty()) {
+      // A second process of an app found before: its command takes that
+      // app's module and object; the match here only says it is needed.
+      const std::string where = apps.front().where;
+      apps = found.at(q.app_of);
+      apps.front().where = where;
+    } else {
+      point_at_jobs(q, root, python_sources, apps.front(), caveat);
+      found[q.name] = apps;
+    }
     // The worker imports the modules from the working directory: a src/
     // layout that nothing installs needs src on the path.
     if (!py.installable)
       for (const auto& app : apps)
         if (app.where.rfind("src/", 0) == 0) import_from_src(py, app.where, evidence);
-    std::string caveat;
-    point_at_jobs(q, root, python_sources, apps.front(), caveat);
     PythonProject::TaskWorker worker;
     worker.queue = q.name;
+    worker.service = q.service;
+    worker.what = q.what;
     worker.cmd = worker_command(q, apps);
     worker.where = apps.front().where;
     worker.source = q.source;
@@ -141,9 +155,8 @@ void find_task_workers(const fs::path& root, PythonProject& py,
     worker.unnamed = std::any_of(q.worker.begin(), q.worker.end(), [&](const std::string& w) {
       return w.find("{object}") != std::string::npos && apps.front().in_function;
     });
-    evidence.push_back({worker.where, "jobs queued with " + q.name +
-                                          " run in a worker process, which " +
-                                          join(worker.cmd, " ") + " starts (" + q.source + ")"});
+    evidence.push_back(
+        {worker.where, q.what + ", which " + join(worker.cmd, " ") + " starts (" + q.source + ")"});
     py.task_workers.push_back(std::move(worker));
   }
 }

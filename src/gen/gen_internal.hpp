@@ -126,6 +126,9 @@ struct ServerFact {
 struct TaskQueueFact {
   std::string name;                 // "Celery"
   std::string package;              // the requirement that brings it
+  std::string service;              // its process in compose.yaml and k8s/: "celery-worker"
+  std::string what;                 // why the process must run, in words
+  std::string app_of;               // a second process of this row's app ("Celery"), "" none
   std::regex pattern;               // a line that defines its app; group 1 names the object
   std::vector<std::string> worker;  // the worker's command: {module}, {object}, {modules}
   // With {object}: a line that defines a job, and a line of the app's module

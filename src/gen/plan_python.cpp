@@ -308,17 +308,23 @@ void Decider::python(const PythonProject& py) {
 void Decider::task_workers(const PythonProject& py) {
   const std::vector<std::string> words = split(join(plan_.cmd, " "), " ");
   for (const auto& worker : py.task_workers) {
-    if (std::find(words.begin(), words.end(), worker.cmd.front()) != words.end())
-      continue;  // the image's command is the worker (or starts it)
-    const std::string service = to_lower(worker.queue) + "-worker";
+    // The image's command is this process when it holds the process's
+    // program and subcommand (celery ... beat), whatever the options.
+    const bool runs_it =
+        std::all_of(worker.cmd.begin(), worker.cmd.end(), [&](const std::string& w) {
+          const bool plain_word =
+              std::all_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+          return !plain_word || w.empty() ||
+                 std::find(words.begin(), words.end(), w) != words.end();
+        });
+    if (runs_it) continue;
+    const std::string& service = worker.service;
     std::vector<std::string> written;
     if (plan_.compose) written.push_back("compose.yaml runs it as the service " + service);
     if (plan_.k8s) written.push_back("k8s/" + service + ".yaml as a Deployment");
     // compose.yaml runs only a command that is whole.
-    if (!worker.unnamed)
-      plan_.workers.push_back({service, worker.queue, worker.cmd, worker.source});
-    plan_.warnings.push_back(worker.where + ": jobs queued with " + worker.queue +
-                             " run only in a worker process, and the image's command (" +
+    if (!worker.unnamed) plan_.workers.push_back({service, worker.what, worker.cmd, worker.source});
+    plan_.warnings.push_back(worker.where + ": " + worker.what + ", and the image's command (" +
                              join(plan_.cmd, " ") +
                              ") starts none. Run one from the same image: docker run " +
                              plan_.project_name + " " + join(worker.cmd, " ") +

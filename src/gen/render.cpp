@@ -208,7 +208,7 @@ km::data plan_data(const Plan& p) {
   for (const auto& w : p.workers) {
     km::data v;
     v.set("service", w.service);
-    v.set("queue", w.queue);
+    v.set("what", w.what);
     v.set("worker_cmd_json", command_json(w.cmd));
     v.set("source", w.source);
     workers.push_back(v);
@@ -348,7 +348,7 @@ Rendered render_plan(const Plan& plan) {
       worker.set("has_port", false);
       worker.set("has_args", true);
       worker.set("args_json", command_json(w.cmd));
-      worker.set("worker_of", w.queue);
+      worker.set("worker_of", w.what);
       worker.set("worker_source", w.source);
       r.k8s.emplace_back(w.service + ".yaml", render("k8s-deployment.yaml.mustache", worker));
     }

@@ -211,6 +211,9 @@ Tables load() {
     TaskQueueFact q;
     q.name = r.at("name").get<std::string>();
     q.package = r.at("package").get<std::string>();
+    q.service = r.at("service").get<std::string>();
+    q.what = r.at("what").get<std::string>();
+    q.app_of = r.value("app_of", std::string());
     const std::string pattern = r.at("pattern").get<std::string>();
     try {
       q.pattern = std::regex(pattern);

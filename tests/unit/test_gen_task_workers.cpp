@@ -181,3 +181,32 @@ TEST_CASE("gen task queues: the worker imports the module that defines the jobs"
   CHECK(w.find("the jobs in emails, thumbs register only when imported") != std::string::npos);
   CHECK(w.find("include=[...]") != std::string::npos);
 }
+
+TEST_CASE("gen task queues: a beat schedule needs Celery's scheduler beside the worker") {
+  QueueTree t({{"requirements.txt", "fastapi\nuvicorn\ncelery\n"},
+               {"main.py", "from fastapi import FastAPI\napp = FastAPI()\n"},
+               {"worker.py", std::string(kCeleryWorker) +
+                                 "\ncelery_app.conf.beat_schedule = {'nightly': {'task': "
+                                 "'worker.score', 'schedule': 86400}}\n"}});
+  Options o;
+  o.compose = true;
+  const Plan plan = t.plan(o);
+  REQUIRE(plan.workers.size() == 2);
+  CHECK(plan.workers[1].service == "celery-beat");
+  CHECK(plan.workers[1].cmd == std::vector<std::string>{"celery", "-A", "worker:celery_app", "beat",
+                                                        "--loglevel=INFO",
+                                                        "--schedule=/tmp/celerybeat-schedule"});
+  bool said = false;
+  for (const auto& w : plan.warnings)
+    said = said ||
+           (w.rfind("worker.py:10: Celery's periodic jobs are sent only by its scheduler", 0) == 0);
+  CHECK(said);
+  CHECK(render_plan(plan).compose.find("  celery-beat:\n") != std::string::npos);
+
+  // The image that runs the worker still needs the scheduler, and only it.
+  Options worker_cmd;
+  worker_cmd.cmd = {"celery", "-A", "worker:celery_app", "worker", "-l", "INFO"};
+  const Plan runs_worker = t.plan(worker_cmd);
+  REQUIRE(runs_worker.workers.size() == 1);
+  CHECK(runs_worker.workers[0].service == "celery-beat");
+}

@@ -97,6 +97,8 @@ struct PythonProject {
   // their jobs run only in a worker process, which this command starts.
   struct TaskWorker {
     std::string queue;             // "Celery"
+    std::string service;           // "celery-worker"
+    std::string what;              // why it must run: "jobs queued with Celery run only in ..."
     std::vector<std::string> cmd;  // celery -A tasks:app worker --loglevel=INFO
     std::string where;             // "tasks.py:3"
     std::string source;            // the queue's docs for the command
@@ -262,7 +264,7 @@ struct Plan {
   // (compose.yaml's second service).
   struct Worker {
     std::string service;  // "celery-worker"
-    std::string queue;
+    std::string what;     // why it must run, in words
     std::vector<std::string> cmd;
     std::string source;
   };
