@@ -129,12 +129,11 @@ void find_task_workers(const fs::path& root, PythonProject& py,
     }
     if (apps.empty()) continue;
     std::string caveat;
+    const std::string where = apps.front().where;
     if (!q.app_of.empty()) {
       // A second process of an app found before: its command takes that
       // app's module and object; the match here only says it is needed.
-      const std::string where = apps.front().where;
       apps = found.at(q.app_of);
-      apps.front().where = where;
     } else {
       point_at_jobs(q, root, python_sources, apps.front(), caveat);
       found[q.name] = apps;
@@ -149,7 +148,7 @@ void find_task_workers(const fs::path& root, PythonProject& py,
     worker.service = q.service;
     worker.what = q.what;
     worker.cmd = worker_command(q, apps);
-    worker.where = apps.front().where;
+    worker.where = where;
     worker.source = q.source;
     worker.caveat = caveat;
     worker.unnamed = std::any_of(q.worker.begin(), q.worker.end(), [&](const std::string& w) {

@@ -224,6 +224,19 @@ Tables load() {
     q.worker = strings(r.at("worker"));
     q.tasks = r.value("tasks", std::string());
     q.registers = r.value("registers", std::string());
+    // Compiled with an app's name in them when a project has one: checked
+    // here, so that a bad row is an error at load, not a crash mid-scan.
+    for (const std::string* with_object : {&q.tasks, &q.registers}) {
+      std::string filled = *with_object;
+      for (auto at = filled.find("{object}"); at != std::string::npos; at = filled.find("{object}"))
+        filled.replace(at, 8, "app");
+      try {
+        std::regex check(filled);
+      } catch (const std::regex_error&) {
+        throw InputError("task-queues.json: a pattern of " + q.name + " (" + *with_object +
+                         ") is no regular expression; fix the row");
+      }
+    }
     q.source = r.at("source").get<std::string>();
     t.task_queues.push_back(std::move(q));
   }
