@@ -310,12 +310,15 @@ void Decider::task_workers(const PythonProject& py) {
   for (const auto& worker : py.task_workers) {
     // The image's command is this process when it holds the process's
     // program and subcommand (celery ... beat), whatever the options.
+    const auto holds = [&](const std::string& w) {
+      return std::find(words.begin(), words.end(), w) != words.end();
+    };
     const bool runs_it =
+        holds(worker.cmd.front()) &&
         std::all_of(worker.cmd.begin(), worker.cmd.end(), [&](const std::string& w) {
           const bool plain_word =
               std::all_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'z'; });
-          return !plain_word || w.empty() ||
-                 std::find(words.begin(), words.end(), w) != words.end();
+          return !plain_word || holds(w);
         });
     if (runs_it) continue;
     const std::string& service = worker.service;

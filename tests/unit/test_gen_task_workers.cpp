@@ -21,7 +21,7 @@ struct QueueTree : imgsmith::testing::ProjectTree {
 // The warning about a queue's worker, or "" when there is none.
 std::string worker_warning(const Plan& plan) {
   for (const auto& w : plan.warnings)
-    if (w.find("run only in a worker process") != std::string::npos) return w;
+    if (w.find("starts none. Run one from the same image") != std::string::npos) return w;
   return "";
 }
 
@@ -209,4 +209,19 @@ TEST_CASE("gen task queues: a beat schedule needs Celery's scheduler beside the 
   const Plan runs_worker = t.plan(worker_cmd);
   REQUIRE(runs_worker.workers.size() == 1);
   CHECK(runs_worker.workers[0].service == "celery-beat");
+}
+
+TEST_CASE("gen task queues: Huey's consumer, whose command has no plain word but its program") {
+  QueueTree t({{"requirements.txt", "flask\ngunicorn\nhuey[redis]\n"},
+               {"app.py", "from flask import Flask\napp = Flask(__name__)\n"},
+               {"jobs/__init__.py", ""},
+               {"jobs/queue.py",
+                "from huey import RedisHuey\n\nhuey = RedisHuey('my-app')\n\n"
+                "@huey.task()\ndef add(a, b):\n    return a + b\n"}});
+  const Plan plan = t.plan();
+  REQUIRE(plan.workers.size() == 1);
+  CHECK(plan.workers[0].service == "huey-consumer");
+  CHECK(plan.workers[0].cmd == std::vector<std::string>{"huey_consumer.py", "jobs.queue.huey"});
+  CHECK(worker_warning(plan).rfind(
+            "jobs/queue.py:3: jobs queued with Huey run only in its consumer", 0) == 0);
 }
