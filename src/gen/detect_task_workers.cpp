@@ -50,13 +50,8 @@ std::vector<std::string> worker_command(const TaskQueueFact& q, const std::vecto
                     " makes)");
       continue;
     }
-    std::string filled = word;
-    for (const auto& [key, value] :
-         {std::pair<std::string, std::string>{"{module}", apps.front().module},
-          std::pair<std::string, std::string>{"{object}", apps.front().object}})
-      for (auto at = filled.find(key); at != std::string::npos; at = filled.find(key))
-        filled.replace(at, key.size(), value);
-    cmd.push_back(filled);
+    cmd.push_back(fill_placeholder(fill_placeholder(word, "{module}", apps.front().module),
+                                   "{object}", apps.front().object));
   }
   return cmd;
 }
@@ -64,11 +59,14 @@ std::vector<std::string> worker_command(const TaskQueueFact& q, const std::vecto
 // A row's pattern with the app's object in it ({object}); the object is an
 // identifier, so it needs no escaping.
 std::regex with_object(const std::string& pattern, const std::string& object) {
-  std::string filled = pattern;
-  for (auto at = filled.find("{object}"); at != std::string::npos; at = filled.find("{object}"))
-    filled.replace(at, 8, object);
-  return std::regex(filled);
+  return std::regex(fill_placeholder(pattern, "{object}", object));
 }
+
+// The project's own Python files (not its tests, examples or nested
+// projects), each read once for every row and every question asked of it.
+struct ProjectSource {
+  std::string rel, text;
+};
 
 bool any_line_matches(const std::string& text, const std::regex& pattern) {
   std::istringstream lines(text);
@@ -82,18 +80,15 @@ bool any_line_matches(const std::string& text, const std::regex& pattern) {
 // autodiscover_tasks(), no jobs of its own), the jobs live in modules that
 // import the app: -A names the one that defines them, which holds the app
 // under the same name. Several such modules are said, not guessed.
-void point_at_jobs(const TaskQueueFact& q, const fs::path& root,
-                   const std::vector<fs::path>& python_sources, QueueApp& app,
-                   std::string& caveat) {
+void point_at_jobs(const TaskQueueFact& q, const std::vector<ProjectSource>& sources,
+                   const std::string& app_text, QueueApp& app, std::string& caveat) {
   if (q.tasks.empty() || app.in_function) return;
-  if (any_line_matches(read_text(root / app.rel), with_object(q.registers, app.object))) return;
+  if (any_line_matches(app_text, with_object(q.registers, app.object))) return;
   const std::regex job = with_object(q.tasks, app.object);
   std::vector<std::string> modules;
-  for (const auto& file : python_sources) {
-    const std::string rel = relative_to_root(file, root);
-    if (rel == app.rel || is_test_path(rel) || in_nested_project(file, root)) continue;
-    if (any_line_matches(read_text(file), job)) modules.push_back(module_of(rel));
-  }
+  for (const auto& source : sources)
+    if (source.rel != app.rel && any_line_matches(source.text, job))
+      modules.push_back(module_of(source.rel));
   if (modules.size() == 1) {
     app.module = modules.front();
   } else if (modules.size() > 1) {
@@ -108,15 +103,25 @@ void find_task_workers(const fs::path& root, PythonProject& py,
                        const std::vector<fs::path>& python_sources,
                        std::vector<Evidence>& evidence) {
   std::map<std::string, std::vector<QueueApp>> found;  // by row, for rows that follow it
+  std::vector<ProjectSource> sources;
+  bool read = false;
   for (const TaskQueueFact& q : builtin_tables().task_queues) {
     if (!depends_on(py, q.package)) continue;
     if (!q.app_of.empty() && found.count(q.app_of) == 0) continue;
+    if (!read) {
+      read = true;
+      for (const auto& file : python_sources) {
+        const std::string rel = relative_to_root(file, root);
+        // Tests, examples and nested projects define queues of their own.
+        if (!is_test_path(rel) && !in_nested_project(file, root))
+          sources.push_back({rel, read_text(file)});
+      }
+    }
     std::vector<QueueApp> apps;
-    for (const auto& file : python_sources) {
-      const std::string rel = relative_to_root(file, root);
-      // Tests, examples and nested projects define queues of their own.
-      if (is_test_path(rel) || in_nested_project(file, root)) continue;
-      std::istringstream lines(read_text(file));
+    std::string app_text;
+    for (const auto& source : sources) {
+      const std::string& rel = source.rel;
+      std::istringstream lines(source.text);
       int number = 0;
       for (std::string line; std::getline(lines, line);) {
         ++number;
@@ -124,6 +129,7 @@ void find_task_workers(const fs::path& root, PythonProject& py,
         if (!std::regex_search(line, m, q.pattern)) continue;
         apps.push_back({rel, module_of(rel), m.size() > 1 ? m[1].str() : std::string(),
                         rel + ":" + std::to_string(number), line[0] == ' ' || line[0] == '\t'});
+        if (apps.size() == 1) app_text = source.text;
         break;
       }
     }
@@ -135,7 +141,7 @@ void find_task_workers(const fs::path& root, PythonProject& py,
       // app's module and object; the match here only says it is needed.
       apps = found.at(q.app_of);
     } else {
-      point_at_jobs(q, root, python_sources, apps.front(), caveat);
+      point_at_jobs(q, sources, app_text, apps.front(), caveat);
       found[q.name] = apps;
     }
     // The worker imports the modules from the working directory: a src/

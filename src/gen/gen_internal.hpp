@@ -137,6 +137,10 @@ struct TaskQueueFact {
   std::string source;
 };
 
+// text with every `key` ("{object}") replaced by value: the placeholders of
+// data/task-queues.json's commands and patterns.
+std::string fill_placeholder(std::string text, const std::string& key, const std::string& value);
+
 struct NamePattern {
   std::string prefix, suffix, need, why, cuda;
 };

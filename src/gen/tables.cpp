@@ -12,6 +12,13 @@
 #include "imgsmith/util/error.hpp"
 
 namespace imgsmith::gen {
+
+std::string fill_placeholder(std::string text, const std::string& key, const std::string& value) {
+  for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
+    text.replace(at, key.size(), value);
+  return text;
+}
+
 namespace {
 
 using nlohmann::json;
@@ -227,11 +234,8 @@ Tables load() {
     // Compiled with an app's name in them when a project has one: checked
     // here, so that a bad row is an error at load, not a crash mid-scan.
     for (const std::string* with_object : {&q.tasks, &q.registers}) {
-      std::string filled = *with_object;
-      for (auto at = filled.find("{object}"); at != std::string::npos; at = filled.find("{object}"))
-        filled.replace(at, 8, "app");
       try {
-        std::regex check(filled);
+        std::regex check(fill_placeholder(*with_object, "{object}", "app"));
       } catch (const std::regex_error&) {
         throw InputError("task-queues.json: a pattern of " + q.name + " (" + *with_object +
                          ") is no regular expression; fix the row");
