@@ -9,21 +9,26 @@
 # build-fuzz/ is a whole sanitizer build (IMGSMITH_FUZZ implies
 # IMGSMITH_SANITIZE; line tables, -O1 by default): CI builds the unit
 # and cli tests' targets in it too and runs them there, so that one build
-# serves both (scripts/test.sh); --build-only stops after the build.
-#   scripts/fuzz.sh [--seconds N] [--jobs N] [--build-only] [TARGET...]
+# serves both (scripts/test.sh); --build-only stops after the build, and
+# --run-only runs the targets as they are built, without configuring or
+# building (CI, where the mutation check rebuilds in build-fuzz/ beside it,
+# and two ninjas must not work on one build).
+#   scripts/fuzz.sh [--seconds N] [--jobs N] [--build-only|--run-only] [TARGET...]
 # Long runs: scripts/fuzz.sh --seconds 1800 fuzz_tar_scan (30 CPU-minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=8
 jobs=1
 build_only=no
+run_only=no
 targets=()
 while (($#)); do
   case "$1" in
     --seconds) seconds=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --build-only) build_only=yes; shift ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --run-only) run_only=yes; shift ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -45,11 +50,18 @@ generator=()
 # one file is edited again and again): from cold, each batch of sources is
 # compiled as one file, and the headers and templates they share once.
 unity=${IMGSMITH_UNITY:-ON}
-CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz "${generator[@]}" -DIMGSMITH_FUZZ=ON -DIMGSMITH_WERROR=ON \
-  -DCMAKE_UNITY_BUILD="$unity" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-gline-tables-only $opt" \
-  -DCMAKE_CXX_FLAGS_DEBUG="-gline-tables-only $opt" >/dev/null
-cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
-[ "$build_only" = yes ] && exit 0
+if [ "$run_only" = yes ]; then
+  for target in "${targets[@]}"; do
+    [ -x "build-fuzz/fuzz/$target" ] ||
+      { echo "fuzz.sh: build-fuzz/fuzz/$target is not built (run scripts/fuzz.sh --build-only first)" >&2; exit 2; }
+  done
+else
+  CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz "${generator[@]}" -DIMGSMITH_FUZZ=ON -DIMGSMITH_WERROR=ON \
+    -DCMAKE_UNITY_BUILD="$unity" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-gline-tables-only $opt" \
+    -DCMAKE_CXX_FLAGS_DEBUG="-gline-tables-only $opt" >/dev/null
+  cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
+  [ "$build_only" = yes ] && exit 0
+fi
 
 status=0
 for target in "${targets[@]}"; do

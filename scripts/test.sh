@@ -9,8 +9,9 @@
 #   AddressSanitizer and UndefinedBehaviorSanitizer (build-fuzz/), which
 #   also makes the fuzz targets: there the check that ctest runs every unit
 #   case, the unit tests, the cli tests and a short run of every fuzz target;
-# then, once the system tests are done (it edits sources, which the package
-# test's build would see), the mutation check in the sanitizer build; under
+# and, after its unit tests, beside its cli tests and fuzz smoke, the
+# mutation check in the sanitizer build, once the system tests are done (it
+# edits sources, which the package test's build would see); under
 # ThreadSanitizer, the unit tests (where the threads are), when
 # IMGSMITH_CI_TSAN=1.
 # The unit and cli tests run in the sanitizer build alone: it checks all
@@ -78,21 +79,49 @@ sanitizer_env=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_
 # took 1,593 s beside it against 1,097 s beside the cli tests (whole runs:
 # 3,239 s against 3,452 s). It logs to build-fuzz/ci-sanitizer.log, with
 # its own steps and their times.
+#
+# The mutation check runs beside the cli tests and the fuzz smoke: it
+# rebuilds and runs unit_tests alone, and they run imgsmith, the probe and
+# the fuzz targets as built (fuzz.sh --run-only: one ninja in build-fuzz/
+# at a time), which its breaks do not touch, and read no file it breaks
+# (data/ tables are embedded in the binaries). Run after them, it made the
+# last 383 s of a 2,061 s run.
+system_tests_done=build-fuzz/ci-system-tests-done
+mutation_check_after_system_tests() {
+  local waited=$SECONDS
+  until [ -e "$system_tests_done" ]; do sleep 5; done
+  echo "mutation_check: waited $((SECONDS - waited))s for the system tests"
+  # exec: the background job's PID is the check's own, which a kill reaches
+  # (and on TERM it puts back the file it broke).
+  exec env "${sanitizer_env[@]}" scripts/mutation_check.sh --suite-passed build-fuzz
+}
 sanitizer_build_and_tests() {
   steps=()
-  trap 'summary $?' EXIT
+  local mutation_pid=""
+  # An early exit stops the mutation check too (which puts back the file
+  # it broke), so that nothing edits sources after this job ends.
+  trap 'status=$?; [ -n "$mutation_pid" ] && { kill "$mutation_pid" 2>/dev/null; wait "$mutation_pid" 2>/dev/null; }; summary $status' EXIT
   step "sanitizer build: ASan+UBSan under clang, the fuzz targets and the unit and cli tests' targets"
   scripts/fuzz.sh --build-only
   cmake --build build-fuzz -j"$jobs" --target "${sanitizer_targets[@]}"
   scripts/check_test_count.sh build-fuzz
   step "unit tests under ASan+UBSan"
   env "${sanitizer_env[@]}" ctest --test-dir build-fuzz -L '^(unit|slow)$' --output-on-failure -j"$jobs"
+  step "mutation check started beside what follows (its log: build-fuzz/ci-mutation.log)"
+  mutation_check_after_system_tests >build-fuzz/ci-mutation.log 2>&1 &
+  mutation_pid=$!
   step "cli tests under ASan+UBSan"
   env "${sanitizer_env[@]}" ctest --test-dir build-fuzz -L '^cli$' --output-on-failure -j$((jobs + 1))
   # libFuzzer runs each target for so many seconds of wall time, whatever
-  # CPU it gets: at nice 19 beside the system tests it tries fewer inputs.
+  # CPU it gets: beside the mutation check it tries fewer inputs.
   step "fuzz smoke: every libFuzzer target for a few seconds (scripts/fuzz.sh)"
-  scripts/fuzz.sh --seconds 8
+  scripts/fuzz.sh --run-only --seconds 8
+  step "the mutation check (scripts/mutation_check.sh), if not done yet; its log follows"
+  local mutation_status=0
+  wait "$mutation_pid" || mutation_status=$?
+  mutation_pid=""
+  cat build-fuzz/ci-mutation.log
+  ((mutation_status == 0)) || { echo "test.sh: the mutation check failed (exit status $mutation_status)"; exit 1; }
   step "sanitizer build and its tests: done"
 }
 
@@ -101,9 +130,10 @@ scripts/setup.sh
 scripts/check_format.sh
 
 mkdir -p build/tests build-fuzz
+rm -f "$system_tests_done"
 # Its own process group (set -m), so that an early exit stops all of it.
 set -m
-nice -n 19 bash -c "SECONDS=$SECONDS; $(declare -f step summary sanitizer_build_and_tests); $(declare -p jobs sanitizer_targets sanitizer_env); set -euo pipefail; sanitizer_build_and_tests" \
+nice -n 19 bash -c "SECONDS=$SECONDS; $(declare -f step summary mutation_check_after_system_tests sanitizer_build_and_tests); $(declare -p jobs sanitizer_targets sanitizer_env system_tests_done); set -euo pipefail; sanitizer_build_and_tests" \
   >build-fuzz/ci-sanitizer.log 2>&1 &
 sanitizer_pid=$!
 set +m
@@ -124,8 +154,9 @@ cat build/warm-caches.log
 # is spent waiting on Docker, Debian's mirror, QEMU or a timeout.
 step "system tests (the sanitizer build and its tests beside them)"
 ctest --test-dir build -L '^system$' --output-on-failure -j$((jobs + 1))
+touch "$system_tests_done"
 
-step "the sanitizer build, its unit and cli tests and the fuzz smoke (if not done yet; their log follows)"
+step "the sanitizer build, its unit and cli tests, the fuzz smoke and the mutation check (if not done yet; their log follows)"
 sanitizer_status=0
 wait "$sanitizer_pid" || sanitizer_status=$?
 sanitizer_pid=""
@@ -134,9 +165,6 @@ if ((sanitizer_status != 0)); then
   echo "test.sh: the sanitizer build or its tests failed (exit status $sanitizer_status; log above)"
   exit 1
 fi
-step "mutation check (scripts/mutation_check.sh), in the sanitizer build"
-env "${sanitizer_env[@]}" scripts/mutation_check.sh --suite-passed build-fuzz
-
 
 # TSan is a third full build (9-10 minutes on two cores) for the few
 # threaded paths: it runs when IMGSMITH_CI_TSAN=1, so that a cold run of

@@ -2,12 +2,18 @@
 # imgsmith-probe as an entrypoint: the real no-GPU path of this machine, each
 # diagnosis through the stand-in driver libraries, entrypoint semantics, the
 # watchdog, and the checks on the binary itself.
-# Usage: probe_test.sh IMGSMITH_PROBE FAKE_DRIVER_DIR IMGSMITH [with-kernels|without-kernels]
+# Usage: probe_test.sh IMGSMITH_PROBE FAKE_DRIVER_DIR IMGSMITH [with-kernels|without-kernels] [all|bench|checks]
 set -u
 probe=$1
 fake=$2
 imgsmith=$3
 kernels=${4:-with-kernels}  # without-kernels: the build had no nvcc
+# bench: the benchmark alone; checks: all the rest; all (default): both.
+# ctest runs the two halves as two tests, side by side: under the
+# sanitizers the benchmark's CPU half alone takes minutes.
+part=${5:-all}
+case "$part" in all|bench|checks) ;; *) echo "probe_test.sh: PART is all, bench or checks, not $part" >&2; exit 2 ;; esac
+want() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0
@@ -28,6 +34,7 @@ run() {
 nogpu=(IMGSMITH_PROBE_DEV="$tmp/no-dev")
 withgpu=(IMGSMITH_PROBE_DEV="$tmp/gpu-dev" LD_LIBRARY_PATH="$fake")
 
+if want checks; then
 # One version, from CMake's project(), in both binaries.
 probe_version=$("$probe" --version 2>/dev/null | head -n 1)
 imgsmith_version=$("$imgsmith" --version 2>/dev/null | cut -d' ' -f1-2)  # then what inflates gzip
@@ -344,7 +351,9 @@ if [ "$kernels" = with-kernels ]; then
   run "${withgpu[@]}" "${smi[@]}" FAKE_DRIVER_VERSION=13000 FAKE_MODULE_LOAD=0 FAKE_FREE_MEM=268435456 FAKE_ELAPSED_MS=10 "$device_check" "$tmp/device-check"
   check "device-check: a missed target is a failure" grep -q "^device-check: FAIL: device copy at 5.6% of the published peak in the worst run (target >= 80%)" "$tmp/out"
 fi
+fi
 
+if want bench; then
 # The benchmark: without a GPU only the CPU half runs, and says so; with a
 # driver that cannot load the kernels (222), it says why.
 cpus=$(nproc)
@@ -462,7 +471,9 @@ print("%.1f" % (6 * flops / (ms * 1e6)))')
   check "bench on a MIG slice: no whole-GPU peak" test "$(json_gpu "(r['bench']['gpu']['mig'], r['bench']['gpu']['peak_reference'], r['bench']['gpu']['device_copy_peak_percent'])")" = "(True, None, None)"
   check "bench on a MIG slice: said" grep -q "a MIG slice: no peak applies" "$tmp/err"
 fi
+fi
 
+if want checks; then
 # JSON to a file, usage errors, exec failure.
 run "${nogpu[@]}" IMGSMITH_PROBE_JSON="$tmp/report.json" "$probe" -- true
 check "IMGSMITH_PROBE_JSON written" grep -q '"schema":"imgsmith.probe/v1"' "$tmp/report.json"
@@ -607,6 +618,7 @@ check "summarize: a file without a report is bad input (2)" test $? = 2
 check "summarize: it names the file" grep -q "not-a-report.log: no imgsmith-probe report in it" "$tmp/err"
 "$imgsmith" probe --summarize "$tmp/missing.log" >"$tmp/out" 2>"$tmp/err"
 check "summarize: a missing file is bad input (2)" test $? = 2
+fi
 
 echo "probe: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
