@@ -14,15 +14,16 @@ find_program(IMGSMITH_GZIP gzip)
 # the version of the project, so a page cannot drift from the help it shows.
 set(man_pages)
 if(IMGSMITH_HELP2MAN AND IMGSMITH_GZIP)
-  set(man_names imgsmith imgsmith-analyze imgsmith-diff imgsmith-gen imgsmith-probe)
-  set(man_runs "" analyze diff gen "")
+  set(man_names imgsmith imgsmith-analyze imgsmith-diff imgsmith-gen imgsmith-slim imgsmith-probe)
+  set(man_runs "" analyze diff gen slim "")
   set(man_what
       "small, correct and honest GPU container images"
       "measure a container image, find its waste and gate it in CI"
       "compare two container images"
       "write a small multi-stage Dockerfile for a project"
+      "plan how to make an existing container image smaller"
       "check the GPU at container start, then run the app")
-  foreach(i RANGE 4)
+  foreach(i RANGE 5)
     list(GET man_names ${i} page)
     list(GET man_runs ${i} sub)
     list(GET man_what ${i} what)

@@ -15,6 +15,7 @@
 #include "imgsmith/version.hpp"
 #include "output_file.hpp"
 #include "probe_command.hpp"
+#include "slim_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"imgsmith: small, correct and honest GPU container images."};
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   imgsmith::register_analyze_command(app, exit_code);
   imgsmith::register_diff_command(app, exit_code);
   imgsmith::register_gen_command(app, exit_code);
+  imgsmith::register_slim_command(app, exit_code);
   imgsmith::register_probe_command(app);
   imgsmith::register_completion_command(app);
   // A repeatable option takes one value a use. CLI11 lets a vector option

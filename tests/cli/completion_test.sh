@@ -39,8 +39,9 @@ export WORKDIR=$tmp/cwd
 mkdir -p "$WORKDIR" && touch "$WORKDIR/image.tar" "$WORKDIR/report.json"
 
 check "commands" test "$(complete_bash imgsmith "" | grep -v '^-' | sort | tr '\n' ' ')" = \
-  "analyze completion diff gen probe "
+  "analyze completion diff gen probe slim "
 check "'imgsmith analyze --fo' is --format" test "$(complete_bash imgsmith analyze --fo)" = "--format"
+check "'imgsmith slim --no' is --no-squash" test "$(complete_bash imgsmith slim --no)" = "--no-squash"
 for command in analyze diff gen; do
   offered=$(complete_bash imgsmith "$command" --)
   for flag in $("$bin" "$command" --help | grep -oE '^\s+(-[a-zA-Z],)?--[a-z][a-z0-9-]*' | grep -oE -- '--[a-z0-9-]+'); do

@@ -58,6 +58,7 @@ for f in usr/bin/imgsmith usr/bin/imgsmith-probe usr/share/bash-completion/compl
          usr/share/doc/imgsmith/copyright usr/share/doc/imgsmith/CHANGELOG.md \
          usr/share/man/man1/imgsmith.1.gz usr/share/man/man1/imgsmith-analyze.1.gz \
          usr/share/man/man1/imgsmith-gen.1.gz usr/share/man/man1/imgsmith-diff.1.gz \
+         usr/share/man/man1/imgsmith-slim.1.gz \
          usr/share/man/man1/imgsmith-probe.1.gz; do
   check "the package holds /$f" grep -q " \./$f\$" "$tmp/contents"
 done
@@ -91,7 +92,7 @@ status=0
 imgsmith analyze /tmp/fixture.tar.gz -q >/dev/null 2>/out/no-libarchive || status=$?
 echo "$status" >/out/no-libarchive-status
 imgsmith --version >/out/version-without-libarchive
-for page in imgsmith imgsmith-analyze imgsmith-diff imgsmith-gen imgsmith-probe; do man -w "$page"; done >/out/man
+for page in imgsmith imgsmith-analyze imgsmith-diff imgsmith-gen imgsmith-slim imgsmith-probe; do man -w "$page"; done >/out/man
 # bash-completion finds the script where the package put it, on demand.
 bash -c '. /usr/share/bash-completion/bash_completion
   _completion_loader imgsmith
@@ -114,7 +115,7 @@ if "$docker" run --rm --network host -v "$tmp/pkg:/pkg:ro" -v "$tmp/pkg-out:/out
   check "and the message names the library and the package" \
     grep -q "cannot load libarchive.so.13, which imgsmith needs to read compressed layers and saves: .*install Debian's libarchive13" "$tmp/pkg-out/no-libarchive"
   check "imgsmith --version needs no libarchive" grep -q "^imgsmith $version" "$tmp/pkg-out/version-without-libarchive"
-  check "man -w finds every page" test "$(grep -c '/usr/share/man/man1/imgsmith.*\.1\.gz$' "$tmp/pkg-out/man")" = 5
+  check "man -w finds every page" test "$(grep -c '/usr/share/man/man1/imgsmith.*\.1\.gz$' "$tmp/pkg-out/man")" = 6
   check "bash completes 'imgsmith analyze --fo' to --format" test "$(cat "$tmp/pkg-out/completion")" = "--format"
 else
   echo "FAIL: the package does not install and run in a clean Debian 12 container"; tail -20 "$tmp/install.log"
