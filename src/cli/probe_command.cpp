@@ -22,10 +22,14 @@
 #include "probe_image.hpp"
 #include "probe_summary.hpp"
 
-extern "C" const char imgsmith_probe_start[];
-extern "C" const char imgsmith_probe_end[];
-extern "C" const char imgsmith_probe_arm64_start[];
-extern "C" const char imgsmith_probe_arm64_end[];
+// The probes embedded_probe.S carries, assembled into the imgsmith program
+// alone: weak, so that the unit tests, which link this library and never
+// write a probe, link without it (every label is then null, and an
+// embedded probe empty), and so do not depend on building the probes.
+extern "C" const char imgsmith_probe_start[] __attribute__((weak));
+extern "C" const char imgsmith_probe_end[] __attribute__((weak));
+extern "C" const char imgsmith_probe_arm64_start[] __attribute__((weak));
+extern "C" const char imgsmith_probe_arm64_end[] __attribute__((weak));
 
 namespace imgsmith {
 namespace {

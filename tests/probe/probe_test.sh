@@ -2,17 +2,20 @@
 # imgsmith-probe as an entrypoint: the real no-GPU path of this machine, each
 # diagnosis through the stand-in driver libraries, entrypoint semantics, the
 # watchdog, and the checks on the binary itself.
-# Usage: probe_test.sh IMGSMITH_PROBE FAKE_DRIVER_DIR IMGSMITH [with-kernels|without-kernels] [all|bench|checks]
+# Usage: probe_test.sh IMGSMITH_PROBE FAKE_DRIVER_DIR IMGSMITH [with-kernels|without-kernels] [all|diagnosis|startup|bench]
 set -u
 probe=$1
 fake=$2
 imgsmith=$3
 kernels=${4:-with-kernels}  # without-kernels: the build had no nvcc
-# bench: the benchmark alone; checks: all the rest; all (default): both.
-# ctest runs the two halves as two tests, side by side: under the
-# sanitizers the benchmark's CPU half alone takes minutes.
+# PART: diagnosis (each failure explained, compute modes, MIG, the VRAM
+# verdict, the watchdog), startup (slow starts, --check, device-check, the
+# report file, the binary itself, arm64, --summarize), bench (the
+# benchmark), or all (the default). ctest runs the three as tests of their
+# own, side by side: under the sanitizers the script took 190-240 s alone,
+# the cli tests' tail.
 part=${5:-all}
-case "$part" in all|bench|checks) ;; *) echo "probe_test.sh: PART is all, bench or checks, not $part" >&2; exit 2 ;; esac
+case "$part" in all|diagnosis|startup|bench) ;; *) echo "probe_test.sh: PART is all, diagnosis, startup or bench, not $part" >&2; exit 2 ;; esac
 want() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -34,10 +37,10 @@ run() {
 nogpu=(IMGSMITH_PROBE_DEV="$tmp/no-dev")
 withgpu=(IMGSMITH_PROBE_DEV="$tmp/gpu-dev" LD_LIBRARY_PATH="$fake")
 
-if want checks; then
 # One version, from CMake's project(), in both binaries.
 probe_version=$("$probe" --version 2>/dev/null | head -n 1)
 imgsmith_version=$("$imgsmith" --version 2>/dev/null | cut -d' ' -f1-2)  # then what inflates gzip
+if want diagnosis; then
 check "the probe and imgsmith carry one version ($probe_version, $imgsmith_version)" \
   test -n "${probe_version#imgsmith-probe }" -a "${probe_version#imgsmith-probe }" = "${imgsmith_version#imgsmith }"
 
@@ -227,7 +230,9 @@ check "a killed probe takes its checks' child with it" test -n "$child_pid" -a !
 run "${withgpu[@]}" FAKE_CUINIT_HANG=1 "$probe" --check --timeout 1
 check "a timed-out check names a slow start as the likelier cause" grep -q "did not finish within 1 s: the driver is slow to start the GPU" "$tmp/err"
 check "a timed-out check: the fix is a longer timeout first" grep -q "fix: give it longer (--timeout or IMGSMITH_PROBE_TIMEOUT" "$tmp/err"
+fi
 
+if want startup; then
 # A cold node whose cuInit takes 11 s: require mode waits on the verdict
 # (60 s unless told otherwise) and runs the app; warn mode (10 s) starts the
 # app without the verdict.
@@ -473,7 +478,7 @@ print("%.1f" % (6 * flops / (ms * 1e6)))')
 fi
 fi
 
-if want checks; then
+if want startup; then
 # JSON to a file, usage errors, exec failure.
 run "${nogpu[@]}" IMGSMITH_PROBE_JSON="$tmp/report.json" "$probe" -- true
 check "IMGSMITH_PROBE_JSON written" grep -q '"schema":"imgsmith.probe/v1"' "$tmp/report.json"
