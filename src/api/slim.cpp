@@ -6,6 +6,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "imgsmith/analysis/merged_tree.hpp"
 #include "imgsmith/util/error.hpp"
 #include "imgsmith/util/text.hpp"
 
@@ -32,6 +33,15 @@ void check_removals(const std::vector<std::string>& ids) {
       throw InputError("--remove '" + id + "': slim removes the files of " +
                        join(slim_removable_ids(), ", ") +
                        " (\"caches\" for the caches and apt's lists, \"none\" for nothing)");
+}
+
+// How many visible paths show the content at `path` ("/a/b"): 1 for a file
+// with no other name, 0 for a path the tree does not have.
+std::uint32_t visible_names(const MergedTree& tree, std::string_view path) {
+  if (path.starts_with('/')) path.remove_prefix(1);
+  const FileNode* node = tree.find(path);
+  if (node == nullptr || node->inode() < 0) return 0;
+  return tree.inodes()[static_cast<std::size_t>(node->inode())].names;
 }
 
 bool larger(const SlimPath& a, const SlimPath& b) {
@@ -115,11 +125,21 @@ SlimPlan plan_slim(const SlimRequest& request) {
     for (const FindingPath& p : finding.paths) {
       if (!planned.insert(p.path).second) continue;
       const auto it = layer_of.find(p.path);
-      // Not among the visible files (cannot happen for a finding made from
-      // them): kept, as nothing says which layer to rewrite.
       const bool known = it != layer_of.end();
-      SlimPath path{p.path, p.bytes, known ? it->second : 0, finding.id};
-      if (known && it->second >= plan.keep_base) {
+      SlimPath path{p.path, p.bytes, known ? it->second : 0, finding.id, ""};
+      // Attribution names each content once, by the first of its names the
+      // walk meets: a uv cache hard-linked into a virtualenv is named by
+      // the cache's path, and its bytes stay with the other name.
+      const std::uint32_t names =
+          result.analysis.tree ? visible_names(*result.analysis.tree, p.path) : 1;
+      if (!known)  // (not among the visible files: nothing says which layer to rewrite)
+        path.why = "not among the image's visible files";
+      else if (it->second < plan.keep_base)
+        path.why = "layer " + std::to_string(it->second) + " is kept";
+      else if (names > 1)
+        path.why = "a hard link: its content has " + std::to_string(names - 1) + " other name" +
+                   (names == 2 ? "" : "s") + ", which stay" + (names == 2 ? "s" : "");
+      if (path.why.empty()) {
         plan.removed_bytes += p.bytes;
         plan.removed.push_back(std::move(path));
       } else {

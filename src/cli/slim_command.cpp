@@ -92,10 +92,10 @@ void render_text(const SlimPlan& plan, const std::string& image, std::ostream& o
   if (!plan.kept.empty()) {
     out << "stays:   " << format_count(plan.kept.size()) << " file"
         << (plan.kept.size() == 1 ? "" : "s") << ", " << format_size(plan.kept_bytes)
-        << ", that the findings name but a kept layer holds\n";
+        << ", that the findings name and the plan keeps\n";
     for (const SlimPath& p : plan.kept)
       out << "  " << p.finding << "  " << format_size(p.bytes) << "  layer " << p.layer << "  "
-          << visible(p.path) << "\n";
+          << visible(p.path) << "  (" << p.why << ")\n";
   }
   const std::uint64_t saved = plan.before_bytes() - plan.after_bytes();
   out << "result:  " << format_size(plan.before_bytes()) << " -> "
@@ -104,10 +104,12 @@ void render_text(const SlimPlan& plan, const std::string& image, std::ostream& o
 }
 
 nlohmann::json path_json(const SlimPath& p) {
-  return {{"path", utf8_replaced(p.path)},
-          {"bytes", p.bytes},
-          {"layer", p.layer},
-          {"finding", p.finding}};
+  nlohmann::json j = {{"path", utf8_replaced(p.path)},
+                      {"bytes", p.bytes},
+                      {"layer", p.layer},
+                      {"finding", p.finding}};
+  if (!p.why.empty()) j["why"] = p.why;
+  return j;
 }
 
 void render_json(const SlimPlan& plan, const std::string& image, std::ostream& out) {
@@ -182,10 +184,11 @@ void register_slim_command(CLI::App& app, int& exit_code) {
   cmd->footer(
       "The plan names every file removed, its bytes, its layer and the finding it\n"
       "came from, every hiding operation the squash drops, and the files a finding\n"
-      "names that stay because a kept layer holds them. The base image's layers\n"
-      "(from the history, or --keep-base N) are kept byte for byte. The size after\n"
-      "is the regular-file bytes over all layers, exact. Writing the slimmed image\n"
-      "is not built yet: --dry-run is required.\n"
+      "names that stay: a kept layer holds them, or their content has other\n"
+      "names (hard links) that stay, so removing one would free nothing. The base\n"
+      "image's layers (from the history, or --keep-base N) are kept byte for byte.\n"
+      "The size after is the regular-file bytes over all layers, exact. Writing\n"
+      "the slimmed image is not built yet: --dry-run is required.\n"
       "\n"
       "--remove takes finding ids: pip-cache, node-cache, gem-cache, build-cache,\n"
       "package-cache, apt-lists (\"caches\", the default, is these six), docs and\n"

@@ -46,6 +46,8 @@ check "the files that stay are the findings' base bytes ($kept)" \
   test "$(json_field "$tmp/evidence-plan.json" "d['kept_bytes']")" = "$kept"
 check "the removed files sum to the removed bytes" \
   test "$(json_field "$tmp/evidence-plan.json" "sum(p['bytes'] for p in d['removed']) == d['removed_bytes'] and d['removed_bytes'] > 0")" = True
+check "each file kept says why" \
+  test "$(json_field "$tmp/evidence-plan.json" "all(p['why'] for p in d['kept'])")" = True
 check "each removed file is above the kept layers" \
   test "$(json_field "$tmp/evidence-plan.json" "all(p['layer'] >= d['keep_layers'] for p in d['removed'])")" = True
 check "the size after: before less the squashed and the removed" \

@@ -81,6 +81,7 @@ TEST_CASE("slim plan: the base's layers kept, the user's squashed, the caches re
   REQUIRE(plan.kept.size() == 1);
   CHECK(plan.kept[0].path == "/root/.cache/pip/base-wheel");
   CHECK(plan.kept[0].layer == 0);
+  CHECK(plan.kept[0].why == "layer 0 is kept");
   CHECK(plan.kept_bytes == 300);
   // 8,770 bytes of files in the layers; after: layer 0's 1,800 and the
   // squashed layer's visible 170.
@@ -130,4 +131,35 @@ TEST_CASE("slim plan: bad requests are input errors that say what is allowed") {
   wrong.analyze.image = s.tmp / "img.tar";
   wrong.remove = {"cuda-duplicated"};
   CHECK_THROWS_AS(plan_slim(wrong), InputError);
+}
+
+TEST_CASE("slim plan: a cache file hard-linked into a virtualenv frees nothing and stays") {
+  // uv's default link mode: the virtualenv's files are hard links to the
+  // cache's, and attribution names each content by the cache's path (met
+  // first), so the pip-cache finding holds it.
+  Image image;
+  image.layers = {
+      Layer{{file("usr/bin/tool", 1000)}, Encoding::None, true, "ADD file:0123 in / "},
+      Layer{{file("root/.cache/uv/archive-v0/abc/pkg/core.so", 3000),
+             hardlink("root/.venv/lib/python3.12/site-packages/pkg/core.so",
+                      "root/.cache/uv/archive-v0/abc/pkg/core.so"),
+             file("root/.cache/uv/wheels-v5/pkg-1.0.whl", 2000)},
+            Encoding::None,
+            true,
+            "RUN /bin/sh -c uv sync # buildkit"},
+  };
+  image.empty_history = {{1, "/bin/sh -c #(nop)  CMD [\"bash\"]"}};
+  TempDir tmp;
+  write_file(tmp / "img.tar", docker_legacy_save(image));
+  SlimRequest request;
+  request.analyze.image = tmp / "img.tar";
+  const SlimPlan plan = plan_slim(request);
+  // The wheel, with one name, goes; the linked file stays, and says why.
+  REQUIRE(plan.removed.size() == 1);
+  CHECK(plan.removed[0].path == "/root/.cache/uv/wheels-v5/pkg-1.0.whl");
+  CHECK(plan.removed_bytes == 2000);
+  const SlimPath* linked = planned(plan.kept, "/root/.cache/uv/archive-v0/abc/pkg/core.so");
+  REQUIRE(linked != nullptr);
+  CHECK(linked->why == "a hard link: its content has 1 other name, which stays");
+  CHECK(plan.after_bytes() == 1000 + 3000);
 }

@@ -47,6 +47,7 @@ struct SlimPath {
   std::uint64_t bytes = 0;
   std::uint32_t layer = 0;
   std::string finding;
+  std::string why;  // a kept one: why it stays
 };
 
 struct SlimPlan {
@@ -59,7 +60,9 @@ struct SlimPlan {
   // bytes a layer above the kept ones added.
   std::vector<WasteGroup> squashed;
   std::vector<SlimPath> removed;  // largest first
-  // Files a chosen finding names that stay, because a kept layer holds them.
+  // Files a chosen finding names that stay: a kept layer holds them, or
+  // their content has other names (hard links) that stay, so removing
+  // this one would free nothing.
   std::vector<SlimPath> kept;
   std::uint64_t squashed_bytes = 0;
   std::uint64_t removed_bytes = 0;
