@@ -97,6 +97,46 @@ void point_at_jobs(const TaskQueueFact& q, const std::vector<ProjectSource>& sou
   }
 }
 
+// The queues the project's code sends jobs to, in the order first named,
+// when one of them is not the queue a worker consumes unless told; empty
+// when the worker needs no queue named (or the app lists its queues).
+std::vector<std::string> named_queues(const TaskQueueFact& q,
+                                      const std::vector<ProjectSource>& sources) {
+  if (!q.queues) return {};
+  std::vector<std::string> names;
+  for (const auto& source : sources) {
+    if (q.queues_unless && any_line_matches(source.text, *q.queues_unless)) return {};
+    for (std::sregex_iterator it(source.text.begin(), source.text.end(), *q.queues), end; it != end;
+         ++it)
+      for (std::size_t group = 1; group < it->size(); ++group)
+        if ((*it)[group].matched) {
+          const std::string name = (*it)[group].str();
+          if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+          break;
+        }
+  }
+  if (std::all_of(names.begin(), names.end(),
+                  [&](const std::string& n) { return n == q.default_queue; }))
+    return {};
+  if (!q.default_queue.empty() &&
+      std::find(names.begin(), names.end(), q.default_queue) == names.end())
+    names.push_back(q.default_queue);
+  return names;
+}
+
+// The row's queue_args for `names`: {queue} one word a queue, {queues} the
+// names joined by commas.
+void add_queue_args(const TaskQueueFact& q, const std::vector<std::string>& names,
+                    std::vector<std::string>& cmd) {
+  for (const auto& word : q.queue_args) {
+    if (word == "{queue}") {
+      cmd.insert(cmd.end(), names.begin(), names.end());
+      continue;
+    }
+    cmd.push_back(fill_placeholder(word, "{queues}", join(names, ",")));
+  }
+}
+
 }  // namespace
 
 void find_task_workers(const fs::path& root, PythonProject& py,
@@ -154,6 +194,16 @@ void find_task_workers(const fs::path& root, PythonProject& py,
     worker.service = q.service;
     worker.what = q.what;
     worker.cmd = worker_command(q, apps);
+    // A worker consumes its default queue alone: jobs sent to another one
+    // the code names would wait for ever.
+    if (const auto names = named_queues(q, sources); !names.empty()) {
+      add_queue_args(q, names, worker.cmd);
+      const std::string queues = "its worker consumes the queue " + q.default_queue +
+                                 " alone unless told, and the code "
+                                 "sends jobs to " +
+                                 join(names, ", ") + ": the command names them all";
+      caveat = caveat.empty() ? queues : caveat + "; " + queues;
+    }
     worker.where = where;
     worker.source = q.source;
     worker.caveat = caveat;

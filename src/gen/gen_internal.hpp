@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -134,6 +135,15 @@ struct TaskQueueFact {
   // With {object}: a line that defines a job, and a line of the app's module
   // that makes the worker import the jobs; "" for a queue without the need.
   std::string tasks, registers;
+  // Queues: each match of `queues` (its first group that matched) in the
+  // project's code names a queue jobs are sent to; a worker consumes
+  // `default_queue` alone unless told, so when the code names another the
+  // worker's command gets `queue_args` ({queue}: one word a queue,
+  // {queues}: the names joined by commas). A line matching `queues_unless`
+  // (the app lists its queues, which its workers consume) leaves it as it is.
+  std::optional<std::regex> queues, queues_unless;
+  std::string default_queue;
+  std::vector<std::string> queue_args;
   std::string source;
 };
 

@@ -241,6 +241,19 @@ Tables load() {
                          ") is no regular expression; fix the row");
       }
     }
+    for (const auto& [key, field] :
+         {std::pair{"queues", &q.queues}, std::pair{"queues_unless", &q.queues_unless}}) {
+      const std::string text = r.value(key, std::string());
+      if (text.empty()) continue;
+      try {
+        *field = std::regex(text);
+      } catch (const std::regex_error&) {
+        throw InputError("task-queues.json: the " + std::string(key) + " pattern of " + q.name +
+                         " (" + text + ") is no regular expression; fix the row");
+      }
+    }
+    q.default_queue = r.value("default_queue", std::string());
+    q.queue_args = strings(r.value("queue_args", json::array()));
     q.source = r.at("source").get<std::string>();
     t.task_queues.push_back(std::move(q));
   }

@@ -225,3 +225,117 @@ TEST_CASE("gen task queues: Huey's consumer, whose command has no plain word but
   CHECK(worker_warning(plan).rfind(
             "jobs/queue.py:3: jobs queued with Huey run only in its consumer", 0) == 0);
 }
+
+TEST_CASE(
+    "gen task queues: RQ's workers run its scheduler, and its cron and rq-scheduler are said") {
+  // RQ: jobs queued with enqueue_in() wait for a worker with the scheduler.
+  QueueTree rq({{"requirements.txt", "flask\ngunicorn\nrq\n"},
+                {"app.py",
+                 "from datetime import timedelta\nfrom flask import Flask\nfrom rq import Queue\n"
+                 "from redis import Redis\napp = Flask(__name__)\nq = Queue(connection=Redis())\n"
+                 "@app.post('/later')\ndef later():\n"
+                 "    return q.enqueue_in(timedelta(minutes=5), print).id\n"},
+                {"cron_config.py",
+                 "from rq.cron import register\nfrom app import later\n"
+                 "register(later, queue_name='default', interval=300)\n"}});
+  const Plan plan = rq.plan();
+  REQUIRE(plan.workers.size() == 2);
+  CHECK(plan.workers[0].cmd == std::vector<std::string>{"rq", "worker", "--with-scheduler"});
+  CHECK(plan.workers[1].service == "rq-cron");
+  CHECK(plan.workers[1].cmd == std::vector<std::string>{"rq", "cron", "cron_config"});
+  // An image that runs the worker still needs the cron scheduler.
+  Options worker_cmd;
+  worker_cmd.cmd = {"rq", "worker", "--url", "redis://redis:6379"};
+  const Plan runs_worker = rq.plan(worker_cmd);
+  REQUIRE(runs_worker.workers.size() == 1);
+  CHECK(runs_worker.workers[0].service == "rq-cron");
+
+  QueueTree scheduler({{"requirements.txt", "fastapi\nuvicorn\nrq\nrq-scheduler\n"},
+                       {"main.py",
+                        "from fastapi import FastAPI\nfrom redis import Redis\n"
+                        "from rq_scheduler import Scheduler\napp = FastAPI()\n"
+                        "scheduler = Scheduler(connection=Redis())\n"}});
+  const Plan scheduled = scheduler.plan();
+  bool said = false;
+  for (const auto& w : scheduled.workers)
+    said = said || w.cmd == std::vector<std::string>{"rqscheduler"};
+  CHECK(said);
+}
+
+TEST_CASE("gen task queues: periodiq for Dramatiq's periodic actors, Taskiq's scheduler") {
+  QueueTree periodiq({{"requirements.txt", "flask\ngunicorn\ndramatiq[redis]\nperiodiq\n"},
+                      {"app.py", "from flask import Flask\napp = Flask(__name__)\n"},
+                      {"jobs.py",
+                       "import dramatiq\nfrom periodiq import PeriodiqMiddleware, cron\n\n"
+                       "@dramatiq.actor(periodic=cron('0 * * * *'))\ndef hourly():\n    pass\n"}});
+  const Plan plan = periodiq.plan();
+  REQUIRE(plan.workers.size() == 2);
+  CHECK(plan.workers[0].cmd == std::vector<std::string>{"dramatiq", "jobs"});
+  CHECK(plan.workers[1].service == "periodiq");
+  CHECK(plan.workers[1].cmd == std::vector<std::string>{"periodiq", "jobs"});
+  // Dramatiq without periodic actors needs no scheduler.
+  QueueTree plain({{"requirements.txt", "flask\ngunicorn\ndramatiq[redis]\nperiodiq\n"},
+                   {"app.py", "from flask import Flask\napp = Flask(__name__)\n"},
+                   {"jobs.py", "import dramatiq\n\n@dramatiq.actor\ndef send():\n    pass\n"}});
+  CHECK(plain.plan().workers.size() == 1);
+
+  QueueTree taskiq({{"requirements.txt", "fastapi\nuvicorn\ntaskiq\ntaskiq-redis\n"},
+                    {"main.py", "from fastapi import FastAPI\napp = FastAPI()\n"},
+                    {"tkq.py",
+                     "from taskiq import TaskiqScheduler\n"
+                     "from taskiq.schedule_sources import LabelScheduleSource\n"
+                     "from taskiq_redis import ListQueueBroker\n\n"
+                     "broker = ListQueueBroker('redis://redis:6379')\n"
+                     "scheduler = TaskiqScheduler(broker=broker, "
+                     "sources=[LabelScheduleSource(broker)])\n"}});
+  const Plan scheduled = taskiq.plan();
+  REQUIRE(scheduled.workers.size() == 2);
+  CHECK(scheduled.workers[0].cmd == std::vector<std::string>{"taskiq", "worker", "tkq:broker"});
+  CHECK(scheduled.workers[1].service == "taskiq-scheduler");
+  CHECK(scheduled.workers[1].cmd ==
+        std::vector<std::string>{"taskiq", "scheduler", "tkq:scheduler"});
+}
+
+TEST_CASE(
+    "gen task queues: a worker consumes the queues the code sends jobs to, not its default alone") {
+  // RQ's worker reads the queue "default" unless told: jobs sent to "high"
+  // would wait for ever.
+  QueueTree rq({{"requirements.txt", "flask\ngunicorn\nrq\n"},
+                {"app.py",
+                 "from flask import Flask\nfrom redis import Redis\nfrom rq import Queue\n"
+                 "app = Flask(__name__)\nhigh = Queue('high', connection=Redis())\n"
+                 "low = Queue(name=\"low\", connection=Redis())\n"}});
+  const Plan plan = rq.plan();
+  REQUIRE(plan.workers.size() == 1);
+  CHECK(plan.workers[0].cmd ==
+        std::vector<std::string>{"rq", "worker", "--with-scheduler", "high", "low", "default"});
+  CHECK(worker_warning(plan).find("the code sends jobs to high, low, default") !=
+        std::string::npos);
+  // Celery's worker reads "celery" unless told: -Q names a task's queue
+  // and a route's, the default among them.
+  QueueTree celery(
+      {{"requirements.txt", "fastapi\nuvicorn\ncelery\n"},
+       {"main.py", "from fastapi import FastAPI\napp = FastAPI()\n"},
+       {"worker.py", std::string(kCeleryWorker) +
+                         "\n@celery_app.task(queue='gpu')\ndef embed():\n    return 2\n"
+                         "celery_app.conf.task_routes = {'worker.score': {'queue': 'cpu'}}\n"}});
+  CHECK(celery.plan().workers[0].cmd ==
+        std::vector<std::string>{"celery", "-A", "worker:celery_app", "worker", "--loglevel=INFO",
+                                 "-Q", "gpu,cpu,celery"});
+  // An app that lists its queues (task_queues) has its workers consume
+  // them all: nothing is added.
+  QueueTree listed({{"requirements.txt", "fastapi\nuvicorn\ncelery\n"},
+                    {"main.py", "from fastapi import FastAPI\napp = FastAPI()\n"},
+                    {"worker.py", std::string(kCeleryWorker) +
+                                      "\nfrom kombu import Queue\n"
+                                      "celery_app.conf.task_queues = [Queue('gpu')]\n"
+                                      "@celery_app.task(queue='gpu')\ndef embed():\n    pass\n"}});
+  CHECK(listed.plan().workers[0].cmd.back() == "--loglevel=INFO");
+  // Only the default named: nothing to add.
+  QueueTree plain({{"requirements.txt", "flask\ngunicorn\nrq\n"},
+                   {"app.py",
+                    "from flask import Flask\nfrom rq import Queue\napp = Flask(__name__)\n"
+                    "q = Queue('default')\n"}});
+  CHECK(plain.plan().workers[0].cmd ==
+        std::vector<std::string>{"rq", "worker", "--with-scheduler"});
+}
