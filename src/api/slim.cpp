@@ -4,7 +4,6 @@
 #include <limits>
 #include <set>
 #include <string_view>
-#include <unordered_map>
 
 #include "imgsmith/analysis/merged_tree.hpp"
 #include "imgsmith/util/error.hpp"
@@ -35,13 +34,14 @@ void check_removals(const std::vector<std::string>& ids) {
                        " (\"caches\" for the caches and apt's lists, \"none\" for nothing)");
 }
 
-// How many visible paths show the content at `path` ("/a/b"): 1 for a file
-// with no other name, 0 for a path the tree does not have.
-std::uint32_t visible_names(const MergedTree& tree, std::string_view path) {
+// The content a visible path ("/a/b") shows: the layer that wrote it and
+// how many visible names it has (1: no other); nullptr for a path the tree
+// does not have.
+const MergedTree::Inode* content_at(const MergedTree& tree, std::string_view path) {
   if (path.starts_with('/')) path.remove_prefix(1);
   const FileNode* node = tree.find(path);
-  if (node == nullptr || node->inode() < 0) return 0;
-  return tree.inodes()[static_cast<std::size_t>(node->inode())].names;
+  if (node == nullptr || node->inode() < 0) return nullptr;
+  return &tree.inodes()[static_cast<std::size_t>(node->inode())];
 }
 
 bool larger(const SlimPath& a, const SlimPath& b) {
@@ -64,16 +64,17 @@ const std::vector<std::string>& slim_default_removals() { return cache_ids(); }
 
 std::vector<std::string> parse_slim_removals(const std::string& text) {
   std::vector<std::string> ids;
+  const auto add = [&](const std::string& id) {
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  };
   for (const std::string& part : split(text, ",")) {
     const std::string id(trim(part));
-    if (id == "none") continue;
     if (id == "caches") {
-      for (const std::string& cache : cache_ids())
-        if (std::find(ids.begin(), ids.end(), cache) == ids.end()) ids.push_back(cache);
-      continue;
+      for (const std::string& cache : cache_ids()) add(cache);
+    } else if (id != "none") {
+      check_removals({id});
+      add(id);
     }
-    check_removals({id});
-    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
   }
   return ids;
 }
@@ -85,7 +86,6 @@ SlimPlan plan_slim(const SlimRequest& request) {
   // it removes, and its figures are the sum of them.
   read.options.top = std::numeric_limits<std::size_t>::max();
   read.floor = FindingFloor{0, 0.0};
-  read.keep_files = true;  // each visible file's layer
   read.options.base_layers = request.keep_base;
   read.vram.reset();
   read.read_kernels = false;
@@ -115,30 +115,26 @@ SlimPlan plan_slim(const SlimRequest& request) {
         plan.squashed.push_back(w);
       }
 
-  std::unordered_map<std::string_view, std::uint32_t> layer_of;
-  layer_of.reserve(result.files.size());
-  for (const ReportFile& f : result.files) layer_of.emplace(f.path, f.layer);
   std::set<std::string_view> planned;  // a file two findings name is planned once
   for (const Finding& finding : result.findings) {
     if (std::find(request.remove.begin(), request.remove.end(), finding.id) == request.remove.end())
       continue;
     for (const FindingPath& p : finding.paths) {
       if (!planned.insert(p.path).second) continue;
-      const auto it = layer_of.find(p.path);
-      const bool known = it != layer_of.end();
-      SlimPath path{p.path, p.bytes, known ? it->second : 0, finding.id, ""};
+      const MergedTree::Inode* content =
+          result.analysis.tree ? content_at(*result.analysis.tree, p.path) : nullptr;
+      SlimPath path{p.path, p.bytes, content != nullptr ? content->layer : 0u, finding.id, ""};
       // Attribution names each content once, by the first of its names the
       // walk meets: a uv cache hard-linked into a virtualenv is named by
       // the cache's path, and its bytes stay with the other name.
-      const std::uint32_t names =
-          result.analysis.tree ? visible_names(*result.analysis.tree, p.path) : 1;
-      if (!known)  // (not among the visible files: nothing says which layer to rewrite)
+      if (content == nullptr)  // (nothing says which layer to rewrite)
         path.why = "not among the image's visible files";
-      else if (it->second < plan.keep_base)
-        path.why = "layer " + std::to_string(it->second) + " is kept";
-      else if (names > 1)
-        path.why = "a hard link: its content has " + std::to_string(names - 1) + " other name" +
-                   (names == 2 ? "" : "s") + ", which stay" + (names == 2 ? "s" : "");
+      else if (path.layer < plan.keep_base)
+        path.why = "layer " + std::to_string(path.layer) + " is kept";
+      else if (content->names > 1)
+        path.why = "a hard link: its content has " + std::to_string(content->names - 1) +
+                   " other name" + (content->names == 2 ? "" : "s") + ", which stay" +
+                   (content->names == 2 ? "s" : "");
       if (path.why.empty()) {
         plan.removed_bytes += p.bytes;
         plan.removed.push_back(std::move(path));

@@ -198,10 +198,11 @@ void find_task_workers(const fs::path& root, PythonProject& py,
     // the code names would wait for ever.
     if (const auto names = named_queues(q, sources); !names.empty()) {
       add_queue_args(q, names, worker.cmd);
-      const std::string queues = "its worker consumes the queue " + q.default_queue +
-                                 " alone unless told, and the code "
-                                 "sends jobs to " +
-                                 join(names, ", ") + ": the command names them all";
+      const std::string queues =
+          "a worker consumes only the queues its command names (none "
+          "named: " +
+          q.default_queue + "), and the code sends jobs to " + join(names, ", ") +
+          ": the command names them all";
       caveat = caveat.empty() ? queues : caveat + "; " + queues;
     }
     worker.where = where;

@@ -221,36 +221,28 @@ Tables load() {
     q.service = r.at("service").get<std::string>();
     q.what = r.at("what").get<std::string>();
     q.app_of = r.value("app_of", std::string());
-    const std::string pattern = r.at("pattern").get<std::string>();
-    try {
-      q.pattern = std::regex(pattern);
-    } catch (const std::regex_error&) {
-      throw InputError("task-queues.json: the pattern of " + q.name + " (" + pattern +
-                       ") is no regular expression; fix the row");
-    }
+    // Every pattern of a row compiled (those with {object} as a project's
+    // app will fill it) here, so that a bad row is an error at load, not a
+    // crash mid-scan.
+    const auto compiled = [&](const std::string& key, const std::string& text) {
+      try {
+        return std::regex(fill_placeholder(text, "{object}", "app"));
+      } catch (const std::regex_error&) {
+        throw InputError("task-queues.json: the " + (key.empty() ? std::string() : key + " ") +
+                         "pattern of " + q.name + " (" + text +
+                         ") is no regular expression; fix the row");
+      }
+    };
+    q.pattern = compiled("", r.at("pattern").get<std::string>());
     q.worker = strings(r.at("worker"));
     q.tasks = r.value("tasks", std::string());
     q.registers = r.value("registers", std::string());
-    // Compiled with an app's name in them when a project has one: checked
-    // here, so that a bad row is an error at load, not a crash mid-scan.
-    for (const std::string* with_object : {&q.tasks, &q.registers}) {
-      try {
-        std::regex check(fill_placeholder(*with_object, "{object}", "app"));
-      } catch (const std::regex_error&) {
-        throw InputError("task-queues.json: a pattern of " + q.name + " (" + *with_object +
-                         ") is no regular expression; fix the row");
-      }
-    }
+    compiled("tasks", q.tasks);
+    compiled("registers", q.registers);
     for (const auto& [key, field] :
          {std::pair{"queues", &q.queues}, std::pair{"queues_unless", &q.queues_unless}}) {
       const std::string text = r.value(key, std::string());
-      if (text.empty()) continue;
-      try {
-        *field = std::regex(text);
-      } catch (const std::regex_error&) {
-        throw InputError("task-queues.json: the " + std::string(key) + " pattern of " + q.name +
-                         " (" + text + ") is no regular expression; fix the row");
-      }
+      if (!text.empty()) *field = compiled(key, text);
     }
     q.default_queue = r.value("default_queue", std::string());
     q.queue_args = strings(r.value("queue_args", json::array()));

@@ -478,5 +478,19 @@ else
   [ -n "${CI:-}" ] && fail=$((fail + 1))
 fi
 
+# A task-queues.json row whose pattern is no regular expression (given
+# with IMGSMITH_GEN_TABLES) is bad input at load, naming the row.
+mkdir -p "$tmp/bad-tables"
+python3 - "$examples/../data/task-queues.json" "$tmp/bad-tables/task-queues.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["task_queues"]:
+    if r["name"] == "RQ":
+        r["queues"] = "Queue(("
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect "a bad queues pattern in task-queues.json: exit 2" 2 env IMGSMITH_GEN_TABLES="$tmp/bad-tables" "$bin" gen "$(fresh fraud-api-cpu)" --stdout
+check "a bad queues pattern: the row and the field named" grep -q "the queues pattern of RQ (Queue(()" "$tmp/err"
+
 echo "gen cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

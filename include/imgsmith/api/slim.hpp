@@ -30,7 +30,7 @@ std::vector<std::string> parse_slim_removals(const std::string& text);
 
 struct SlimRequest {
   // The image and how to read it. slim sets its top (every path), floor
-  // (none), keep_files and base_layers itself.
+  // (none) and base_layers itself.
   AnalyzeRequest analyze;
   std::vector<std::string> remove = slim_default_removals();
   // Squash the layers above the kept ones into one, which drops the bytes
